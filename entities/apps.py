@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class EntitiesConfig(AppConfig):
+    name = "entities"
+    verbose_name = "实体"

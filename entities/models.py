@@ -1,0 +1,68 @@
+from django.db import models
+
+from webnovel.models import Book
+
+
+class Entity(models.Model):
+    """A character, place, item, faction or technique. Loaded from character cards (设定/角色/) and
+    the roster (设定/名册.yaml); extended by extraction ingestion and curation (the Entities issue)."""
+
+    class Type(models.TextChoices):
+        CHARACTER = "角色"
+        LOCATION = "地点"
+        ITEM = "物品"
+        FACTION = "势力"
+        TECHNIQUE = "招式"
+
+    class Tier(models.TextChoices):
+        CORE = "核心"
+        IMPORTANT = "重要"
+        MINOR = "次要"
+        DECOR = "装饰"
+
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="entities")
+    entity_id = models.CharField(max_length=120, help_text="拼音 id，如 xiaoyan、loc_wutancheng")
+    type = models.CharField(max_length=10, choices=Type.choices)
+    canonical_name = models.CharField(max_length=200)
+    tier = models.CharField(max_length=10, choices=Tier.choices, default=Tier.MINOR)
+    description = models.TextField(blank=True)
+    base_state = models.JSONField(default=dict, blank=True, help_text="设定文件中的初始状态（境界、位置…）")
+    first_appearance = models.PositiveIntegerField(null=True, blank=True)
+    last_appearance = models.PositiveIntegerField(null=True, blank=True)
+    is_protagonist = models.BooleanField(default=False)
+    archived = models.BooleanField(default=False)
+    source = models.CharField(max_length=20, default="file", help_text="file | extraction | migration | admin")
+    source_path = models.CharField(max_length=1000, blank=True)
+
+    class Meta:
+        ordering = ["book", "type", "entity_id"]
+        constraints = [models.UniqueConstraint(fields=["book", "entity_id"], name="uniq_entity_id")]
+        indexes = [models.Index(fields=["book", "type", "canonical_name"], name="entity_type_name_idx")]
+        verbose_name = "实体"
+        verbose_name_plural = "实体"
+
+    def __str__(self) -> str:
+        return f"{self.canonical_name} ({self.entity_id})"
+
+
+class Alias(models.Model):
+    """One name of an entity. The same alias may name several entities (resolution reports the
+    ambiguity); an optional validity window limits it to a chapter range."""
+
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="aliases")
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="aliases")
+    alias = models.CharField(max_length=200)
+    valid_from = models.PositiveIntegerField(null=True, blank=True)
+    valid_to = models.PositiveIntegerField(null=True, blank=True)
+    note = models.CharField(max_length=300, blank=True)
+    source = models.CharField(max_length=20, default="file")
+
+    class Meta:
+        ordering = ["book", "alias", "entity"]
+        constraints = [models.UniqueConstraint(fields=["entity", "alias"], name="uniq_entity_alias")]
+        indexes = [models.Index(fields=["book", "alias"], name="alias_lookup_idx")]
+        verbose_name = "别名"
+        verbose_name_plural = "别名"
+
+    def __str__(self) -> str:
+        return self.alias

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class StorysystemConfig(AppConfig):
+    name = "storysystem"
+    verbose_name = "故事系统"

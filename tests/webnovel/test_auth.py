@@ -1,0 +1,30 @@
+import pytest
+
+from webnovel.models import ApiKey, Book
+from webnovel.services import apikey_create
+
+pytestmark = pytest.mark.django_db
+
+
+def test_api_requires_auth(client):
+    resp = client.get("/api/books/")
+    assert resp.status_code == 401
+    assert resp.json()["message"].startswith("需要认证")
+
+
+def test_api_key_lists_books(api):
+    Book.objects.create(slug="b1", title="书一", root="/tmp/b1")
+    resp = api.get("/api/books/")
+    assert resp.status_code == 200
+    assert resp.json() == [{"slug": "b1", "title": "书一", "genre": "", "chapters": 0, "current_chapter": None}]
+
+
+def test_key_is_stored_hashed_and_revocable(client):
+    key, raw = apikey_create(name="agent", scope="read")
+    assert raw.startswith("wn_") and raw not in key.key_hash
+    assert ApiKey.objects.get(pk=key.pk).key_hash != raw
+    assert client.get("/api/books/", HTTP_X_API_KEY=raw).status_code == 200
+    assert client.get("/api/books/", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 200
+    key.revoked = True
+    key.save()
+    assert client.get("/api/books/", HTTP_X_API_KEY=raw).status_code == 401

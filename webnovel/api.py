@@ -1,0 +1,61 @@
+"""The one NinjaAPI of the project. Each app contributes a Router; domain errors become
+``{"message", "extra"}`` JSON with their status, and validation errors a 422 in the same shape."""
+
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+
+from webnovel.auth import API_AUTH
+from webnovel.exceptions import DomainError
+
+api = NinjaAPI(
+    title="webnovel API",
+    version="1.0",
+    description="长篇网文的连续性数据库与上下文引擎。所有接口位于 /api/books/{book}/… 之下。",
+    urls_namespace="api",
+    auth=API_AUTH,
+)
+
+
+@api.exception_handler(DomainError)
+def _domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
+    return api.create_response(request, exc.as_dict(), status=exc.status_code)
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    fields = []
+    for err in exc.errors:
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        fields.append({"field": loc, "error": err.get("msg", "")})
+    names = "、".join(f["field"] for f in fields) or "请求"
+    return api.create_response(request, {"message": f"参数无效：{names}", "extra": {"errors": fields}}, status=422)
+
+
+@api.exception_handler(AuthenticationError)
+def _auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return api.create_response(
+        request, {"message": "需要认证：请提供 X-API-Key 或登录后台", "extra": {}}, status=401
+    )
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    return api.create_response(request, {"message": str(exc), "extra": {}}, status=exc.status_code)
+
+
+def _register_routers() -> None:
+    from entities.api import router as entities_router
+    from memory.api import router as memory_router
+    from storysystem.api import router as storysystem_router
+    from threads.api import router as threads_router
+    from webnovel.book_api import router as core_router
+
+    api.add_router("/books/", core_router)
+    api.add_router("/books/", threads_router)
+    api.add_router("/books/", entities_router)
+    api.add_router("/books/", storysystem_router)
+    api.add_router("/books/", memory_router)
+
+
+_register_routers()

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class WebnovelConfig(AppConfig):
+    name = "webnovel"
+    verbose_name = "书籍（核心）"

@@ -1,0 +1,73 @@
+from django.db import models
+
+# Thread types and their default "overdue after N chapters" thresholds; book.yaml overrides them.
+DEFAULT_THRESHOLDS = {
+    "伏笔": 30,
+    "悬念": 10,
+    "感情线": 20,
+    "secret_accumulation": 50,
+    "weak_hook_streak": 3,
+}
+
+
+class Book(models.Model):
+    """One book folder. The slug comes from book.yaml (``slug:``) or else the folder name."""
+
+    slug = models.SlugField(max_length=100, unique=True, allow_unicode=True)
+    title = models.CharField(max_length=200, blank=True)
+    genre = models.CharField(max_length=100, blank=True)
+    root = models.CharField(max_length=1000, help_text="书籍文件夹的绝对路径")
+    config = models.JSONField(default=dict, blank=True, help_text="book.yaml 的完整内容")
+    thresholds = models.JSONField(default=dict, blank=True, help_text="合并默认值后的阈值")
+    style_baseline_start = models.PositiveIntegerField(null=True, blank=True)
+    style_baseline_end = models.PositiveIntegerField(null=True, blank=True)
+    built_at = models.DateTimeField(null=True, blank=True)
+    build_report = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+        verbose_name = "书"
+        verbose_name_plural = "书"
+
+    def __str__(self) -> str:
+        return f"{self.title or self.slug} ({self.slug})"
+
+    def threshold(self, key: str) -> int:
+        return int(self.thresholds.get(key, DEFAULT_THRESHOLDS.get(key, 0)))
+
+
+class Volume(models.Model):
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="volumes")
+    number = models.PositiveIntegerField()
+    name = models.CharField(max_length=200, blank=True)
+    start_chapter = models.PositiveIntegerField(null=True, blank=True)
+    end_chapter = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["book", "number"]
+        constraints = [models.UniqueConstraint(fields=["book", "number"], name="uniq_volume_number")]
+        verbose_name = "卷"
+        verbose_name_plural = "卷"
+
+    def __str__(self) -> str:
+        return f"第{self.number}卷 {self.name}"
+
+
+class SourceFile(models.Model):
+    """Every file of the book that was indexed, with its content hash: what `sync` compares against."""
+
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="source_files")
+    path = models.CharField(max_length=1000, help_text="相对书籍根目录的路径（/ 分隔）")
+    kind = models.CharField(max_length=40)
+    content_hash = models.CharField(max_length=64)
+    size = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["book", "path"]
+        constraints = [models.UniqueConstraint(fields=["book", "path"], name="uniq_source_path")]
+        verbose_name = "源文件"
+        verbose_name_plural = "源文件"
+
+    def __str__(self) -> str:
+        return self.path
