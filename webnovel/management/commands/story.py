@@ -1,0 +1,71 @@
+"""``python manage.py story <interface> <book> [args]`` — every read interface on the command line."""
+
+import argparse
+import json
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from webnovel.exceptions import DomainError
+from webnovel.interfaces import interfaces_load
+from webnovel.selectors import book_get
+
+
+def _bool(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in {"1", "true", "yes", "y", "是"}:
+        return True
+    if lowered in {"0", "false", "no", "n", "否"}:
+        return False
+    raise argparse.ArgumentTypeError(f"不是布尔值：{value}")
+
+
+def render_json(data: object) -> str:
+    """The one JSON rendering used by the CLI (sorted keys off: selectors define the order)."""
+    return json.dumps(data, ensure_ascii=False, indent=2, default=str)
+
+
+class Command(BaseCommand):
+    help = "查询一本书：story <接口名> <书籍slug> [参数]。`story list` 列出全部接口。"
+
+    def add_arguments(self, parser):
+        subparsers = parser.add_subparsers(dest="interface", metavar="<interface>", required=True)
+        subparsers.add_parser("list", help="列出全部接口")
+        for name, spec in sorted(interfaces_load().items()):
+            sub = subparsers.add_parser(name, help=spec.help, description=spec.help)
+            sub.add_argument("book", help="书籍 slug")
+            for arg in spec.args:
+                kind = _bool if arg.type is bool else arg.type
+                kwargs = {"type": kind, "help": arg.help or arg.name}
+                if arg.choices:
+                    kwargs["choices"] = arg.choices
+                if arg.many:
+                    kwargs["nargs"] = "+" if arg.required else "*"
+                if arg.positional:
+                    if not arg.required:
+                        kwargs["nargs"] = "?"
+                        kwargs["default"] = arg.default
+                    sub.add_argument(arg.name, **kwargs)
+                else:
+                    flag = "--" + arg.name.replace("_", "-")
+                    sub.add_argument(flag, dest=arg.name, required=arg.required, default=arg.default, **kwargs)
+
+    def handle(self, *args, **options):
+        registry = interfaces_load()
+        name = options["interface"]
+        if name == "list":
+            for iname, spec in sorted(registry.items()):
+                self.stdout.write(f"{iname}\t{spec.help}")
+            return
+        spec = registry[name]
+        params = {arg.name: options.get(arg.name) for arg in spec.args}
+        try:
+            book = book_get(slug=options["book"])
+            result = spec.fn(book=book, **params)
+        except DomainError as exc:
+            sys.stderr.write(render_json(exc.as_dict()) + "\n")
+            raise CommandError(exc.message, returncode=exc.status_code // 100) from exc
+        if spec.text and isinstance(result, str):
+            self.stdout.write(result)
+        else:
+            self.stdout.write(render_json(result))
