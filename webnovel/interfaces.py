@@ -58,11 +58,14 @@ def interface(
 
 
 def interfaces_load() -> dict[str, Interface]:
-    """Import every installed app's ``interfaces`` module once and return the registry."""
+    """Import every installed app's ``interfaces`` module once and return the registry.
+
+    The core app's own declarations live in ``webnovel/core_interfaces.py`` (this module is the registry)."""
     for config in apps.get_app_configs():
+        module = "webnovel.core_interfaces" if config.name == "webnovel" else f"{config.name}.interfaces"
         try:
-            import_module(f"{config.name}.interfaces")
+            import_module(module)
         except ModuleNotFoundError as exc:
-            if exc.name != f"{config.name}.interfaces":
+            if exc.name != module:
                 raise
     return REGISTRY
