@@ -1,9 +1,27 @@
-"""Reads of entities: alias resolution first (every other app resolves names through it)."""
+"""Reads of entities. Alias resolution first (every other app resolves names through it), then the
+state-over-time replay, relationships and the graph, appearances and the curation queue.
 
-from django.db.models import Q, QuerySet
+Each read exists once, here; ``entities.interfaces`` registers the ones exposed to the CLI and
+``entities.api`` serves the same functions over REST.
+"""
 
-from entities.models import Alias, Entity
-from webnovel.exceptions import Ambiguous, NotFound
+from collections import defaultdict
+from typing import Any
+
+from django.db.models import Count, Max, Min, Q, QuerySet
+
+from entities.models import (
+    Alias,
+    AmbiguousMention,
+    Appearance,
+    Entity,
+    PendingItem,
+    Relationship,
+    RelationshipEvent,
+    StateChange,
+)
+from entities.replay import state_replay
+from webnovel.exceptions import Ambiguous, InvalidInput, NotFound
 from webnovel.models import Book
 
 
@@ -46,3 +64,401 @@ def entity_get(*, book: Book, ref: str, type: str | None = None) -> Entity:
     if entity is not None:
         return entity
     return alias_resolve(book=book, alias=ref, type=type)
+
+
+def alias_index(*, book: Book) -> dict[str, set[int]]:
+    """Every name of the book's entities (canonical names and aliases, ignoring validity windows)
+    → the primary keys of the entities it names."""
+    index: dict[str, set[int]] = defaultdict(set)
+    for name, pk in Entity.objects.filter(book=book).values_list("canonical_name", "id"):
+        index[name].add(pk)
+    for name, pk in Alias.objects.filter(book=book).values_list("alias", "entity_id"):
+        index[name].add(pk)
+    return dict(index)
+
+
+def _chapter_check(chapter: int | None, name: str = "as_of") -> None:
+    if chapter is not None and chapter < 0:
+        raise InvalidInput(f"{name} 必须是非负整数章节号", extra={name: chapter})
+
+
+# --- state over time -------------------------------------------------------------------------
+
+
+def _changes(*, entity: Entity, chapter: int | None) -> QuerySet[StateChange]:
+    rows = StateChange.objects.filter(entity=entity)
+    if chapter is not None:
+        rows = rows.filter(chapter__lte=chapter)
+    return rows.order_by("chapter", "seq", "id")
+
+
+def entity_state_as_of(*, entity: Entity, chapter: int | None = None) -> dict:
+    """The state of ``entity`` at the end of ``chapter`` (None = now): base state + replayed changes."""
+    _chapter_check(chapter)
+    return state_replay(entity.base_state, _changes(entity=entity, chapter=chapter).only("op", "field", "new"))
+
+
+def change_to_dict(change: StateChange) -> dict:
+    return {
+        "chapter": change.chapter,
+        "seq": change.seq,
+        "field": change.field,
+        "op": change.op,
+        "old": change.old,
+        "new": change.new,
+        "reason": change.reason,
+        "confidence": change.confidence,
+        "source": change.source,
+    }
+
+
+def entity_state_changes(
+    *,
+    entity: Entity,
+    field: str | None = None,
+    from_chapter: int | None = None,
+    to_chapter: int | None = None,
+) -> list[dict]:
+    """Every change of ``entity`` in replay order, optionally of one field and within a chapter range."""
+    rows = StateChange.objects.filter(entity=entity)
+    if field:
+        rows = rows.filter(field=field)
+    if from_chapter is not None:
+        rows = rows.filter(chapter__gte=from_chapter)
+    if to_chapter is not None:
+        rows = rows.filter(chapter__lte=to_chapter)
+    return [change_to_dict(c) for c in rows.order_by("chapter", "seq", "id")]
+
+
+# --- entities ----------------------------------------------------------------------------------
+
+
+def entity_to_dict(entity: Entity, *, state: dict | None = None, aliases: list[dict] | None = None) -> dict:
+    return {
+        "id": entity.entity_id,
+        "type": entity.type,
+        "canonical_name": entity.canonical_name,
+        "tier": entity.tier,
+        "description": entity.description,
+        "is_protagonist": entity.is_protagonist,
+        "archived": entity.archived,
+        "first_appearance": entity.first_appearance,
+        "last_appearance": entity.last_appearance,
+        "source": entity.source,
+        "aliases": aliases if aliases is not None else _alias_list(entity),
+        "state": state if state is not None else entity_state_as_of(entity=entity),
+    }
+
+
+def _alias_list(entity: Entity) -> list[dict]:
+    return [
+        {"alias": a.alias, "valid_from": a.valid_from, "valid_to": a.valid_to, "note": a.note, "source": a.source}
+        for a in entity.aliases.order_by("alias")
+    ]
+
+
+def entity_detail(*, book: Book, ref: str, type: str | None = None, as_of: int | None = None) -> dict:
+    """An entity (by id, else by alias) with its aliases and its state now or as of a chapter."""
+    entity = entity_get(book=book, ref=ref, type=type)
+    data = entity_to_dict(entity, state=entity_state_as_of(entity=entity, chapter=as_of))
+    data["as_of"] = as_of
+    return data
+
+
+def entity_list(
+    *, book: Book, type: str | None = None, tier: str | None = None, include_archived: bool = False
+) -> list[dict]:
+    """Entities of a book (optionally of one type / tier), each with aliases and current state."""
+    rows = Entity.objects.filter(book=book)
+    if type:
+        rows = rows.filter(type=type)
+    if tier:
+        rows = rows.filter(tier=tier)
+    if not include_archived:
+        rows = rows.filter(archived=False)
+    entities = list(rows.order_by("-is_protagonist", "type", "entity_id"))
+    by_entity: dict[int, list] = defaultdict(list)
+    for change in StateChange.objects.filter(entity__in=entities).order_by("chapter", "seq", "id"):
+        by_entity[change.entity_id].append(change)
+    aliases: dict[int, list] = defaultdict(list)
+    for a in Alias.objects.filter(entity__in=entities).order_by("alias"):
+        aliases[a.entity_id].append(
+            {"alias": a.alias, "valid_from": a.valid_from, "valid_to": a.valid_to, "note": a.note, "source": a.source}
+        )
+    return [
+        entity_to_dict(e, state=state_replay(e.base_state, by_entity[e.id]), aliases=aliases[e.id]) for e in entities
+    ]
+
+
+def entity_list_core(*, book: Book) -> list[dict]:
+    """The core (核心) entities: protagonist first."""
+    return entity_list(book=book, tier=Entity.Tier.CORE)
+
+
+def entities_by_alias(*, book: Book, alias: str, type: str | None = None, chapter: int | None = None) -> dict:
+    """Every entity an alias names (no error on ambiguity): ``resolved`` is the id when exactly one."""
+    candidates = list(_alias_matches(book=book, alias=alias, type=type, chapter=chapter))
+    return {
+        "alias": alias,
+        "type": type,
+        "chapter": chapter,
+        "ambiguous": len(candidates) > 1,
+        "resolved": candidates[0].entity_id if len(candidates) == 1 else None,
+        "candidates": [{"id": e.entity_id, "type": e.type, "canonical_name": e.canonical_name} for e in candidates],
+    }
+
+
+def entity_changes_list(
+    *,
+    book: Book,
+    ref: str,
+    field: str | None = None,
+    from_chapter: int | None = None,
+    to_chapter: int | None = None,
+) -> dict:
+    """The state changes of an entity (by id or alias)."""
+    entity = entity_get(book=book, ref=ref)
+    return {
+        "id": entity.entity_id,
+        "canonical_name": entity.canonical_name,
+        "changes": entity_state_changes(entity=entity, field=field, from_chapter=from_chapter, to_chapter=to_chapter),
+    }
+
+
+# --- relationships -------------------------------------------------------------------------------
+
+
+def _edges_as_of(*, book: Book, as_of: int | None) -> dict[int, dict]:
+    """Relationship id → edge as it stood at ``as_of`` (None = now): established by its first event
+    at or before ``as_of``; described by its latest non-empty description at or before it."""
+    events = RelationshipEvent.objects.filter(relationship__book=book)
+    if as_of is not None:
+        events = events.filter(Q(chapter__isnull=True) | Q(chapter__lte=as_of))
+    edges: dict[int, dict] = {}
+    for ev in events.order_by("relationship_id", "chapter", "id").values("relationship_id", "chapter", "description"):
+        edge = edges.setdefault(ev["relationship_id"], {"chapter": ev["chapter"], "description": "", "last": None})
+        if ev["description"]:
+            edge["description"] = ev["description"]
+        edge["last"] = ev["chapter"]
+    return edges
+
+
+def _edge_dict(rel: Relationship, edge: dict) -> dict:
+    return {
+        "from": rel.from_entity.entity_id,
+        "to": rel.to_entity.entity_id,
+        "type": rel.type,
+        "description": edge["description"],
+        "chapter": edge["chapter"],
+        "last_chapter": edge["last"],
+    }
+
+
+def entity_relationships(*, book: Book, ref: str, as_of: int | None = None) -> dict:
+    """Relationships of an entity (both directions) as of a chapter, each with its event history."""
+    _chapter_check(as_of)
+    entity = entity_get(book=book, ref=ref)
+    edges = _edges_as_of(book=book, as_of=as_of)
+    rels = (
+        Relationship.objects.filter(Q(from_entity=entity) | Q(to_entity=entity), id__in=list(edges))
+        .select_related("from_entity", "to_entity")
+        .prefetch_related("events")
+        .order_by("chapter", "id")
+    )
+    out = []
+    for rel in rels:
+        item = _edge_dict(rel, edges[rel.id])
+        item["events"] = [
+            {"chapter": ev.chapter, "description": ev.description, "source": ev.source}
+            for ev in rel.events.all()
+            if as_of is None or ev.chapter is None or ev.chapter <= as_of
+        ]
+        out.append(item)
+    return {"id": entity.entity_id, "as_of": as_of, "relationships": out}
+
+
+def _mermaid_node(entity_id: str) -> str:
+    return "n_" + "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in entity_id)
+
+
+def _mermaid_text(text: str) -> str:
+    return text.replace('"', "#quot;").replace("|", "/")
+
+
+def relationship_graph(*, book: Book, ref: str, depth: int = 1, as_of: int | None = None) -> dict:
+    """The relationship graph around an entity: every entity within ``depth`` hops (either direction)
+    as of a chapter, as JSON nodes/edges plus a Mermaid ``graph LR`` text."""
+    _chapter_check(as_of)
+    if depth < 1 or depth > 5:
+        raise InvalidInput("depth 必须在 1 到 5 之间", extra={"depth": depth})
+    center = entity_get(book=book, ref=ref)
+    edges = _edges_as_of(book=book, as_of=as_of)
+    rels = list(Relationship.objects.filter(id__in=list(edges)).select_related("from_entity", "to_entity"))
+    adjacency: dict[int, list[Relationship]] = defaultdict(list)
+    for rel in rels:
+        adjacency[rel.from_entity_id].append(rel)
+        adjacency[rel.to_entity_id].append(rel)
+    seen = {center.id: 0}
+    frontier = [center.id]
+    used: dict[int, Relationship] = {}
+    for hop in range(1, depth + 1):
+        nxt = []
+        for node in frontier:
+            for rel in adjacency[node]:
+                used[rel.id] = rel
+                other = rel.to_entity_id if rel.from_entity_id == node else rel.from_entity_id
+                if other not in seen:
+                    seen[other] = hop
+                    nxt.append(other)
+        frontier = nxt
+    # Edges between two nodes of the last ring are part of the neighbourhood too.
+    for rel in rels:
+        if rel.from_entity_id in seen and rel.to_entity_id in seen:
+            used[rel.id] = rel
+    entities = {e.id: e for e in Entity.objects.filter(id__in=list(seen))}
+    nodes = [
+        {
+            "id": entities[pk].entity_id,
+            "canonical_name": entities[pk].canonical_name,
+            "type": entities[pk].type,
+            "tier": entities[pk].tier,
+            "distance": dist,
+        }
+        for pk, dist in sorted(seen.items(), key=lambda kv: (kv[1], entities[kv[0]].entity_id))
+    ]
+    edge_list = sorted(
+        (_edge_dict(rel, edges[rel.id]) for rel in used.values()),
+        key=lambda e: (e["chapter"] if e["chapter"] is not None else -1, e["from"], e["to"], e["type"]),
+    )
+    lines = ["graph LR"]
+    for node in nodes:
+        lines.append(f'  {_mermaid_node(node["id"])}["{_mermaid_text(node["canonical_name"])}"]')
+    for edge in edge_list:
+        lines.append(
+            f'  {_mermaid_node(edge["from"])} -->|"{_mermaid_text(edge["type"])}"| {_mermaid_node(edge["to"])}'
+        )
+    return {
+        "center": center.entity_id,
+        "depth": depth,
+        "as_of": as_of,
+        "nodes": nodes,
+        "edges": edge_list,
+        "mermaid": "\n".join(lines),
+    }
+
+
+def relationship_graph_mermaid(*, book: Book, ref: str, depth: int = 1, as_of: int | None = None) -> str:
+    """The Mermaid text of :func:`relationship_graph`."""
+    return relationship_graph(book=book, ref=ref, depth=depth, as_of=as_of)["mermaid"]
+
+
+# --- appearances ---------------------------------------------------------------------------------
+
+
+def entity_appearances(*, book: Book, ref: str) -> dict:
+    """The chapters an entity appears in (scan and extraction rows merged per chapter)."""
+    entity = entity_get(book=book, ref=ref)
+    chapters: dict[int, dict] = {}
+    for row in Appearance.objects.filter(entity=entity).order_by("chapter", "source"):
+        item = chapters.setdefault(
+            row.chapter, {"chapter": row.chapter, "count": 0, "first_offset": None, "aliases": {}, "sources": []}
+        )
+        item["sources"].append(row.source)
+        if row.source == Appearance.Source.SCAN:
+            item["count"] = row.count
+            item["first_offset"] = row.first_offset
+            item["aliases"] = row.aliases
+        elif not item["count"]:
+            item["count"] = row.count
+    return {
+        "id": entity.entity_id,
+        "first_appearance": entity.first_appearance,
+        "last_appearance": entity.last_appearance,
+        "chapters": list(chapters.values()),
+    }
+
+
+def chapter_ambiguous_mentions(*, book: Book, chapter: int | None = None) -> list[dict]:
+    """Aliases found in the text that name several entities (reported, not attributed)."""
+    rows = AmbiguousMention.objects.filter(book=book)
+    if chapter is not None:
+        rows = rows.filter(chapter=chapter)
+    return [
+        {
+            "chapter": r.chapter,
+            "alias": r.alias,
+            "count": r.count,
+            "first_offset": r.first_offset,
+            "candidates": r.candidates,
+        }
+        for r in rows.order_by("chapter", "alias")
+    ]
+
+
+def entity_stats(*, book: Book) -> dict:
+    """Counts for a book: entities by type and tier, aliases, ambiguous aliases, changes, relationships,
+    appearances, the pending queue, and the most frequent entities."""
+    entities = Entity.objects.filter(book=book)
+    by_type = dict(entities.values_list("type").annotate(n=Count("id")).order_by("type"))
+    by_tier = dict(entities.values_list("tier").annotate(n=Count("id")).order_by("tier"))
+    names = alias_index(book=book)
+    ambiguous = sorted(a for a, pks in names.items() if len(pks) > 1)
+    top = (
+        Appearance.objects.filter(book=book, source=Appearance.Source.SCAN)
+        .values("entity__entity_id", "entity__canonical_name")
+        .annotate(chapters=Count("id"), first=Min("chapter"), last=Max("chapter"))
+        .order_by("-chapters", "entity__entity_id")[:10]
+    )
+    pending = dict(
+        PendingItem.objects.filter(book=book).values_list("status").annotate(n=Count("id")).order_by("status")
+    )
+    return {
+        "entities": entities.count(),
+        "by_type": by_type,
+        "by_tier": by_tier,
+        "archived": entities.filter(archived=True).count(),
+        "aliases": Alias.objects.filter(book=book).count(),
+        "ambiguous_aliases": ambiguous,
+        "state_changes": StateChange.objects.filter(book=book).count(),
+        "relationships": Relationship.objects.filter(book=book).count(),
+        "appearances": Appearance.objects.filter(book=book, source=Appearance.Source.SCAN).count(),
+        "pending": pending,
+        "top_entities": [
+            {
+                "id": row["entity__entity_id"],
+                "canonical_name": row["entity__canonical_name"],
+                "chapters": row["chapters"],
+                "first": row["first"],
+                "last": row["last"],
+            }
+            for row in top
+        ],
+    }
+
+
+# --- curation -----------------------------------------------------------------------------------
+
+
+def pending_to_dict(item: PendingItem) -> dict[str, Any]:
+    return {
+        "pk": item.pk,
+        "chapter": item.chapter,
+        "kind": item.kind,
+        "confidence": item.confidence,
+        "status": item.status,
+        "payload": item.payload,
+        "note": item.note,
+        "resolution": item.resolution,
+        "source": item.source,
+    }
+
+
+def pending_list(*, book: Book, status: str | None = "pending") -> list[dict]:
+    """The curation queue, lowest confidence first (items without a confidence last)."""
+    rows = PendingItem.objects.filter(book=book)
+    if status:
+        rows = rows.filter(status=status)
+    # Sorted in Python: SQLite puts NULL confidences first and PostgreSQL last; we want them last on both.
+    items = list(rows)
+    items.sort(key=lambda p: (p.status, p.confidence is None, p.confidence or 0.0, p.chapter or 0, p.pk))
+    return [pending_to_dict(p) for p in items]

@@ -1,0 +1,55 @@
+from django.db import models
+
+from entities.models.entity import Entity
+from webnovel.models import Book
+
+
+class Relationship(models.Model):
+    """A directed relationship (from, to, type), unique per triple. ``description`` and ``chapter``
+    summarise its event history (latest description, first chapter); the events are the truth, so
+    a re-ingested chapter can drop its own events and the summary is recomputed."""
+
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="relationships")
+    from_entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="relationships_out")
+    to_entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="relationships_in")
+    type = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    chapter = models.PositiveIntegerField(null=True, blank=True, help_text="建立关系的章节")
+    last_chapter = models.PositiveIntegerField(null=True, blank=True, help_text="最近一次变化的章节")
+
+    class Meta:
+        ordering = ["book", "from_entity", "type", "to_entity"]
+        constraints = [
+            models.UniqueConstraint(fields=["from_entity", "to_entity", "type"], name="uniq_relationship_triple")
+        ]
+        indexes = [models.Index(fields=["book", "to_entity"], name="relationship_to_idx")]
+        verbose_name = "关系"
+        verbose_name_plural = "关系"
+
+    def __str__(self) -> str:
+        return f"{self.from_entity.canonical_name} —{self.type}→ {self.to_entity.canonical_name}"
+
+
+class RelationshipEvent(models.Model):
+    """What changed in a relationship and when (established, described anew)."""
+
+    class Source(models.TextChoices):
+        EXTRACTION = "extraction"
+        TAG = "tag"
+        CURATION = "curation"
+        MIGRATION = "migration"
+
+    relationship = models.ForeignKey(Relationship, on_delete=models.CASCADE, related_name="events")
+    chapter = models.PositiveIntegerField(null=True, blank=True)
+    description = models.TextField(blank=True)
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.EXTRACTION)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["relationship", "chapter", "id"]
+        indexes = [models.Index(fields=["chapter", "source"], name="relevent_chapter_idx")]
+        verbose_name = "关系事件"
+        verbose_name_plural = "关系事件"
+
+    def __str__(self) -> str:
+        return f"第{self.chapter}章：{self.description[:30]}"
