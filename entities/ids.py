@@ -1,0 +1,36 @@
+"""Entity ids: the pinyin of the canonical name with a type prefix (docs/book-format.md, "Entity ids")."""
+
+import re
+from collections.abc import Iterable
+
+TYPE_PREFIXES = {"角色": "", "地点": "loc_", "物品": "item_", "势力": "faction_", "招式": "skill_"}
+_NOT_ID = re.compile(r"[^a-z0-9_]")
+
+
+def entity_id_base(*, name: str, type: str) -> str:
+    """林风 → linfeng; 青岚宗 (势力) → faction_qinglanzong. Non-Chinese letters and digits are kept."""
+    from pypinyin import lazy_pinyin  # imported lazily: loading its dictionaries takes ~0.2 s
+
+    core = _NOT_ID.sub("", "".join(lazy_pinyin(name)).lower())
+    return TYPE_PREFIXES.get(type, "") + (core or "x")
+
+
+def entity_ids_assign(entries: Iterable[tuple[str, str, str]], *, taken: Iterable[str] = ()) -> list[str]:
+    """Ids for ``entries`` of (name, type, explicit id or ''), in file order. Explicit ids are kept;
+    generated ids get ``_1``, ``_2``, … when the base is already used (by an earlier entry, an
+    explicit id, or an id in ``taken``)."""
+    entries = list(entries)
+    used = set(taken) | {explicit for _, _, explicit in entries if explicit}
+    ids = []
+    for name, type_name, explicit in entries:
+        if explicit:
+            ids.append(explicit)
+            continue
+        base = entity_id_base(name=name, type=type_name)
+        candidate, n = base, 0
+        while candidate in used:
+            n += 1
+            candidate = f"{base}_{n}"
+        used.add(candidate)
+        ids.append(candidate)
+    return ids

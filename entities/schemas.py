@@ -1,0 +1,110 @@
+"""Schemas of the entities app: the Data Agent's extraction JSON (validated by the ingestion service
+for both front doors) and the request/response bodies of the REST endpoints."""
+
+from typing import Any, Literal
+
+from ninja import Schema
+from pydantic import ConfigDict, Field
+
+EntityType = Literal["角色", "地点", "物品", "势力", "招式"]
+Tier = Literal["核心", "重要", "次要", "装饰"]
+Confidence = float | None
+
+
+class _In(Schema):
+    # Unknown keys are tolerated (the raw payload is kept on the Extraction row).
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class AppearedIn(_In):
+    id: str = Field(min_length=1)
+    type: EntityType | None = None
+    mentions: list[str] | int | None = None
+    confidence: Confidence = Field(default=None, ge=0, le=1)
+
+
+class AliasIn(_In):
+    alias: str = Field(min_length=1)
+    valid_from: int | None = Field(default=None, ge=0, alias="from")
+    valid_to: int | None = Field(default=None, ge=0, alias="to")
+    note: str = ""
+
+
+class NewEntityIn(_In):
+    suggested_id: str | None = None
+    name: str = Field(min_length=1)
+    type: EntityType
+    tier: Tier = "次要"
+    desc: str = ""
+    aliases: list[str | AliasIn] = []
+    state: dict[str, Any] = {}
+    confidence: Confidence = Field(default=None, ge=0, le=1)
+
+
+class StateChangeIn(_In):
+    entity_id: str = Field(min_length=1)
+    field: str = Field(min_length=1, max_length=100)
+    op: Literal["set", "unset", "add", "remove", "inc"] = "set"
+    old: Any = None
+    new: Any = None
+    reason: str = ""
+    confidence: Confidence = Field(default=None, ge=0, le=1)
+
+
+class RelationshipIn(_In):
+    from_: str = Field(min_length=1, alias="from")
+    to: str = Field(min_length=1)
+    type: str = Field(min_length=1, max_length=100)
+    description: str = ""
+    confidence: Confidence = Field(default=None, ge=0, le=1)
+
+
+class UncertainIn(_In):
+    mention: str = Field(min_length=1)
+    candidates: list[str] = []
+    confidence: Confidence = Field(default=None, ge=0, le=1)
+    adopted: str | None = None
+
+
+class SceneIn(_In):
+    index: int
+    start_line: int | None = None
+    end_line: int | None = None
+    location: str = ""
+    summary: str = ""
+    characters: list[str] = []
+
+
+class ExtractionIn(_In):
+    """The Data Agent's report on one finished chapter."""
+
+    entities_appeared: list[AppearedIn] = []
+    entities_new: list[NewEntityIn] = []
+    state_changes: list[StateChangeIn] = []
+    relationships_new: list[RelationshipIn] = []
+    uncertain: list[UncertainIn] = []
+    scenes: list[SceneIn] = []
+    chapter_meta: dict[str, Any] = {}
+
+
+class IngestOut(Schema):
+    book: str
+    chapter: int
+    adopted: dict[str, int]
+    pending: int
+    warnings: list[dict[str, Any]]
+    created_entities: list[str]
+    replaced: bool
+
+
+class PendingConfirmIn(Schema):
+    entity: str | None = Field(default=None, description="选择已有实体（id 或别名）；留空则按建议新建")
+
+
+class PendingRejectIn(Schema):
+    note: str = ""
+
+
+class MergeIn(Schema):
+    source: str = Field(description="被合并的实体（id 或别名），合并后删除，其 id 成为别名")
+    target: str = Field(description="保留的实体（id 或别名）")

@@ -1,0 +1,906 @@
+"""Writes of the entities app. Every service is atomic, keyword-only, and raises domain exceptions
+(NotFound / Ambiguous / InvalidInput) with a Chinese message naming what was wrong and where.
+
+Provenance is kept on every row (``source``): a re-ingested chapter replaces only the rows its own
+previous extraction wrote, so curated, tagged and migrated data survive re-ingestion and rebuilds.
+"""
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max, Min
+from django.utils import timezone
+from pydantic import ValidationError
+
+from entities import selectors
+from entities.models import (
+    Alias,
+    Appearance,
+    Entity,
+    Extraction,
+    PendingItem,
+    Relationship,
+    RelationshipEvent,
+    StateChange,
+)
+from entities.replay import OPS, is_number
+from entities.schemas import ExtractionIn
+from webnovel.exceptions import Ambiguous, InvalidInput, NotFound
+from webnovel.indexing import after_chapter_hooks_schedule
+from webnovel.models import Book, Chapter
+
+ADOPT_ABOVE = 0.8  # > 0.8: adopted silently
+WARN_FROM = 0.5  # 0.5 … 0.8: adopted, with a warning recorded; < 0.5: held in the pending queue
+
+
+# --- ids --------------------------------------------------------------------------------------
+
+
+def _pinyin_id(*, name: str, type: str) -> str:
+    try:
+        from entities.ids import entity_id_for  # written by the rebuilder; preferred when present
+    except ImportError:
+        entity_id_for = None
+    if entity_id_for is not None:
+        try:
+            return entity_id_for(name=name, type=type)
+        except TypeError:
+            pass
+    from pypinyin import Style, lazy_pinyin
+
+    prefix = {"物品": "item_", "势力": "faction_", "招式": "skill_", "地点": "loc_"}.get(type, "")
+    parts = lazy_pinyin(name, style=Style.NORMAL, errors="default")
+    base = "".join(ch for ch in "".join(parts).lower() if ch.isascii() and (ch.isalnum() or ch == "_"))
+    return prefix + (base or "entity")
+
+
+def entity_id_generate(*, book: Book, name: str, type: str, taken: set[str] | None = None) -> str:
+    """A fresh pinyin id for ``name`` of ``type`` in ``book``: ``_1``, ``_2`` … on collision."""
+    base = _pinyin_id(name=name, type=type)
+    existing = set(Entity.objects.filter(book=book, entity_id__startswith=base).values_list("entity_id", flat=True))
+    existing |= taken or set()
+    if base not in existing:
+        return base
+    n = 1
+    while f"{base}_{n}" in existing:
+        n += 1
+    return f"{base}_{n}"
+
+
+# --- entities and aliases -----------------------------------------------------------------------
+
+
+@transaction.atomic
+def entity_create(
+    *,
+    book: Book,
+    name: str,
+    type: str,
+    tier: str = Entity.Tier.MINOR,
+    description: str = "",
+    entity_id: str | None = None,
+    aliases: Iterable[str | dict] = (),
+    base_state: dict | None = None,
+    is_protagonist: bool = False,
+    first_appearance: int | None = None,
+    source: str = "admin",
+) -> Entity:
+    """Create an entity (pinyin id unless given) with its aliases."""
+    if type not in Entity.Type.values:
+        raise InvalidInput(f"未知的实体类型 '{type}'，可选 {'/'.join(Entity.Type.values)}", extra={"type": type})
+    if tier not in Entity.Tier.values:
+        raise InvalidInput(f"未知的层级 '{tier}'，可选 {'/'.join(Entity.Tier.values)}", extra={"tier": tier})
+    if entity_id and Entity.objects.filter(book=book, entity_id=entity_id).exists():
+        raise InvalidInput(f"实体 id '{entity_id}' 已存在", extra={"id": entity_id})
+    entity = Entity.objects.create(
+        book=book,
+        entity_id=entity_id or entity_id_generate(book=book, name=name, type=type),
+        type=type,
+        canonical_name=name,
+        tier=tier,
+        description=description,
+        base_state=base_state or {},
+        is_protagonist=is_protagonist,
+        first_appearance=first_appearance,
+        last_appearance=first_appearance,
+        source=source,
+    )
+    for alias in aliases:
+        if isinstance(alias, str):
+            alias_add(entity=entity, alias=alias, source=source)
+        else:
+            alias_add(entity=entity, source=source, **alias)
+    return entity
+
+
+@transaction.atomic
+def alias_add(
+    *,
+    entity: Entity,
+    alias: str,
+    valid_from: int | None = None,
+    valid_to: int | None = None,
+    note: str = "",
+    source: str = "admin",
+) -> Alias | None:
+    """Give ``entity`` another name (no-op for its canonical name or an alias it already has)."""
+    alias = alias.strip()
+    if not alias:
+        raise InvalidInput("别名不能为空", extra={"entity": entity.entity_id})
+    if valid_from is not None and valid_to is not None and valid_from > valid_to:
+        raise InvalidInput(f"别名 '{alias}' 的有效区间无效：from {valid_from} > to {valid_to}", extra={"alias": alias})
+    if alias == entity.canonical_name and valid_from is None and valid_to is None and not note:
+        return None
+    row, created = Alias.objects.get_or_create(
+        entity=entity,
+        alias=alias,
+        defaults={
+            "book_id": entity.book_id,
+            "valid_from": valid_from,
+            "valid_to": valid_to,
+            "note": note,
+            "source": source,
+        },
+    )
+    if not created and (valid_from is not None or valid_to is not None or note):
+        row.valid_from, row.valid_to, row.note = valid_from, valid_to, note or row.note
+        row.save(update_fields=["valid_from", "valid_to", "note"])
+    return row
+
+
+def entity_appearance_refresh(*, entity_pks: Iterable[int]) -> None:
+    """Recompute first/last appearance of these entities from their appearance rows."""
+    pks = list(set(entity_pks))
+    if not pks:
+        return
+    spans = {
+        row["entity_id"]: (row["first"], row["last"])
+        for row in Appearance.objects.filter(entity_id__in=pks)
+        .values("entity_id")
+        .annotate(first=Min("chapter"), last=Max("chapter"))
+    }
+    changes = StateChange.objects.filter(entity_id__in=pks).values("entity_id").annotate(first=Min("chapter"))
+    first_change = {row["entity_id"]: row["first"] for row in changes}
+    for entity in Entity.objects.filter(pk__in=pks):
+        first, last = spans.get(entity.pk, (None, None))
+        if first is None and entity.source in {"extraction", "migration", "admin"}:
+            # Entities never seen in text keep what their creator recorded (migration, suggestion).
+            first, last = entity.first_appearance or first_change.get(entity.pk), entity.last_appearance
+        if (entity.first_appearance, entity.last_appearance) != (first, last):
+            Entity.objects.filter(pk=entity.pk).update(first_appearance=first, last_appearance=last)
+
+
+# --- state changes -----------------------------------------------------------------------------
+
+
+def _state_check(*, entity: Entity, chapter: int, field: str, op: str, new: Any, where: str) -> None:
+    if op not in OPS:
+        raise InvalidInput(f"{where}.op: 未知操作 '{op}'，可选 {'/'.join(OPS)}", extra={"field": f"{where}.op"})
+    if chapter is None or chapter < 0:
+        raise InvalidInput(f"{where}.chapter: 章节号无效", extra={"field": f"{where}.chapter"})
+    if op in {"set", "add", "remove"} and new is None:
+        raise InvalidInput(f"{where}.new: {op} 需要 new 值", extra={"field": f"{where}.new"})
+    if op == "inc":
+        if not is_number(new):
+            raise InvalidInput(f"{where}.new: inc 的增量必须是数字，收到 {new!r}", extra={"field": f"{where}.new"})
+        current = selectors.entity_state_as_of(entity=entity, chapter=chapter).get(field)
+        if current is not None and not is_number(current):
+            raise InvalidInput(
+                f"{where}.field: '{field}' 当前值 {current!r} 不是数字，不能 inc",
+                extra={"field": f"{where}.field", "current": current},
+            )
+
+
+@transaction.atomic
+def state_change_record(
+    *,
+    entity: Entity,
+    chapter: int,
+    field: str,
+    op: str = "set",
+    new: Any = None,
+    old: Any = None,
+    reason: str = "",
+    confidence: float | None = None,
+    source: str = StateChange.Source.CURATION,
+    where: str = "state_change",
+) -> StateChange:
+    """Record one change of one field at ``chapter`` (after the chapter's existing changes)."""
+    _state_check(entity=entity, chapter=chapter, field=field, op=op, new=new, where=where)
+    seq = (StateChange.objects.filter(entity=entity, chapter=chapter).aggregate(m=Max("seq"))["m"] or 0) + 1
+    return StateChange.objects.create(
+        book_id=entity.book_id,
+        entity=entity,
+        chapter=chapter,
+        seq=seq,
+        field=field,
+        op=op,
+        old=old,
+        new=new,
+        reason=reason,
+        confidence=confidence,
+        source=source,
+    )
+
+
+# --- relationships --------------------------------------------------------------------------------
+
+
+def relationship_summary_refresh(*, relationship_pks: Iterable[int]) -> None:
+    """Re-derive description / chapter / last_chapter from the events; drop relationships left without one."""
+    for rel in Relationship.objects.filter(pk__in=list(set(relationship_pks))):
+        events = list(rel.events.order_by("chapter", "id"))
+        if not events:
+            rel.delete()
+            continue
+        described = [ev.description for ev in events if ev.description]
+        chapters = [ev.chapter for ev in events if ev.chapter is not None]
+        rel.description = described[-1] if described else ""
+        rel.chapter = min(chapters) if chapters else None
+        rel.last_chapter = max(chapters) if chapters else None
+        rel.save(update_fields=["description", "chapter", "last_chapter"])
+
+
+@transaction.atomic
+def relationship_record(
+    *,
+    from_entity: Entity,
+    to_entity: Entity,
+    type: str,
+    description: str = "",
+    chapter: int | None = None,
+    source: str = RelationshipEvent.Source.CURATION,
+) -> Relationship:
+    """Create the (from, to, type) relationship or add an event to it."""
+    if from_entity.book_id != to_entity.book_id:
+        raise InvalidInput("关系两端必须属于同一本书", extra={"from": from_entity.entity_id, "to": to_entity.entity_id})
+    if not type.strip():
+        raise InvalidInput("关系类型不能为空", extra={"from": from_entity.entity_id, "to": to_entity.entity_id})
+    rel, _ = Relationship.objects.get_or_create(
+        from_entity=from_entity, to_entity=to_entity, type=type.strip(), defaults={"book_id": from_entity.book_id}
+    )
+    RelationshipEvent.objects.create(relationship=rel, chapter=chapter, description=description, source=source)
+    relationship_summary_refresh(relationship_pks=[rel.pk])
+    rel.refresh_from_db()
+    return rel
+
+
+# --- extraction ingestion -----------------------------------------------------------------------
+
+
+def extraction_parse(*, raw: str | bytes) -> dict:
+    """Decode an extraction JSON document, or InvalidInput naming the line and column."""
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f"第 {exc.lineno} 行第 {exc.colno} 列" if isinstance(exc, json.JSONDecodeError) else "编码"
+        raise InvalidInput(f"抽取 JSON 无效（{where}）：{exc}", extra={"field": "body"}) from exc
+    if not isinstance(data, dict):
+        raise InvalidInput("抽取 JSON 必须是对象", extra={"field": "body"})
+    return data
+
+
+def _validate(payload: dict) -> ExtractionIn:
+    try:
+        return ExtractionIn.model_validate(payload)
+    except ValidationError as exc:
+        errors = [
+            {"field": ".".join(str(p) for p in err["loc"]), "error": err["msg"]}
+            for err in exc.errors(include_url=False)
+        ]
+        names = "、".join(e["field"] for e in errors)
+        raise InvalidInput(f"抽取 JSON 字段无效：{names}", extra={"errors": errors}) from exc
+
+
+def _band(confidence: float | None) -> str:
+    """adopt | warn | hold. A missing confidence means the agent is sure (adopt)."""
+    if confidence is None or confidence > ADOPT_ABOVE:
+        return "adopt"
+    if confidence >= WARN_FROM:
+        return "warn"
+    return "hold"
+
+
+class _Refs:
+    """Resolves entity references of one extraction: id, then an entities_new item of the same
+    payload (by suggested_id or name), then a unique alias. Unknown / ambiguous → 422 naming the field."""
+
+    def __init__(self, book: Book, chapter: int, new_items: dict[str, int]) -> None:
+        self.book = book
+        self.chapter = chapter
+        self.new_items = new_items  # suggested_id / name → index in entities_new
+        self.created: dict[int, Entity] = {}  # entities_new index → entity (once created)
+        self.held: set[int] = set()  # entities_new indexes held in the pending queue
+
+    def resolve(self, ref: str, *, field: str, type: str | None = None) -> Entity | int:
+        entity = Entity.objects.filter(book=self.book, entity_id=ref).first()
+        if entity is not None:
+            return entity
+        if ref in self.new_items:
+            return self.new_items[ref]
+        try:
+            return selectors.alias_resolve(book=self.book, alias=ref, type=type, chapter=self.chapter)
+        except NotFound:
+            raise InvalidInput(f"{field}: 未知实体 '{ref}'", extra={"field": field, "ref": ref}) from None
+        except Ambiguous as exc:
+            raise InvalidInput(f"{field}: {exc.message}", extra={"field": field, **exc.extra}) from None
+
+    def entity(self, target: Entity | int) -> Entity | None:
+        """The entity behind a resolved reference, or None when it is an entities_new item on hold."""
+        if isinstance(target, Entity):
+            return target
+        return self.created.get(target)
+
+
+def _chapter_rows_clear(*, book: Book, chapter: int) -> dict[str, int]:
+    """Remove what the previous extraction of this chapter wrote (its own source only)."""
+    touched_entities = set(
+        StateChange.objects.filter(book=book, chapter=chapter, source=StateChange.Source.EXTRACTION).values_list(
+            "entity_id", flat=True
+        )
+    )
+    changes, _ = StateChange.objects.filter(book=book, chapter=chapter, source=StateChange.Source.EXTRACTION).delete()
+    appearance_qs = Appearance.objects.filter(book=book, chapter=chapter, source=Appearance.Source.EXTRACTION)
+    touched_entities |= set(appearance_qs.values_list("entity_id", flat=True))
+    appearances, _ = appearance_qs.delete()
+    events = RelationshipEvent.objects.filter(
+        relationship__book=book, chapter=chapter, source=RelationshipEvent.Source.EXTRACTION
+    )
+    rel_pks = set(events.values_list("relationship_id", flat=True))
+    events.delete()
+    relationship_summary_refresh(relationship_pks=rel_pks)
+    pending, _ = PendingItem.objects.filter(
+        book=book, chapter=chapter, source="extraction", status=PendingItem.Status.PENDING
+    ).delete()
+    entity_appearance_refresh(entity_pks=touched_entities)
+    return {
+        "state_changes": changes,
+        "appearances": appearances,
+        "relationship_events": len(rel_pks),
+        "pending": pending,
+    }
+
+
+def _orphans_drop(*, book: Book, entity_ids: Iterable[str], keep: set[str]) -> None:
+    """Entities created by a previous extraction of the chapter and gone from the new one are
+    deleted unless something else now refers to them."""
+    for entity in Entity.objects.filter(book=book, entity_id__in=[e for e in entity_ids if e not in keep]):
+        if entity.source != "extraction":
+            continue
+        if (
+            entity.state_changes.exists()
+            or entity.appearances.exclude(source=Appearance.Source.SCAN).exists()
+            or entity.relationships_out.exists()
+            or entity.relationships_in.exists()
+        ):
+            continue
+        entity.delete()
+
+
+def _hold(
+    *, book: Book, chapter: int, kind: str, payload: dict, confidence: float | None, note: str, resolved: set
+) -> int:
+    """Queue a held write unless a human already decided the same item for this chapter."""
+    key = json.dumps([kind, payload], ensure_ascii=False, sort_keys=True, default=str)
+    if key in resolved:
+        return 0
+    PendingItem.objects.create(
+        book=book, chapter=chapter, kind=kind, payload=payload, confidence=confidence, note=note, source="extraction"
+    )
+    return 1
+
+
+@transaction.atomic
+def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
+    """Ingest the Data Agent's extraction of one chapter in one transaction: confidence > 0.8 is
+    adopted, 0.5–0.8 adopted with a recorded warning, < 0.5 held in the pending queue. Re-ingesting a
+    chapter replaces what its previous extraction wrote (idempotent)."""
+    if not Chapter.objects.filter(book=book, number=chapter).exists():
+        raise NotFound(f"第{chapter}章不存在（书籍 '{book.slug}'）", extra={"book": book.slug, "chapter": chapter})
+    data = _validate(payload)
+    previous = Extraction.objects.filter(book=book, chapter=chapter).first()
+    if previous is not None:
+        _chapter_rows_clear(book=book, chapter=chapter)
+    resolved = {
+        json.dumps([p.kind, p.payload], ensure_ascii=False, sort_keys=True, default=str)
+        for p in PendingItem.objects.filter(book=book, chapter=chapter, source="extraction").exclude(
+            status=PendingItem.Status.PENDING
+        )
+    }
+
+    warnings: list[dict] = []
+    adopted = defaultdict(int)
+    pending = 0
+
+    def warn(field: str, confidence: float | None, message: str) -> None:
+        warnings.append({"field": field, "confidence": confidence, "message": message})
+
+    # 1. Resolve every reference before writing anything, so an unknown one is a clean 422.
+    new_items: dict[str, int] = {}
+    for i, item in enumerate(data.entities_new):
+        for key in (item.suggested_id, item.name):
+            if key:
+                new_items.setdefault(key, i)
+    refs = _Refs(book, chapter, new_items)
+    appeared_targets = [
+        refs.resolve(a.id, field=f"entities_appeared[{i}].id", type=a.type)
+        for i, a in enumerate(data.entities_appeared)
+    ]
+    for i, (a, target) in enumerate(zip(data.entities_appeared, appeared_targets, strict=True)):
+        if a.type and isinstance(target, Entity) and target.type != a.type:
+            raise InvalidInput(
+                f"entities_appeared[{i}].type: 实体 '{a.id}' 的类型是 {target.type}，不是 {a.type}",
+                extra={"field": f"entities_appeared[{i}].type"},
+            )
+    change_targets = [
+        refs.resolve(c.entity_id, field=f"state_changes[{i}].entity_id") for i, c in enumerate(data.state_changes)
+    ]
+    rel_targets = [
+        (
+            refs.resolve(r.from_, field=f"relationships_new[{i}].from"),
+            refs.resolve(r.to, field=f"relationships_new[{i}].to"),
+        )
+        for i, r in enumerate(data.relationships_new)
+    ]
+    uncertain_targets = []
+    for i, u in enumerate(data.uncertain):
+        if u.adopted:
+            uncertain_targets.append(refs.resolve(u.adopted, field=f"uncertain[{i}].adopted"))
+        else:
+            uncertain_targets.append(None)
+
+    # 2. New entities.
+    created_ids: list[str] = []
+    taken: set[str] = set()
+    for i, item in enumerate(data.entities_new):
+        field = f"entities_new[{i}]"
+        band = _band(item.confidence)
+        raw = payload["entities_new"][i]
+        if band == "hold":
+            refs.held.add(i)
+            pending += _hold(
+                book=book,
+                chapter=chapter,
+                kind=PendingItem.Kind.ENTITY_NEW,
+                payload=raw,
+                confidence=item.confidence,
+                note=f"新实体 '{item.name}' 置信度低于 {WARN_FROM}",
+                resolved=resolved,
+            )
+            continue
+        entity = _entity_from_suggestion(book=book, chapter=chapter, item=item, taken=taken)
+        taken.add(entity.entity_id)
+        refs.created[i] = entity
+        created_ids.append(entity.entity_id)
+        adopted["entities_new"] += 1
+        if band == "warn":
+            warn(
+                field,
+                item.confidence,
+                f"新实体 '{item.name}'（{entity.entity_id}）置信度 {item.confidence}，已采用，请复核",
+            )
+
+    touched: set[int] = set()
+
+    # 3. Appearances reported by the agent.
+    for i, (a, target) in enumerate(zip(data.entities_appeared, appeared_targets, strict=True)):
+        field = f"entities_appeared[{i}]"
+        entity = refs.entity(target)
+        band = _band(a.confidence)
+        count = len(a.mentions) if isinstance(a.mentions, list) else (a.mentions or 1)
+        if band == "hold" or entity is None:
+            pending += _hold(
+                book=book,
+                chapter=chapter,
+                kind=PendingItem.Kind.ENTITY_APPEARED,
+                payload=payload["entities_appeared"][i],
+                confidence=a.confidence,
+                note=_hold_note(a.confidence, entity),
+                resolved=resolved,
+            )
+            continue
+        _appearance_add(
+            entity=entity,
+            chapter=chapter,
+            count=count,
+            source=Appearance.Source.EXTRACTION,
+            aliases=a.mentions if isinstance(a.mentions, list) else None,
+        )
+        touched.add(entity.pk)
+        adopted["entities_appeared"] += 1
+        if band == "warn":
+            warn(field, a.confidence, f"出场 '{a.id}' 置信度 {a.confidence}，已采用，请复核")
+
+    # 4. State changes, in payload order.
+    for i, (c, target) in enumerate(zip(data.state_changes, change_targets, strict=True)):
+        field = f"state_changes[{i}]"
+        entity = refs.entity(target)
+        band = _band(c.confidence)
+        if band == "hold" or entity is None:
+            pending += _hold(
+                book=book,
+                chapter=chapter,
+                kind=PendingItem.Kind.STATE_CHANGE,
+                payload=payload["state_changes"][i],
+                confidence=c.confidence,
+                note=_hold_note(c.confidence, entity),
+                resolved=resolved,
+            )
+            continue
+        before = selectors.entity_state_as_of(entity=entity, chapter=chapter).get(c.field)
+        if c.old is not None and c.op == "set" and before is not None and before != c.old:
+            warn(
+                f"{field}.old",
+                c.confidence,
+                f"'{entity.entity_id}.{c.field}' 旧值 {c.old!r} 与重放得到的 {before!r} 不一致",
+            )
+        state_change_record(
+            entity=entity,
+            chapter=chapter,
+            field=c.field,
+            op=c.op,
+            new=c.new,
+            old=c.old if c.old is not None else before,
+            reason=c.reason,
+            confidence=c.confidence,
+            source=StateChange.Source.EXTRACTION,
+            where=field,
+        )
+        touched.add(entity.pk)
+        adopted["state_changes"] += 1
+        if band == "warn":
+            warn(field, c.confidence, f"状态变更 {entity.entity_id}.{c.field} 置信度 {c.confidence}，已采用，请复核")
+
+    # 5. Relationships.
+    for i, (r, (src, dst)) in enumerate(zip(data.relationships_new, rel_targets, strict=True)):
+        field = f"relationships_new[{i}]"
+        from_entity, to_entity = refs.entity(src), refs.entity(dst)
+        band = _band(r.confidence)
+        if band == "hold" or from_entity is None or to_entity is None:
+            pending += _hold(
+                book=book,
+                chapter=chapter,
+                kind=PendingItem.Kind.RELATIONSHIP,
+                payload=payload["relationships_new"][i],
+                confidence=r.confidence,
+                note=_hold_note(r.confidence, from_entity and to_entity),
+                resolved=resolved,
+            )
+            continue
+        relationship_record(
+            from_entity=from_entity,
+            to_entity=to_entity,
+            type=r.type,
+            description=r.description,
+            chapter=chapter,
+            source=RelationshipEvent.Source.EXTRACTION,
+        )
+        adopted["relationships_new"] += 1
+        if band == "warn":
+            warn(field, r.confidence, f"关系 {r.from_}→{r.to}（{r.type}）置信度 {r.confidence}，已采用，请复核")
+
+    # 6. Uncertain mentions: an adopted candidate counts as an appearance; the rest wait for a human.
+    for i, (u, target) in enumerate(zip(data.uncertain, uncertain_targets, strict=True)):
+        field = f"uncertain[{i}]"
+        entity = refs.entity(target) if target is not None else None
+        band = _band(u.confidence if u.confidence is not None else (None if entity else 0.0))
+        if entity is None or band == "hold":
+            pending += _hold(
+                book=book,
+                chapter=chapter,
+                kind=PendingItem.Kind.UNCERTAIN,
+                payload=payload["uncertain"][i],
+                confidence=u.confidence,
+                note=f"'{u.mention}' 指代不确定，候选：{'、'.join(u.candidates) or '无'}",
+                resolved=resolved,
+            )
+            continue
+        _appearance_add(
+            entity=entity, chapter=chapter, count=1, source=Appearance.Source.EXTRACTION, aliases=[u.mention]
+        )
+        touched.add(entity.pk)
+        adopted["uncertain"] += 1
+        if band == "warn":
+            warn(field, u.confidence, f"'{u.mention}' 判为 {entity.entity_id}，置信度 {u.confidence}，请复核")
+
+    if previous is not None:
+        _orphans_drop(book=book, entity_ids=previous.summary.get("created_entities", []), keep=set(created_ids))
+    entity_appearance_refresh(entity_pks=touched | {e.pk for e in refs.created.values()})
+
+    summary = {"adopted": dict(adopted), "pending": pending, "created_entities": created_ids}
+    Extraction.objects.update_or_create(
+        book=book,
+        chapter=chapter,
+        defaults={
+            "payload": payload,
+            "warnings": warnings,
+            "scenes": [s.model_dump() for s in data.scenes],
+            "chapter_meta": data.chapter_meta,
+            "uncertain": [u.model_dump() for u in data.uncertain],
+            "summary": summary,
+            "source": "extraction",
+        },
+    )
+    after_chapter_hooks_schedule(book=book, numbers=[chapter], removed=[])
+    return {
+        "book": book.slug,
+        "chapter": chapter,
+        "adopted": {
+            k: adopted.get(k, 0)
+            for k in ("entities_new", "entities_appeared", "state_changes", "relationships_new", "uncertain")
+        },
+        "pending": pending,
+        "warnings": warnings,
+        "created_entities": created_ids,
+        "replaced": previous is not None,
+    }
+
+
+def _hold_note(confidence: float | None, entity: Any) -> str:
+    if entity is None:
+        return "引用的新实体仍在待确认队列中，请先确认该实体"
+    return f"置信度 {confidence} 低于 {WARN_FROM}，未写入"
+
+
+def _entity_from_suggestion(*, book: Book, chapter: int, item: Any, taken: set[str]) -> Entity:
+    """The entity an entities_new item stands for: the existing one with this id, name and type
+    (re-ingestion), else a new one with the suggested id or a fresh pinyin id."""
+    aliases = [a if isinstance(a, str) else a.model_dump() for a in item.aliases]
+    if item.suggested_id:
+        existing = Entity.objects.filter(book=book, entity_id=item.suggested_id).first()
+        if existing is not None and existing.canonical_name == item.name and existing.type == item.type:
+            for alias in aliases:
+                _alias_add_any(existing, alias, source="extraction")
+            return existing
+        entity_id = item.suggested_id if existing is None and item.suggested_id not in taken else None
+    else:
+        entity_id = None
+    if entity_id is None:
+        # Same name and type already known under another id: the agent re-suggested it.
+        known = Entity.objects.filter(book=book, canonical_name=item.name, type=item.type).first()
+        if known is not None:
+            for alias in aliases:
+                _alias_add_any(known, alias, source="extraction")
+            return known
+        entity_id = entity_id_generate(book=book, name=item.name, type=item.type, taken=taken)
+    return entity_create(
+        book=book,
+        name=item.name,
+        type=item.type,
+        tier=item.tier,
+        description=item.desc,
+        entity_id=entity_id,
+        aliases=aliases,
+        base_state=item.state,
+        first_appearance=chapter,
+        source="extraction",
+    )
+
+
+def _alias_add_any(entity: Entity, alias: str | dict, *, source: str) -> None:
+    if isinstance(alias, str):
+        alias_add(entity=entity, alias=alias, source=source)
+    else:
+        alias_add(entity=entity, source=source, **alias)
+
+
+def _appearance_add(*, entity: Entity, chapter: int, count: int, source: str, aliases: list[str] | None) -> Appearance:
+    row, created = Appearance.objects.get_or_create(
+        entity=entity,
+        chapter=chapter,
+        source=source,
+        defaults={"book_id": entity.book_id, "count": count, "aliases": _alias_counts(aliases)},
+    )
+    if not created:
+        row.count += count
+        merged = dict(row.aliases)
+        for alias, n in _alias_counts(aliases).items():
+            merged[alias] = merged.get(alias, 0) + n
+        row.aliases = merged
+        row.save(update_fields=["count", "aliases"])
+    return row
+
+
+def _alias_counts(aliases: list[str] | None) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for alias in aliases or []:
+        counts[alias] += 1
+    return dict(counts)
+
+
+# --- curation: pending queue and merge -------------------------------------------------------------
+
+
+def _payload_ref(item: PendingItem, key: str) -> str | None:
+    value = item.payload.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+@transaction.atomic
+def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None) -> dict:
+    """Confirm a held item and apply its write. ``entity`` picks an existing entity (for a new-entity
+    suggestion: the suggestion becomes its alias; for an uncertain mention: the one it names);
+    without it a new-entity suggestion is created as suggested."""
+    item = PendingItem.objects.select_for_update().get(pk=item.pk)
+    if item.status != PendingItem.Status.PENDING:
+        raise InvalidInput(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
+    book, chapter, payload = item.book, item.chapter, item.payload
+    result: dict[str, Any] = {"pk": item.pk, "kind": item.kind}
+    if item.kind == PendingItem.Kind.ENTITY_NEW:
+        data = _validate({"entities_new": [payload]}).entities_new[0]
+        if entity is not None:
+            for alias in [data.name, *[a if isinstance(a, str) else a.model_dump() for a in data.aliases]]:
+                _alias_add_any(entity, alias, source="curation")
+            target = entity
+        else:
+            target = _entity_from_suggestion(book=book, chapter=chapter or 0, item=data, taken=set())
+            Entity.objects.filter(pk=target.pk, source="extraction").update(source="curation")
+        result["entity"] = target.entity_id
+    elif item.kind == PendingItem.Kind.STATE_CHANGE:
+        data = _validate({"state_changes": [payload]}).state_changes[0]
+        target = entity or _pending_resolve(book, data.entity_id, chapter, "entity_id")
+        state_change_record(
+            entity=target,
+            chapter=chapter or 0,
+            field=data.field,
+            op=data.op,
+            new=data.new,
+            old=data.old,
+            reason=data.reason,
+            confidence=data.confidence,
+            source=StateChange.Source.CURATION,
+        )
+        result["entity"] = target.entity_id
+    elif item.kind == PendingItem.Kind.RELATIONSHIP:
+        data = _validate({"relationships_new": [payload]}).relationships_new[0]
+        src = _pending_resolve(book, data.from_, chapter, "from")
+        dst = entity or _pending_resolve(book, data.to, chapter, "to")
+        rel = relationship_record(
+            from_entity=src,
+            to_entity=dst,
+            type=data.type,
+            description=data.description,
+            chapter=chapter,
+            source=RelationshipEvent.Source.CURATION,
+        )
+        result["relationship"] = [src.entity_id, rel.type, dst.entity_id]
+    elif item.kind in {PendingItem.Kind.ENTITY_APPEARED, PendingItem.Kind.UNCERTAIN, PendingItem.Kind.DISAMBIGUATION}:
+        ref = _payload_ref(item, "id") or _payload_ref(item, "adopted") or _payload_ref(item, "entity_id")
+        if entity is None and ref is None:
+            raise InvalidInput(f"待确认项 #{item.pk} 需要选择一个实体", extra={"pk": item.pk})
+        target = entity or _pending_resolve(book, ref, chapter, "id")
+        if chapter is not None:
+            mention = payload.get("mention")
+            _appearance_add(
+                entity=target,
+                chapter=chapter,
+                count=1,
+                source=Appearance.Source.CURATION,
+                aliases=[mention] if isinstance(mention, str) else None,
+            )
+            entity_appearance_refresh(entity_pks=[target.pk])
+        result["entity"] = target.entity_id
+    item.status = PendingItem.Status.CONFIRMED
+    item.resolution = result
+    item.resolved_at = timezone.now()
+    item.save(update_fields=["status", "resolution", "resolved_at"])
+    return result
+
+
+def _pending_resolve(book: Book, ref: str, chapter: int | None, field: str) -> Entity:
+    try:
+        return selectors.entity_get(book=book, ref=ref)
+    except NotFound:
+        raise InvalidInput(
+            f"{field}: 未知实体 '{ref}'，请先确认对应的新实体或选择一个已有实体", extra={"field": field, "ref": ref}
+        ) from None
+
+
+@transaction.atomic
+def pending_item_reject(*, item: PendingItem, note: str = "") -> dict:
+    """Reject a held item: nothing is written, and a re-ingest of the chapter does not re-queue it."""
+    item = PendingItem.objects.select_for_update().get(pk=item.pk)
+    if item.status != PendingItem.Status.PENDING:
+        raise InvalidInput(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
+    item.status = PendingItem.Status.REJECTED
+    item.resolution = {"note": note}
+    item.resolved_at = timezone.now()
+    item.save(update_fields=["status", "resolution", "resolved_at"])
+    return {"pk": item.pk, "kind": item.kind, "status": item.status}
+
+
+@transaction.atomic
+def pending_items_bulk(*, items: Iterable[PendingItem], action: str) -> dict[str, int]:
+    """Confirm (as suggested) or reject many items; returns counts of done and failed items."""
+    done = failed = 0
+    errors: list[str] = []
+    for item in items:
+        try:
+            with transaction.atomic():
+                if action == "confirm":
+                    pending_item_confirm(item=item)
+                else:
+                    pending_item_reject(item=item)
+            done += 1
+        except InvalidInput as exc:
+            failed += 1
+            errors.append(f"#{item.pk}: {exc.message}")
+    return {"done": done, "failed": failed, "errors": errors}
+
+
+@transaction.atomic
+def entity_merge(*, source: Entity, target: Entity) -> dict[str, int]:
+    """Merge ``source`` into ``target``: aliases, appearances, state changes and relationships move;
+    the source's name and id become aliases of the target; the source is deleted."""
+    if source.pk == target.pk:
+        raise InvalidInput("不能把实体合并到它自己", extra={"id": source.entity_id})
+    if source.book_id != target.book_id:
+        raise InvalidInput("只能合并同一本书的实体", extra={"source": source.entity_id, "target": target.entity_id})
+    counts = defaultdict(int)
+    for alias in source.aliases.all():
+        if (
+            alias_add(
+                entity=target,
+                alias=alias.alias,
+                valid_from=alias.valid_from,
+                valid_to=alias.valid_to,
+                note=alias.note,
+                source=alias.source,
+            )
+            is not None
+        ):
+            counts["aliases"] += 1
+    for name in (source.canonical_name, source.entity_id):
+        if name != target.canonical_name and alias_add(
+            entity=target, alias=name, note=f"合并自 {source.entity_id}", source="curation"
+        ):
+            counts["aliases"] += 1
+    for row in source.appearances.all():
+        existing = Appearance.objects.filter(entity=target, chapter=row.chapter, source=row.source).first()
+        if existing is None:
+            row.entity = target
+            row.save(update_fields=["entity"])
+        else:
+            existing.count += row.count
+            offsets = [o for o in (existing.first_offset, row.first_offset) if o is not None]
+            existing.first_offset = min(offsets) if offsets else None
+            merged = dict(existing.aliases)
+            for alias, n in row.aliases.items():
+                merged[alias] = merged.get(alias, 0) + n
+            existing.aliases = merged
+            existing.save(update_fields=["count", "first_offset", "aliases"])
+            row.delete()
+        counts["appearances"] += 1
+    counts["state_changes"] = source.state_changes.update(entity=target)
+    for key, value in source.base_state.items():
+        target.base_state.setdefault(key, value)
+    rel_pks = set()
+    for rel in list(source.relationships_out.all()) + list(source.relationships_in.all()):
+        rel.refresh_from_db()
+        new_from = target if rel.from_entity_id == source.pk else rel.from_entity
+        new_to = target if rel.to_entity_id == source.pk else rel.to_entity
+        clash = (
+            Relationship.objects.filter(from_entity=new_from, to_entity=new_to, type=rel.type)
+            .exclude(pk=rel.pk)
+            .first()
+        )
+        if clash is not None:
+            rel.events.update(relationship=clash)
+            rel.delete()
+            rel_pks.add(clash.pk)
+        else:
+            rel.from_entity, rel.to_entity = new_from, new_to
+            rel.save(update_fields=["from_entity", "to_entity"])
+            rel_pks.add(rel.pk)
+        counts["relationships"] += 1
+    relationship_summary_refresh(relationship_pks=rel_pks)
+    target.is_protagonist = target.is_protagonist or source.is_protagonist
+    if not target.description:
+        target.description = source.description
+    target.save(update_fields=["base_state", "is_protagonist", "description"])
+    source.delete()
+    entity_appearance_refresh(entity_pks=[target.pk])
+    return dict(counts)
