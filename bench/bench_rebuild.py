@@ -1,0 +1,187 @@
+"""Full rebuild speed and memory, against the floor of just reading and parsing the same files.
+
+    python bench/bench_rebuild.py [--quick] [--json] [--keep] [--chapters 300,3000]
+
+Cases: 西游记 (../shared/corpus/xiyouji.txt, imported into a book folder first), and synthetic books
+of 300 and 3,000 chapters (bench/gen_book.py, seed 1). For each case, in fresh subprocesses on a
+fresh database:
+
+- floor: ``webnovel.bookfs.book_read(root)``: read, hash and parse every file, no database (best of 2);
+- rebuild: ``webnovel.rebuilder.book_rebuild(root=root)`` into the empty database;
+- rebuild again: the same over the now-populated database (what an author's "rebuild" usually is).
+
+Reported: chapters/s, MB/s, peak RSS of the rebuild process, and rebuild / floor. Goals for 3,000
+chapters: rebuild ≤ 3× the floor, peak RSS ≤ 400 MB.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import (  # noqa: E402
+    REPO,
+    Bench,
+    book_size,
+    goal_mark,
+    page_cache_warm,
+    phase_run,
+    synthetic_book,
+)
+
+CORPUS = Path(__import__("os").environ.get("WEBNOVEL_SHARED", REPO.parent / "shared")) / "corpus"
+XIYOUJI = CORPUS / "xiyouji.txt"
+GOAL_RATIO = 3.0
+GOAL_RSS_MB = 400.0
+GOAL_CHAPTERS = 3000
+
+
+# --- phases (run in a fresh subprocess by phase_run) ------------------------------------------------
+
+
+def floor_phase(root: str) -> dict:
+    from webnovel.bookfs import book_read
+
+    book = book_read(Path(root))
+    return {"chapters": len(book.chapters), "errors": len(book.errors), "warnings": len(book.warnings)}
+
+
+def rebuild_phase(root: str) -> dict:
+    from webnovel.rebuilder import book_rebuild
+
+    return report_summary(book_rebuild(root=Path(root)))
+
+
+def import_phase(source: str, out: str) -> dict:
+    """Import a plain-text novel into a book folder (the demo teammate's importer)."""
+    from webnovel.importers.txt import txt_import
+
+    result = txt_import(source=Path(source), out=Path(out))
+    return report_summary(result) if isinstance(result, dict) else {"result": repr(result)}
+
+
+def report_summary(report: dict) -> dict:
+    """Keep a rebuild report small: scalars as they are, lists as their length plus the first codes."""
+    summary: dict = {}
+    for key, value in (report or {}).items():
+        if isinstance(value, list):
+            summary[key] = len(value)
+            codes = [v.get("code") for v in value[:200] if isinstance(v, dict) and "code" in v]
+            if codes:
+                summary[f"{key}_codes"] = sorted(set(codes))
+        elif isinstance(value, dict):
+            summary[key] = {k: v for k, v in value.items() if isinstance(v, int | float | str | bool | None)}
+        else:
+            summary[key] = value
+    return summary
+
+
+# --- the benchmark ----------------------------------------------------------------------------------
+
+
+def case_measure(bench: Bench, label: str, root: Path) -> dict:
+    size = book_size(root)
+    page_cache_warm(root)
+    db = bench.database(label=f"db-{label}")
+    bench.log(f"{label}: floor (book_read) ×2")
+    floors = [phase_run("bench.bench_rebuild:floor_phase", {"root": str(root)}, db=db) for _ in range(2)]
+    floor = min(floors, key=lambda r: r["seconds"])
+    chapters = floor["result"]["chapters"]
+    bench.log(f"{label}: {chapters} chapters, {size['bytes'] / 1e6:.1f} MB; floor {floor['seconds']:.2f}s; rebuild")
+    first = phase_run("bench.bench_rebuild:rebuild_phase", {"root": str(root)}, db=db)
+    bench.log(f"{label}: rebuild {first['seconds']:.2f}s, peak {first['peak_rss_mb']:.0f} MB; rebuild again")
+    again = phase_run("bench.bench_rebuild:rebuild_phase", {"root": str(root)}, db=db)
+    bench.log(f"{label}: rebuild again {again['seconds']:.2f}s")
+    mb = size["bytes"] / 1e6
+    return {
+        "label": label,
+        "chapters": chapters,
+        "files": size["files"],
+        "mb": mb,
+        "floor": floor,
+        "rebuild": first,
+        "rebuild_again": again,
+        "floor_issues": floor["result"],
+        "report": first["result"],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    bench = Bench("rebuild", description=__doc__, argv=argv)
+    bench.parser.add_argument(
+        "--chapters", default=None, help="comma-separated synthetic sizes (default 300,3000; --quick: 300)"
+    )
+    bench.parser.add_argument("--no-xiyouji", action="store_true", help="skip the 西游记 case")
+    args = bench.args
+    sizes = [int(s) for s in (args.chapters or ("300" if args.quick else "300,3000")).split(",") if s]
+
+    cases = []
+    if not args.no_xiyouji:
+        if XIYOUJI.exists():
+            book_dir = bench.workdir() / "xiyouji"
+            bench.log("西游记: import_txt")
+            imported = phase_run(
+                "bench.bench_rebuild:import_phase",
+                {"source": str(XIYOUJI), "out": str(book_dir)},
+                db=bench.database(label="db-import"),
+            )
+            bench.extra["xiyouji_import"] = {"seconds": imported["seconds"], "result": imported["result"]}
+            cases.append(case_measure(bench, "西游记", book_dir))
+        else:
+            bench.note(f"西游记 skipped: {XIYOUJI} not found")
+    for n in sizes:
+        bench.log(f"synthetic {n}: generate (cached under bench/out/books/)")
+        cases.append(case_measure(bench, f"合成 {n:,} 章", synthetic_book(n)))
+
+    rows = []
+    for c in cases:
+        r, a, f = c["rebuild"], c["rebuild_again"], c["floor"]
+        ratio = r["seconds"] / f["seconds"] if f["seconds"] else None
+        is_goal_case = c["chapters"] >= GOAL_CHAPTERS
+        rows.append(
+            {
+                "case": c["label"],
+                "chapters": c["chapters"],
+                "MB": c["mb"],
+                "floor s": f["seconds"],
+                "rebuild s": r["seconds"],
+                "again s": a["seconds"],
+                "×floor": ratio,
+                "ch/s": c["chapters"] / r["seconds"],
+                "MB/s": c["mb"] / r["seconds"],
+                "peak RSS MB": r["peak_rss_mb"],
+                "floor RSS MB": f["peak_rss_mb"],
+                "goal": (
+                    f"×{goal_mark(ratio, GOAL_RATIO)} RSS {goal_mark(r['peak_rss_mb'], GOAL_RSS_MB)}"
+                    if is_goal_case
+                    else ""
+                ),
+            }
+        )
+    bench.table("Full rebuild vs floor (book_read), each phase in a fresh process", rows)
+    issues = [
+        {
+            "case": c["label"],
+            "floor errors": c["floor_issues"]["errors"],
+            "floor warnings": c["floor_issues"]["warnings"],
+            "rebuild report": ", ".join(f"{k}={v}" for k, v in c["report"].items() if not isinstance(v, dict)),
+        }
+        for c in cases
+    ]
+    bench.table("Issues", issues)
+    if cases:
+        bench.note(
+            f"Goals ({GOAL_CHAPTERS:,} chapters): rebuild ≤ {GOAL_RATIO:g}× floor, peak RSS ≤ {GOAL_RSS_MB:.0f} MB. "
+            f"Baseline RSS of a phase process (Python + Django, before the call): "
+            f"{cases[0]['rebuild']['baseline_rss_mb']:.0f} MB."
+        )
+    bench.extra["cases"] = cases
+    bench.finish()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
