@@ -33,7 +33,10 @@ class Chapter(models.Model):
     advances = models.JSONField(default=list, blank=True, help_text="本章推进的线索 id")
     closes = models.JSONField(default=list, blank=True, help_text="本章收尾的线索 id")
     front_matter = models.JSONField(default=dict, blank=True)
-    body = models.TextField(blank=True)
+    body = models.TextField(blank=True, help_text="正文（已去除手工实体标签）")
+    entity_tags = models.JSONField(
+        default=list, blank=True, help_text='正文中的手工实体标签 [{"line": 行号, "text": 原文}]，定稿时应用'
+    )
     word_count = models.PositiveIntegerField(default=0, help_text="正文字符数（不含空白）")
     source_path = models.CharField(max_length=1000, blank=True)
     content_hash = models.CharField(max_length=64, blank=True)

@@ -1,0 +1,214 @@
+"""Walk a book folder, read and parse every file, and run the cross-file checks.
+
+Written by hand rather than on python-frontmatter: the reader is the floor of every rebuild
+benchmark, and one pass (read bytes → sha256 → decode → split → libyaml) keeps it lean.
+"""
+
+import hashlib
+import os
+from collections import defaultdict
+from pathlib import Path
+
+from webnovel.bookfs.files import file_kind, file_parse
+from webnovel.bookfs.types import (
+    ERROR,
+    BookConfig,
+    ChapterData,
+    EntityData,
+    FileResult,
+    Issue,
+    ParsedBook,
+    SourceInfo,
+    VolumeData,
+)
+
+SKIPPED_DIRS = frozenset({"工作区"})
+
+
+def book_files_list(root: Path) -> list[tuple[str, str]]:
+    """[(relative path, kind)] of every file the rebuilder reads, sorted by path. Skips dot entries
+    and 工作区/, and never reads a file."""
+    found: list[tuple[str, str]] = []
+    root_str = str(root)
+    stack = [root_str]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            if entry.is_dir():
+                if folder == root_str and name in SKIPPED_DIRS:
+                    continue
+                stack.append(entry.path)
+                continue
+            rel = os.path.relpath(entry.path, root_str).replace(os.sep, "/")
+            kind = file_kind(rel)
+            if kind is not None:
+                found.append((rel, kind))
+    found.sort()
+    return found
+
+
+def file_read(root: Path, rel: str, kind: str) -> FileResult:
+    """Read, hash and parse one file. A file that cannot be read or decoded gives an ``unreadable``
+    error issue (and an empty hash) instead of raising."""
+    path = root / rel
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        result = FileResult(info=SourceInfo(path=rel, kind=kind, sha256="", size=0))
+        result.issues.append(Issue("unreadable", rel, None, f"无法读取文件：{exc.strerror or exc}", ERROR))
+        return result
+    result = FileResult(info=SourceInfo(path=rel, kind=kind, sha256=hashlib.sha256(data).hexdigest(), size=len(data)))
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        result.issues.append(Issue("unreadable", rel, line, "文件不是 UTF-8 编码", ERROR))
+        return result
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    return file_parse(result, text, folder_name=root.name)
+
+
+def chapter_volume_resolve(chapter: ChapterData, volumes: list[VolumeData]) -> int | None:
+    """Front matter ``volume:`` wins, then the volume folder, then the book.yaml range."""
+    if chapter.volume is not None:
+        return chapter.volume
+    if chapter.folder_volume is not None:
+        return chapter.folder_volume
+    for volume in volumes:
+        if volume.start_chapter is not None and volume.end_chapter is not None:
+            if volume.start_chapter <= chapter.number <= volume.end_chapter:
+                return volume.number
+    return None
+
+
+def results_collect(root: Path, results: list[FileResult], config: BookConfig | None) -> ParsedBook:
+    book = ParsedBook(root=root, config=config or BookConfig(slug=root.name))
+    for result in results:
+        book.files.append(result.info)
+        book.issues.extend(result.issues)
+        if result.chapter is not None:
+            book.chapters.append(result.chapter)
+        if result.thread is not None:
+            book.threads.append(result.thread)
+        if result.secret is not None:
+            book.secrets.append(result.secret)
+        book.entities.extend(result.entities)
+        book.documents.extend(result.documents)
+        book.timeline.extend(result.timeline)
+    for chapter in book.chapters:
+        chapter.volume = chapter_volume_resolve(chapter, book.config.volumes)
+    book.chapters.sort(key=lambda c: (c.number, c.path))
+    return book
+
+
+def book_read(root: Path) -> ParsedBook:
+    """Read and parse every file of the book folder at ``root`` (docs/book-format.md). Pure: no
+    database. Returns the parsed book with its issues (errors and warnings)."""
+    root = Path(root).resolve()
+    results: list[FileResult] = []
+    config: BookConfig | None = None
+    missing_book_yaml = True
+    for rel, kind in book_files_list(root):
+        result = file_read(root, rel, kind)
+        if kind == "book":
+            missing_book_yaml = False
+            config = result.config
+        results.append(result)
+    book = results_collect(root, results, config)
+    if missing_book_yaml:
+        book.issues.append(Issue("missing_file", "book.yaml", None, "书籍文件夹缺少 book.yaml，书名与分卷为空"))
+    book.issues.extend(book_validate(book))
+    return book
+
+
+def _duplicates(items: list[tuple[object, str]], what: str) -> list[Issue]:
+    seen: dict[object, str] = {}
+    issues = []
+    for key, path in items:
+        if key in seen:
+            issues.append(Issue("duplicate", path, None, f"{what} {key} 重复：{seen[key]} 与 {path}", ERROR))
+        else:
+            seen[key] = path
+    return issues
+
+
+def book_validate(book: ParsedBook) -> list[Issue]:
+    """Cross-file checks: duplicates (errors), unknown threads, missing evidence chapters and alias
+    conflicts (warnings)."""
+    issues: list[Issue] = []
+    issues += _duplicates([(c.number, c.path) for c in book.chapters], "章节号")
+    issues += _duplicates(sorted((t.thread_id, t.path) for t in book.threads), "线索 id")
+    issues += _duplicates(sorted((s.secret_id, s.path) for s in book.secrets), "信息差 id")
+    issues += _duplicates(sorted(((d.kind, d.key), d.path) for d in book.documents), "文档")
+    issues += _duplicates(sorted({(r.volume, r.path) for r in book.timeline}), "时间线卷号")  # two files for one volume
+    chapters = {c.number for c in book.chapters}
+    threads = {t.thread_id for t in book.threads}
+    for chapter in book.chapters:
+        issues += chapter_threads_check(chapter, threads)
+    for thread in book.threads:
+        for entry in thread.history:
+            if entry.chapter is not None and entry.chapter not in chapters:
+                issues.append(
+                    Issue(
+                        "missing_evidence_chapter",
+                        thread.path,
+                        entry.line,
+                        f"{thread.thread_id} 履历引用的第{entry.chapter}章不存在",
+                    )
+                )
+    issues += alias_conflicts_check(book.entities)
+    return issues
+
+
+def chapter_threads_check(chapter: ChapterData, threads: set[str]) -> list[Issue]:
+    from webnovel.bookfs.text import key_line
+
+    issues = []
+    for field in ("opens", "advances", "closes"):
+        for thread_id in getattr(chapter, field):
+            if thread_id not in threads:
+                line = key_line(chapter.fm_text, field, needle=thread_id) or key_line(chapter.fm_text, field)
+                issues.append(
+                    Issue(
+                        "unknown_thread",
+                        chapter.path,
+                        line,
+                        f"第{chapter.number}章 {field} 引用的线索 {thread_id} 没有线索文件",
+                    )
+                )
+    return issues
+
+
+def alias_conflicts_check(entities: list[EntityData]) -> list[Issue]:
+    """An alias claimed by two entities of the same type (an alias equal to another same-type
+    entity's canonical name counts as a claim too)."""
+    claims: dict[tuple[str, str], list[EntityData]] = defaultdict(list)
+    names: dict[tuple[str, str], list[EntityData]] = defaultdict(list)
+    for entity in entities:
+        names[(entity.type, entity.name)].append(entity)
+        for alias in {a.alias for a in entity.aliases if a.alias != entity.name}:
+            claims[(entity.type, alias)].append(entity)
+    issues = []
+    for (type_name, alias), owners in claims.items():
+        others = owners[1:] + [e for e in names.get((type_name, alias), []) if e not in owners]
+        if not others:
+            continue
+        first = owners[0]
+        for other in others:
+            issues.append(
+                Issue(
+                    "alias_conflict",
+                    other.path,
+                    other.line,
+                    f"别名「{alias}」同时属于{type_name}「{first.name}」（{first.path}）与「{other.name}」（{other.path}）",
+                )
+            )
+    return issues

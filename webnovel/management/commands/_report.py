@@ -1,0 +1,43 @@
+"""Human (Chinese) rendering of rebuild / finalize / sync reports, shared by the commands."""
+
+from typing import Any
+
+COUNT_LABELS = {
+    "chapters": "章节",
+    "volumes": "卷",
+    "threads": "线索",
+    "secrets": "信息差",
+    "entities": "实体",
+    "aliases": "别名",
+    "documents": "文档",
+    "sections": "段落",
+    "timeline_rows": "时间线条目",
+    "fingerprints": "文风指纹",
+    "words": "字数",
+}
+
+
+def issue_line(issue: dict[str, Any]) -> str:
+    where = issue["file"] + (f":{issue['line']}" if issue.get("line") else "")
+    return f"  [{issue['code']}] {where}  {issue['message']}"
+
+
+def report_text(report: dict[str, Any], *, action: str) -> str:
+    lines = [f"{action}《{report['book']}》：{'成功' if report['ok'] else '失败，数据库未改动'}"]
+    counts = report.get("counts")
+    if report["ok"] and counts:
+        lines.append("  " + "，".join(f"{COUNT_LABELS.get(k, k)} {v}" for k, v in counts.items()))
+    for key, label in (("added", "新增"), ("changed", "修改"), ("removed", "删除")):
+        if report.get(key):
+            lines.append(f"  {label}文件 {len(report[key])}：" + "、".join(report[key]))
+    for entry in report.get("unreadable", []):
+        lines.append(f"  无法读取（已跳过，旧数据保留）：{entry['file']}  {entry['message']}")
+    if report.get("rebuilt"):
+        lines.append("  book.yaml 有变化：已整本重建")
+    if report["errors"]:
+        lines.append(f"错误 {len(report['errors'])} 个：")
+        lines += [issue_line(i) for i in report["errors"]]
+    if report["warnings"]:
+        lines.append(f"警告 {len(report['warnings'])} 个：")
+        lines += [issue_line(i) for i in report["warnings"]]
+    return "\n".join(lines)

@@ -1,0 +1,33 @@
+"""``python manage.py rebuild <book_dir>`` — rebuild a book's tables from its folder."""
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from webnovel.exceptions import DomainError
+from webnovel.management.commands._report import report_text
+from webnovel.rebuilder import book_rebuild
+
+
+class Command(BaseCommand):
+    help = "从书籍文件夹整本重建数据库（单一事务：有错误则不改动任何数据）。"
+
+    def add_arguments(self, parser):
+        parser.add_argument("book_dir", help="书籍文件夹路径（含 book.yaml）")
+        parser.add_argument("--json", action="store_true", help="以 JSON 输出报告")
+
+    def handle(self, *args, **options):
+        root = Path(options["book_dir"]).expanduser()
+        if not root.is_dir():
+            raise CommandError(f"书籍文件夹不存在：{root}")
+        try:
+            report = book_rebuild(root=root.resolve())
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+        if options["json"]:
+            self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
+        else:
+            self.stdout.write(report_text(report, action="重建"))
+        if not report["ok"]:
+            raise CommandError(f"重建失败：{len(report['errors'])} 个错误，数据库未改动")

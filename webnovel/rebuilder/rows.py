@@ -1,0 +1,326 @@
+"""Parsed dataclasses → model rows, and the per-table writers shared by rebuild, finalize and sync.
+
+Every writer works in bulk (bulk_create in batches, one delete per table); none issues a query per row.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from django.db.models import Q
+
+from entities.ids import entity_ids_assign
+from entities.models import Alias, Entity
+from threads.models import Secret, Thread, ThreadHistoryEntry
+from webnovel.bookfs import (
+    ChapterData,
+    DocumentData,
+    EntityData,
+    Issue,
+    SecretData,
+    SourceInfo,
+    ThreadData,
+    TimelineRowData,
+    VolumeData,
+)
+from webnovel.fingerprint import fingerprint_compute
+from webnovel.models import Book, Chapter, Document, Fingerprint, Section, SourceFile, TimelineRow, Volume
+
+BATCH = 500
+
+
+def chapters_create(*, book: Book, chapters: list[ChapterData]) -> tuple[int, int]:
+    """Insert chapters and their fingerprints (one row per chapter, start = end = number)."""
+    Chapter.objects.bulk_create(
+        [
+            Chapter(
+                book=book,
+                number=c.number,
+                volume=c.volume,
+                title=c.title[:300],
+                perspective=c.perspective[:100],
+                story_time=c.story_time[:200],
+                chapter_position=c.chapter_position,
+                hook_type=c.hook_type[:50],
+                mood_position=c.mood_position,
+                summary=c.summary,
+                key_chapter=c.key_chapter,
+                opens=c.opens,
+                advances=c.advances,
+                closes=c.closes,
+                front_matter=c.front_matter,
+                body=c.body,
+                entity_tags=c.entity_tags,
+                word_count=c.word_count,
+                source_path=c.path,
+                content_hash=c.sha256,
+            )
+            for c in chapters
+        ],
+        batch_size=BATCH,
+    )
+    Fingerprint.objects.bulk_create(
+        [
+            Fingerprint(book=book, start_chapter=c.number, end_chapter=c.number, features=fingerprint_compute(c.body))
+            for c in chapters
+        ],
+        batch_size=BATCH,
+    )
+    return len(chapters), sum(c.word_count for c in chapters)
+
+
+def volumes_merge(
+    config_volumes: list[VolumeData], chapters: Iterable[tuple[int | None, int | None, str]]
+) -> list[VolumeData]:
+    """book.yaml volumes plus any volume a chapter names (front matter or folder) that book.yaml
+    lacks; such a volume takes its name from the volume folder. ``chapters``: (number, volume,
+    folder name) in chapter order."""
+    volumes = {v.number: VolumeData(v.number, v.name, v.start_chapter, v.end_chapter) for v in config_volumes}
+    extra_names: dict[int, str] = {}
+    for _number, volume, folder_name in chapters:
+        if volume is None or volume in volumes:
+            continue
+        if volume not in extra_names or (not extra_names[volume] and folder_name):
+            extra_names[volume] = folder_name
+    for number, name in extra_names.items():
+        volumes[number] = VolumeData(number=number, name=name)
+    return [volumes[n] for n in sorted(volumes)]
+
+
+def volumes_replace(*, book: Book, volumes: list[VolumeData]) -> int:
+    Volume.objects.filter(book=book).delete()
+    Volume.objects.bulk_create(
+        [
+            Volume(
+                book=book, number=v.number, name=v.name[:200], start_chapter=v.start_chapter, end_chapter=v.end_chapter
+            )
+            for v in volumes
+        ]
+    )
+    return len(volumes)
+
+
+def threads_create(*, book: Book, threads: list[ThreadData]) -> int:
+    rows = Thread.objects.bulk_create(
+        [
+            Thread(
+                book=book,
+                thread_id=t.thread_id,
+                type=t.type,
+                title=t.title[:200],
+                strength=t.strength,
+                status=t.status,
+                opened_chapter=t.opened,
+                planned_end=t.planned_end,
+                closed_chapter=t.closed,
+                description=t.description,
+                closing_plan=t.closing_plan,
+                front_matter=t.front_matter,
+                source_path=t.path,
+            )
+            for t in threads
+        ],
+        batch_size=BATCH,
+    )
+    pks = _pks(rows, Thread, book, "thread_id", [t.thread_id for t in threads])
+    ThreadHistoryEntry.objects.bulk_create(
+        [
+            ThreadHistoryEntry(thread_id=pks[t.thread_id], order=h.order, chapter=h.chapter, text=h.text)
+            for t in threads
+            for h in t.history
+        ],
+        batch_size=BATCH,
+    )
+    return len(threads)
+
+
+def _pks(rows: list, model: type, book: Book, key: str, keys: list) -> dict:
+    """Primary keys of freshly bulk-created rows (returned by PostgreSQL and SQLite ≥ 3.35; queried
+    back otherwise)."""
+    if all(r.pk is not None for r in rows):
+        return {getattr(r, key): r.pk for r in rows}
+    return dict(model.objects.filter(book=book, **{f"{key}__in": keys}).values_list(key, "pk"))
+
+
+def secrets_create(*, book: Book, secrets: list[SecretData]) -> int:
+    Secret.objects.bulk_create(
+        [
+            Secret(
+                book=book,
+                secret_id=s.secret_id,
+                title=s.title[:200],
+                known_to=s.known_to,
+                reader_knows=s.reader_knows,
+                reader_told_chapter=s.reader_told,
+                registered_chapter=s.registered,
+                keywords=s.keywords,
+                content=s.content,
+                front_matter=s.front_matter,
+                source_path=s.path,
+            )
+            for s in secrets
+        ],
+        batch_size=BATCH,
+    )
+    return len(secrets)
+
+
+def documents_create(*, book: Book, documents: list[DocumentData]) -> tuple[int, int]:
+    rows = Document.objects.bulk_create(
+        [
+            Document(
+                book=book,
+                kind=d.kind,
+                key=d.key[:200],
+                title=d.title[:300],
+                front_matter=d.front_matter,
+                body=d.body,
+                source_path=d.path,
+            )
+            for d in documents
+        ],
+        batch_size=BATCH,
+    )
+    if all(r.pk is not None for r in rows):
+        pks = {(r.kind, r.key): r.pk for r in rows}
+    else:
+        pks = {(k, key): pk for k, key, pk in Document.objects.filter(book=book).values_list("kind", "key", "pk")}
+    sections = [
+        Section(
+            document_id=pks[(d.kind, d.key[:200])], order=s.order, heading=s.heading[:300], level=s.level, body=s.body
+        )
+        for d in documents
+        for s in d.sections
+    ]
+    Section.objects.bulk_create(sections, batch_size=BATCH)
+    return len(documents), len(sections)
+
+
+def timeline_create(*, book: Book, rows: list[TimelineRowData]) -> int:
+    TimelineRow.objects.bulk_create(
+        [
+            TimelineRow(
+                book=book,
+                volume=r.volume,
+                order=r.order,
+                chapter=r.chapter,
+                story_time=r.story_time[:200],
+                event=r.event,
+                present=r.present,
+                source_path=r.path,
+            )
+            for r in rows
+        ],
+        batch_size=BATCH,
+    )
+    return len(rows)
+
+
+def source_files_create(*, book: Book, files: list[SourceInfo]) -> int:
+    SourceFile.objects.bulk_create(
+        [SourceFile(book=book, path=f.path, kind=f.kind, content_hash=f.sha256, size=f.size) for f in files],
+        batch_size=BATCH,
+    )
+    return len(files)
+
+
+ENTITY_FIELDS = ["type", "canonical_name", "tier", "description", "base_state", "is_protagonist", "source_path"]
+
+
+def entities_write(*, book: Book, entities: list[EntityData]) -> tuple[int, int, list[Issue]]:
+    """Upsert file entities by (book, entity_id), replace their file aliases, delete file entities
+    whose entry is gone. Entities and aliases of any other source are never touched: their ids are
+    reserved, so a file entry never takes one over."""
+    existing = {
+        eid: (pk, source)
+        for eid, pk, source in Entity.objects.filter(book=book).values_list("entity_id", "pk", "source")
+    }
+    reserved = {eid for eid, (_pk, source) in existing.items() if source != "file"}
+    issues: list[Issue] = []
+    kept: list[EntityData] = []
+    for entity in entities:
+        if entity.explicit_id and entity.explicit_id in reserved:
+            issues.append(
+                Issue(
+                    "entity_id_taken",
+                    entity.path,
+                    entity.line,
+                    f"实体 id {entity.explicit_id} 已被非文件来源（{existing[entity.explicit_id][1]}）的实体占用，文件条目「{entity.name}」未导入",
+                )
+            )
+            continue
+        kept.append(entity)
+    ids = entity_ids_assign([(e.name, e.type, e.explicit_id) for e in kept], taken=reserved)
+    seen: set[str] = set()
+    unique: list[EntityData] = []
+    for entity, entity_id in zip(kept, ids, strict=True):
+        if entity_id in seen:  # two explicit ids alike: the first wins
+            issues.append(
+                Issue("duplicate", entity.path, entity.line, f"实体 id {entity_id} 重复，「{entity.name}」未导入")
+            )
+            continue
+        seen.add(entity_id)
+        entity.entity_id = entity_id
+        unique.append(entity)
+
+    def model(e: EntityData) -> Entity:
+        return Entity(
+            book=book,
+            entity_id=e.entity_id,
+            type=e.type,
+            canonical_name=e.name[:200],
+            tier=e.tier,
+            description=e.description,
+            base_state=e.base_state,
+            is_protagonist=e.protagonist,
+            source="file",
+            source_path=e.path,
+        )
+
+    updates, creates = [], []
+    for e in unique:
+        row = model(e)
+        if e.entity_id in existing:
+            row.pk = existing[e.entity_id][0]
+            updates.append(row)
+        else:
+            creates.append(row)
+    Entity.objects.bulk_update(updates, ENTITY_FIELDS, batch_size=BATCH)
+    Entity.objects.bulk_create(creates, batch_size=BATCH)
+    stale = [pk for eid, (pk, source) in existing.items() if source == "file" and eid not in seen]
+    if stale:
+        Entity.objects.filter(pk__in=stale).delete()
+    pks = dict(Entity.objects.filter(book=book, entity_id__in=seen).values_list("entity_id", "pk"))
+    Alias.objects.filter(book=book, source="file").delete()
+    curated = set(Alias.objects.filter(book=book).exclude(source="file").values_list("entity_id", "alias"))
+    aliases = []
+    for e in unique:
+        pk = pks[e.entity_id]
+        names: set[str] = set()
+        for a in e.aliases:
+            if a.alias in names or (pk, a.alias) in curated:
+                continue
+            names.add(a.alias)
+            aliases.append(
+                Alias(
+                    book=book,
+                    entity_id=pk,
+                    alias=a.alias[:200],
+                    valid_from=a.valid_from,
+                    valid_to=a.valid_to,
+                    note=a.note[:300],
+                    source="file",
+                )
+            )
+    Alias.objects.bulk_create(aliases, batch_size=BATCH)
+    return len(unique), len(aliases), issues
+
+
+def by_paths(paths: Iterable[str]) -> Q:
+    return Q(source_path__in=list(paths))
+
+
+def group_by_kind(items: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for path, kind in items:
+        out[kind].append(path)
+    return out
