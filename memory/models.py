@@ -1,1 +1,153 @@
-from django.db import models  # noqa: F401
+"""Long-term memory: scratchpad facts with their history, retrieval chunks, and the memory-hit log.
+
+Chapters are referenced by NUMBER (chapters are replaced on every rebuild); entities by their
+``entity_id`` string (entities survive rebuilds, and a fact may name something that is not an entity).
+"""
+
+from django.db import models
+
+from webnovel.models import Book
+
+
+class Fact(models.Model):
+    """One scratchpad fact: ``subject``'s ``field`` is ``value`` since ``source_chapter``.
+
+    Facts of the same (category, subject, field) form a group; the resolver (memory/resolver.py)
+    decides each fact's status from the whole group, so the result does not depend on the order in
+    which chapters were ingested."""
+
+    class Category(models.TextChoices):
+        STORY = "story_facts", "剧情事实"
+        CHARACTER = "character_facts", "角色事实"
+        WORLD_RULE = "world_rules", "世界规则"
+        TIMELINE = "timeline", "时间线"
+        OPEN_LOOP = "open_loops", "未决线索"
+        READER_PROMISE = "reader_promises", "读者承诺"
+        CONSTRAINT = "active_constraints", "当前约束"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "有效"
+        OUTDATED = "outdated", "已过时"
+        CONTRADICTED = "contradicted", "矛盾待裁决"
+        TENTATIVE = "tentative", "存疑"
+
+    class Origin(models.TextChoices):
+        DERIVED = "derived", "章节派生"
+        SETTING = "setting", "设定派生"
+        IMPORT = "import", "导入"
+        MANUAL = "manual", "手工"
+
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="memory_facts")
+    key = models.CharField(max_length=100, help_text="稳定 id：派生事实为内容哈希，导入事实沿用插件 id")
+    category = models.CharField(max_length=30, choices=Category.choices)
+    subject = models.CharField(max_length=200, help_text="主体：角色正名、线索 id、设定条目…")
+    field = models.CharField(max_length=200, help_text="字段：realm、location、关系:萧薰儿…")
+    value = models.TextField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    source_chapter = models.PositiveIntegerField(default=0, help_text="确立该值的章节号（0 = 设定）")
+    evidence = models.JSONField(default=list, blank=True, help_text='[{"kind": "chapter_summary", "chapter": 12}, …]')
+    confidence = models.FloatField(default=1.0)
+    origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.MANUAL)
+    entity_ref = models.CharField(max_length=120, blank=True, help_text="主体为实体时的 entity_id")
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes", help_text="取代它的事实"
+    )
+    revises = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="revised_by",
+        help_text="显式修订的旧规则",
+    )
+    closed_chapter = models.PositiveIntegerField(null=True, blank=True, help_text="未决线索收尾的章节")
+    decided_at = models.DateTimeField(null=True, blank=True, help_text="矛盾裁决时采纳此值的时间")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["book", "category", "subject", "field", "source_chapter", "key"]
+        constraints = [models.UniqueConstraint(fields=["book", "key"], name="uniq_memory_fact_key")]
+        indexes = [
+            models.Index(fields=["book", "category", "subject", "field"], name="memory_fact_group_idx"),
+            models.Index(fields=["book", "status", "category"], name="memory_fact_status_idx"),
+            models.Index(fields=["book", "source_chapter"], name="memory_fact_chapter_idx"),
+        ]
+        verbose_name = "记忆事实"
+        verbose_name_plural = "记忆事实"
+
+    def __str__(self) -> str:
+        return f"{self.subject}.{self.field} = {self.value[:30]}（第{self.source_chapter}章）"
+
+
+class FactEvent(models.Model):
+    """One entry of a fact's history: created, status changed, evidence added, decided, revised…"""
+
+    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="events")
+    at = models.DateTimeField(auto_now_add=True)
+    action = models.CharField(max_length=30)
+    old_status = models.CharField(max_length=20, blank=True)
+    new_status = models.CharField(max_length=20, blank=True)
+    chapter = models.PositiveIntegerField(null=True, blank=True)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["fact", "id"]
+        verbose_name = "事实履历"
+        verbose_name_plural = "事实履历"
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.old_status}→{self.new_status}"
+
+
+class Chunk(models.Model):
+    """A retrievable piece of a chapter (its summary or one scene) with its tokens for BM25."""
+
+    class Kind(models.TextChoices):
+        SUMMARY = "summary", "摘要"
+        SCENE = "scene", "场景"
+
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="memory_chunks")
+    chapter = models.PositiveIntegerField()
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    order = models.PositiveIntegerField(default=0)
+    text = models.TextField()
+    terms = models.TextField(blank=True, help_text="检索用词项，空格分隔（中文二元组 + 实体名）")
+
+    class Meta:
+        ordering = ["book", "chapter", "kind", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["book", "chapter", "kind", "order"], name="uniq_memory_chunk"),
+        ]
+        verbose_name = "检索片段"
+        verbose_name_plural = "检索片段"
+
+    def __str__(self) -> str:
+        return f"第{self.chapter}章 {self.kind}#{self.order}"
+
+
+class MemoryHit(models.Model):
+    """The memory-hit log: which facts and chunks went into the last pack built for a chapter and task.
+
+    One row per (book, chapter, task), replaced on every logged build, so the log stays bounded."""
+
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="memory_hits")
+    chapter = models.PositiveIntegerField()
+    task = models.CharField(max_length=10)
+    budget_tokens = models.PositiveIntegerField()
+    used_tokens = models.PositiveIntegerField()
+    mode = models.CharField(max_length=10, default="full")
+    retrieval = models.CharField(max_length=100, blank=True)
+    facts = models.ManyToManyField(Fact, blank=True, related_name="hits")
+    items = models.JSONField(default=list, blank=True, help_text="收录的条目 id（按顺序）")
+    skipped = models.PositiveIntegerField(default=0)
+    built_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["book", "-chapter", "task"]
+        constraints = [models.UniqueConstraint(fields=["book", "chapter", "task"], name="uniq_memory_hit")]
+        verbose_name = "记忆命中"
+        verbose_name_plural = "记忆命中日志"
+
+    def __str__(self) -> str:
+        return f"第{self.chapter}章 {self.task}（{self.used_tokens}/{self.budget_tokens}）"

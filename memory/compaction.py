@@ -1,0 +1,110 @@
+"""Compaction: de-duplicate facts and cap each category, deterministically.
+
+1. De-duplication: inside one group (category, subject, field), a fact repeating the value of the fact
+   just before it (in chapter order) adds nothing: its evidence is merged into the earlier fact and it
+   is deleted. Book-wide facts (origin ``setting``) are recomputed on every update, so they are always
+   the one kept, never the one deleted; contradicted and decided facts are left for the author.
+2. Caps: when a category holds more facts than its cap, facts are dropped in this order until it fits —
+   outdated (oldest chapter first), then tentative, then active ones (oldest first). Never dropped:
+   contradicted facts, book-wide facts, and active world rules / open loops (those categories have no
+   cap on active facts: losing one is exactly the failure this app exists to prevent).
+
+Ties are broken by key, so the same facts always compact the same way.
+"""
+
+from collections import defaultdict
+
+from django.conf import settings
+from django.db import transaction
+
+from memory.models import Fact, FactEvent
+from memory.resolver import value_normalize
+from memory.services import groups_resolve
+from webnovel.models import Book
+
+DEFAULT_CAPS = {
+    Fact.Category.STORY: 400,
+    Fact.Category.CHARACTER: 1500,
+    Fact.Category.WORLD_RULE: 300,
+    Fact.Category.TIMELINE: 300,
+    Fact.Category.OPEN_LOOP: 300,
+    Fact.Category.READER_PROMISE: 200,
+    Fact.Category.CONSTRAINT: 200,
+}
+PROTECTED = {Fact.Category.WORLD_RULE, Fact.Category.OPEN_LOOP}
+
+
+def caps_get() -> dict[str, int]:
+    caps = {str(k): v for k, v in DEFAULT_CAPS.items()}
+    caps.update(getattr(settings, "WEBNOVEL_MEMORY_CAPS", {}) or {})
+    return caps
+
+
+@transaction.atomic
+def facts_compact(*, book: Book, caps: dict[str, int] | None = None) -> dict[str, int]:
+    """De-duplicate and cap the book's facts; returns how many were merged and dropped."""
+    caps = caps or caps_get()
+    fields = [
+        "pk",
+        "key",
+        "category",
+        "subject",
+        "field",
+        "value",
+        "source_chapter",
+        "status",
+        "origin",
+        "evidence",
+        "decided_at",
+    ]
+    groups: dict[tuple[str, str, str], list[Fact]] = defaultdict(list)
+    for fact in (
+        Fact.objects.filter(book=book).only(*fields).order_by("category", "subject", "field", "source_chapter", "key")
+    ):
+        groups[(fact.category, fact.subject, fact.field)].append(fact)
+    merged_away: list[int] = []
+    touched: set[tuple[str, str, str]] = set()
+    to_update: dict[int, Fact] = {}
+    events: list[FactEvent] = []
+    for g, facts in groups.items():
+        if len(facts) < 2:
+            continue
+        keep = facts[0]
+        for fact in facts[1:]:
+            same = value_normalize(fact.value) == value_normalize(keep.value)
+            frozen = {Fact.Status.CONTRADICTED} & {fact.status, keep.status} or fact.decided_at or keep.decided_at
+            if same and not frozen and fact.origin != Fact.Origin.SETTING:
+                keep.evidence = keep.evidence + [e for e in fact.evidence if e not in keep.evidence]
+                to_update[keep.pk] = keep
+                merged_away.append(fact.pk)
+                events.append(
+                    FactEvent(fact=keep, action="merged", chapter=fact.source_chapter, note=f"合并重复事实 {fact.key}")
+                )
+                touched.add(g)
+                continue
+            keep = fact
+    if merged_away:
+        Fact.objects.filter(pk__in=merged_away).delete()
+        Fact.objects.bulk_update(list(to_update.values()), ["evidence"], batch_size=500)
+        FactEvent.objects.bulk_create(events, batch_size=500)
+        groups_resolve(book=book, groups=touched)
+    dropped = 0
+    rank = {Fact.Status.OUTDATED: 0, Fact.Status.TENTATIVE: 1, Fact.Status.ACTIVE: 2}
+    for category, cap in sorted(caps.items()):
+        rows = Fact.objects.filter(book=book, category=category)
+        count = rows.count()
+        if cap is None or count <= cap:
+            continue
+        candidates = rows.exclude(status=Fact.Status.CONTRADICTED).exclude(origin=Fact.Origin.SETTING)
+        if category in PROTECTED:
+            candidates = candidates.exclude(status=Fact.Status.ACTIVE)
+        ordered = sorted(
+            candidates.values_list("pk", "status", "source_chapter", "key", "category", "subject", "field"),
+            key=lambda r: (rank.get(r[1], 3), r[2], r[3]),
+        )
+        victims = ordered[: count - cap]
+        if victims:
+            Fact.objects.filter(pk__in=[v[0] for v in victims]).delete()
+            dropped += len(victims)
+            groups_resolve(book=book, groups={(v[4], v[5], v[6]) for v in victims})
+    return {"merged": len(merged_away), "dropped": dropped}

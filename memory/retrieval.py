@@ -1,0 +1,286 @@
+"""Episodic retrieval over chapter summaries and scenes: BM25, optionally re-ranked by embeddings.
+
+Why our own BM25: it is thirty lines, and the parts that matter here are ours anyway — Chinese
+tokenization and a per-book index cached in-process. Tokenization is character bigrams of every CJK
+run (the standard dictionary-free choice for Chinese retrieval: no segmentation errors on invented
+names such as 青岚剑录's 断剑青岚) plus each entity name or alias found in the text as one extra term
+(pyahocorasick, one pass), so a name query matches whole names strongly. ASCII words are lower-cased.
+
+Embeddings are optional: when ``WEBNOVEL_EMBEDDINGS_URL`` (an OpenAI-compatible base URL, e.g.
+``http://host:8000/v1``) and ``WEBNOVEL_EMBEDDINGS_MODEL`` are set, BM25's top candidates are re-ranked
+by cosine similarity (``WEBNOVEL_EMBEDDINGS_API_KEY`` is sent as a bearer token). Any failure —
+unset, unreachable, malformed answer — falls back to BM25 and says so in the pack.
+"""
+
+import json
+import logging
+import math
+import os
+import re
+import threading
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass
+
+import ahocorasick
+from django.db.models import Count, Max
+
+from entities.models import Alias, Entity
+from memory.models import Chunk
+from webnovel.models import Book, Chapter
+
+logger = logging.getLogger(__name__)
+
+_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
+_SCENE_BREAK = re.compile(r"^\s*(?:\*\s*\*\s*\*|-{3,}|＊{3,}|◇+|◆+|~{3,}|……{2,})\s*$", re.MULTILINE)
+SCENE_CHARS = 400
+K1 = 1.5
+B = 0.75
+
+_names_cache: dict[tuple[int, int, int], "ahocorasick.Automaton | None"] = {}
+_index_cache: dict[int, "Bm25Index"] = {}
+_lock = threading.Lock()
+
+
+def _name_automaton(*, book: Book) -> "ahocorasick.Automaton | None":
+    stamp = (
+        book.pk,
+        Entity.objects.filter(book=book).count() + Alias.objects.filter(book=book).count(),
+        (Alias.objects.filter(book=book).aggregate(m=Max("id"))["m"] or 0)
+        + (Entity.objects.filter(book=book).aggregate(m=Max("id"))["m"] or 0),
+    )
+    if stamp in _names_cache:
+        return _names_cache[stamp]
+    names = set(Entity.objects.filter(book=book).values_list("canonical_name", flat=True))
+    names |= set(Alias.objects.filter(book=book).values_list("alias", flat=True))
+    names = {n for n in names if len(n) >= 2}
+    automaton = None
+    if names:
+        automaton = ahocorasick.Automaton()
+        for name in sorted(names):
+            automaton.add_word(name, name)
+        automaton.make_automaton()
+    _names_cache.clear()
+    _names_cache[stamp] = automaton
+    return automaton
+
+
+def text_terms(text: str, *, names: "ahocorasick.Automaton | None" = None) -> list[str]:
+    """Index terms of ``text``: CJK bigrams (a lone CJK character stays a unigram), ASCII words,
+    and ``@name`` for every entity name found."""
+    terms: list[str] = []
+    for run in _CJK_RUN.findall(text):
+        if len(run) == 1:
+            terms.append(run)
+        else:
+            terms.extend(run[i : i + 2] for i in range(len(run) - 1))
+    terms.extend(w.lower() for w in _ASCII_WORD.findall(text))
+    if names is not None and text:
+        terms.extend("@" + name for _, name in names.iter(text))
+    return terms
+
+
+def scenes_split(body: str) -> list[str]:
+    """A chapter body cut into scenes: at explicit scene breaks (***, ---, ◇…), then into pieces of
+    about ``SCENE_CHARS`` characters along paragraph boundaries."""
+    scenes: list[str] = []
+    for part in _SCENE_BREAK.split(body or ""):
+        paragraphs = [p.strip() for p in part.split("\n") if p.strip()]
+        current = ""
+        for para in paragraphs:
+            if current and len(current) + len(para) > SCENE_CHARS:
+                scenes.append(current)
+                current = ""
+            current = f"{current}\n{para}" if current else para
+        if current:
+            scenes.append(current)
+    return scenes
+
+
+def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
+    """(Re)build the retrieval chunks of ``chapters`` (``full``: of the whole book)."""
+    names = _name_automaton(book=book)
+    rows = Chapter.objects.filter(book=book)
+    if full:
+        Chunk.objects.filter(book=book).delete()
+    else:
+        rows = rows.filter(number__in=chapters)
+        Chunk.objects.filter(book=book, chapter__in=chapters).delete()
+    new = []
+    for number, summary, body in rows.order_by("number").values_list("number", "summary", "body").iterator():
+        if summary.strip():
+            new.append(
+                Chunk(
+                    book=book,
+                    chapter=number,
+                    kind=Chunk.Kind.SUMMARY,
+                    order=0,
+                    text=summary.strip(),
+                    terms=" ".join(text_terms(summary, names=names)),
+                )
+            )
+        for i, scene in enumerate(scenes_split(body)):
+            new.append(
+                Chunk(
+                    book=book,
+                    chapter=number,
+                    kind=Chunk.Kind.SCENE,
+                    order=i,
+                    text=scene,
+                    terms=" ".join(text_terms(scene, names=names)),
+                )
+            )
+        if len(new) >= 2000:
+            Chunk.objects.bulk_create(new, batch_size=500)
+            new = []
+    Chunk.objects.bulk_create(new, batch_size=500)
+    return Chunk.objects.filter(book=book).count()
+
+
+@dataclass
+class Bm25Index:
+    stamp: tuple[int, int]
+    ids: list[int]
+    chapters: list[int]
+    kinds: list[str]
+    orders: list[int]
+    lengths: list[int]
+    postings: dict[str, list[tuple[int, int]]]  # term -> [(doc index, term frequency)]
+    avgdl: float
+
+    def search(
+        self, terms: list[str], *, max_chapter: int, exclude_chapters: set[int], limit: int
+    ) -> list[tuple[int, float]]:
+        """(doc index, score) of the best documents from chapters ≤ max_chapter, best first;
+        ties go to the later chapter, then the lower chunk order (deterministic)."""
+        n = len(self.ids)
+        scores: dict[int, float] = {}
+        for term, qtf in Counter(terms).items():
+            posting = self.postings.get(term)
+            if not posting:
+                continue
+            idf = math.log(1 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
+            for doc, tf in posting:
+                ch = self.chapters[doc]
+                if ch > max_chapter or ch in exclude_chapters:
+                    continue
+                norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * self.lengths[doc] / self.avgdl))
+                scores[doc] = scores.get(doc, 0.0) + idf * norm * qtf
+        ranked = sorted(
+            scores.items(),
+            key=lambda kv: (-round(kv[1], 9), -self.chapters[kv[0]], self.kinds[kv[0]], self.orders[kv[0]]),
+        )
+        return ranked[:limit]
+
+
+def bm25_index(*, book: Book) -> Bm25Index:
+    """The book's BM25 index, cached in-process until its chunks change (count or highest id)."""
+    agg = Chunk.objects.filter(book=book).aggregate(n=Count("id"), m=Max("id"))
+    stamp = (agg["n"] or 0, agg["m"] or 0)
+    with _lock:
+        cached = _index_cache.get(book.pk)
+        if cached is not None and cached.stamp == stamp:
+            return cached
+    ids, chapters, kinds, orders, lengths = [], [], [], [], []
+    postings: dict[str, list[tuple[int, int]]] = {}
+    rows = (
+        Chunk.objects.filter(book=book)
+        .order_by("chapter", "kind", "order")
+        .values_list("id", "chapter", "kind", "order", "terms")
+    )
+    for doc, (pk, chapter, kind, order, terms) in enumerate(rows.iterator(chunk_size=2000)):
+        toks = terms.split()
+        ids.append(pk)
+        chapters.append(chapter)
+        kinds.append(kind)
+        orders.append(order)
+        lengths.append(len(toks))
+        for term, tf in Counter(toks).items():
+            postings.setdefault(term, []).append((doc, tf))
+    avgdl = (sum(lengths) / len(lengths)) if lengths else 1.0
+    index = Bm25Index(stamp, ids, chapters, kinds, orders, lengths, postings, avgdl or 1.0)
+    with _lock:
+        _index_cache[book.pk] = index
+    return index
+
+
+# --- embeddings ----------------------------------------------------------------------------------
+
+_embedding_cache: dict[tuple[str, str], list[float]] = {}
+
+
+def embeddings_config() -> dict[str, str] | None:
+    url = os.environ.get("WEBNOVEL_EMBEDDINGS_URL", "").strip()
+    model = os.environ.get("WEBNOVEL_EMBEDDINGS_MODEL", "").strip()
+    if not url or not model:
+        return None
+    return {"url": url.rstrip("/"), "model": model, "key": os.environ.get("WEBNOVEL_EMBEDDINGS_API_KEY", "")}
+
+
+def embed_texts(texts: list[str], *, config: dict[str, str]) -> list[list[float]]:
+    """Vectors of ``texts`` from the OpenAI-compatible ``/embeddings`` endpoint (cached by text)."""
+    missing = [t for t in dict.fromkeys(texts) if (config["model"], t) not in _embedding_cache]
+    if missing:
+        body = json.dumps({"model": config["model"], "input": missing}).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        if config["key"]:
+            headers["Authorization"] = f"Bearer {config['key']}"
+        request = urllib.request.Request(f"{config['url']}/embeddings", data=body, headers=headers, method="POST")
+        timeout = float(os.environ.get("WEBNOVEL_EMBEDDINGS_TIMEOUT", "5"))
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 — URL set by the operator
+            payload = json.loads(response.read().decode("utf-8"))
+        data = sorted(payload["data"], key=lambda d: d.get("index", 0))
+        if len(data) != len(missing):
+            raise ValueError(f"embeddings: asked {len(missing)} vectors, got {len(data)}")
+        for text, item in zip(missing, data, strict=True):
+            _embedding_cache[(config["model"], text)] = [float(x) for x in item["embedding"]]
+    return [_embedding_cache[(config["model"], t)] for t in texts]
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    na = math.sqrt(sum(x * x for x in a)) or 1.0
+    nb = math.sqrt(sum(y * y for y in b)) or 1.0
+    return dot / (na * nb)
+
+
+def chunks_search(
+    *, book: Book, query: str, max_chapter: int, exclude_chapters: set[int] | None = None, limit: int = 8
+) -> tuple[list[dict], str]:
+    """The best chunks for ``query`` from chapters ≤ ``max_chapter``, and the method used
+    (``bm25`` or ``embeddings`` or ``bm25（…回退原因）``)."""
+    index = bm25_index(book=book)
+    terms = text_terms(query, names=_name_automaton(book=book))
+    pool = index.search(
+        terms, max_chapter=max_chapter, exclude_chapters=exclude_chapters or set(), limit=max(limit * 5, 40)
+    )
+    method = "bm25"
+    config = embeddings_config()
+    texts = {}
+    if pool:
+        texts = dict(Chunk.objects.filter(pk__in=[index.ids[d] for d, _ in pool]).values_list("id", "text"))
+    if config is not None and pool:
+        try:
+            vectors = embed_texts([query] + [texts[index.ids[d]] for d, _ in pool], config=config)
+            qv = vectors[0]
+            rescored = [(d, _cosine(qv, v)) for (d, _), v in zip(pool, vectors[1:], strict=True)]
+            pool = sorted(rescored, key=lambda kv: (-round(kv[1], 9), -index.chapters[kv[0]], index.orders[kv[0]]))
+            method = "embeddings"
+        except Exception as exc:  # noqa: BLE001 — any failure of the optional endpoint falls back to BM25
+            logger.warning("嵌入检索失败，回退到 BM25：%s", exc)
+            method = f"bm25（嵌入失败，已回退：{type(exc).__name__}）"
+    results = []
+    for rank, (doc, score) in enumerate(pool[:limit]):
+        results.append(
+            {
+                "chunk_id": index.ids[doc],
+                "chapter": index.chapters[doc],
+                "kind": index.kinds[doc],
+                "order": index.orders[doc],
+                "score": round(score, 4),
+                "rank": rank,
+                "text": texts.get(index.ids[doc], ""),
+            }
+        )
+    return results, method

@@ -1,0 +1,361 @@
+"""Writes of the memory app: observing, revising, closing and deciding facts; the after-chapter hook;
+scratchpad import; the memory-hit log. Every status change goes through ``groups_resolve`` so the
+resolver's rules (memory/resolver.py) are applied in one place and every change is in the history."""
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory.models import Fact, FactEvent, MemoryHit
+from memory.resolver import FactView, group_resolve
+from webnovel.exceptions import InvalidInput, NotFound
+from webnovel.models import Book
+
+logger = logging.getLogger(__name__)
+
+CATEGORIES = [c.value for c in Fact.Category]
+STATUSES = [s.value for s in Fact.Status]
+
+GroupKey = tuple[str, str, str]
+
+
+def fact_key_make(*, prefix: str, category: str, subject: str, field: str, chapter: int, value: str) -> str:
+    """A stable key for a fact: the same observation always gets the same key."""
+    raw = "\x1f".join([category, subject, field, str(chapter), value])
+    return f"{prefix}-{hashlib.sha1(raw.encode('utf-8')).hexdigest()[:16]}"
+
+
+def _check_category(category: str) -> None:
+    if category not in CATEGORIES:
+        raise InvalidInput(f"未知的事实类别 '{category}'，可选：{'、'.join(CATEGORIES)}", extra={"category": category})
+
+
+def groups_resolve(*, book: Book, groups: Iterable[GroupKey]) -> int:
+    """Re-run the resolver on these groups and store the statuses; returns how many facts changed."""
+    groups = sorted(set(groups))
+    if not groups:
+        return 0
+    changed = 0
+    by_group: dict[GroupKey, list[Fact]] = {}
+    subjects = {g[1] for g in groups}
+    # One query per ~500 subjects instead of one per group (derivation touches thousands of groups).
+    subject_list = sorted(subjects)
+    for start in range(0, len(subject_list), 500):
+        rows = Fact.objects.filter(book=book, subject__in=subject_list[start : start + 500])
+        for fact in rows:
+            g = (fact.category, fact.subject, fact.field)
+            by_group.setdefault(g, []).append(fact)
+    events = []
+    to_update = []
+    wanted = set(groups)
+    for g, facts in by_group.items():
+        if g not in wanted:
+            continue
+        by_key = {f.key: f for f in facts}
+        ids_to_key = {f.pk: f.key for f in facts}
+        views = [
+            FactView(
+                key=f.key,
+                value=f.value,
+                source_chapter=f.source_chapter,
+                confidence=f.confidence,
+                revises_key=ids_to_key.get(f.revises_id) if f.revises_id else None,
+                closed_chapter=f.closed_chapter,
+                decided_at=f.decided_at,
+            )
+            for f in facts
+        ]
+        for key, res in group_resolve(views).items():
+            fact = by_key[key]
+            new_sup = by_key[res.superseded_by].pk if res.superseded_by else None
+            if fact.status != res.status or fact.superseded_by_id != new_sup:
+                if fact.status != res.status:
+                    events.append(
+                        FactEvent(
+                            fact=fact,
+                            action="status",
+                            old_status=fact.status,
+                            new_status=res.status,
+                            chapter=by_key[res.superseded_by].source_chapter if res.superseded_by else None,
+                            note=res.reason,
+                        )
+                    )
+                fact.status = res.status
+                fact.superseded_by_id = new_sup
+                to_update.append(fact)
+                changed += 1
+    if to_update:
+        now = timezone.now()
+        for fact in to_update:
+            fact.updated_at = now
+        Fact.objects.bulk_update(to_update, ["status", "superseded_by", "updated_at"], batch_size=500)
+    if events:
+        FactEvent.objects.bulk_create(events, batch_size=500)
+    return changed
+
+
+@transaction.atomic
+def fact_observe(
+    *,
+    book: Book,
+    category: str,
+    subject: str,
+    field: str,
+    value: str,
+    chapter: int,
+    confidence: float = 1.0,
+    evidence: list[dict[str, Any]] | None = None,
+    origin: str = Fact.Origin.MANUAL,
+    entity_ref: str = "",
+    revises: Fact | None = None,
+    key: str | None = None,
+) -> Fact:
+    """Record that ``subject``'s ``field`` is ``value`` as of ``chapter`` and resolve its group.
+
+    Observing the same thing twice adds the evidence to the existing fact instead of duplicating it."""
+    _check_category(category)
+    subject, field, value = subject.strip(), field.strip(), str(value).strip()
+    if not subject or not field or not value:
+        raise InvalidInput("事实的 subject、field、value 都不能为空", extra={"subject": subject, "field": field})
+    if not 0.0 <= confidence <= 1.0:
+        raise InvalidInput(f"置信度必须在 0 到 1 之间，收到 {confidence}", extra={"confidence": confidence})
+    if chapter < 0:
+        raise InvalidInput(f"章节号不能为负：{chapter}", extra={"chapter": chapter})
+    key = key or fact_key_make(
+        prefix="m", category=category, subject=subject, field=field, chapter=chapter, value=value
+    )
+    evidence = list(evidence or [])
+    fact = Fact.objects.filter(book=book, key=key).first()
+    if fact is None:
+        fact = Fact.objects.create(
+            book=book,
+            key=key,
+            category=category,
+            subject=subject,
+            field=field,
+            value=value,
+            source_chapter=chapter,
+            confidence=confidence,
+            evidence=evidence,
+            origin=origin,
+            entity_ref=entity_ref,
+            revises=revises,
+        )
+        FactEvent.objects.create(fact=fact, action="created", new_status=fact.status, chapter=chapter, note=value)
+    else:
+        new = [e for e in evidence if e not in fact.evidence]
+        if new:
+            fact.evidence = fact.evidence + new
+            fact.confidence = max(fact.confidence, confidence)
+            fact.save(update_fields=["evidence", "confidence", "updated_at"])
+            FactEvent.objects.create(fact=fact, action="evidence", chapter=chapter, note=f"新增证据 {len(new)} 条")
+    groups_resolve(book=book, groups=[(category, subject, field)])
+    fact.refresh_from_db()
+    return fact
+
+
+@transaction.atomic
+def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "") -> Fact:
+    """Explicitly revise a fact (typically a world rule): the new fact supersedes it and links to it."""
+    if chapter < fact.source_chapter:
+        raise InvalidInput(
+            f"修订章节（第{chapter}章）早于原事实的来源章节（第{fact.source_chapter}章）",
+            extra={"fact": fact.key, "chapter": chapter},
+        )
+    new = fact_observe(
+        book=fact.book,
+        category=fact.category,
+        subject=fact.subject,
+        field=fact.field,
+        value=value,
+        chapter=chapter,
+        evidence=[{"kind": "revision", "of": fact.key, "reason": reason, "chapter": chapter}],
+        origin=Fact.Origin.MANUAL,
+        entity_ref=fact.entity_ref,
+        revises=fact,
+    )
+    if new.revises_id != fact.pk:
+        new.revises = fact
+        new.save(update_fields=["revises", "updated_at"])
+    FactEvent.objects.create(fact=fact, action="revised", chapter=chapter, note=reason or f"修订为：{value}")
+    groups_resolve(book=fact.book, groups=[(fact.category, fact.subject, fact.field)])
+    new.refresh_from_db()
+    return new
+
+
+@transaction.atomic
+def fact_close(*, fact: Fact, chapter: int, reason: str = "") -> Fact:
+    """Close an open loop (or lift a constraint) at ``chapter``."""
+    fact.closed_chapter = chapter
+    fact.save(update_fields=["closed_chapter", "updated_at"])
+    FactEvent.objects.create(fact=fact, action="closed", chapter=chapter, note=reason or f"第{chapter}章收尾")
+    groups_resolve(book=fact.book, groups=[(fact.category, fact.subject, fact.field)])
+    fact.refresh_from_db()
+    return fact
+
+
+@transaction.atomic
+def fact_decide(*, fact: Fact, note: str = "") -> Fact:
+    """Settle a contradiction: this fact's value wins over the other values of its chapter."""
+    if fact.status != Fact.Status.CONTRADICTED:
+        raise InvalidInput(
+            f"事实 {fact.key} 的状态是 {fact.get_status_display()}，只有矛盾待裁决的事实可以裁决",
+            extra={"fact": fact.key, "status": fact.status},
+        )
+    fact.decided_at = timezone.now()
+    fact.save(update_fields=["decided_at", "updated_at"])
+    FactEvent.objects.create(fact=fact, action="decided", chapter=fact.source_chapter, note=note or "采纳此值")
+    groups_resolve(book=fact.book, groups=[(fact.category, fact.subject, fact.field)])
+    fact.refresh_from_db()
+    return fact
+
+
+def fact_get(*, book: Book, key: str) -> Fact:
+    fact = Fact.objects.filter(book=book, key=key).first()
+    if fact is None:
+        raise NotFound(f"书籍 '{book.slug}' 中没有 key 为 '{key}' 的记忆事实", extra={"key": key})
+    return fact
+
+
+def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None, **_: Any) -> None:
+    """The after-chapter hook (WEBNOVEL_AFTER_CHAPTER_HOOKS): derive facts, index chunks, compact.
+
+    ``numbers=None`` means every chapter (a rebuild). Best effort by contract: any failure is logged
+    as a warning and never fails the chapter."""
+    from memory.compaction import facts_compact
+    from memory.derivation import facts_derive
+    from memory.models import Chunk
+    from memory.retrieval import chunks_index
+
+    try:
+        with transaction.atomic():
+            if numbers is None:
+                memory_refresh(book=book)
+                return
+            if removed:
+                Chunk.objects.filter(book=book, chapter__in=removed).delete()
+            facts_derive(book=book, chapters=list(numbers) + list(removed or []))
+            chunks_index(book=book, chapters=list(numbers))
+            facts_compact(book=book)
+    except Exception:  # noqa: BLE001 — the hook must never fail the chapter
+        logger.warning("记忆更新失败（书籍 %s，章节 %s），章节不受影响", book.slug, numbers, exc_info=True)
+
+
+@transaction.atomic
+def memory_refresh(*, book: Book) -> dict[str, int]:
+    """Derive every chapter's facts and chunks again (after a rebuild or an import of old data)."""
+    from memory.compaction import facts_compact
+    from memory.derivation import facts_derive
+    from memory.retrieval import chunks_index
+
+    numbers = sorted(book.chapters.values_list("number", flat=True))
+    derived = facts_derive(book=book, chapters=numbers, full=True)
+    chunks = chunks_index(book=book, chapters=numbers, full=True)
+    compacted = facts_compact(book=book)
+    return {"chapters": len(numbers), **derived, "chunks": chunks, **compacted}
+
+
+@transaction.atomic
+def memory_hit_record(*, book: Book, pack: dict[str, Any]) -> MemoryHit:
+    """Log which facts and chunks went into this chapter's pack (one row per chapter and task)."""
+    included = [item for item in pack["items"] if item["included"]]
+    hit, _ = MemoryHit.objects.update_or_create(
+        book=book,
+        chapter=pack["chapter"],
+        task=pack["task"],
+        defaults={
+            "budget_tokens": pack["budget_tokens"],
+            "used_tokens": pack["used_tokens"],
+            "mode": pack["mode"],
+            "retrieval": pack.get("retrieval", ""),
+            "items": [item["id"] for item in included],
+            "skipped": len(pack["items"]) - len(included),
+        },
+    )
+    keys = [item["id"].removeprefix("fact:") for item in included if item["id"].startswith("fact:")]
+    hit.facts.set(Fact.objects.filter(book=book, key__in=keys))
+    return hit
+
+
+@transaction.atomic
+def scratchpad_import(*, book: Book, data: dict[str, Any], replace: bool = False) -> dict[str, int]:
+    """Import the plugin's ``.webnovel/memory_scratchpad.json`` (buckets of items by category).
+
+    Items keep their plugin ``id`` as key, so importing the same file twice changes nothing. The
+    plugin's statuses are taken as given for outdated items; the others are re-resolved."""
+    if not isinstance(data, dict):
+        raise InvalidInput("记忆文件应为 JSON 对象：{类别: [条目…]}", extra={})
+    buckets = data.get("buckets", data) if isinstance(data.get("buckets"), dict) else data
+    if replace:
+        Fact.objects.filter(book=book, origin=Fact.Origin.IMPORT).delete()
+    created = updated = 0
+    groups: set[GroupKey] = set()
+    for category, items in buckets.items():
+        if category not in CATEGORIES:
+            if isinstance(items, list):
+                raise InvalidInput(
+                    f"记忆文件中有未知类别 '{category}'，可选：{'、'.join(CATEGORIES)}", extra={"category": category}
+                )
+            continue  # metadata such as "version" / "updated_at"
+        if not isinstance(items, list):
+            raise InvalidInput(f"类别 '{category}' 的内容应为列表", extra={"category": category})
+        for index, item in enumerate(items):
+            where = f"{category}[{index}]"
+            if not isinstance(item, dict):
+                raise InvalidInput(f"{where} 应为对象", extra={"item": where})
+            subject = str(item.get("subject") or "").strip()
+            field = str(item.get("field") or "").strip()
+            value = item.get("value")
+            if isinstance(value, list | dict):
+                value = json.dumps(value, ensure_ascii=False)
+            value = str(value if value is not None else "").strip()
+            if not subject or not field or not value:
+                raise InvalidInput(f"{where} 缺少 subject、field 或 value", extra={"item": where})
+            chapter = item.get("source_chapter") or 0
+            try:
+                chapter = int(chapter)
+                confidence = float(item.get("confidence", 1.0) if item.get("confidence") is not None else 1.0)
+            except (TypeError, ValueError) as exc:
+                raise InvalidInput(f"{where} 的 source_chapter 或 confidence 不是数字", extra={"item": where}) from exc
+            status = item.get("status") or Fact.Status.ACTIVE
+            if status not in STATUSES:
+                raise InvalidInput(
+                    f"{where} 的状态 '{status}' 无效，可选：{'、'.join(STATUSES)}", extra={"item": where}
+                )
+            if status == Fact.Status.TENTATIVE:
+                # Our statuses are computed; a plugin-tentative item stays tentative through its confidence.
+                confidence = min(confidence, 0.4)
+            evidence = item.get("evidence") or []
+            if not isinstance(evidence, list):
+                evidence = [evidence]
+            evidence = [e if isinstance(e, dict) else {"kind": "note", "text": str(e)} for e in evidence]
+            key = str(item.get("id") or "") or fact_key_make(
+                prefix="i", category=category, subject=subject, field=field, chapter=chapter, value=value
+            )
+            defaults = {
+                "category": category,
+                "subject": subject,
+                "field": field,
+                "value": value,
+                "source_chapter": chapter,
+                "confidence": max(0.0, min(1.0, confidence)),
+                "evidence": evidence,
+                "origin": Fact.Origin.IMPORT,
+                # The plugin's explicit outdated mark is history we cannot recompute (its successor
+                # may not be in the file), so it is kept as a closure at the fact's own chapter.
+                "closed_chapter": chapter if status == Fact.Status.OUTDATED else None,
+            }
+            fact, was_created = Fact.objects.update_or_create(book=book, key=key, defaults=defaults)
+            if was_created:
+                created += 1
+                FactEvent.objects.create(fact=fact, action="imported", new_status=fact.status, chapter=chapter)
+            else:
+                updated += 1
+            groups.add((category, subject, field))
+    groups_resolve(book=book, groups=groups)
+    return {"created": created, "updated": updated}
