@@ -1,0 +1,131 @@
+"""Response schemas of the threads endpoints (fields mirror the selectors' dicts)."""
+
+from ninja import Schema
+
+
+class ThreadRowOut(Schema):
+    id: str
+    type: str
+    title: str
+    strength: str
+    status: str
+    opened_chapter: int | None
+    planned_end: int | None
+    closed_chapter: int | None
+
+
+class ThreadBasicsOut(ThreadRowOut):
+    """A thread's basics plus its hang computed at query time (null unless status is 进行)."""
+
+    last_activity_chapter: int | None
+    current_chapter: int | None
+    hang: int | None
+    threshold: int
+    overdue: bool
+
+
+class HistoryEntryOut(Schema):
+    chapter: int | None
+    text: str
+
+
+class ThreadHistoryOut(Schema):
+    id: str
+    title: str
+    entries: list[HistoryEntryOut]
+
+
+class OverdueThreadOut(Schema):
+    id: str
+    type: str
+    title: str
+    strength: str
+    last_activity_chapter: int | None
+    hang: int
+    threshold: int
+    over_by: int
+
+
+class OverdueOut(Schema):
+    current_chapter: int | None
+    threads: list[OverdueThreadOut]
+
+
+class KnownToOut(Schema):
+    name: str
+    since: int | None
+
+
+class SecretBasicsOut(Schema):
+    id: str
+    title: str
+    known_to: list[KnownToOut]
+    reader_knows: bool
+    reader_told_chapter: int | None
+    registered_chapter: int | None
+    keywords: list[str]
+
+
+class SecretAccumulationOut(Schema):
+    id: str
+    title: str
+    registered_chapter: int | None
+    accumulated: int | None
+    over_limit: bool
+
+
+class SecretUnknownOut(Schema):
+    current_chapter: int | None
+    threshold: int
+    secrets: list[SecretAccumulationOut]
+
+
+class OverdueTypeOut(Schema):
+    type: str
+    threshold: int
+    count: int
+    threads: list[OverdueThreadOut]
+
+
+class OverdueReportOut(Schema):
+    current_chapter: int | None
+    total: int
+    types: list[OverdueTypeOut]
+
+
+class SecretReportOut(Schema):
+    current_chapter: int | None
+    threshold: int
+    unknown: int
+    over_limit: list[str]
+    secrets: list[SecretAccumulationOut]
+
+
+class ActivityOut(Schema):
+    id: str
+    title: str
+    chapters: list[int]
+
+
+class ThreadActivityOut(Schema):
+    volume: int
+    start_chapter: int | None
+    end_chapter: int | None
+    opened: list[ActivityOut]
+    advanced: list[ActivityOut]
+    closed: list[ActivityOut]
+
+
+class LeakOut(Schema):
+    secret: str
+    chapter: int
+    line: int
+    keyword: str
+    perspective: str | None
+    reasons: list[str]
+    context: str
+
+
+class LeakScanOut(Schema):
+    secrets_scanned: int
+    leaks: list[LeakOut]

@@ -1,0 +1,386 @@
+"""Reads of threads (伏笔 / 悬念 / 感情线) and secrets (信息差), and the reports built on them.
+
+"How long a thread has hung" and "how long a secret has accumulated" are computed here at query
+time from the current chapter (the highest finalized chapter) and book.yaml's thresholds — never
+stored, so they are right the moment a chapter is finalized.
+
+- A thread's last activity is the latest chapter that opened it, advanced it (chapter front
+  matter ``threads.advances``) or is cited by one of its 履历 entries. Its hang is
+  ``current − last activity`` and only threads with status 进行 hang. It is overdue when
+  hang > the threshold of its type.
+- A secret the reader does not know (``reader_knows`` false) has accumulated
+  ``current − registered`` chapters; it is over the limit when that is > ``secret_accumulation``.
+"""
+
+from django.db.models import Max
+
+from entities.selectors import alias_resolve
+from threads.models import Secret, Thread, ThreadHistoryEntry
+from webnovel import search
+from webnovel.exceptions import DomainError, InvalidInput, NotFound
+from webnovel.models import Book, Chapter, Volume
+from webnovel.selectors import book_current_chapter, volume_get
+
+THREAD_TYPES = tuple(Thread.Type.values)
+THREAD_STATUSES = tuple(Thread.Status.values)
+THREAD_STRENGTHS = tuple(Thread.Strength.values)
+
+
+def _choice(name: str, value: str | None, allowed: tuple[str, ...]) -> str | None:
+    if value in (None, ""):
+        return None
+    if value not in allowed:
+        raise InvalidInput(f"未知的{name} '{value}'，可选：{'、'.join(allowed)}", extra={name: value})
+    return value
+
+
+# ── threads ─────────────────────────────────────────────────────────────────────────────────────
+
+
+def thread_get(*, book: Book, thread_id: str) -> Thread:
+    """The thread ``thread_id`` (e.g. 伏笔-031), or NotFound naming it."""
+    thread = Thread.objects.filter(book=book, thread_id=thread_id).first()
+    if thread is None:
+        raise NotFound(f"线索 '{thread_id}' 不存在（《{book.title or book.slug}》）", extra={"thread": thread_id})
+    return thread
+
+
+def _activity_map(*, book: Book) -> dict[str, int]:
+    """thread id → the latest chapter that opened or advanced it, or that its 履历 cites."""
+    last: dict[str, int] = {}
+    for thread_id, opened in Thread.objects.filter(book=book, opened_chapter__isnull=False).values_list(
+        "thread_id", "opened_chapter"
+    ):
+        last[thread_id] = opened
+    for number, opens, advances in Chapter.objects.filter(book=book).values_list("number", "opens", "advances"):
+        for thread_id in (*(opens or ()), *(advances or ())):
+            if number > last.get(thread_id, 0):
+                last[thread_id] = number
+    history = (
+        ThreadHistoryEntry.objects.filter(thread__book=book, chapter__isnull=False)
+        .values_list("thread__thread_id")
+        .annotate(m=Max("chapter"))
+        .values_list("thread__thread_id", "m")
+    )
+    for thread_id, chapter in history:
+        if chapter > last.get(thread_id, 0):
+            last[thread_id] = chapter
+    return last
+
+
+def _hang(thread: Thread, *, last_activity: int | None, current: int | None) -> int | None:
+    if thread.status != Thread.Status.OPEN or current is None or last_activity is None:
+        return None
+    return max(0, current - last_activity)
+
+
+def _thread_row(thread: Thread) -> dict:
+    return {
+        "id": thread.thread_id,
+        "type": thread.type,
+        "title": thread.title,
+        "strength": thread.strength,
+        "status": thread.status,
+        "opened_chapter": thread.opened_chapter,
+        "planned_end": thread.planned_end,
+        "closed_chapter": thread.closed_chapter,
+    }
+
+
+def thread_basics(*, book: Book, thread_id: str) -> dict:
+    """A thread's basics plus its hang computed now: ``{"id", "type", "title", "strength",
+    "status", "opened_chapter", "planned_end", "closed_chapter", "last_activity_chapter",
+    "current_chapter", "hang", "threshold", "overdue"}``."""
+    thread = thread_get(book=book, thread_id=thread_id)
+    current = book_current_chapter(book=book)
+    last = _activity_map(book=book).get(thread.thread_id)
+    hang = _hang(thread, last_activity=last, current=current)
+    threshold = book.threshold(thread.type)
+    return {
+        **_thread_row(thread),
+        "last_activity_chapter": last,
+        "current_chapter": current,
+        "hang": hang,
+        "threshold": threshold,
+        "overdue": hang is not None and hang > threshold,
+    }
+
+
+def thread_history(*, book: Book, thread_id: str) -> dict:
+    """A thread's 履历 in chapter order: ``{"id", "title", "entries": [{"chapter", "text"}]}``."""
+    thread = thread_get(book=book, thread_id=thread_id)
+    entries = thread.history.order_by("chapter", "order").values_list("chapter", "text")
+    return {
+        "id": thread.thread_id,
+        "title": thread.title,
+        "entries": [{"chapter": chapter, "text": text} for chapter, text in entries],
+    }
+
+
+def thread_closing_plan(*, book: Book, thread_id: str) -> str:
+    """A thread's ``## 收尾计划`` section ('' when it has none)."""
+    return thread_get(book=book, thread_id=thread_id).closing_plan
+
+
+def thread_description(*, book: Book, thread_id: str) -> str:
+    """A thread's ``## 描述`` section ('' when it has none)."""
+    return thread_get(book=book, thread_id=thread_id).description
+
+
+def _overdue_rows(*, book: Book) -> tuple[int | None, list[dict]]:
+    current = book_current_chapter(book=book)
+    activity = _activity_map(book=book)
+    rows = []
+    for thread in Thread.objects.filter(book=book, status=Thread.Status.OPEN):
+        last = activity.get(thread.thread_id)
+        hang = _hang(thread, last_activity=last, current=current)
+        threshold = book.threshold(thread.type)
+        if hang is not None and hang > threshold:
+            rows.append(
+                {
+                    "id": thread.thread_id,
+                    "type": thread.type,
+                    "title": thread.title,
+                    "strength": thread.strength,
+                    "last_activity_chapter": last,
+                    "hang": hang,
+                    "threshold": threshold,
+                    "over_by": hang - threshold,
+                }
+            )
+    rows.sort(key=lambda r: (-r["over_by"], r["id"]))
+    return current, rows
+
+
+def thread_list_overdue(*, book: Book) -> dict:
+    """Open threads that have hung longer than their type's threshold, most overdue first:
+    ``{"current_chapter", "threads": [{"id", "type", "title", "strength", "last_activity_chapter",
+    "hang", "threshold", "over_by"}]}``."""
+    current, rows = _overdue_rows(book=book)
+    return {"current_chapter": current, "threads": rows}
+
+
+def thread_list(*, book: Book, type: str, status: str | None = None) -> list[dict]:
+    """Threads of one type (伏笔 / 悬念 / 感情线), optionally with one status, in id order."""
+    if not type:
+        raise InvalidInput("缺少参数 type（伏笔 / 悬念 / 感情线）", extra={"type": type})
+    _choice("type", type, THREAD_TYPES)
+    rows = Thread.objects.filter(book=book, type=type)
+    if _choice("status", status, THREAD_STATUSES):
+        rows = rows.filter(status=status)
+    return [_thread_row(t) for t in rows.order_by("thread_id")]
+
+
+def thread_list_by_strength(*, book: Book, strength: str, status: str | None = None) -> list[dict]:
+    """Threads of one strength (高 / 中 / 低), optionally with one status, in id order."""
+    if not strength:
+        raise InvalidInput("缺少参数 strength（高 / 中 / 低）", extra={"strength": strength})
+    _choice("strength", strength, THREAD_STRENGTHS)
+    rows = Thread.objects.filter(book=book, strength=strength)
+    if _choice("status", status, THREAD_STATUSES):
+        rows = rows.filter(status=status)
+    return [_thread_row(t) for t in rows.order_by("thread_id")]
+
+
+# ── secrets ─────────────────────────────────────────────────────────────────────────────────────
+
+
+def secret_get(*, book: Book, secret_id: str) -> Secret:
+    """The secret ``secret_id`` (e.g. 信息差-001), or NotFound naming it."""
+    secret = Secret.objects.filter(book=book, secret_id=secret_id).first()
+    if secret is None:
+        raise NotFound(f"信息差 '{secret_id}' 不存在（《{book.title or book.slug}》）", extra={"secret": secret_id})
+    return secret
+
+
+def _known_to(secret: Secret) -> list[dict]:
+    """``known_to`` normalized to ``[{"name", "since"}]`` (a plain name: since the registered chapter)."""
+    out = []
+    for item in secret.known_to or ():
+        if isinstance(item, str):
+            out.append({"name": item, "since": secret.registered_chapter})
+        elif isinstance(item, dict) and item.get("name"):
+            since = item.get("since")
+            out.append({"name": str(item["name"]), "since": since if since is not None else secret.registered_chapter})
+    return out
+
+
+def secret_basics(*, book: Book, secret_id: str) -> dict:
+    """``{"id", "title", "known_to": [{"name", "since"}], "reader_knows", "reader_told_chapter",
+    "registered_chapter", "keywords"}``."""
+    secret = secret_get(book=book, secret_id=secret_id)
+    return {
+        "id": secret.secret_id,
+        "title": secret.title,
+        "known_to": _known_to(secret),
+        "reader_knows": secret.reader_knows,
+        "reader_told_chapter": secret.reader_told_chapter,
+        "registered_chapter": secret.registered_chapter,
+        "keywords": list(secret.keywords or ()),
+    }
+
+
+def secret_content(*, book: Book, secret_id: str) -> str:
+    """The secret itself (the body of its file)."""
+    return secret_get(book=book, secret_id=secret_id).content
+
+
+def _accumulation_rows(*, book: Book) -> tuple[int | None, int, list[dict]]:
+    current = book_current_chapter(book=book)
+    threshold = book.threshold("secret_accumulation")
+    rows = []
+    for secret in Secret.objects.filter(book=book, reader_knows=False).order_by("secret_id"):
+        registered = secret.registered_chapter
+        accumulated = max(0, current - registered) if current is not None and registered is not None else None
+        rows.append(
+            {
+                "id": secret.secret_id,
+                "title": secret.title,
+                "registered_chapter": registered,
+                "accumulated": accumulated,
+                "over_limit": accumulated is not None and accumulated > threshold,
+            }
+        )
+    return current, threshold, rows
+
+
+def secret_list_unknown(*, book: Book) -> dict:
+    """Secrets the reader does not know, in id order, with the chapters each has accumulated:
+    ``{"current_chapter", "threshold", "secrets": [{"id", "title", "registered_chapter",
+    "accumulated", "over_limit"}]}``."""
+    current, threshold, rows = _accumulation_rows(book=book)
+    return {"current_chapter": current, "threshold": threshold, "secrets": rows}
+
+
+# ── reports ─────────────────────────────────────────────────────────────────────────────────────
+
+
+def report_overdue(*, book: Book) -> dict:
+    """Overdue threads grouped by type (every type listed, even when none is overdue):
+    ``{"current_chapter", "total", "types": [{"type", "threshold", "count", "threads": […]}]}``."""
+    current, rows = _overdue_rows(book=book)
+    types = []
+    for kind in THREAD_TYPES:
+        picked = [r for r in rows if r["type"] == kind]
+        types.append({"type": kind, "threshold": book.threshold(kind), "count": len(picked), "threads": picked})
+    return {"current_chapter": current, "total": len(rows), "types": types}
+
+
+def report_secret_accumulation(*, book: Book) -> dict:
+    """Secrets the reader does not know, longest-accumulated first, and those over the limit:
+    ``{"current_chapter", "threshold", "unknown", "over_limit": [ids], "secrets": […]}``."""
+    current, threshold, rows = _accumulation_rows(book=book)
+    rows.sort(key=lambda r: (-(r["accumulated"] or 0), r["id"]))
+    return {
+        "current_chapter": current,
+        "threshold": threshold,
+        "unknown": len(rows),
+        "over_limit": [r["id"] for r in rows if r["over_limit"]],
+        "secrets": rows,
+    }
+
+
+def report_thread_activity(*, book: Book, volume: int) -> dict:
+    """Thread activity inside a volume's chapter range: which threads were opened, advanced
+    (chapter front matter or 履历) and closed, each with its chapters:
+    ``{"volume", "start_chapter", "end_chapter", "opened": [{"id", "title", "chapters"}],
+    "advanced": […], "closed": […]}``."""
+    vol: Volume = volume_get(book=book, number=volume)
+    chapters = Chapter.objects.filter(book=book)
+    if vol.start_chapter is not None and vol.end_chapter is not None:
+        chapters = chapters.filter(number__gte=vol.start_chapter, number__lte=vol.end_chapter)
+        start, end = vol.start_chapter, vol.end_chapter
+    else:
+        chapters = chapters.filter(volume=volume)
+        numbers = list(chapters.values_list("number", flat=True))
+        start, end = (min(numbers), max(numbers)) if numbers else (None, None)
+    events: dict[str, dict[str, set[int]]] = {"opened": {}, "advanced": {}, "closed": {}}
+    for number, opens, advances, closes in chapters.values_list("number", "opens", "advances", "closes"):
+        for key, ids in (("opened", opens), ("advanced", advances), ("closed", closes)):
+            for thread_id in ids or ():
+                events[key].setdefault(thread_id, set()).add(number)
+    threads = {t.thread_id: t for t in Thread.objects.filter(book=book)}
+    if start is not None:
+        for thread in threads.values():
+            for key, chapter in (("opened", thread.opened_chapter), ("closed", thread.closed_chapter)):
+                if chapter is not None and start <= chapter <= end:
+                    events[key].setdefault(thread.thread_id, set()).add(chapter)
+        history = ThreadHistoryEntry.objects.filter(thread__book=book, chapter__gte=start, chapter__lte=end)
+        for thread_id, chapter in history.values_list("thread__thread_id", "chapter"):
+            events["advanced"].setdefault(thread_id, set()).add(chapter)
+
+    def listing(found: dict[str, set[int]]) -> list[dict]:
+        return [
+            {"id": tid, "title": threads[tid].title if tid in threads else "", "chapters": sorted(found[tid])}
+            for tid in sorted(found)
+        ]
+
+    return {
+        "volume": volume,
+        "start_chapter": start,
+        "end_chapter": end,
+        "opened": listing(events["opened"]),
+        "advanced": listing(events["advanced"]),
+        "closed": listing(events["closed"]),
+    }
+
+
+def _canonical(*, book: Book, name: str, cache: dict[str, str]) -> str:
+    if name not in cache:
+        try:
+            cache[name] = alias_resolve(book=book, alias=name, type="角色").canonical_name
+        except DomainError:
+            cache[name] = name  # unknown or ambiguous: compare the name as written
+    return cache[name]
+
+
+def leak_scan(*, book: Book) -> dict:
+    """Chapters where a secret's keywords appear too early: before the reader is told
+    (``reader_not_told``: no ``reader_told`` chapter yet, or a chapter before it), or in a chapter
+    whose point-of-view character does not (yet) know the secret (``pov_unaware``). Names are
+    compared canonically (aliases resolved). ``{"secrets_scanned", "leaks": [{"secret", "chapter",
+    "line", "keyword", "perspective", "reasons", "context"}]}`` in (chapter, line) order."""
+    cache: dict[str, str] = {}
+    perspectives = dict(Chapter.objects.filter(book=book).values_list("number", "perspective"))
+    leaks = []
+    secrets = list(Secret.objects.filter(book=book).order_by("secret_id"))
+    for secret in secrets:
+        knowers: dict[str, int | None] = {}
+        for item in _known_to(secret):
+            name = _canonical(book=book, name=item["name"], cache=cache)
+            since = item["since"]
+            if name not in knowers or (since or 0) < (knowers[name] or 0):
+                knowers[name] = since
+        seen: set[tuple[int, int]] = set()
+        for keyword in secret.keywords or ():
+            if not str(keyword).strip():
+                continue
+            for chapter, line, text in search.keyword_occurrences(book=book, keyword=str(keyword)):
+                if (chapter, line) in seen:
+                    continue
+                reasons = []
+                told = secret.reader_told_chapter
+                if (told is None and not secret.reader_knows) or (told is not None and chapter < told):
+                    reasons.append("reader_not_told")
+                pov = (perspectives.get(chapter) or "").strip()
+                if pov:
+                    who = _canonical(book=book, name=pov, cache=cache)
+                    if who not in knowers or (knowers[who] is not None and chapter < knowers[who]):
+                        reasons.append("pov_unaware")
+                if not reasons:
+                    continue
+                seen.add((chapter, line))
+                at = max(0, text.casefold().find(str(keyword).casefold()))
+                leaks.append(
+                    {
+                        "secret": secret.secret_id,
+                        "chapter": chapter,
+                        "line": line,
+                        "keyword": str(keyword),
+                        "perspective": pov or None,
+                        "reasons": reasons,
+                        "context": search.context_snippet(text, at, at + len(str(keyword))),
+                    }
+                )
+    leaks.sort(key=lambda r: (r["chapter"], r["line"], r["secret"]))
+    return {"secrets_scanned": len(secrets), "leaks": leaks}

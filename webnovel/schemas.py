@@ -1,0 +1,183 @@
+"""Response schemas of the core endpoints. Field lists mirror the dicts the selectors return
+(tests/webnovel/test_interfaces_parity.py checks that REST and CLI answers are identical)."""
+
+from typing import Any
+
+from ninja import Schema
+
+
+class BookOut(Schema):
+    slug: str
+    title: str
+    genre: str
+    chapters: int
+    current_chapter: int | None
+
+
+class ChapterThreadsOut(Schema):
+    opens: list[str]
+    advances: list[str]
+    closes: list[str]
+
+
+class ChapterMetaOut(Schema):
+    """A chapter's front matter; ``extra`` holds keys the format does not define, as written."""
+
+    number: int
+    title: str
+    volume: int | None
+    perspective: str
+    story_time: str
+    chapter_position: str
+    hook_type: str
+    mood_position: str
+    summary: str
+    key_chapter: bool
+    threads: ChapterThreadsOut
+    word_count: int
+    extra: dict[str, Any]
+
+
+class ChapterSummaryOut(Schema):
+    number: int
+    title: str
+    summary: str
+
+
+class ChapterTailOut(Schema):
+    number: int
+    title: str
+    tail: str
+
+
+class ChapterRowOut(Schema):
+    number: int
+    title: str
+    volume: int | None
+    chapter_position: str
+
+
+class VolumeOut(Schema):
+    number: int
+    name: str
+    start_chapter: int | None
+    end_chapter: int | None
+    chapters: int
+
+
+class TimelineRowOut(Schema):
+    chapter: int | None
+    story_time: str
+    event: str
+    present: list[str]
+
+
+class TimelineOut(Schema):
+    volume: int
+    rows: list[TimelineRowOut]
+
+
+class CharacterTimelineRowOut(TimelineRowOut):
+    volume: int
+
+
+class CharacterTimelineOut(Schema):
+    character: str
+    names: list[str]
+    rows: list[CharacterTimelineRowOut]
+
+
+class CharacterMetaOut(Schema):
+    id: str
+    name: str
+    aliases: list[str]
+    tier: str
+    protagonist: bool
+    state: dict[str, Any]
+
+
+class AliasOut(Schema):
+    alias: str
+    id: str
+    type: str
+    canonical_name: str
+
+
+class CharacterRowOut(Schema):
+    id: str
+    name: str
+    tier: str
+    status: Any
+    protagonist: bool
+
+
+class SearchHitOut(Schema):
+    chapter: int
+    line: int
+    context: str
+
+
+class SearchOut(Schema):
+    query: str
+    total: int
+    hits: list[SearchHitOut]
+
+
+class RegexSearchOut(Schema):
+    pattern: str
+    total: int
+    hits: list[SearchHitOut]
+
+
+class WeakHooksOut(Schema):
+    current_chapter: int | None
+    threshold: int
+    streak: int
+    chapters: list[int]
+    reported: bool
+
+
+class StyleRangeOut(Schema):
+    start: int
+    end: int
+    chapters: int
+
+
+class StyleFeatureOut(Schema):
+    feature: str
+    baseline: float
+    current: float
+    change: float | None
+    drifted: bool
+
+
+class StyleDriftOut(Schema):
+    baseline: StyleRangeOut
+    current: StyleRangeOut
+    features: list[StyleFeatureOut]
+
+
+class ThreadCountsOut(Schema):
+    total: int
+    进行: int
+    已收尾: int
+    已放弃: int
+
+
+class SecretCountsOut(Schema):
+    total: int
+    reader_unknown: int
+
+
+class BookStatsOut(Schema):
+    title: str
+    current_chapter: int | None
+    chapters: int
+    volumes: int
+    characters_of_text: int
+    average_chapter_length: int
+    threads: ThreadCountsOut
+    secrets: SecretCountsOut
+    characters: int
+    entities: dict[str, int]
+    timeline_rows: int

@@ -1,0 +1,221 @@
+"""Full-text search over a book's chapters: keyword (substring) and regular expression.
+
+Why an index of our own: a book of thousands of chapters is millions of Chinese characters, and
+Chinese has no word boundaries, so an ordinary word tokenizer finds nothing useful. Every chapter
+body is split into lines and stored in ``webnovel_search_line`` (one row per non-blank line, with
+its chapter and 1-based line number inside the body). On SQLite an external-content FTS5 table with
+the ``trigram`` tokenizer indexes those lines; on PostgreSQL a ``pg_trgm`` GIN index does. Both
+answer a substring query of ≥ 3 characters from the index; a 1–2 character query is a bounded
+scan of the line table (still ordered by chapter and line, stopping at ``limit``).
+
+The table is created by migration 0002 (vendor-conditional SQL); it is kept up to date by
+``search_index_update``, which the rebuilder calls through ``WEBNOVEL_CHAPTER_INDEXERS``. A book
+that has chapters but no indexed lines (e.g. rows written by hand) is indexed on first search.
+
+Regular expressions run in Python with the ``regex`` module, whose ``timeout=`` stops
+catastrophic backtracking: a pattern is capped in length, the whole search has a time budget,
+and either limit answers a clear 422 instead of hanging a worker.
+"""
+
+import time
+
+import regex
+from django.db import connection, transaction
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
+
+from webnovel.exceptions import InvalidInput
+from webnovel.models import Book, Chapter
+
+LINE_TABLE = "webnovel_search_line"
+FTS_TABLE = "webnovel_search_fts"
+
+SEARCH_DEFAULT_LIMIT = 50
+SEARCH_MAX_LIMIT = 500
+QUERY_MAX_LENGTH = 200
+REGEX_MAX_LENGTH = 1000
+REGEX_TIME_BUDGET = 2.0  # seconds for one whole regex search, all chapters together
+CONTEXT_CHARS = 60  # characters kept on each side of a hit inside a long line
+_FTS_MIN_CHARS = 3  # the trigram index needs at least one whole trigram
+
+
+def _lines(body: str) -> list[tuple[int, str]]:
+    return [(i, text) for i, text in enumerate(body.split("\n"), start=1) if text.strip()]
+
+
+def search_index_update(*, book: Book, numbers: list[int] | None = None, removed: list[int] | None = None) -> int:
+    """(Re)index the lines of chapters ``numbers`` (all chapters when None) and drop ``removed``.
+
+    Called inside the rebuild / finalize transaction; returns how many lines were written."""
+    with transaction.atomic(), connection.cursor() as cur:
+        if numbers is None:
+            cur.execute(f"DELETE FROM {LINE_TABLE} WHERE book_id = %s", [book.pk])
+            chapters = Chapter.objects.filter(book=book)
+        else:
+            stale = sorted(set(numbers) | set(removed or []))
+            for start in range(0, len(stale), 500):
+                chunk = stale[start : start + 500]
+                marks = ", ".join(["%s"] * len(chunk))
+                cur.execute(f"DELETE FROM {LINE_TABLE} WHERE book_id = %s AND chapter IN ({marks})", [book.pk, *chunk])
+            chapters = Chapter.objects.filter(book=book, number__in=numbers)
+        written = 0
+        batch: list[tuple[int, int, int, str]] = []
+        sql = f"INSERT INTO {LINE_TABLE} (book_id, chapter, line, text) VALUES (%s, %s, %s, %s)"
+        for number, body in chapters.order_by("number").values_list("number", "body").iterator(chunk_size=200):
+            batch.extend((book.pk, number, line, text) for line, text in _lines(body))
+            if len(batch) >= 5000:
+                cur.executemany(sql, batch)
+                written += len(batch)
+                batch = []
+        if batch:
+            cur.executemany(sql, batch)
+            written += len(batch)
+    return written
+
+
+def search_index_drop(*, book_id: int) -> None:
+    """Forget every indexed line of a book (the book row is being deleted)."""
+    with connection.cursor() as cur:
+        cur.execute(f"DELETE FROM {LINE_TABLE} WHERE book_id = %s", [book_id])
+
+
+@receiver(post_delete, sender=Book, dispatch_uid="webnovel.search.book_deleted")
+def _book_deleted(sender, instance: Book, **kwargs) -> None:
+    # Cache invalidation: the line table has no foreign key (so that flushes and truncates of
+    # the book table never trip over it), so a deleted book's lines are dropped here.
+    search_index_drop(book_id=instance.pk)
+
+
+def _index_ensure(*, book: Book) -> None:
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT 1 FROM {LINE_TABLE} WHERE book_id = %s LIMIT 1", [book.pk])
+        indexed = cur.fetchone() is not None
+    if not indexed and book.chapters.exclude(body="").exists():
+        search_index_update(book=book)
+
+
+def _limit_check(limit: int) -> int:
+    if limit < 1 or limit > SEARCH_MAX_LIMIT:
+        raise InvalidInput(f"limit 必须在 1 到 {SEARCH_MAX_LIMIT} 之间（收到 {limit}）", extra={"limit": limit})
+    return limit
+
+
+def context_snippet(text: str, start: int, end: int) -> str:
+    """The line, or ±60 characters around [start, end) of a long line, with … where cut."""
+    if len(text) <= 2 * CONTEXT_CHARS + (end - start):
+        return text
+    left = max(0, start - CONTEXT_CHARS)
+    right = min(len(text), end + CONTEXT_CHARS)
+    return ("…" if left > 0 else "") + text[left:right] + ("…" if right < len(text) else "")
+
+
+def _like_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _keyword_rows(*, book: Book, query: str, limit: int | None) -> tuple[int, list[tuple[int, int, str]]]:
+    """(total matching lines, the first ``limit`` of them as (chapter, line, text)); all when limit is None."""
+    like = "%" + _like_escape(query) + "%"
+    tail = " ORDER BY l.chapter, l.line" + (f" LIMIT {int(limit)}" if limit is not None else "")
+    if connection.vendor == "sqlite" and len(query) >= _FTS_MIN_CHARS:
+        phrase = '"' + query.replace('"', '""') + '"'
+        source = f"{FTS_TABLE} f JOIN {LINE_TABLE} l ON l.id = f.rowid"
+        where = f"{FTS_TABLE} MATCH %s AND l.book_id = %s"
+        params = [phrase, book.pk]
+    elif connection.vendor == "postgresql":
+        source = f"{LINE_TABLE} l"
+        where = "l.book_id = %s AND l.text ILIKE %s"
+        params = [book.pk, like]
+    else:
+        # Too short for a trigram: scan the line table in (book, chapter, line) index order.
+        source = f"{LINE_TABLE} l"
+        where = "l.book_id = %s AND l.text LIKE %s ESCAPE '\\'"
+        params = [book.pk, like]
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT l.chapter, l.line, l.text FROM {source} WHERE {where}{tail}", params)
+        rows = cur.fetchall()
+        if limit is not None and len(rows) >= limit:
+            cur.execute(f"SELECT COUNT(*) FROM {source} WHERE {where}", params)
+            total = cur.fetchone()[0]
+        else:
+            total = len(rows)
+    return total, rows
+
+
+def search_keyword(*, book: Book, q: str, limit: int = SEARCH_DEFAULT_LIMIT) -> dict:
+    """Lines containing ``q`` (a literal substring, case-insensitive for Latin letters), in chapter
+    order: ``{"query", "total", "hits": [{"chapter", "line", "context"}]}``."""
+    query = (q or "").strip()
+    if not query:
+        raise InvalidInput("搜索词不能为空", extra={"q": q})
+    if len(query) > QUERY_MAX_LENGTH:
+        raise InvalidInput(
+            f"搜索词过长：最多 {QUERY_MAX_LENGTH} 字（收到 {len(query)} 字）", extra={"length": len(query)}
+        )
+    _limit_check(limit)
+    _index_ensure(book=book)
+    total, rows = _keyword_rows(book=book, query=query, limit=limit)
+    folded = query.casefold()
+    hits = []
+    for chapter, line, text in rows:
+        at = text.casefold().find(folded)
+        at = max(at, 0)
+        hits.append({"chapter": chapter, "line": line, "context": context_snippet(text, at, at + len(query))})
+    return {"query": query, "total": total, "hits": hits}
+
+
+def keyword_occurrences(*, book: Book, keyword: str) -> list[tuple[int, int, str]]:
+    """Every (chapter, line, text) containing ``keyword``: the index read behind the leak scan."""
+    _index_ensure(book=book)
+    return _keyword_rows(book=book, query=keyword, limit=None)[1]
+
+
+def search_regex(*, book: Book, pattern: str, limit: int = SEARCH_DEFAULT_LIMIT) -> dict:
+    """Lines matching the regular expression ``pattern`` (``regex`` syntax, per line, ``^``/``$`` at
+    line ends), in chapter order: ``{"pattern", "total", "hits": [{"chapter", "line", "context"}]}``.
+    ``total`` counts matching lines. A pattern over 1,000 characters, an invalid pattern, or a search
+    over its 2-second budget is a 422."""
+    if not pattern:
+        raise InvalidInput("正则表达式不能为空", extra={"pattern": pattern})
+    if len(pattern) > REGEX_MAX_LENGTH:
+        raise InvalidInput(
+            f"正则表达式过长：最多 {REGEX_MAX_LENGTH} 字符（收到 {len(pattern)}）", extra={"length": len(pattern)}
+        )
+    _limit_check(limit)
+    deadline = time.monotonic() + REGEX_TIME_BUDGET
+    try:
+        compiled = regex.compile(pattern, regex.MULTILINE)
+    except (regex.error, TimeoutError, OverflowError, RecursionError) as exc:
+        raise InvalidInput(f"正则表达式无效：{exc}", extra={"pattern": pattern[:100]}) from exc
+    hits: list[dict] = []
+    total = 0
+    chapters = Chapter.objects.filter(book=book).order_by("number").values_list("number", "body")
+    try:
+        for number, body in chapters.iterator(chunk_size=200):
+            last_line = 0
+            line = 1
+            scanned = 0
+            for match in compiled.finditer(body, timeout=max(0.001, deadline - time.monotonic())):
+                line += body.count("\n", scanned, match.start())
+                scanned = match.start()
+                if line == last_line:
+                    continue
+                line_start = body.rfind("\n", 0, match.start()) + 1
+                line_end = body.find("\n", match.start())
+                text = body[line_start : line_end if line_end >= 0 else len(body)]
+                if not text.strip():
+                    continue  # blank lines are not indexed for keywords either
+                last_line = line
+                total += 1
+                if len(hits) < limit:
+                    start = match.start() - line_start
+                    end = min(len(text), start + len(match.group(0)))
+                    hits.append({"chapter": number, "line": line, "context": context_snippet(text, start, end)})
+            if time.monotonic() > deadline:
+                raise TimeoutError
+    except TimeoutError as exc:
+        raise InvalidInput(
+            f"正则表达式搜索超时（超过 {REGEX_TIME_BUDGET:g} 秒），请收窄表达式",
+            extra={"pattern": pattern[:100], "timeout_seconds": REGEX_TIME_BUDGET},
+        ) from exc
+    return {"pattern": pattern, "total": total, "hits": hits}
