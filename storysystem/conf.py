@@ -1,0 +1,68 @@
+"""Tunable knobs of the story system, overridable with ``STORY_SYSTEM = {...}`` in settings.
+
+Every value here is a decision documented in docs/story-system.md.
+"""
+
+from typing import Any
+
+from django.conf import settings
+
+# The shared contract columns and the model field each is stored in.
+CONTRACT_FIELDS: dict[str, str] = {
+    "编号": "code",
+    "适用技能": "skills",
+    "分类": "category",
+    "层级": "level",
+    "关键词": "keywords",
+    "意图与同义词": "intents",
+    "适用题材": "genres",
+    "大模型指令": "instruction",
+    "核心摘要": "summary",
+    "详细展开": "detail",
+}
+
+DEFAULTS: dict[str, Any] = {
+    # Columns that hold anti-patterns, in any table (old and new designs). 反套路变种 is a creative
+    # variant, never an anti-pattern, and is rejected here even if someone adds it.
+    "anti_pattern_fields": ["毒点", "反面写法", "常见误区", "常见崩盘误区", "忌讳写法", "强制禁忌/毒点", "反模式"],
+    # BM25F field weights: what the author *means* (intent) beats tags, tags beat prose.
+    "field_weights": {
+        "intents": 4.0,
+        "keywords": 3.0,
+        "summary": 2.0,
+        "detail": 1.0,
+        "instruction": 1.0,
+        "category": 0.5,
+        "extra": 0.5,
+    },
+    "bm25_k1": 1.2,
+    "bm25_b": 0.75,
+    # Routing: weight of a hit on each routing column (scaled by the matched term's length).
+    "route_field_weights": {"题材/流派": 3.0, "题材别名": 2.0, "默认查询词": 1.0},
+    "fuzzy_threshold": 0.6,
+    "generic_base_tables": ["命名规则", "人设与关系", "金手指与设定"],
+    "generic_dynamic_tables": ["桥段套路", "爽点与节奏", "场景写法"],
+    "base_top_k": 1,
+    "dynamic_top_k": 2,
+    # Which master-constraint fields a chapter may touch, and how (see override rules).
+    "override_policy": {
+        "locked": ["核心调性", "主冲突模板", "金手指硬限制", "主角硬约束"],
+        "append_only": ["全局毒点"],
+        "override_allowed": ["节奏策略"],
+    },
+    # Where a master constraint is read from when the route row has no column of that name.
+    "constraint_sources": {"金手指硬限制": [["金手指与设定", "数值控制边界"]]},
+}
+
+MASTER_FIELDS: tuple[str, ...] = ("核心调性", "节奏策略", "主冲突模板", "金手指硬限制", "主角硬约束", "全局毒点")
+LIST_FIELDS: frozenset[str] = frozenset({"金手指硬限制", "主角硬约束", "全局毒点"})
+NEVER_ANTI_PATTERN = "反套路变种"
+
+
+def conf(name: str) -> Any:
+    """The setting ``name`` from ``settings.STORY_SYSTEM`` or its default."""
+    return getattr(settings, "STORY_SYSTEM", {}).get(name, DEFAULTS[name])
+
+
+def anti_pattern_fields() -> list[str]:
+    return [f for f in conf("anti_pattern_fields") if f != NEVER_ANTI_PATTERN]

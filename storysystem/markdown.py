@@ -1,0 +1,119 @@
+"""The Markdown projection of a StorySystemDict, and the marked block that is the only part of a
+Markdown file the system ever rewrites (authors keep notes around it)."""
+
+from pathlib import Path
+from typing import Any
+
+BEGIN = "<!-- STORY-SYSTEM:BEGIN -->"
+END = "<!-- STORY-SYSTEM:END -->"
+ANTI_HEADING = "## Anti-Patterns（绝对毒点，切勿触碰）"
+
+_ORIGIN = {"master": "总设定", "chapter": "本章", "master+chapter": "总设定+本章"}
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, list):
+        return "；".join(str(v) for v in value) if value else "（无）"
+    return str(value) if value not in (None, "") else "（无）"
+
+
+def _context_lines(items: list[dict[str, Any]]) -> list[str]:
+    if not items:
+        return ["- （无）"]
+    lines = []
+    for item in items:
+        lines.append(f"### {item['table']} · {item['code']}")
+        if item.get("summary"):
+            lines.append(f"- 核心摘要：{item['summary']}")
+        if item.get("instruction"):
+            lines.append(f"- 大模型指令：{item['instruction']}")
+        for name, cell in (item.get("fields") or {}).items():
+            if str(cell).strip():
+                lines.append(f"- {name}：{cell}")
+        lines.append("")
+    return lines
+
+
+def story_markdown(data: dict[str, Any]) -> str:
+    """The Markdown sections of a StorySystemDict (master or chapter), without the markers."""
+    meta, route = data["meta"], data["route"]
+    origins = data.get("field_origins", {})
+    mode = "总设定" if meta.get("chapter_mode") == "master" else f"第{meta.get('chapter')}章"
+    lines = [
+        "## Meta",
+        f"- 查询：{meta.get('query') or '（无）'}",
+        f"- 显式题材：{meta.get('explicit_genre') or '（无）'}",
+        f"- 推断题材：{meta.get('inferred_genre') or '（无）'}",
+        f"- 章节模式：{mode}",
+        f"- 生成时间：{meta.get('generated_at', '')}",
+        "",
+        "## Route",
+        f"- 方式：{route['method']}",
+    ]
+    primary = route.get("primary")
+    if primary:
+        evidence = "、".join(f"{e['field']}「{e['term']}」" for e in primary["evidence"])
+        lines.append(f"- 主路由：{primary['genre']}（{primary['code']}，得分 {primary['score']}；命中：{evidence}）")
+    else:
+        lines.append(f"- 主路由：{route['genre']}（通用路由）")
+    for c in route.get("candidates", []):
+        evidence = "、".join(f"{e['field']}「{e['term']}」" for e in c["evidence"])
+        lines.append(f"- 候选：{c['genre']}（{c['code']}，得分 {c['score']}；命中：{evidence}）")
+    lines += [
+        f"- 基础检索表：{'、'.join(route['base_tables'])}",
+        f"- 动态检索表：{'、'.join(route['dynamic_tables'])}",
+        "",
+        "## Master Constraints",
+    ]
+    for name, value in data["master_constraints"].items():
+        origin = f"（来源：{_ORIGIN.get(origins[name], origins[name])}）" if name in origins else ""
+        lines.append(f"- {name}：{_value(value)}{origin}")
+    lines += ["", "## Base Context", *_context_lines(data["base_context"]), ""]
+    lines += ["## Dynamic Context", *_context_lines(data["dynamic_context"]), ""]
+    lines.append(ANTI_HEADING)
+    for item in data["anti_patterns"] or []:
+        lines.append(f"- `{item['text']}`（来源：{item['source_code']}）")
+    if not data["anti_patterns"]:
+        lines.append("- （无）")
+    policy = data["override_policy"]
+    lines += [
+        "",
+        "## Override Policy",
+        f"- 锁定（只认总设定）：{'、'.join(policy['locked']) or '（无）'}",
+        f"- 只增不减：{'、'.join(policy['append_only']) or '（无）'}",
+        f"- 章节可覆盖：{'、'.join(policy['override_allowed']) or '（无）'}",
+        "",
+        "## Source Trace",
+    ]
+    for t in data["source_trace"]:
+        if t["kind"] == "table":
+            codes = "、".join(t["codes"]) or "无命中"
+            lines.append(f"- {t['role']} 表 {t['table']}：{codes}")
+        elif t["kind"] == "constraint":
+            lines.append(f"- {t['field']} ← {t['source_code']}（{t['source_table']}）")
+        else:
+            lines.append(
+                f"- {t['kind']}：{t['code']}（{t['table']}，{t.get('library', '')}，得分 {t.get('score', '')}）"
+            )
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def block_write(*, path: Path, body: str, title: str) -> bool:
+    """Write ``body`` between the markers of ``path``; text outside them is never touched. A file
+    without markers gets the block appended; a missing file is created. Returns True if it changed."""
+    block = f"{BEGIN}\n{body.rstrip()}\n{END}"
+    if path.exists():
+        text = path.read_text(encoding="utf-8")
+        start, end = text.find(BEGIN), text.find(END)
+        if start != -1 and end > start:
+            new = text[:start] + block + text[end + len(END) :]
+        else:
+            new = text.rstrip("\n") + ("\n\n" if text.strip() else "") + block + "\n"
+    else:
+        text = None
+        new = f"# {title}\n\n{block}\n\n<!-- 标记之外的内容归作者所有，重新生成时不会被改动。 -->\n"
+    if new == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(new, encoding="utf-8")
+    return True

@@ -1,0 +1,202 @@
+"""BM25F search over the reference library, in memory.
+
+Written here rather than taken from a library because the product *is* the ranking: Chinese needs
+its own tokenization (character bigrams plus whole terms split on ``|`` and punctuation), the
+contract fields carry different weights (意图与同义词 > 关键词 > 核心摘要 > 详细展开), and the index
+must answer in well under a millisecond for ~1,000 rows. Every (term, entry) contribution is
+query-independent under BM25F, so the postings store final contributions and a query is a handful
+of dictionary lookups and additions.
+
+The index is built once per library version token (``LibraryState``) and cached in-process.
+"""
+
+import math
+import re
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from storysystem.conf import anti_pattern_fields, conf
+
+_SPLIT = re.compile(r"[\s|,，。、；;：:！!？?（）()【】\[\]「」『』“”\"'‘’《》<>/\\·…—\-_+=*#@&%~`^$]+")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
+_MAX_WHOLE = 12  # longer runs are prose, not terms: bigrams cover them
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of ``text``: every segment between separators as a whole term (if short enough),
+    plus the character bigrams of each CJK run (a single CJK character stands for itself), plus
+    latin words."""
+    tokens: list[str] = []
+    for segment in _SPLIT.split(text.lower()):
+        if not segment:
+            continue
+        if 1 < len(segment) <= _MAX_WHOLE:
+            tokens.append(segment)
+        for run in _WORD.findall(segment):
+            if _CJK.match(run):
+                if len(run) == 1:
+                    tokens.append(run)
+                else:
+                    tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+            elif run != segment:
+                tokens.append(run)
+    return tokens
+
+
+def split_multi(cell: str) -> list[str]:
+    """The values of a multi-valued cell (``a|b|c``), stripped, empty ones dropped."""
+    return [v.strip() for v in (cell or "").split("|") if v.strip()]
+
+
+@dataclass(eq=False)
+class Doc:
+    id: int
+    code: str
+    table: str
+    library: str
+    skills: frozenset[str]
+    genres: frozenset[str]
+    payload: dict[str, Any]
+
+
+@dataclass
+class Index:
+    token: str
+    docs: list[Doc] = field(default_factory=list)
+    postings: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    doc_by_key: dict[tuple[str, str, str], Doc] = field(default_factory=dict)
+
+    def genre_docs(self, *, table: str, genres: list[str]) -> list[Doc]:
+        """The table's entries in file order: those written for one of ``genres`` first, then 全部."""
+        wanted = set(genres)
+        docs = [d for d in self.docs if d.table == table]
+        specific = [d for d in docs if d.genres & wanted]
+        general = [d for d in docs if not d.genres or "全部" in d.genres]
+        return list(dict.fromkeys([*specific, *general])) if wanted else general
+
+    def search(
+        self,
+        query: str,
+        *,
+        table: str | None = None,
+        skill: str | None = None,
+        genres: list[str] | None = None,
+        max_results: int = 10,
+    ) -> tuple[int, list[tuple[Doc, float, list[str]]]]:
+        """(total matches after filters, top ``max_results`` as (doc, score, matched terms))."""
+        scores: dict[int, float] = defaultdict(float)
+        matched: dict[int, list[str]] = defaultdict(list)
+        for term in dict.fromkeys(tokenize(query)):
+            for doc_idx, contribution in self.postings.get(term, ()):
+                scores[doc_idx] += contribution
+                matched[doc_idx].append(term)
+        wanted = set(genres or ())
+        hits = []
+        for doc_idx, score in scores.items():
+            doc = self.docs[doc_idx]
+            if table and doc.table != table:
+                continue
+            if skill and skill not in doc.skills:
+                continue
+            if wanted and doc.genres and "全部" not in doc.genres and not (doc.genres & wanted):
+                continue
+            hits.append((doc, score, matched[doc_idx]))
+        hits.sort(key=lambda h: (-h[1], h[0].table, h[0].code))
+        return len(hits), hits[:max_results]
+
+
+def index_build(*, token: str, entries: list[Any]) -> Index:
+    """Build the BM25F index of ``entries`` (ReferenceEntry rows with table and library loaded)."""
+    weights: dict[str, float] = conf("field_weights")
+    k1, b = float(conf("bm25_k1")), float(conf("bm25_b"))
+    banned = set(anti_pattern_fields()) | {"反套路变种"}
+    index = Index(token=token)
+    field_tf: list[dict[str, dict[str, int]]] = []
+    field_len: list[dict[str, int]] = []
+    for entry in entries:
+        fields = {name: getattr(entry, name) for name in weights if name != "extra"}
+        if "extra" in weights:
+            fields["extra"] = " ".join(str(v) for k, v in (entry.extra or {}).items() if k not in banned)
+        tfs, lens = {}, {}
+        for name, text in fields.items():
+            counts: dict[str, int] = defaultdict(int)
+            toks = tokenize(text or "")
+            for t in toks:
+                counts[t] += 1
+            tfs[name], lens[name] = counts, len(toks)
+        field_tf.append(tfs)
+        field_len.append(lens)
+        index.docs.append(
+            Doc(
+                id=entry.id,
+                code=entry.code,
+                table=entry.table.name,
+                library=entry.table.library.name,
+                skills=frozenset(split_multi(entry.skills)),
+                genres=frozenset(split_multi(entry.genres)),
+                payload=_payload(entry, banned),
+            )
+        )
+    index.doc_by_key = {(d.library, d.table, d.code): d for d in index.docs}
+    n = len(index.docs)
+    if not n:
+        return index
+    avg = {name: (sum(lens[name] for lens in field_len) / n) or 1.0 for name in weights}
+    weighted_tf: dict[str, dict[int, float]] = defaultdict(dict)
+    for doc_idx, (tfs, lens) in enumerate(zip(field_tf, field_len, strict=True)):
+        for name, counts in tfs.items():
+            norm = 1 - b + b * lens[name] / avg[name]
+            for term, tf in counts.items():
+                weighted_tf[term][doc_idx] = weighted_tf[term].get(doc_idx, 0.0) + weights[name] * tf / norm
+    for term, per_doc in weighted_tf.items():
+        df = len(per_doc)
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        index.postings[term] = [(d, idf * w * (k1 + 1) / (k1 + w)) for d, w in per_doc.items()]
+    return index
+
+
+def _payload(entry: Any, banned: set[str]) -> dict[str, Any]:
+    return {
+        "code": entry.code,
+        "table": entry.table.name,
+        "library": entry.table.library.name,
+        "category": entry.category,
+        "level": entry.level,
+        "skills": split_multi(entry.skills),
+        "genres": split_multi(entry.genres),
+        "keywords": split_multi(entry.keywords),
+        "intents": split_multi(entry.intents),
+        "instruction": entry.instruction,
+        "summary": entry.summary,
+        "detail": entry.detail,
+        "fields": {k: v for k, v in (entry.extra or {}).items() if k not in banned},
+        "anti_pattern_cells": {k: v for k, v in (entry.extra or {}).items() if k in anti_pattern_fields()},
+    }
+
+
+_lock = threading.Lock()
+_cached: Index | None = None
+
+
+def index_get() -> Index:
+    """The index of the enabled libraries' contract tables, rebuilt when the version token moved."""
+    global _cached
+    from storysystem.models import LibraryState, ReferenceEntry
+
+    token = LibraryState.objects.filter(pk=1).values_list("token", flat=True).first() or ""
+    current = _cached
+    if current is not None and current.token == token:
+        return current
+    with _lock:
+        if _cached is not None and _cached.token == token:
+            return _cached
+        entries = list(
+            ReferenceEntry.objects.filter(table__library__enabled=True, table__key_column="编号")
+            .select_related("table", "table__library")
+            .order_by("table__library__name", "table__name", "position", "code")
+        )
+        _cached = index_build(token=token, entries=entries)
+        return _cached

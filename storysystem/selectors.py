@@ -1,0 +1,659 @@
+"""Reads of the story system: search (the primitive), routing, building a StorySystemDict, and the
+stored master / chapter settings with the effective merge for a chapter.
+
+Building a StorySystemDict writes nothing: it is a read of the library. Persisting it is a service.
+"""
+
+from difflib import SequenceMatcher
+from typing import Any
+
+from django.utils import timezone
+
+from storysystem.conf import LIST_FIELDS, MASTER_FIELDS, anti_pattern_fields, conf
+from storysystem.models import StorySetting
+from storysystem.search import Doc, index_get, split_multi
+from webnovel.exceptions import InvalidInput, NotFound
+from webnovel.models import Book
+
+GENERIC = "通用"
+ROUTE_NAME = "题材/流派"
+AUTHOR = "作者"
+
+
+# ---------------------------------------------------------------- search
+
+
+def anti_patterns_of(payload: dict[str, Any]) -> list[dict[str, str]]:
+    """The normalized anti-patterns of one entry: every value of every anti-pattern column."""
+    items = []
+    for column in anti_pattern_fields():
+        for text in split_multi(payload["anti_pattern_cells"].get(column, "")):
+            items.append(
+                {"text": text, "source_table": payload["table"], "source_code": payload["code"], "field": column}
+            )
+    return items
+
+
+def _result(doc: Doc, score: float, matched: list[str], rank: int) -> dict[str, Any]:
+    p = doc.payload
+    return {
+        "rank": rank,
+        "score": round(score, 4),
+        "code": p["code"],
+        "table": p["table"],
+        "library": p["library"],
+        "category": p["category"],
+        "level": p["level"],
+        "skills": p["skills"],
+        "genres": p["genres"],
+        "keywords": p["keywords"],
+        "intents": p["intents"],
+        "instruction": p["instruction"],
+        "summary": p["summary"],
+        "detail": p["detail"],
+        "fields": p["fields"],
+        "anti_patterns": anti_patterns_of(p),
+        "matched_terms": matched,
+    }
+
+
+def reference_search(
+    *,
+    query: str,
+    table: str | None = None,
+    skill: str | None = None,
+    genre: str | None = None,
+    max_results: int = 10,
+) -> dict[str, Any]:
+    """BM25F search of the enabled libraries. The envelope is stable: query, filters, max_results,
+    total (matches after filters), results (ranked, each with its anti-patterns)."""
+    query = (query or "").strip()
+    if not query:
+        raise InvalidInput("检索词不能为空", extra={"field": "q"})
+    if max_results < 1 or max_results > 100:
+        raise InvalidInput(f"max_results 必须在 1–100 之间（收到 {max_results}）", extra={"field": "max_results"})
+    index = index_get()
+    total, hits = index.search(
+        query, table=table or None, skill=skill or None, genres=[genre] if genre else None, max_results=max_results
+    )
+    return {
+        "query": query,
+        "filters": {"table": table or None, "skill": skill or None, "genre": genre or None},
+        "max_results": max_results,
+        "total": total,
+        "results": [_result(doc, score, matched, rank) for rank, (doc, score, matched) in enumerate(hits, start=1)],
+    }
+
+
+# ---------------------------------------------------------------- routing
+
+
+def _route_rows() -> list[Doc]:
+    return [d for d in index_get().docs if ROUTE_NAME in d.payload["fields"]]
+
+
+def _row_weight(doc: Doc) -> float:
+    try:
+        return float(doc.payload["fields"].get("权重") or 1.0)
+    except ValueError:
+        return 1.0
+
+
+def _row_terms(doc: Doc) -> list[tuple[str, str]]:
+    fields = doc.payload["fields"]
+    return [(column, term) for column in conf("route_field_weights") for term in split_multi(fields.get(column, ""))]
+
+
+def _candidate(doc: Doc, score: float, evidence: list[dict[str, Any]]) -> dict[str, Any]:
+    fields = doc.payload["fields"]
+    return {
+        "code": doc.code,
+        "table": doc.table,
+        "library": doc.library,
+        "genre": fields.get(ROUTE_NAME, ""),
+        "canonical_genre": fields.get("canonical_genre", ""),
+        "score": round(score, 4),
+        "evidence": evidence,
+    }
+
+
+def _keyword_hits(query: str, rows: list[Doc]) -> list[tuple[float, Doc, list[dict[str, Any]]]]:
+    weights = conf("route_field_weights")
+    hits = []
+    for doc in rows:
+        evidence, score = [], 0.0
+        for column, term in _row_terms(doc):
+            if term and term in query:
+                evidence.append({"field": column, "term": term, "match": "exact"})
+                score += weights[column] * len(term)
+        if evidence:
+            hits.append((score * _row_weight(doc), doc, evidence))
+    return hits
+
+
+def _fuzzy_score(term: str, query: str) -> tuple[float, int]:
+    matcher = SequenceMatcher(None, term, query, autojunk=False)
+    matched = sum(block.size for block in matcher.get_matching_blocks())
+    coverage = matched / len(term)
+    return 0.7 * coverage + 0.3 * matcher.ratio(), matched
+
+
+def _fuzzy_hits(query: str, rows: list[Doc]) -> list[tuple[float, Doc, list[dict[str, Any]]]]:
+    threshold = float(conf("fuzzy_threshold"))
+    hits = []
+    for doc in rows:
+        best: tuple[float, str, str] | None = None
+        for column, term in _row_terms(doc):
+            score, matched = _fuzzy_score(term, query)
+            if matched >= 2 and score >= threshold and (best is None or score > best[0]):
+                best = (score, column, term)
+        if best:
+            evidence = [{"field": best[1], "term": best[2], "match": "fuzzy", "similarity": round(best[0], 4)}]
+            hits.append((best[0] * _row_weight(doc), doc, evidence))
+    return hits
+
+
+def _explicit_hits(genre: str, query: str, rows: list[Doc]) -> list[tuple[float, Doc, list[dict[str, Any]]]]:
+    hits = []
+    for doc in rows:
+        fields = doc.payload["fields"]
+        if fields.get(ROUTE_NAME, "").strip() == genre:
+            evidence, score = [{"field": ROUTE_NAME, "term": genre, "match": "explicit"}], 3.0
+        elif genre in split_multi(fields.get("题材别名", "")):
+            evidence, score = [{"field": "题材别名", "term": genre, "match": "explicit"}], 2.0
+        elif fields.get("canonical_genre", "").strip() == genre:
+            evidence, score = [{"field": "canonical_genre", "term": genre, "match": "explicit"}], 1.0
+        else:
+            continue
+        # Among rows that all carry the genre, the query decides (e.g. 悬疑 → 规则怪谈 vs 推理).
+        bonus = sum(h[0] for h in _keyword_hits(query, [doc])) / 100 if query else 0.0
+        hits.append((score + bonus, doc, evidence))
+    return hits
+
+
+def _rank(hits: list[tuple[float, Doc, list[dict[str, Any]]]]) -> list[tuple[float, Doc, list[dict[str, Any]]]]:
+    return sorted(hits, key=lambda h: (-h[0], h[1].library != "seed", h[1].code))
+
+
+def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
+    """The route for ``query``: explicit genre wins; else keyword hits on 题材/流派, 题材别名 and
+    默认查询词 ranked by weight (primary + candidates, each with its evidence); else the closest
+    genre by fuzzy matching; else the generic route."""
+    query = (query or "").strip()
+    genre = (genre or "").strip()
+    rows = _route_rows()
+    method, ranked = "generic", []
+    if genre:
+        ranked = _rank(_explicit_hits(genre, query, rows))
+        if not ranked:
+            ranked = _rank(_fuzzy_hits(genre, rows))
+        method = "explicit"
+    if not ranked and query:
+        ranked, method = _rank(_keyword_hits(query, rows)), "keyword"
+        if not ranked:
+            ranked, method = _rank(_fuzzy_hits(query, rows)), "fuzzy"
+    if not ranked:
+        return {
+            "method": "generic",
+            "genre": genre or GENERIC,
+            "canonical_genre": genre or GENERIC,
+            "primary": None,
+            "candidates": [],
+            "base_tables": list(conf("generic_base_tables")),
+            "dynamic_tables": list(conf("generic_dynamic_tables")),
+            "default_query_terms": [],
+            "genre_filter": [genre] if genre else [],
+            "weight": 1.0,
+        }
+    _, top, _ = ranked[0]
+    fields = top.payload["fields"]
+    genre_filter = [fields.get(ROUTE_NAME, "").strip(), fields.get("canonical_genre", "").strip()]
+    genre_filter += top.payload["genres"]
+    if genre:
+        genre_filter.append(genre)
+    genre_filter = [g for g in dict.fromkeys(genre_filter) if g and g != "全部"]
+    return {
+        "method": method,
+        "genre": fields.get(ROUTE_NAME, "").strip(),
+        "canonical_genre": fields.get("canonical_genre", "").strip() or fields.get(ROUTE_NAME, "").strip(),
+        "primary": _candidate(top, ranked[0][0], ranked[0][2]),
+        "candidates": [_candidate(doc, score, ev) for score, doc, ev in ranked[1:6]],
+        "base_tables": split_multi(fields.get("推荐基础检索表", "")) or list(conf("generic_base_tables")),
+        "dynamic_tables": split_multi(fields.get("推荐动态检索表", "")) or list(conf("generic_dynamic_tables")),
+        "default_query_terms": split_multi(fields.get("默认查询词", "")),
+        "genre_filter": genre_filter,
+        "weight": _row_weight(top),
+    }
+
+
+# ---------------------------------------------------------------- StorySystemDict
+
+
+def _context_item(doc: Doc, score: float) -> dict[str, Any]:
+    p = doc.payload
+    return {
+        "table": p["table"],
+        "code": p["code"],
+        "library": p["library"],
+        "score": round(score, 4),
+        "category": p["category"],
+        "summary": p["summary"],
+        "instruction": p["instruction"],
+        "detail": p["detail"],
+        "fields": p["fields"],
+    }
+
+
+def _context(
+    route: dict[str, Any], query: str, tables: list[str], top_k: int, exclude: list[dict] | None = None
+) -> tuple[list[dict], list[dict]]:
+    """Top ``top_k`` of each table for the query expanded with the route's default terms; a table
+    with no genre-matching hit falls back to the whole table (recorded in the trace). Entries in
+    ``exclude`` (the base context) are not repeated in the dynamic context."""
+    index = index_get()
+    taken = {(i["library"], i["table"], i["code"]) for i in exclude or []}
+    search_text = " ".join([query, route["genre"] if route["primary"] else "", *route["default_query_terms"]])
+    items, trace = [], []
+    for table in tables:
+
+        def fresh(hits: list) -> list:
+            return [h for h in hits if (h[0].library, h[0].table, h[0].code) not in taken][:top_k]
+
+        wide = top_k + len(taken)
+        _, hits = index.search(search_text, table=table, genres=route["genre_filter"] or None, max_results=wide)
+        hits = fresh(hits)
+        genre_filtered = True
+        if not hits and route["genre_filter"]:
+            _, hits = index.search(search_text, table=table, max_results=wide)
+            hits = fresh(hits)
+            genre_filtered = False
+        fallback = not hits
+        if fallback:
+            # Nothing in the table shares a term with the query: the table still contributes its
+            # first entries written for this genre (score 0), so a base table is never silent.
+            hits = fresh([(doc, 0.0, []) for doc in index.genre_docs(table=table, genres=route["genre_filter"])])
+        for doc, score, _ in hits:
+            items.append(_context_item(doc, score))
+        trace.append(
+            {
+                "table": table,
+                "codes": [d.code for d, _, _ in hits],
+                "genre_filtered": genre_filtered,
+                "fallback": fallback,
+            }
+        )
+    return items, trace
+
+
+def _row_payload(route: dict[str, Any]) -> dict[str, Any] | None:
+    if not route["primary"]:
+        return None
+    p = route["primary"]
+    doc = index_get().doc_by_key.get((p["library"], p["table"], p["code"]))
+    return doc.payload if doc else None
+
+
+def _master_constraints(
+    row: dict[str, Any] | None, base: list[dict], dynamic: list[dict], overrides: dict[str, Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    fields = row["fields"] if row else {}
+    anti = row["anti_pattern_cells"] if row else {}
+    values: dict[str, Any] = {}
+    trace: list[dict[str, Any]] = []
+
+    def from_row(name: str, cells: dict[str, str]) -> bool:
+        cell = cells.get(name, "")
+        if not cell.strip():
+            return False
+        values[name] = split_multi(cell) if name in LIST_FIELDS else cell.strip()
+        trace.append({"kind": "constraint", "field": name, "source_code": row["code"], "source_table": row["table"]})
+        return True
+
+    for name in MASTER_FIELDS:
+        values[name] = [] if name in LIST_FIELDS else ""
+        if name == "全局毒点":
+            for column in anti_pattern_fields():
+                if anti.get(column, "").strip():
+                    values[name] = split_multi(anti[column])
+                    trace.append(
+                        {"kind": "constraint", "field": name, "source_code": row["code"], "source_table": row["table"]}
+                    )
+                    break
+            continue
+        if from_row(name, fields):
+            continue
+        for table, column in conf("constraint_sources").get(name, []):
+            for item in [*base, *dynamic]:
+                cell = item["fields"].get(column, "").strip() if item["table"] == table else ""
+                if cell:
+                    values[name] = values[name] + [cell] if name in LIST_FIELDS else cell
+                    trace.append(
+                        {"kind": "constraint", "field": name, "source_code": item["code"], "source_table": table}
+                    )
+        if name == "主冲突模板" and not values[name]:
+            for item in dynamic:
+                f = item["fields"]
+                if "桥段名称" in f and f.get("前置铺垫"):
+                    setup, payoff = f["前置铺垫"].replace("|", "、"), f.get("核心爽点", "").replace("|", "、")
+                    values[name] = f"{f['桥段名称']}：{setup} → {payoff}".rstrip(" →")
+                    trace.append(
+                        {
+                            "kind": "constraint",
+                            "field": name,
+                            "source_code": item["code"],
+                            "source_table": item["table"],
+                        }
+                    )
+                    break
+    for name, value in overrides.items():
+        values[name] = value
+        trace.append({"kind": "constraint", "field": name, "source_code": AUTHOR, "source_table": AUTHOR})
+    return values, trace
+
+
+def anti_patterns_merge(*groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The de-duplicated union (by text) of anti-pattern lists, first source kept, order kept."""
+    seen: set[str] = set()
+    merged = []
+    for group in groups:
+        for item in group:
+            key = item["text"].strip().casefold()
+            if key and key not in seen:
+                seen.add(key)
+                merged.append(item)
+    return merged
+
+
+def _author_items(texts: list[str], origin: str | None = None) -> list[dict[str, Any]]:
+    items = []
+    for text in texts:
+        item = {"text": text, "source_table": AUTHOR, "source_code": AUTHOR, "field": "作者追加"}
+        if origin:
+            item["origin"] = origin
+        items.append(item)
+    return items
+
+
+def override_policy_for(*, book: Book | None) -> dict[str, list[str]]:
+    """The override policy: the configured default, replaced per list by ``story_system.override_policy``
+    in the book's book.yaml. A master field listed nowhere is treated as locked (the safe side)."""
+    policy = {k: list(v) for k, v in conf("override_policy").items()}
+    custom = ((book.config or {}).get("story_system") or {}).get("override_policy") if book else None
+    if isinstance(custom, dict):
+        for key in ("locked", "append_only", "override_allowed"):
+            if isinstance(custom.get(key), list):
+                policy[key] = [str(v) for v in custom[key]]
+    listed = {f for fields in policy.values() for f in fields}
+    policy["locked"] += [f for f in MASTER_FIELDS if f not in listed]
+    return policy
+
+
+def overrides_clean(*, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """Author-given field values, checked against the master fields; list fields accept ``a|b``."""
+    clean: dict[str, Any] = {}
+    for name, value in (overrides or {}).items():
+        if name not in MASTER_FIELDS:
+            raise InvalidInput(f"未知的设定字段「{name}」，可用字段：{'、'.join(MASTER_FIELDS)}", extra={"field": name})
+        if name in LIST_FIELDS:
+            clean[name] = (
+                split_multi(value) if isinstance(value, str) else [str(v).strip() for v in value if str(v).strip()]
+            )
+        else:
+            clean[name] = value.strip() if isinstance(value, str) else "|".join(str(v) for v in value)
+    return clean
+
+
+def story_system_build(
+    *,
+    query: str,
+    genre: str | None = None,
+    book: Book | None = None,
+    overrides: dict[str, Any] | None = None,
+    add_anti_patterns: list[str] | None = None,
+) -> dict[str, Any]:
+    """The master StorySystemDict for ``query`` (JSON is the source; Markdown is a projection)."""
+    query = (query or "").strip()
+    if not query and not genre:
+        raise InvalidInput("需要查询词或题材（--genre）", extra={"field": "query"})
+    overrides = overrides_clean(overrides=overrides)
+    route = genre_route(query=query, genre=genre)
+    base, base_trace = _context(route, query, route["base_tables"], int(conf("base_top_k")))
+    dynamic, dynamic_trace = _context(route, query, route["dynamic_tables"], int(conf("dynamic_top_k")), base)
+    row = _row_payload(route)
+    constraints, constraint_trace = _master_constraints(row, base, dynamic, overrides)
+    author_anti = [t for t in constraints["全局毒点"] if "全局毒点" in overrides] + list(add_anti_patterns or [])
+    anti = anti_patterns_merge(
+        anti_patterns_of(row) if row else [],
+        *[anti_patterns_of(_payload_of(item)) for item in [*base, *dynamic]],
+        _author_items(author_anti),
+    )
+    trace = []
+    if route["primary"]:
+        trace.append({"kind": "route", **{k: route["primary"][k] for k in ("code", "table", "library", "score")}})
+    for c in route["candidates"]:
+        trace.append({"kind": "candidate", **{k: c[k] for k in ("code", "table", "library", "score")}})
+    for kind, items in (("base", base), ("dynamic", dynamic)):
+        for item in items:
+            trace.append({"kind": kind, **{k: item[k] for k in ("code", "table", "library", "score")}})
+    trace += [{"kind": "table", "role": "base", **t} for t in base_trace]
+    trace += [{"kind": "table", "role": "dynamic", **t} for t in dynamic_trace]
+    trace += constraint_trace
+    return {
+        "meta": {
+            "query": query,
+            "explicit_genre": genre or None,
+            "inferred_genre": route["genre"],
+            "chapter_mode": "master",
+            "chapter": None,
+            "book": book.slug if book else None,
+            "generated_at": timezone.now().isoformat(timespec="seconds"),
+            "library_version": index_get().token,
+        },
+        "route": route,
+        "master_constraints": constraints,
+        "base_context": base,
+        "dynamic_context": dynamic,
+        "anti_patterns": anti,
+        "override_policy": override_policy_for(book=book),
+        "source_trace": trace,
+    }
+
+
+def _payload_of(item: dict[str, Any]) -> dict[str, Any]:
+    doc = index_get().doc_by_key.get((item["library"], item["table"], item["code"]))
+    return doc.payload if doc else {"anti_pattern_cells": {}, "table": item["table"], "code": item["code"]}
+
+
+# ---------------------------------------------------------------- stored settings and the merge
+
+
+def master_get(*, book: Book) -> StorySetting:
+    """The book's stored master setting, or NotFound telling how to create one."""
+    setting = StorySetting.objects.filter(book=book, chapter__isnull=True).first()
+    if setting is None:
+        raise NotFound(
+            f"书籍 '{book.slug}' 还没有故事系统总设定：先运行 story_system \"<题材描述>\" --book {book.slug} --persist",
+            extra={"book": book.slug},
+        )
+    return setting
+
+
+def chapter_setting_get(*, book: Book, chapter: int) -> StorySetting:
+    setting = StorySetting.objects.filter(book=book, chapter=chapter).first()
+    if setting is None:
+        raise NotFound(f"书籍 '{book.slug}' 第{chapter}章没有章节设定", extra={"book": book.slug, "chapter": chapter})
+    return setting
+
+
+def effective_merge(
+    *, master: dict[str, Any], contributions: dict[str, Any] | None, policy: dict[str, list[str]]
+) -> dict[str, Any]:
+    """Apply the override rules: locked from the master only; append_only the de-duplicated union;
+    override_allowed the chapter's value when it has one. Anti-patterns are master ∪ chapter."""
+    contributions = contributions or {}
+    chapter_fields = contributions.get("fields", {})
+    fields: dict[str, dict[str, Any]] = {}
+    for name in MASTER_FIELDS:
+        mv = master["master_constraints"].get(name, [] if name in LIST_FIELDS else "")
+        cv = chapter_fields.get(name)
+        if name in policy["append_only"]:
+            added = [v for v in (cv or []) if v not in mv] if name in LIST_FIELDS else []
+            value = [*mv, *added] if name in LIST_FIELDS else mv
+            fields[name] = {"value": value, "origin": "master+chapter" if added else "master", "policy": "append_only"}
+            if added:
+                fields[name]["added_by_chapter"] = added
+        elif name in policy["override_allowed"] and cv not in (None, "", []):
+            fields[name] = {"value": cv, "origin": "chapter", "policy": "override_allowed", "master_value": mv}
+        else:
+            policy_name = "override_allowed" if name in policy["override_allowed"] else "locked"
+            fields[name] = {"value": mv, "origin": "master", "policy": policy_name}
+    master_anti = [{**a, "origin": "master"} for a in master["anti_patterns"]]
+    chapter_anti = [{**a, "origin": "chapter"} for a in contributions.get("anti_patterns", [])]
+    return {"fields": fields, "anti_patterns": anti_patterns_merge(master_anti, chapter_anti)}
+
+
+def chapter_effective(*, book: Book, chapter: int) -> dict[str, Any]:
+    """The effective setting for chapter ``chapter``: the master merged with the chapter's override
+    (if any) under the override policy, with the origin of every field and anti-pattern."""
+    if chapter < 1:
+        raise InvalidInput(f"章号必须为正整数（收到 {chapter}）", extra={"chapter": chapter})
+    master = master_get(book=book).data
+    setting = StorySetting.objects.filter(book=book, chapter=chapter).first()
+    contributions = (setting.data.get("contributions") if setting else None) or {}
+    policy = override_policy_for(book=book)
+    merged = effective_merge(master=master, contributions=contributions, policy=policy)
+    has_dynamic = bool(setting and contributions.get("dynamic_context"))
+    return {
+        "book": book.slug,
+        "chapter": chapter,
+        "has_chapter_override": setting is not None,
+        "chapter_query": setting.query if setting else None,
+        "master_constraints": {name: f["value"] for name, f in merged["fields"].items()},
+        "fields": merged["fields"],
+        "anti_patterns": merged["anti_patterns"],
+        "base_context": master["base_context"],
+        "dynamic_context": contributions["dynamic_context"] if has_dynamic else master["dynamic_context"],
+        "dynamic_context_origin": "chapter" if has_dynamic else "master",
+        "override_policy": policy,
+        "ignored_locked": contributions.get("ignored_locked", {}),
+    }
+
+
+def chapter_contributions(
+    *,
+    master: dict[str, Any],
+    policy: dict[str, list[str]],
+    query: str,
+    genre: str | None,
+    explicit: dict[str, Any],
+    add_anti_patterns: list[str] | None,
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """What a chapter query adds on top of the master: its own route (or the master's when the
+    query routes nowhere), its dynamic context, field values and anti-patterns. Values its route
+    suggests for locked fields are not attempts: they are kept under ``ignored_locked``."""
+    route = genre_route(query=query, genre=genre)
+    own_route = route["primary"] is not None and (
+        master["route"]["primary"] is None or route["primary"]["code"] != master["route"]["primary"]["code"]
+    )
+    if route["primary"] is None and master["route"]["primary"] is not None:
+        route = {**master["route"], "method": "inherited", "candidates": []}
+    route["inherited_from_master"] = route["method"] == "inherited"
+    dynamic, dynamic_trace = _context(
+        route, query, route["dynamic_tables"], int(conf("dynamic_top_k")), master["base_context"]
+    )
+    row = _row_payload(route) if own_route else None
+    derived, _ = _master_constraints(row, [], [], {})
+    fields: dict[str, Any] = {}
+    ignored: dict[str, Any] = {}
+    for name in MASTER_FIELDS:
+        mv = master["master_constraints"].get(name)
+        if name in explicit:
+            value = explicit[name]
+        elif derived.get(name) not in (None, "", []) and derived[name] != mv:
+            value = derived[name]
+        else:
+            continue
+        if name in policy["locked"]:
+            if value != mv:
+                ignored[name] = value
+            continue
+        fields[name] = value
+    anti = anti_patterns_merge(
+        anti_patterns_of(row) if row else [],
+        *[anti_patterns_of(_payload_of(item)) for item in dynamic],
+        _author_items([t for t in explicit.get("全局毒点", [])] + list(add_anti_patterns or [])),
+    )
+    trace = []
+    if own_route:
+        trace.append({"kind": "route", **{k: route["primary"][k] for k in ("code", "table", "library", "score")}})
+    for item in dynamic:
+        trace.append({"kind": "dynamic", **{k: item[k] for k in ("code", "table", "library", "score")}})
+    trace += [{"kind": "table", "role": "dynamic", **t} for t in dynamic_trace]
+    contributions = {
+        "fields": fields,
+        "explicit": explicit,
+        "anti_patterns": anti,
+        "dynamic_context": dynamic,
+        "ignored_locked": ignored,
+    }
+    return contributions, route, trace
+
+
+def chapter_compose(
+    *, book: Book, chapter: int, master: dict[str, Any], record: dict[str, Any], policy: dict[str, list[str]]
+) -> dict[str, Any]:
+    """The chapter's StorySystemDict: the chapter's meta and route, the effective constraints and
+    anti-patterns (with origins), the master's base context and the chapter's dynamic context."""
+    contributions = record.get("contributions", {})
+    merged = effective_merge(master=master, contributions=contributions, policy=policy)
+    meta = record["meta"]
+    master_trace = [
+        {
+            "kind": "master",
+            "code": t["code"],
+            "table": t["table"],
+            "library": t.get("library", ""),
+            "score": t.get("score", ""),
+        }
+        for t in master["source_trace"]
+        if t["kind"] in ("route", "base")
+    ]
+    return {
+        "meta": {
+            "query": meta["query"],
+            "explicit_genre": meta.get("explicit_genre"),
+            "inferred_genre": meta.get("inferred_genre"),
+            "chapter_mode": "chapter",
+            "chapter": chapter,
+            "book": book.slug,
+            "generated_at": meta.get("generated_at"),
+            "library_version": master["meta"].get("library_version"),
+        },
+        "route": record["route"],
+        "master_constraints": {name: f["value"] for name, f in merged["fields"].items()},
+        "field_origins": {name: f["origin"] for name, f in merged["fields"].items()},
+        "base_context": master["base_context"],
+        "dynamic_context": contributions.get("dynamic_context") or master["dynamic_context"],
+        "anti_patterns": merged["anti_patterns"],
+        "override_policy": policy,
+        "chapter_overrides": {
+            "explicit": contributions.get("explicit", {}),
+            "fields": contributions.get("fields", {}),
+            "ignored_locked": contributions.get("ignored_locked", {}),
+        },
+        "source_trace": [*master_trace, *record.get("source_trace", [])],
+    }
+
+
+def chapter_story(*, book: Book, chapter: int) -> dict[str, Any]:
+    """The stored chapter setting as a StorySystemDict (merged with the current master)."""
+    master = master_get(book=book).data
+    setting = chapter_setting_get(book=book, chapter=chapter)
+    return chapter_compose(
+        book=book, chapter=chapter, master=master, record=setting.data, policy=override_policy_for(book=book)
+    )
+
+
+def master_story(*, book: Book) -> dict[str, Any]:
+    """The stored master StorySystemDict of the book."""
+    return master_get(book=book).data

@@ -1,0 +1,312 @@
+"""Writes of the story system: importing reference libraries, editing entries, building and
+persisting a book's master setting and chapter overrides."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from storysystem import csvio, markdown, selectors
+from storysystem.models import LibraryState, ReferenceEntry, ReferenceLibrary, ReferenceTable, StorySetting
+from webnovel.exceptions import InvalidInput, NotFound
+from webnovel.models import Book
+
+_ENTRY_FIELDS = [
+    "position",
+    "skills",
+    "category",
+    "level",
+    "keywords",
+    "intents",
+    "genres",
+    "instruction",
+    "summary",
+    "detail",
+    "extra",
+    "raw",
+]
+
+
+def library_touch() -> str:
+    """Give the library a new version token: the search index rebuilds on its next use."""
+    token = LibraryState.new_token()
+    updated = LibraryState.objects.filter(pk=1).update(token=token)
+    if not updated:
+        LibraryState.objects.update_or_create(pk=1, defaults={"token": token})
+    return token
+
+
+@transaction.atomic
+def references_import(*, directory: Path, library: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+    """Import every CSV of ``directory`` into library ``library`` (default: the folder name),
+    idempotent by 编号: rows are created, updated or left unchanged, never duplicated. Any
+    row-numbered error aborts the whole import (nothing is written)."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise NotFound(f"目录不存在：{directory}", extra={"directory": str(directory)})
+    parsed = csvio.folder_parse(directory)
+    if not parsed:
+        raise InvalidInput(f"目录 {directory} 中没有 CSV 文件", extra={"directory": str(directory)})
+    errors = [e for t in parsed for e in t.errors]
+    if errors:
+        raise InvalidInput(f"导入失败：{len(errors)} 处错误；首个：{errors[0]}", extra={"errors": errors})
+    name = library or directory.resolve().name
+    lib, _ = ReferenceLibrary.objects.get_or_create(name=name)
+    report: dict[str, Any] = {"library": name, "directory": str(directory), "dry_run": dry_run, "tables": {}}
+    totals = {"created": 0, "updated": 0, "unchanged": 0}
+    for pt in parsed:
+        table, _ = ReferenceTable.objects.get_or_create(library=lib, name=pt.name)
+        table.columns = pt.columns
+        table.key_column = pt.key_column
+        table.has_bom = pt.has_bom
+        table.line_terminator = pt.line_terminator
+        table.save()
+        existing = {e.code: e for e in table.entries.all()}
+        to_create, to_update = [], []
+        counts = {"rows": len(pt.rows), "created": 0, "updated": 0, "unchanged": 0}
+        for position, row in enumerate(pt.rows):
+            values = {"position": position, **row.contract, "extra": row.extra, "raw": row.cells}
+            for f in (
+                "skills",
+                "category",
+                "level",
+                "keywords",
+                "intents",
+                "genres",
+                "instruction",
+                "summary",
+                "detail",
+            ):
+                values.setdefault(f, "")
+            entry = existing.pop(row.code, None)
+            if entry is None:
+                to_create.append(ReferenceEntry(table=table, code=row.code, **values))
+                counts["created"] += 1
+            elif any(getattr(entry, k) != v for k, v in values.items()):
+                for k, v in values.items():
+                    setattr(entry, k, v)
+                to_update.append(entry)
+                counts["updated"] += 1
+            else:
+                counts["unchanged"] += 1
+        ReferenceEntry.objects.bulk_create(to_create, batch_size=500)
+        if to_update:
+            now = timezone.now()
+            for e in to_update:
+                e.updated_at = now
+            ReferenceEntry.objects.bulk_update(to_update, [*_ENTRY_FIELDS, "updated_at"], batch_size=500)
+        counts["not_in_file"] = len(existing)
+        report["tables"][pt.name] = counts
+        for k in totals:
+            totals[k] += counts[k]
+    report.update(totals)
+    lib.source_dir = str(directory.resolve())
+    lib.imported_at = timezone.now()
+    lib.save()
+    if dry_run:
+        transaction.set_rollback(True)
+    elif totals["created"] or totals["updated"]:
+        library_touch()
+    return report
+
+
+def references_export(*, directory: Path, library: str) -> list[Path]:
+    """Write every table of ``library`` as CSV into ``directory`` in the dialect it was read in."""
+    lib = ReferenceLibrary.objects.filter(name=library).first()
+    if lib is None:
+        raise NotFound(f"资料库 '{library}' 不存在", extra={"library": library})
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for table in lib.tables.all():
+        path = directory / f"{table.name}.csv"
+        path.write_bytes(table_csv(table=table))
+        written.append(path)
+    return written
+
+
+def table_csv(*, table: ReferenceTable) -> bytes:
+    """One table as CSV bytes: the raw row when it still matches the header, else rebuilt from fields."""
+    rows = []
+    for entry in table.entries.order_by("position", "code"):
+        rows.append(entry_cells(entry=entry, table=table))
+    return csvio.table_render(
+        columns=table.columns, rows=rows, has_bom=table.has_bom, line_terminator=table.line_terminator
+    )
+
+
+def entry_cells(*, entry: ReferenceEntry, table: ReferenceTable) -> list[str]:
+    if isinstance(entry.raw, list) and len(entry.raw) == len(table.columns):
+        return [str(c) for c in entry.raw]
+    return _cells_from_fields(entry=entry, table=table)
+
+
+def _cells_from_fields(*, entry: ReferenceEntry, table: ReferenceTable) -> list[str]:
+    contract = {f: getattr(entry, f) for f in csvio.CONTRACT_FIELDS.values() if f != "code"}
+    return csvio.row_cells(
+        columns=table.columns, key_column=table.key_column, code=entry.code, contract=contract, extra=entry.extra or {}
+    )
+
+
+@transaction.atomic
+def entry_save(*, entry: ReferenceEntry) -> ReferenceEntry:
+    """Save an edited entry (the admin's write path): keep ``raw`` in step with the fields so an
+    export shows the edit, and invalidate the search index."""
+    if not entry.code.strip():
+        raise InvalidInput("编号不能为空", extra={"table": entry.table.name})
+    entry.code = entry.code.strip()
+    entry.raw = _cells_from_fields(entry=entry, table=entry.table)
+    entry.save()
+    library_touch()
+    return entry
+
+
+# ---------------------------------------------------------------- master and chapter settings
+
+STORY_DIR = ".story-system"
+
+
+def _story_dir(book: Book) -> Path:
+    if not (book.root or "").strip():
+        raise InvalidInput(
+            f"书籍 '{book.slug}' 没有书籍文件夹（root），无法写出 .story-system 文件", extra={"book": book.slug}
+        )
+    return Path(book.root) / STORY_DIR
+
+
+def _json_write(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def chapter_file_stem(chapter: int) -> str:
+    return f"chapter_{chapter:03d}"
+
+
+def story_files_write(*, book: Book) -> list[str]:
+    """Write the book's master and every chapter setting to ``<book>/.story-system/`` (JSON whole,
+    Markdown only inside the markers). Returns the paths written, relative to the book root."""
+    directory = _story_dir(book)
+    master = selectors.master_get(book=book)
+    written = []
+    _json_write(directory / "MASTER_SETTING.json", master.data)
+    markdown.block_write(
+        path=directory / "MASTER_SETTING.md",
+        body=markdown.story_markdown(master.data),
+        title=f"{book.slug} 故事系统总设定",
+    )
+    written += [f"{STORY_DIR}/MASTER_SETTING.json", f"{STORY_DIR}/MASTER_SETTING.md"]
+    for setting in StorySetting.objects.filter(book=book, chapter__isnull=False).order_by("chapter"):
+        data = selectors.chapter_story(book=book, chapter=setting.chapter)
+        stem = chapter_file_stem(setting.chapter)
+        _json_write(directory / "chapters" / f"{stem}.json", data)
+        markdown.block_write(
+            path=directory / "chapters" / f"{stem}.md",
+            body=markdown.story_markdown(data),
+            title=f"{book.slug} 第{setting.chapter}章故事设定",
+        )
+        written += [f"{STORY_DIR}/chapters/{stem}.json", f"{STORY_DIR}/chapters/{stem}.md"]
+    return written
+
+
+@transaction.atomic
+def story_master_build(
+    *,
+    book: Book,
+    query: str,
+    genre: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    add_anti_patterns: list[str] | None = None,
+    persist: bool = False,
+) -> tuple[dict[str, Any], list[str]]:
+    """Build the book's master StorySystemDict; with ``persist`` store it (replacing the previous
+    master) and write the .story-system files. Returns (the dict, files written)."""
+    data = selectors.story_system_build(
+        query=query, genre=genre, book=book, overrides=overrides, add_anti_patterns=add_anti_patterns
+    )
+    if not persist:
+        return data, []
+    StorySetting.objects.update_or_create(
+        book=book,
+        chapter=None,
+        defaults={
+            "query": query,
+            "explicit_genre": genre or "",
+            "overrides": selectors.overrides_clean(overrides=overrides),
+            "added_anti_patterns": list(add_anti_patterns or []),
+            "data": data,
+        },
+    )
+    return data, story_files_write(book=book)
+
+
+@transaction.atomic
+def story_chapter_build(
+    *,
+    book: Book,
+    chapter: int,
+    query: str,
+    genre: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    add_anti_patterns: list[str] | None = None,
+    remove_anti_patterns: list[str] | None = None,
+    persist: bool = False,
+) -> tuple[dict[str, Any], list[str]]:
+    """Build chapter ``chapter``'s setting on top of the master. A chapter may refine: a locked
+    field it tries to change, or an anti-pattern it tries to remove, is refused (InvalidInput)."""
+    if chapter < 1:
+        raise InvalidInput(f"章号必须为正整数（收到 {chapter}）", extra={"chapter": chapter})
+    master = selectors.master_get(book=book).data
+    policy = selectors.override_policy_for(book=book)
+    explicit = selectors.overrides_clean(overrides=overrides)
+    for name, value in explicit.items():
+        master_value = master["master_constraints"].get(name)
+        if name in policy["locked"] and value != master_value:
+            raise InvalidInput(
+                f"第{chapter}章不能修改锁定字段「{name}」：锁定字段只认总设定"
+                f"（总设定：{_show(master_value)}；本章请求：{_show(value)}）。如需修改，请重建总设定。",
+                extra={"field": name, "policy": "locked", "master": master_value, "requested": value},
+            )
+    removals = [t for t in (remove_anti_patterns or []) if t.strip()]
+    if removals:
+        raise InvalidInput(
+            f"第{chapter}章不能删除毒点：章节只能追加毒点，不能删除总设定的毒点（请求删除：{'、'.join(removals)}）",
+            extra={"field": "anti_patterns", "policy": "append_only", "requested_removal": removals},
+        )
+    contributions, route, trace = selectors.chapter_contributions(
+        master=master, policy=policy, query=query, genre=genre, explicit=explicit, add_anti_patterns=add_anti_patterns
+    )
+    record = {
+        "meta": {
+            "query": query,
+            "explicit_genre": genre or None,
+            "inferred_genre": route["genre"],
+            "chapter": chapter,
+            "generated_at": timezone.now().isoformat(timespec="seconds"),
+        },
+        "route": route,
+        "contributions": contributions,
+        "source_trace": trace,
+    }
+    if not persist:
+        return selectors.chapter_compose(book=book, chapter=chapter, master=master, record=record, policy=policy), []
+    StorySetting.objects.update_or_create(
+        book=book,
+        chapter=chapter,
+        defaults={
+            "query": query,
+            "explicit_genre": genre or "",
+            "overrides": explicit,
+            "added_anti_patterns": list(add_anti_patterns or []),
+            "data": record,
+        },
+    )
+    return selectors.chapter_story(book=book, chapter=chapter), story_files_write(book=book)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, list):
+        return "、".join(value) or "（空）"
+    return value or "（空）"
