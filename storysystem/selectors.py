@@ -657,3 +657,26 @@ def chapter_story(*, book: Book, chapter: int) -> dict[str, Any]:
 def master_story(*, book: Book) -> dict[str, Any]:
     """The stored master StorySystemDict of the book."""
     return master_get(book=book).data
+
+
+# ---------------------------------------------------------------- book-scoped reads (the front doors)
+
+
+def story_search(
+    *,
+    book: Book,
+    q: str,
+    table: str | None = None,
+    skill: str | None = None,
+    genre: str | None = None,
+    max_results: int = 10,
+) -> dict[str, Any]:
+    """Search the reference library (the library is shared; the book only scopes access)."""
+    return reference_search(query=q, table=table, skill=skill, genre=genre, max_results=max_results)
+
+
+def story_route(*, book: Book, q: str = "", genre: str | None = None) -> dict[str, Any]:
+    """The genre route a query takes."""
+    if not (q or "").strip() and not (genre or "").strip():
+        raise InvalidInput("需要查询词 q 或题材 genre", extra={"field": "q"})
+    return genre_route(query=q, genre=genre)

@@ -1,0 +1,51 @@
+"""Read interfaces of the story system (``python manage.py story <name> <book> …``)."""
+
+from storysystem import selectors
+from webnovel.interfaces import Arg, interface
+
+B = "/api/books/{book}/story-system"
+CHAPTER = Arg("chapter", int, required=True, positional=True, help="章号")
+
+interface(
+    "story-system-search",
+    help="检索参考资料库（BM25，可按表/技能/题材过滤）",
+    args=(
+        Arg("q", str, required=True, positional=True, help="检索词"),
+        Arg("table", str, help="只检索这张表，如 桥段套路"),
+        Arg("skill", str, help="适用技能，如 write"),
+        Arg("genre", str, help="适用题材，如 玄幻"),
+        Arg("max_results", int, default=10, help="最多返回条数（1–100）"),
+    ),
+    group="故事系统",
+    rest=f"GET {B}/search",
+)(selectors.story_search)
+interface(
+    "story-system-route",
+    help="题材路由：显式题材 > 关键词命中（附证据）> 模糊匹配 > 通用路由",
+    args=(
+        Arg("q", str, default="", positional=True, help="查询词，如 玄幻退婚流"),
+        Arg("genre", str, help="显式题材"),
+    ),
+    group="故事系统",
+    rest=f"GET {B}/route",
+)(selectors.story_route)
+interface(
+    "story-system-master",
+    help="全书故事系统总设定（StorySystemDict）",
+    group="故事系统",
+    rest=f"GET {B}/master",
+)(selectors.master_story)
+interface(
+    "story-system-chapter",
+    help="某章的章节设定（与当前总设定合并）",
+    args=(CHAPTER,),
+    group="故事系统",
+    rest=f"GET {B}/chapters/{{chapter}}",
+)(selectors.chapter_story)
+interface(
+    "story-system-effective",
+    help="某章的生效设定：每个字段的值与来源（总设定/本章）",
+    args=(CHAPTER,),
+    group="故事系统",
+    rest=f"GET {B}/chapters/{{chapter}}/effective",
+)(selectors.chapter_effective)

@@ -1,0 +1,117 @@
+"""Request and response schemas of the story-system endpoints (fields mirror the selectors' dicts;
+deeply nested parts of a StorySystemDict stay plain JSON objects)."""
+
+from typing import Any
+
+from ninja import Schema
+from pydantic import Field
+
+
+class AntiPatternOut(Schema):
+    text: str
+    source_table: str
+    source_code: str
+    field: str
+    origin: str | None = None
+
+
+class SearchHitOut(Schema):
+    rank: int
+    score: float
+    code: str
+    table: str
+    library: str
+    category: str
+    level: str
+    skills: list[str]
+    genres: list[str]
+    keywords: list[str]
+    intents: list[str]
+    instruction: str
+    summary: str
+    detail: str
+    fields: dict[str, str]
+    anti_patterns: list[AntiPatternOut]
+    matched_terms: list[str]
+
+
+class SearchOut(Schema):
+    query: str
+    filters: dict[str, str | None]
+    max_results: int
+    total: int
+    results: list[SearchHitOut]
+
+
+class RouteOut(Schema):
+    method: str
+    genre: str
+    canonical_genre: str
+    primary: dict[str, Any] | None
+    candidates: list[dict[str, Any]]
+    base_tables: list[str]
+    dynamic_tables: list[str]
+    default_query_terms: list[str]
+    genre_filter: list[str]
+    weight: float
+
+
+class StorySystemOut(Schema):
+    """A master StorySystemDict."""
+
+    meta: dict[str, Any]
+    route: dict[str, Any]
+    master_constraints: dict[str, Any]
+    base_context: list[dict[str, Any]]
+    dynamic_context: list[dict[str, Any]]
+    anti_patterns: list[dict[str, Any]]
+    override_policy: dict[str, list[str]]
+    source_trace: list[dict[str, Any]]
+
+
+class ChapterStoryOut(StorySystemOut):
+    """A chapter's StorySystemDict: effective constraints with their origins and the chapter's own overrides."""
+
+    field_origins: dict[str, str]
+    chapter_overrides: dict[str, Any]
+
+
+class EffectiveFieldOut(Schema):
+    value: Any
+    origin: str
+    policy: str
+    master_value: Any = None
+    added_by_chapter: list[str] | None = None
+
+
+class EffectiveOut(Schema):
+    book: str
+    chapter: int
+    has_chapter_override: bool
+    chapter_query: str | None
+    master_constraints: dict[str, Any]
+    fields: dict[str, dict[str, Any]]
+    anti_patterns: list[dict[str, Any]]
+    base_context: list[dict[str, Any]]
+    dynamic_context: list[dict[str, Any]]
+    dynamic_context_origin: str
+    override_policy: dict[str, list[str]]
+    ignored_locked: dict[str, Any]
+
+
+class BuildIn(Schema):
+    """Build a master setting (no ``chapter``) or a chapter's override (``chapter`` = N)."""
+
+    query: str = ""
+    genre: str | None = None
+    chapter: int | None = Field(default=None, ge=1)
+    persist: bool = True
+    set: dict[str, str | list[str]] = Field(default_factory=dict, description='显式设定字段，如 {"节奏策略": "慢热"}')
+    add_anti_patterns: list[str] = Field(default_factory=list)
+    remove_anti_patterns: list[str] = Field(default_factory=list, description="章节一律拒绝：毒点只增不减")
+
+
+class BuildOut(Schema):
+    persisted: bool
+    files: list[str]
+    story_system: dict[str, Any]
