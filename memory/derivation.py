@@ -204,7 +204,7 @@ def _chapter_observations(*, book: Book, chapters: list[int]) -> list[Obs]:
                 Obs(
                     C.TIMELINE,
                     f"第{tr.chapter}章",
-                    f"事件{tr.order}",
+                    f"事件{tr.order + 1}",
                     value,
                     tr.chapter,
                     [{"kind": "timeline", "volume": tr.volume, "order": tr.order}],

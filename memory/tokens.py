@@ -31,18 +31,23 @@ def tokens_estimate(text: str) -> int:
     return total
 
 
-def tokens_truncate(text: str, *, limit: int) -> str:
-    """The longest prefix of ``text`` whose estimate is at most ``limit`` (ends with '…' when cut)."""
+def tokens_truncate(text: str, *, limit: int, keep_end: bool = False) -> str:
+    """The longest prefix (``keep_end``: suffix) of ``text`` whose estimate, with the '…' that marks
+    the cut, is at most ``limit``."""
     if tokens_estimate(text) <= limit:
         return text
     if limit <= 1:
         return ""
-    # Binary search on the character length: the estimate is monotone in the prefix length.
+
+    def piece(n: int) -> str:
+        return text[len(text) - n :] if keep_end else text[:n]
+
+    # Binary search on the character length: the estimate is monotone in the piece's length.
     lo, hi = 0, len(text)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if tokens_estimate(text[:mid]) + 1 <= limit:
+        if tokens_estimate(piece(mid)) + 1 <= limit:
             lo = mid
         else:
             hi = mid - 1
-    return text[:lo] + "…"
+    return "…" + piece(lo) if keep_end else piece(lo) + "…"

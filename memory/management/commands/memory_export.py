@@ -1,0 +1,32 @@
+"""``python manage.py memory_export <book> [--out FILE]`` — the plugin's memory_scratchpad.json."""
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memory.selectors import scratchpad_export
+from webnovel.exceptions import DomainError
+from webnovel.selectors import book_get
+
+
+class Command(BaseCommand):
+    help = "导出记忆为插件格式的 memory_scratchpad.json（默认输出到标准输出）。"
+
+    def add_arguments(self, parser):
+        parser.add_argument("book", help="书籍 slug")
+        parser.add_argument("--out", type=Path, help="写入此文件（如 <书>/.webnovel/memory_scratchpad.json）")
+
+    def handle(self, *args, **options):
+        try:
+            data = scratchpad_export(book=book_get(slug=options["book"]))
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+        text = json.dumps(data, ensure_ascii=False, indent=2)
+        if options["out"]:
+            options["out"].parent.mkdir(parents=True, exist_ok=True)
+            options["out"].write_text(text + "\n", encoding="utf-8")
+            count = sum(len(v) for v in data.values())
+            self.stdout.write(json.dumps({"file": str(options["out"]), "facts": count}, ensure_ascii=False))
+        else:
+            self.stdout.write(text)

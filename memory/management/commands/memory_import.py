@@ -1,0 +1,33 @@
+"""``python manage.py memory_import <book> <file>`` — import the plugin's memory_scratchpad.json."""
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memory.services import scratchpad_import
+from webnovel.exceptions import DomainError
+from webnovel.selectors import book_get
+
+
+class Command(BaseCommand):
+    help = "导入插件的 .webnovel/memory_scratchpad.json（同 id 更新，不重复）。"
+
+    def add_arguments(self, parser):
+        parser.add_argument("book", help="书籍 slug")
+        parser.add_argument("file", type=Path, help="memory_scratchpad.json 的路径")
+        parser.add_argument("--replace", action="store_true", help="先删除以前导入的事实")
+
+    def handle(self, *args, **options):
+        path: Path = options["file"]
+        if not path.is_file():
+            raise CommandError(f"文件不存在：{path}")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8-sig"))
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"{path} 不是有效的 JSON：第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}") from exc
+        try:
+            result = scratchpad_import(book=book_get(slug=options["book"]), data=data, replace=options["replace"])
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+        self.stdout.write(json.dumps(result, ensure_ascii=False))

@@ -1,0 +1,486 @@
+"""The context assembler: ``build_memory_pack`` picks what the AI reads before a chapter.
+
+Why our own: this is the product. Every candidate item is scored with a fixed priority (below), then
+items are taken greedily in (priority, candidate order) until the budget is spent; an item that does
+not fit is skipped (outline, tail and master-outline items are truncated instead when at least
+``MIN_TRUNCATED`` tokens remain). Items that are not fit to be read at all (outdated, contradicted or
+tentative facts, state fields already shown) are listed too, skipped, with the reason. Same database
+and same arguments → the same pack, byte for byte (no clock, no set order, ties broken by id).
+
+Layers: ``working`` (this chapter's outline, recent summaries and the last chapter's tail, the
+protagonist's and on-stage characters' state as of the chapter, pacing signals), ``scratchpad``
+(facts as of the chapter: constraints, world rules, open loops, reader promises, on-stage subjects'
+facts) and ``episodic`` (BM25 / embedding retrieval over older chapters' summaries and scenes).
+
+Priorities (write task; docs/memory.md has the table and the review / query variants):
+100 outline · 97 this chapter's summary (review) · 95 secret constraints · 92 protagonist state ·
+90 previous tail · 89 previous summary · 88 other constraints · 87 last hook · 84–81 older summaries ·
+80–73 on-stage states · 78 story time · 76 pacing · 74 / 58 world rules (mentioned / not) ·
+78 / 70 open loops (due / not) · 66 reader promises · 62 on-stage character facts · 55 story facts ·
+52–45 retrieved chunks · 50 timeline events · 40 master outline.
+"""
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from memory import selectors
+from memory.models import Fact
+from memory.retrieval import chunks_search, text_terms
+from memory.tokens import tokens_estimate, tokens_truncate
+from webnovel.exceptions import InvalidInput
+from webnovel.models import Book
+
+TASKS = ("write", "review", "query")
+DEFAULT_BUDGET = 4000
+MIN_BUDGET = 100
+MAX_BUDGET = 200_000
+MIN_TRUNCATED = 60
+RETRIEVE = 8
+LAYER_ORDER = {"working": 0, "scratchpad": 1, "episodic": 2}
+
+C = Fact.Category
+
+
+@dataclass
+class Item:
+    id: str
+    layer: str
+    kind: str
+    title: str
+    text: str
+    priority: int
+    truncatable: bool = False
+    keep_end: bool = False  # a chapter's tail is cut from its start, so its last lines survive
+    reason: str = ""  # set up front for items that are listed but never taken
+    included: bool = False
+    tokens: int = 0
+    full_tokens: int = 0
+
+    def block(self, text: str | None = None) -> str:
+        return f"【{self.title}】\n{self.text if text is None else text}\n"
+
+
+def pack_mode() -> str:
+    """``full`` unless switched off by ``WEBNOVEL_MEMORY_PACK=simple`` (env) or the setting of that name."""
+    value = os.environ.get("WEBNOVEL_MEMORY_PACK") or getattr(settings, "WEBNOVEL_MEMORY_PACK", "full")
+    return "simple" if str(value).strip().lower() in {"simple", "off", "0", "false"} else "full"
+
+
+def _check(*, chapter: int, task: str, budget_tokens: int) -> None:
+    if task not in TASKS:
+        raise InvalidInput(f"未知的任务 '{task}'，可选：{'、'.join(TASKS)}", extra={"task": task})
+    if chapter < 1:
+        raise InvalidInput(f"章节号必须是正整数，收到 {chapter}", extra={"chapter": chapter})
+    if not MIN_BUDGET <= budget_tokens <= MAX_BUDGET:
+        raise InvalidInput(
+            f"预算必须在 {MIN_BUDGET} 到 {MAX_BUDGET} tokens 之间，收到 {budget_tokens}",
+            extra={"budget_tokens": budget_tokens},
+        )
+
+
+def _state_text(state: dict[str, Any]) -> str:
+    from memory.derivation import value_text
+
+    return "；".join(f"{k}：{value_text(state[k])}" for k in sorted(state)) or "（无状态记录）"
+
+
+def _working_items(*, book: Book, chapter: int, task: str, as_of: int, simple: bool) -> tuple[list[Item], str, list]:
+    items: list[Item] = []
+    outline = selectors.chapter_outline(book=book, chapter=chapter)
+    outline_text = "\n".join(f"{s['heading']}\n{s['body']}" for s in outline["sections"])
+    label = "本卷大纲" if outline["whole_volume"] else "本章大纲"
+    for s in outline["sections"]:
+        items.append(
+            Item(
+                id=f"outline:v{outline['volume']}:s{s['order']}",
+                layer="working",
+                kind="outline",
+                title=f"{label}·{s['heading'] or '前言'}",
+                text=s["body"],
+                priority=100,
+                truncatable=True,
+            )
+        )
+    if task != "write":
+        own = selectors.chapter_row(book=book, chapter=chapter)
+        if own and own["summary"]:
+            items.append(
+                Item(
+                    id=f"summary:{chapter}",
+                    layer="working",
+                    kind="summary",
+                    title=f"本章摘要（第{chapter}章 {own['title']}）",
+                    text=own["summary"],
+                    priority=97,
+                )
+            )
+    recent = selectors.chapters_recent(book=book, before=chapter, count=3 if simple else selectors.RECENT_CHAPTERS)
+    for i, r in enumerate(recent):
+        if r["summary"]:
+            items.append(
+                Item(
+                    id=f"summary:{r['number']}",
+                    layer="working",
+                    kind="summary",
+                    title=f"第{r['number']}章摘要 {r['title']}",
+                    text=r["summary"],
+                    priority=89 if i == 0 else 85 - i,
+                )
+            )
+        if i == 0 and r["tail"] and not simple:
+            items.append(
+                Item(
+                    id=f"tail:{r['number']}",
+                    layer="working",
+                    kind="tail",
+                    title=f"第{r['number']}章结尾",
+                    text=r["tail"],
+                    priority=90,
+                    truncatable=True,
+                    keep_end=True,
+                )
+            )
+    heroes = selectors.protagonists(book=book)
+    on_stage = (
+        []
+        if simple
+        else selectors.characters_on_stage(book=book, chapter=chapter, task=task, outline_text=outline_text)
+    )
+    shown = []
+    for e in heroes:
+        items.append(
+            Item(
+                id=f"state:{e.entity_id}",
+                layer="working",
+                kind="state",
+                title=f"主角状态·{e.canonical_name}（截至第{as_of}章）",
+                text=_state_text(selectors.entity_state(entity=e, as_of=as_of)),
+                priority=92,
+            )
+        )
+        shown.append(e)
+    rank = 0
+    for e in on_stage:
+        if e in shown:
+            continue
+        items.append(
+            Item(
+                id=f"state:{e.entity_id}",
+                layer="working",
+                kind="state",
+                title=f"在场角色·{e.canonical_name}（截至第{as_of}章）",
+                text=_state_text(selectors.entity_state(entity=e, as_of=as_of)),
+                priority=80 - rank,
+            )
+        )
+        shown.append(e)
+        rank += 1
+    if not simple:
+        p = selectors.pacing_signals(book=book, chapter=chapter)
+        lines = []
+        lines.append(
+            f"距上次大爽：{p['since_big_payoff']} 章" if p["since_big_payoff"] is not None else "近 200 章没有大爽"
+        )
+        if p["since_small_payoff"] is not None:
+            lines.append(f"距上次小爽：{p['since_small_payoff']} 章")
+        if p["moods"]:
+            seq = " → ".join(f"{m['chapter']}{m['mood'] or '?'}/{m['position'] or '?'}" for m in p["moods"])
+            lines.append(f"最近情绪/位置：{seq}")
+        if p["weak_hook_streak"]:
+            lines.append(f"连续弱钩子：{p['weak_hook_streak']} 章（上限 {p['weak_hook_limit']}）")
+        strands = "；".join(f"{t}{'无记录' if n is None else f'已 {n} 章未动'}" for t, n in p["strands"].items())
+        lines.append(f"线索节奏：{strands}")
+        items.append(
+            Item(id="pacing", layer="working", kind="pacing", title="节奏信号", text="\n".join(lines), priority=76)
+        )
+        for s in selectors.master_outline(book=book):
+            items.append(
+                Item(
+                    id=f"master:s{s['order']}",
+                    layer="working",
+                    kind="outline",
+                    title=f"总纲·{s['heading'] or '前言'}",
+                    text=s["body"],
+                    priority=40,
+                    truncatable=True,
+                )
+            )
+    recent_text = "\n".join(r["summary"] for r in recent)
+    return items, outline_text + "\n" + recent_text, shown
+
+
+def _fact_items(
+    *, book: Book, chapter: int, task: str, as_of: int, context_text: str, on_stage: list, state_fields: dict
+) -> list[Item]:
+    items: list[Item] = []
+    names = {e.canonical_name for e in on_stage}
+    subjects = names | {"书内时间", "章末钩子"} | {f"第{n}章" for n in range(max(1, chapter - 5), chapter + 1)}
+    rows = selectors.facts_as_of(
+        book=book, as_of=as_of, categories=[C.CONSTRAINT, C.WORLD_RULE, C.OPEN_LOOP, C.READER_PROMISE]
+    )
+    rows += selectors.facts_as_of(
+        book=book, as_of=as_of, categories=[C.CHARACTER, C.STORY, C.TIMELINE], subjects=subjects
+    )
+    context_terms = set(text_terms(context_text))
+    latest_outdated: dict[tuple[str, str, str], tuple[Fact, str]] = {}
+    for fact, status, reason in rows:
+        g = (fact.category, fact.subject, fact.field)
+        title = f"{fact.get_category_display()}·{fact.subject}·{fact.field}（第{fact.source_chapter}章）"
+        item = Item(
+            id=f"fact:{fact.key}", layer="scratchpad", kind=fact.category, title=title, text=fact.value, priority=0
+        )
+        if status == Fact.Status.OUTDATED:
+            closed_recently = fact.closed_chapter is not None and as_of - fact.closed_chapter < 10
+            if reason == "重复":
+                continue
+            if fact.closed_chapter is not None and not closed_recently:
+                continue
+            if fact.closed_chapter is None:
+                prev = latest_outdated.get(g)
+                if prev is None or (prev[0].source_chapter, prev[0].key) < (fact.source_chapter, fact.key):
+                    latest_outdated[g] = (fact, reason)
+                continue
+            item.reason = f"已过时：{reason}"
+            items.append(item)
+            continue
+        if status == Fact.Status.CONTRADICTED:
+            if task == "write":
+                item.reason = f"矛盾待裁决，未采用：{reason}"
+            else:
+                item.title = "【矛盾待裁决】" + title
+                item.priority = 60
+            items.append(item)
+            continue
+        if status == Fact.Status.TENTATIVE:
+            if task == "write":
+                item.reason = f"存疑，未采用：{reason}"
+            else:
+                item.priority = 35
+            items.append(item)
+            continue
+        # active
+        if fact.category == C.CONSTRAINT:
+            item.priority = 95 if fact.field == "保密" else 88
+        elif fact.category == C.WORLD_RULE:
+            mentioned = bool(set(text_terms(fact.subject)) & context_terms) if fact.subject else False
+            item.priority = 74 if mentioned else 58
+        elif fact.category == C.OPEN_LOOP:
+            due = fact.value and "计划第" in fact.value and _planned_due(fact.value, chapter)
+            item.priority = 78 if due or fact.subject in context_text else 70
+        elif fact.category == C.READER_PROMISE:
+            item.priority = 87 if fact.subject == "章末钩子" else 66
+        elif fact.category == C.CHARACTER:
+            shown = state_fields.get(fact.entity_ref)
+            if shown is not None and fact.field in shown:
+                item.reason = "已并入角色状态"
+                items.append(item)
+                continue
+            item.priority = 62
+        elif fact.category == C.STORY:
+            item.priority = 55
+        elif fact.category == C.TIMELINE:
+            item.priority = 78 if fact.subject == "书内时间" else 50
+        items.append(item)
+    for _g, (fact, reason) in sorted(latest_outdated.items()):
+        items.append(
+            Item(
+                id=f"fact:{fact.key}",
+                layer="scratchpad",
+                kind=fact.category,
+                title=f"{fact.get_category_display()}·{fact.subject}·{fact.field}（第{fact.source_chapter}章）",
+                text=fact.value,
+                priority=0,
+                reason=f"已过时：{reason}",
+            )
+        )
+    return items
+
+
+def _planned_due(value: str, chapter: int) -> bool:
+    import re
+
+    m = re.search(r"计划第(\d+)章", value)
+    return bool(m) and int(m.group(1)) <= chapter + 5
+
+
+def _episodic_items(
+    *, book: Book, chapter: int, task: str, as_of: int, query: str, skip: set[int]
+) -> tuple[list[Item], str]:
+    if not query.strip():
+        return [], "bm25（无查询文本）"
+    hits, method = chunks_search(book=book, query=query, max_chapter=as_of, exclude_chapters=skip, limit=RETRIEVE)
+    base = 85 if task == "query" else 52
+    items = []
+    for hit in hits:
+        kind = "摘要" if hit["kind"] == "summary" else f"场景{hit['order'] + 1}"
+        items.append(
+            Item(
+                id=f"chunk:{hit['chapter']}:{hit['kind']}:{hit['order']}",
+                layer="episodic",
+                kind=f"chunk_{hit['kind']}",
+                title=f"相关回忆·第{hit['chapter']}章{kind}（{method.split('（')[0]} {hit['score']}）",
+                text=hit["text"],
+                priority=base - hit["rank"],
+            )
+        )
+    return items, method
+
+
+def _select(items: list[Item], budget: int) -> int:
+    """Greedy by (priority desc, candidate order); returns the tokens used. Never exceeds ``budget``."""
+    used = 0
+    seen: set[str] = set()
+    order = sorted(range(len(items)), key=lambda i: (-items[i].priority, i))
+    for i in order:
+        item = items[i]
+        item.full_tokens = item.tokens = tokens_estimate(item.block())
+        if item.id in seen and not item.reason:
+            item.reason = "重复条目"
+        if item.reason:
+            continue
+        seen.add(item.id)
+        remaining = budget - used
+        if item.tokens <= remaining:
+            item.included = True
+            item.reason = f"纳入（优先级 {item.priority}）"
+            used += item.tokens
+            continue
+        head = tokens_estimate(item.block(""))
+        if item.truncatable and remaining >= MIN_TRUNCATED and remaining > head + 10:
+            cut = tokens_truncate(item.text, limit=remaining - head, keep_end=item.keep_end)
+            item.text = cut
+            item.tokens = tokens_estimate(item.block())
+            if item.tokens <= remaining and cut:
+                item.included = True
+                item.reason = f"截断后纳入：原 {item.full_tokens} tokens，保留 {item.tokens}（优先级 {item.priority}）"
+                used += item.tokens
+                continue
+        item.reason = f"预算不足：需要 {item.tokens} tokens，剩余 {remaining}（优先级 {item.priority}）"
+    return used
+
+
+def build_memory_pack(
+    *,
+    book: Book,
+    chapter: int,
+    task: str = "write",
+    budget_tokens: int = DEFAULT_BUDGET,
+    query: str = "",
+    mode: str | None = None,
+) -> dict[str, Any]:
+    """The context pack for writing / reviewing / querying ``chapter`` within ``budget_tokens``."""
+    return _assemble(book=book, chapter=chapter, task=task, budget_tokens=budget_tokens, query=query, mode=mode)[0]
+
+
+def _assemble(
+    *, book: Book, chapter: int, task: str, budget_tokens: int, query: str, mode: str | None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    _check(chapter=chapter, task=task, budget_tokens=budget_tokens)
+    mode = mode or pack_mode()
+    if mode not in {"full", "simple"}:
+        raise InvalidInput(f"未知的模式 '{mode}'，可选 full / simple", extra={"mode": mode})
+    simple = mode == "simple"
+    as_of = chapter - 1 if task == "write" else chapter
+    items, context_text, on_stage = _working_items(book=book, chapter=chapter, task=task, as_of=as_of, simple=simple)
+    retrieval = ""
+    if not simple:
+        state_fields = {}
+        for e in on_stage:
+            state_fields[e.entity_id] = set(selectors.entity_state(entity=e, as_of=as_of))
+        items += _fact_items(
+            book=book,
+            chapter=chapter,
+            task=task,
+            as_of=as_of,
+            context_text=context_text,
+            on_stage=on_stage,
+            state_fields=state_fields,
+        )
+        names = " ".join(e.canonical_name for e in on_stage)
+        retrieval_query = (query + "\n" + context_text + "\n" + names) if query else (context_text + "\n" + names)
+        recent = set(range(max(1, chapter - selectors.RECENT_CHAPTERS), chapter + (0 if task == "write" else 1)))
+        episodic, retrieval = _episodic_items(
+            book=book, chapter=chapter, task=task, as_of=as_of, query=retrieval_query, skip=recent
+        )
+        items += episodic
+    used = _select(items, budget_tokens)
+    order = sorted(range(len(items)), key=lambda i: (-items[i].priority, i))
+    listed = [items[i] for i in order]
+    rendered = [it for it in sorted(listed, key=lambda it: (LAYER_ORDER[it.layer], -it.priority, it.id)) if it.included]
+    text = "".join(it.block() for it in rendered)
+    layers = {layer: sum(it.tokens for it in rendered if it.layer == layer) for layer in LAYER_ORDER}
+    pack = {
+        "book": book.slug,
+        "chapter": chapter,
+        "task": task,
+        "as_of": as_of,
+        "budget_tokens": budget_tokens,
+        "used_tokens": used,
+        "mode": mode,
+        "retrieval": retrieval,
+        "layers": layers,
+        "counts": {"included": len(rendered), "skipped": len(listed) - len(rendered)},
+        "items": [
+            {
+                "id": it.id,
+                "layer": it.layer,
+                "kind": it.kind,
+                "title": it.title,
+                "priority": it.priority,
+                "tokens": it.tokens,
+                "included": it.included,
+                "reason": it.reason,
+            }
+            for it in listed
+        ],
+        "text": text,
+    }
+    return pack, {it.id: it.text for it in rendered}
+
+
+def pack_text(pack: dict[str, Any]) -> str:
+    """The pack for a human: the assembled text, then the included / skipped table."""
+    lines = [
+        f"# 上下文包：{pack['book']} 第{pack['chapter']}章（{pack['task']}，{pack['mode']}）",
+        f"# 预算 {pack['budget_tokens']} tokens，已用 {pack['used_tokens']}；检索：{pack['retrieval'] or '无'}",
+        "",
+        pack["text"],
+        "# 候选条目",
+    ]
+    for it in pack["items"]:
+        mark = "✓" if it["included"] else "✗"
+        lines.append(f"{mark} [{it['layer']}] P{it['priority']} {it['tokens']}t {it['title']} — {it['reason']}")
+    return "\n".join(lines) + "\n"
+
+
+def pack_diff(
+    *, book: Book, chapter_a: int, chapter_b: int, task: str = "write", budget_tokens: int = DEFAULT_BUDGET
+) -> dict[str, Any]:
+    """What changes between the packs of two chapters: items only in one, items in both whose text
+    changed (e.g. a character's state), and the token totals."""
+    a, text_a = _assemble(book=book, chapter=chapter_a, task=task, budget_tokens=budget_tokens, query="", mode=None)
+    b, text_b = _assemble(book=book, chapter=chapter_b, task=task, budget_tokens=budget_tokens, query="", mode=None)
+    inc_a = {it["id"]: it for it in a["items"] if it["included"]}
+    inc_b = {it["id"]: it for it in b["items"] if it["included"]}
+
+    def brief(it: dict[str, Any]) -> dict[str, Any]:
+        return {"id": it["id"], "layer": it["layer"], "title": it["title"], "tokens": it["tokens"]}
+
+    return {
+        "book": book.slug,
+        "task": task,
+        "budget_tokens": budget_tokens,
+        "a": {"chapter": chapter_a, "used_tokens": a["used_tokens"], "included": len(inc_a)},
+        "b": {"chapter": chapter_b, "used_tokens": b["used_tokens"], "included": len(inc_b)},
+        "only_a": [brief(inc_a[i]) for i in inc_a if i not in inc_b],
+        "only_b": [brief(inc_b[i]) for i in inc_b if i not in inc_a],
+        "changed": [
+            {**brief(inc_b[i]), "before": text_a.get(i, ""), "after": text_b.get(i, "")}
+            for i in inc_b
+            if i in inc_a and text_a.get(i) != text_b.get(i)
+        ],
+        "same": sum(1 for i in inc_b if i in inc_a and text_a.get(i) == text_b.get(i)),
+    }

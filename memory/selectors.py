@@ -1,0 +1,428 @@
+"""Reads of the memory app: facts (as stored or as of a chapter), the working-layer inputs of a pack
+(outline section, recent chapters, who is on stage, pacing), the health report, and the export."""
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from entities.models import Appearance, Entity
+from entities.selectors import entity_state_as_of
+from memory.models import Fact, MemoryHit
+from memory.resolver import FactView, group_resolve
+from threads.models import Thread
+from webnovel.exceptions import InvalidInput
+from webnovel.models import Book, Chapter, Document, TimelineRow, Volume
+
+RECENT_CHAPTERS = 5
+TAIL_CHARS = 300
+MAX_ON_STAGE = 8
+
+_RANGE = re.compile(r"第\s*(\d+)\s*(?:[-–—~～至到]\s*(?:第\s*)?(\d+)\s*)?章")
+
+
+# --- facts ---------------------------------------------------------------------------------------
+
+
+def fact_to_dict(fact: Fact) -> dict[str, Any]:
+    """A fact in the plugin's item shape, plus our own fields."""
+    return {
+        "id": fact.key,
+        "category": fact.category,
+        "subject": fact.subject,
+        "field": fact.field,
+        "value": fact.value,
+        "status": fact.status,
+        "source_chapter": fact.source_chapter,
+        "evidence": fact.evidence,
+        "confidence": fact.confidence,
+        "updated_at": fact.updated_at.isoformat() if fact.updated_at else None,
+        "origin": fact.origin,
+        "entity": fact.entity_ref or None,
+        "superseded_by": fact.superseded_by.key if fact.superseded_by_id else None,
+        "revises": fact.revises.key if fact.revises_id else None,
+        "closed_chapter": fact.closed_chapter,
+    }
+
+
+def fact_list(
+    *,
+    book: Book,
+    category: str | None = None,
+    status: str | None = None,
+    subject: str | None = None,
+    chapter: int | None = None,
+    limit: int = 200,
+) -> list[dict[str, Any]]:
+    """Stored facts, filtered (``chapter``: only facts established at or before it)."""
+    rows = Fact.objects.filter(book=book).select_related("superseded_by", "revises")
+    if category:
+        if category not in Fact.Category.values:
+            raise InvalidInput(f"未知的事实类别 '{category}'", extra={"category": category})
+        rows = rows.filter(category=category)
+    if status:
+        if status not in Fact.Status.values:
+            raise InvalidInput(f"未知的事实状态 '{status}'", extra={"status": status})
+        rows = rows.filter(status=status)
+    if subject:
+        rows = rows.filter(subject=subject)
+    if chapter is not None:
+        rows = rows.filter(source_chapter__lte=chapter)
+    return [fact_to_dict(f) for f in rows.order_by("category", "subject", "field", "source_chapter", "key")[:limit]]
+
+
+def fact_history(*, fact: Fact) -> dict[str, Any]:
+    """A fact with its event log and the chain of values of its group (oldest first)."""
+    group = Fact.objects.filter(
+        book=fact.book, category=fact.category, subject=fact.subject, field=fact.field
+    ).order_by("source_chapter", "key")
+    return {
+        "fact": fact_to_dict(fact),
+        "events": [
+            {
+                "at": e.at.isoformat(),
+                "action": e.action,
+                "old_status": e.old_status,
+                "new_status": e.new_status,
+                "chapter": e.chapter,
+                "note": e.note,
+            }
+            for e in fact.events.order_by("id")
+        ],
+        "values": [
+            {"id": f.key, "value": f.value, "status": f.status, "source_chapter": f.source_chapter} for f in group
+        ],
+    }
+
+
+def facts_as_of(
+    *, book: Book, as_of: int, categories: list[str] | None = None, subjects: set[str] | None = None
+) -> list[tuple[Fact, str, str]]:
+    """Facts established at or before ``as_of`` with their status *at that chapter* and the reason,
+    re-resolved from the group (so a pack for an old chapter sees that chapter's truth)."""
+    rows = Fact.objects.filter(book=book, source_chapter__lte=as_of)
+    if categories:
+        rows = rows.filter(category__in=categories)
+    if subjects is not None:
+        rows = rows.filter(subject__in=sorted(subjects))
+    groups: dict[tuple[str, str, str], list[Fact]] = defaultdict(list)
+    for fact in rows.order_by("category", "subject", "field", "source_chapter", "key"):
+        groups[(fact.category, fact.subject, fact.field)].append(fact)
+    out = []
+    for facts in groups.values():
+        ids_to_key = {f.pk: f.key for f in facts}
+        views = [
+            FactView(
+                key=f.key,
+                value=f.value,
+                source_chapter=f.source_chapter,
+                confidence=f.confidence,
+                revises_key=ids_to_key.get(f.revises_id),
+                closed_chapter=f.closed_chapter,
+                decided_at=f.decided_at,
+            )
+            for f in facts
+        ]
+        resolved = group_resolve(views, as_of=as_of)
+        for f in facts:
+            res = resolved[f.key]
+            out.append((f, res.status, res.reason))
+    return out
+
+
+# --- working layer -------------------------------------------------------------------------------
+
+
+def chapter_volume(*, book: Book, chapter: int) -> int | None:
+    """The volume of ``chapter``: its own row, else the volume range containing it, else the last volume."""
+    row = Chapter.objects.filter(book=book, number=chapter).values_list("volume", flat=True).first()
+    if row:
+        return row
+    vol = (
+        Volume.objects.filter(book=book, start_chapter__lte=chapter, end_chapter__gte=chapter)
+        .values_list("number", flat=True)
+        .first()
+    )
+    if vol is None:
+        vol = Volume.objects.filter(book=book).order_by("-number").values_list("number", flat=True).first()
+    return vol
+
+
+def chapter_outline(*, book: Book, chapter: int) -> dict[str, Any]:
+    """This chapter's outline: the 卷纲 sections whose heading names the chapter (第N章, 第A-B章) or, when
+    no heading does, the whole volume outline (flagged ``whole_volume``)."""
+    volume = chapter_volume(book=book, chapter=chapter)
+    doc = (
+        Document.objects.filter(book=book, kind=Document.Kind.VOLUME_OUTLINE, key=str(volume)).first()
+        if volume is not None
+        else None
+    )
+    if doc is None:
+        return {"volume": volume, "sections": [], "whole_volume": False}
+    sections = list(doc.sections.order_by("order"))
+    mine = []
+    for s in sections:
+        for m in _RANGE.finditer(s.heading or ""):
+            lo = int(m.group(1))
+            hi = int(m.group(2) or lo)
+            if lo <= chapter <= hi:
+                mine.append(s)
+                break
+    whole = not mine
+    chosen = mine or [s for s in sections if s.body.strip()]
+    return {
+        "volume": volume,
+        "whole_volume": whole,
+        "sections": [{"order": s.order, "heading": s.heading, "body": s.body.strip()} for s in chosen],
+    }
+
+
+def master_outline(*, book: Book) -> list[dict[str, Any]]:
+    doc = Document.objects.filter(book=book, kind=Document.Kind.MASTER_OUTLINE).first()
+    if doc is None:
+        return []
+    return [
+        {"order": s.order, "heading": s.heading, "body": s.body.strip()}
+        for s in doc.sections.order_by("order")
+        if s.body.strip()
+    ]
+
+
+def chapters_recent(*, book: Book, before: int, count: int = RECENT_CHAPTERS) -> list[dict[str, Any]]:
+    """The ``count`` chapters before ``before`` (latest first) with summary, meta and the body's tail."""
+    rows = (
+        Chapter.objects.filter(book=book, number__lt=before)
+        .order_by("-number")
+        .values("number", "title", "summary", "body", "mood_position", "chapter_position", "hook_type", "perspective")[
+            :count
+        ]
+    )
+    out = []
+    for r in rows:
+        body = r.pop("body").strip()
+        r["tail"] = body[-TAIL_CHARS:] if body else ""
+        out.append(r)
+    return out
+
+
+def chapter_row(*, book: Book, chapter: int) -> dict[str, Any] | None:
+    return (
+        Chapter.objects.filter(book=book, number=chapter)
+        .values("number", "title", "summary", "perspective", "mood_position", "hook_type", "story_time")
+        .first()
+    )
+
+
+def characters_on_stage(*, book: Book, chapter: int, task: str, outline_text: str) -> list[Entity]:
+    """Who is on stage, most important first: named in this chapter's outline, in its timeline row,
+    its point of view, then (write) the previous chapter's appearances or (review/query) its own."""
+    from memory.retrieval import _name_automaton
+
+    scores: dict[int, tuple[int, int]] = {}
+
+    def bump(pk: int, weight: int, count: int = 0) -> None:
+        old = scores.get(pk, (0, 0))
+        scores[pk] = (old[0] + weight, old[1] + count)
+
+    characters = {
+        e.canonical_name: e
+        for e in Entity.objects.filter(book=book, type=Entity.Type.CHARACTER, archived=False).prefetch_related(
+            "aliases"
+        )
+    }
+    by_name: dict[str, set[int]] = defaultdict(set)
+    for e in characters.values():
+        by_name[e.canonical_name].add(e.pk)
+        for a in e.aliases.all():
+            by_name[a.alias].add(e.pk)
+    automaton = _name_automaton(book=book)
+    if automaton is not None and outline_text:
+        for _, name in automaton.iter(outline_text):
+            for pk in by_name.get(name, ()):
+                bump(pk, 100)
+    present = TimelineRow.objects.filter(book=book, chapter=chapter).values_list("present", flat=True)
+    for names in present:
+        for name in names or []:
+            for pk in by_name.get(name, ()):
+                bump(pk, 50)
+    appearances_chapter = chapter - 1 if task == "write" else chapter
+    pov = Chapter.objects.filter(book=book, number=appearances_chapter).values_list("perspective", flat=True).first()
+    for pk in by_name.get(pov or "", ()):
+        bump(pk, 30)
+    for pk, count in Appearance.objects.filter(book=book, chapter=appearances_chapter).values_list(
+        "entity_id", "count"
+    ):
+        if pk in {e.pk for e in characters.values()}:
+            bump(pk, 10, count)
+    by_pk = {e.pk: e for e in characters.values()}
+    ranked = sorted(
+        (pk for pk in scores if pk in by_pk), key=lambda pk: (-scores[pk][0], -scores[pk][1], by_pk[pk].entity_id)
+    )
+    return [by_pk[pk] for pk in ranked[:MAX_ON_STAGE]]
+
+
+def protagonists(*, book: Book) -> list[Entity]:
+    return list(Entity.objects.filter(book=book, is_protagonist=True, archived=False).order_by("entity_id"))
+
+
+def entity_state(*, entity: Entity, as_of: int) -> dict[str, Any]:
+    return entity_state_as_of(entity=entity, chapter=as_of)
+
+
+def pacing_signals(*, book: Book, chapter: int, window: int = 10) -> dict[str, Any]:
+    """Strand / pacing signals before ``chapter``: chapters since the last 大爽 and 小爽, the mood and
+    position sequence of the last ``window`` chapters, the weak-hook streak, and for each thread
+    type (the strands 伏笔 / 悬念 / 感情线) the chapters since one was last opened, advanced or closed."""
+    rows = list(
+        Chapter.objects.filter(book=book, number__lt=chapter)
+        .order_by("-number")
+        .values_list("number", "mood_position", "chapter_position", "hook_type")[:200]
+    )
+    last_big = next((n for n, mood, _, _ in rows if mood == Chapter.Mood.BIG_PAYOFF), None)
+    last_small = next((n for n, mood, _, _ in rows if mood == Chapter.Mood.SMALL_PAYOFF), None)
+    recent = list(reversed(rows[:window]))
+    streak = 0
+    for _, _, _, hook in rows:
+        if hook and hook.endswith("-弱"):
+            streak += 1
+        else:
+            break
+    touched: dict[str, int] = {}
+    types = dict(Thread.objects.filter(book=book).values_list("thread_id", "type"))
+    for number, opens, advances, closes in (
+        Chapter.objects.filter(book=book, number__lt=chapter)
+        .order_by("-number")
+        .values_list("number", "opens", "advances", "closes")[:200]
+    ):
+        for tid in list(opens or []) + list(advances or []) + list(closes or []):
+            kind = types.get(str(tid))
+            if kind and kind not in touched:
+                touched[kind] = number
+    return {
+        "since_big_payoff": (chapter - last_big) if last_big else None,
+        "since_small_payoff": (chapter - last_small) if last_small else None,
+        "moods": [{"chapter": n, "mood": m, "position": p} for n, m, p, _ in recent],
+        "weak_hook_streak": streak,
+        "weak_hook_limit": book.threshold("weak_hook_streak"),
+        "strands": {t: (chapter - touched[t]) if t in touched else None for t in Thread.Type.values},
+    }
+
+
+# --- observability -------------------------------------------------------------------------------
+
+
+def memory_health(*, book: Book, chapter: int | None = None) -> dict[str, Any]:
+    """Health of the book's memory at ``chapter`` (default: the latest): open loops overdue, contradicted
+    facts, constraints that drifted (a later fact of the same subject and field disagrees with the
+    constraint), and counts per category and status."""
+    from webnovel.selectors import book_current_chapter
+
+    now = chapter if chapter is not None else (book_current_chapter(book=book) or 0)
+    thresholds = {t: book.threshold(t) for t in Thread.Type.values}
+    overdue = []
+    for fact in Fact.objects.filter(book=book, category=Fact.Category.OPEN_LOOP, status=Fact.Status.ACTIVE).order_by(
+        "source_chapter", "key"
+    ):
+        thread = Thread.objects.filter(book=book, thread_id=fact.subject).first()
+        limit = thresholds.get(fact.field)
+        planned = thread.planned_end if thread else None
+        hang = now - fact.source_chapter
+        late_plan = planned is not None and now > planned
+        if (limit and hang > limit) or late_plan:
+            overdue.append(
+                {
+                    "id": fact.key,
+                    "thread": fact.subject,
+                    "type": fact.field,
+                    "value": fact.value,
+                    "opened": fact.source_chapter,
+                    "hanging": hang,
+                    "threshold": limit,
+                    "planned_end": planned,
+                    "reason": f"已超过计划收尾章（第{planned}章）"
+                    if late_plan
+                    else f"已悬置 {hang} 章，超过阈值 {limit}",
+                }
+            )
+    contradicted = [
+        fact_to_dict(f)
+        for f in Fact.objects.filter(book=book, status=Fact.Status.CONTRADICTED)
+        .select_related("superseded_by", "revises")
+        .order_by("category", "subject", "field", "source_chapter", "key")
+    ]
+    drifted = []
+    for c in Fact.objects.filter(book=book, category=Fact.Category.CONSTRAINT, status=Fact.Status.ACTIVE).order_by(
+        "subject", "field", "key"
+    ):
+        later = (
+            Fact.objects.filter(
+                book=book,
+                subject=c.subject,
+                field=c.field,
+                status=Fact.Status.ACTIVE,
+                source_chapter__gt=c.source_chapter,
+            )
+            .exclude(category=Fact.Category.CONSTRAINT)
+            .order_by("-source_chapter", "key")
+            .first()
+        )
+        if later is not None and "".join(later.value.split()) != "".join(c.value.split()):
+            drifted.append(
+                {
+                    "constraint": fact_to_dict(c),
+                    "current": {"id": later.key, "value": later.value, "source_chapter": later.source_chapter},
+                    "reason": f"约束要求「{c.value}」，但第{later.source_chapter}章之后为「{later.value}」",
+                }
+            )
+    counts: dict[str, dict[str, int]] = {}
+    for cat, status in Fact.objects.filter(book=book).values_list("category", "status"):
+        counts.setdefault(cat, {}).setdefault(status, 0)
+        counts[cat][status] += 1
+    return {
+        "book": book.slug,
+        "chapter": now,
+        "open_loops_overdue": overdue,
+        "contradicted": contradicted,
+        "constraints_drifted": drifted,
+        "counts": counts,
+    }
+
+
+def memory_hits(*, book: Book, chapter: int | None = None) -> list[dict[str, Any]]:
+    rows = MemoryHit.objects.filter(book=book)
+    if chapter is not None:
+        rows = rows.filter(chapter=chapter)
+    return [
+        {
+            "chapter": h.chapter,
+            "task": h.task,
+            "budget_tokens": h.budget_tokens,
+            "used_tokens": h.used_tokens,
+            "mode": h.mode,
+            "retrieval": h.retrieval,
+            "items": h.items,
+            "skipped": h.skipped,
+            "built_at": h.built_at.isoformat(),
+        }
+        for h in rows.order_by("-chapter", "task")
+    ]
+
+
+def scratchpad_export(*, book: Book) -> dict[str, Any]:
+    """The plugin's ``memory_scratchpad.json``: one bucket per category, items in the plugin's shape."""
+    buckets: dict[str, list[dict[str, Any]]] = {c: [] for c in Fact.Category.values}
+    for fact in Fact.objects.filter(book=book).order_by("category", "subject", "field", "source_chapter", "key"):
+        buckets[fact.category].append(
+            {
+                "id": fact.key,
+                "category": fact.category,
+                "subject": fact.subject,
+                "field": fact.field,
+                "value": fact.value,
+                "status": fact.status,
+                "source_chapter": fact.source_chapter,
+                "evidence": fact.evidence,
+                "confidence": fact.confidence,
+                "updated_at": fact.updated_at.isoformat() if fact.updated_at else None,
+            }
+        )
+    return buckets
