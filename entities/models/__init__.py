@@ -1,6 +1,6 @@
 from entities.models.curation import Extraction, LegacyRecord, PendingItem
 from entities.models.entity import Alias, Entity
-from entities.models.mention import AmbiguousMention, Appearance
+from entities.models.mention import AmbiguousMention, Appearance, TagApplication
 from entities.models.relationship import Relationship, RelationshipEvent
 from entities.models.state import StateChange
 
@@ -15,4 +15,5 @@ __all__ = [
     "Relationship",
     "RelationshipEvent",
     "StateChange",
+    "TagApplication",
 ]

@@ -54,3 +54,22 @@ class AmbiguousMention(models.Model):
 
     def __str__(self) -> str:
         return f"第{self.chapter}章 '{self.alias}' ×{self.count}"
+
+
+class TagApplication(models.Model):
+    """What the manual tags of a chapter did when it was finalized, and the tags that were skipped."""
+
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="tag_applications")
+    chapter = models.PositiveIntegerField()
+    applied = models.JSONField(default=list, blank=True)
+    issues = models.JSONField(default=list, blank=True, help_text='[{"line", "text", "message"}]')
+    applied_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["book", "chapter"]
+        constraints = [models.UniqueConstraint(fields=["book", "chapter"], name="uniq_tag_application")]
+        verbose_name = "手工标签应用"
+        verbose_name_plural = "手工标签应用"
+
+    def __str__(self) -> str:
+        return f"第{self.chapter}章标签"

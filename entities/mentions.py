@@ -1,0 +1,240 @@
+"""Mentions: a deterministic scan of chapter text for every name of the book's entities in one pass.
+
+Why Aho–Corasick (pyahocorasick): Chinese has no word boundaries, so "whole word" matching is
+meaningless and a loop of ``str.count`` per alias is O(aliases × text). One automaton over every
+canonical name and alias finds all of them in a single pass over the text.
+
+Semantics (documented in docs/entities.md):
+
+- Leftmost-longest, non-overlapping: where names nest (孙悟空 ⊃ 悟空, 齐天大圣 ⊃ 大圣) the longest
+  name starting at the leftmost position wins, and the characters it covers are not matched again.
+  So a text "孙悟空" is one mention of the name 孙悟空, not also one of 悟空. The per-alias counts of a
+  plain substring scan are the longest-match counts plus the occurrences swallowed by a longer name
+  (``alias_counts_all`` gives the plain counts, ``alias_counts_longest`` the attributed ones).
+- A name that names several entities (valid at that chapter) is ambiguous: it is reported in
+  ``AmbiguousMention`` with its candidates and never attributed. A name whose only entity is outside
+  its validity window (林宗主 before chapter 80) is not attributed either.
+- The title and the body of a chapter are scanned; ``first_offset`` is a character offset into the
+  body (None when the entity is only named in the title).
+
+The automaton is built once per process per alias-set version and cached; saving or deleting an
+Entity or Alias bumps the version (signals in ``entities.apps``), and a cheap database fingerprint
+(count and highest id of names) catches writes from other processes.
+"""
+
+import threading
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import ahocorasick
+from django.db import transaction
+from django.db.models import Count, Max
+
+from entities.models import Alias, AmbiguousMention, Appearance, Entity
+from webnovel.models import Book, Chapter
+
+# name → [(entity pk, entity_id, valid_from, valid_to)]
+Names = dict[str, list[tuple[int, str, int | None, int | None]]]
+
+
+@dataclass
+class Matcher:
+    automaton: ahocorasick.Automaton | None
+    names: Names
+    windowed: bool  # some name has a validity window: resolution depends on the chapter
+
+    def longest(self, text: str) -> Iterable[tuple[int, str]]:
+        """(start offset, name) of every leftmost-longest non-overlapping match."""
+        if self.automaton is None or not text:
+            return
+        for end, name in self.automaton.iter_long(text):
+            yield end - len(name) + 1, name
+
+    def candidates(self, name: str, chapter: int | None) -> list[tuple[int, str]]:
+        out = []
+        for pk, entity_id, valid_from, valid_to in self.names[name]:
+            if chapter is not None and (
+                (valid_from is not None and chapter < valid_from) or (valid_to is not None and chapter > valid_to)
+            ):
+                continue
+            out.append((pk, entity_id))
+        return out
+
+
+_cache: dict[int, tuple[tuple, Matcher]] = {}
+_versions: dict[int, int] = defaultdict(int)
+_lock = threading.Lock()
+
+
+def matcher_invalidate(*, book_id: int) -> None:
+    """Forget the cached automaton of a book (called on Entity / Alias save and delete)."""
+    with _lock:
+        _versions[book_id] += 1
+        _cache.pop(book_id, None)
+
+
+def _fingerprint(book: Book) -> tuple:
+    a = Alias.objects.filter(book=book).aggregate(n=Count("id"), m=Max("id"))
+    e = Entity.objects.filter(book=book).aggregate(n=Count("id"), m=Max("id"))
+    return (_versions[book.pk], a["n"], a["m"], e["n"], e["m"])
+
+
+def names_load(*, book: Book) -> Names:
+    names: Names = defaultdict(list)
+    for pk, entity_id, name in Entity.objects.filter(book=book).values_list("pk", "entity_id", "canonical_name"):
+        names[name].append((pk, entity_id, None, None))
+    for pk, entity_id, name, valid_from, valid_to in Alias.objects.filter(book=book).values_list(
+        "entity_id", "entity__entity_id", "alias", "valid_from", "valid_to"
+    ):
+        entries = names[name]
+        # An alias equal to the canonical name (or repeated) adds nothing unless it narrows a window.
+        if any(e[0] == pk and e[2] is None and e[3] is None for e in entries):
+            continue
+        entries.append((pk, entity_id, valid_from, valid_to))
+    return dict(names)
+
+
+def matcher_build(names: Names) -> Matcher:
+    automaton = None
+    if names:
+        automaton = ahocorasick.Automaton()
+        for name in names:
+            automaton.add_word(name, name)
+        automaton.make_automaton()
+    windowed = any(e[2] is not None or e[3] is not None for entries in names.values() for e in entries)
+    return Matcher(automaton=automaton, names=names, windowed=windowed)
+
+
+def matcher_get(*, book: Book) -> Matcher:
+    """The cached matcher of the book (rebuilt when its names changed)."""
+    key = _fingerprint(book)
+    cached = _cache.get(book.pk)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    matcher = matcher_build(names_load(book=book))
+    with _lock:
+        _cache[book.pk] = (key, matcher)
+    return matcher
+
+
+@dataclass
+class ChapterScan:
+    """What one chapter's scan found."""
+
+    entities: dict[int, dict] = field(default_factory=dict)  # pk → {count, first_offset, aliases}
+    ambiguous: dict[str, dict] = field(default_factory=dict)  # name → {count, first_offset, candidates}
+    unattributed: dict[str, int] = field(default_factory=dict)  # names outside their validity window
+
+
+def chapter_scan(*, matcher: Matcher, chapter: int | None, body: str, title: str = "") -> ChapterScan:
+    """Scan one chapter's title and body (pure: no database access)."""
+    scan = ChapterScan()
+    resolved: dict[str, list[tuple[int, str]]] = {}
+    for part, text in (("title", title), ("body", body)):
+        for start, name in matcher.longest(text):
+            candidates = resolved.get(name)
+            if candidates is None:
+                candidates = resolved[name] = matcher.candidates(name, chapter)
+            offset = start if part == "body" else None
+            if len(candidates) == 1:
+                pk = candidates[0][0]
+                hit = scan.entities.get(pk)
+                if hit is None:
+                    hit = scan.entities[pk] = {"count": 0, "first_offset": None, "aliases": {}}
+                hit["count"] += 1
+                hit["aliases"][name] = hit["aliases"].get(name, 0) + 1
+                if hit["first_offset"] is None and offset is not None:
+                    hit["first_offset"] = offset
+            elif candidates:
+                hit = scan.ambiguous.get(name)
+                if hit is None:
+                    hit = scan.ambiguous[name] = {
+                        "count": 0,
+                        "first_offset": None,
+                        "candidates": sorted(c[1] for c in candidates),
+                    }
+                hit["count"] += 1
+                if hit["first_offset"] is None and offset is not None:
+                    hit["first_offset"] = offset
+            else:
+                scan.unattributed[name] = scan.unattributed.get(name, 0) + 1
+    return scan
+
+
+def alias_counts_longest(*, matcher: Matcher, text: str) -> dict[str, int]:
+    """Leftmost-longest match count of every name in ``text``."""
+    counts: dict[str, int] = defaultdict(int)
+    for _, name in matcher.longest(text):
+        counts[name] += 1
+    return dict(counts)
+
+
+def alias_counts_all(*, matcher: Matcher, text: str) -> dict[str, int]:
+    """Plain substring count of every name in ``text`` (all occurrences, nested ones included)."""
+    counts: dict[str, int] = defaultdict(int)
+    if matcher.automaton is not None:
+        for _, name in matcher.automaton.iter(text):
+            counts[name] += 1
+    return dict(counts)
+
+
+@transaction.atomic
+def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None) -> dict[str, int]:
+    """The chapter indexer (WEBNOVEL_CHAPTER_INDEXERS): apply the manual tags of the changed
+    chapters, then rescan them and refresh first/last appearances. ``numbers=None`` = every chapter."""
+    from entities.services import entity_appearance_refresh
+    from entities.tags import chapter_tags_apply, chapter_tags_clear
+
+    removed = list(removed or [])
+    chapters = Chapter.objects.filter(book=book)
+    if numbers is not None:
+        chapters = chapters.filter(number__in=numbers)
+    for number in removed:
+        chapter_tags_clear(book=book, chapter=number)
+    tagged = chapters.exclude(entity_tags=[]).only("number", "entity_tags").order_by("number")
+    if numbers is None:
+        # A full rebuild: tags of chapters that no longer carry any are cleared too.
+        chapter_tags_clear(book=book, chapter=None, keep=set(tagged.values_list("number", flat=True)))
+    elif numbers:
+        for number in set(numbers) - set(tagged.values_list("number", flat=True)):
+            chapter_tags_clear(book=book, chapter=number)
+    for chapter in tagged:
+        chapter_tags_apply(book=book, chapter=chapter.number, tags=chapter.entity_tags)
+
+    stale = Appearance.objects.filter(book=book, source=Appearance.Source.SCAN)
+    ambiguous_stale = AmbiguousMention.objects.filter(book=book)
+    if numbers is not None:
+        touched = set(numbers) | set(removed)
+        stale = stale.filter(chapter__in=touched)
+        ambiguous_stale = ambiguous_stale.filter(chapter__in=touched)
+    affected = set(stale.values_list("entity_id", flat=True))
+    stale.delete()
+    ambiguous_stale.delete()
+
+    matcher = matcher_get(book=book)
+    appearances: list[Appearance] = []
+    ambiguous: list[AmbiguousMention] = []
+    for chapter in chapters.only("number", "title", "body").order_by("number").iterator(chunk_size=200):
+        scan = chapter_scan(matcher=matcher, chapter=chapter.number, body=chapter.body, title=chapter.title)
+        for pk, hit in scan.entities.items():
+            appearances.append(
+                Appearance(
+                    book=book,
+                    entity_id=pk,
+                    chapter=chapter.number,
+                    count=hit["count"],
+                    first_offset=hit["first_offset"],
+                    aliases=hit["aliases"],
+                    source=Appearance.Source.SCAN,
+                )
+            )
+            affected.add(pk)
+        for name, hit in scan.ambiguous.items():
+            ambiguous.append(AmbiguousMention(book=book, chapter=chapter.number, alias=name, **hit))
+    Appearance.objects.bulk_create(appearances, batch_size=1000)
+    AmbiguousMention.objects.bulk_create(ambiguous, batch_size=1000)
+    if numbers is None:
+        affected |= set(Entity.objects.filter(book=book).values_list("pk", flat=True))
+    entity_appearance_refresh(entity_pks=affected)
+    return {"appearances": len(appearances), "ambiguous": len(ambiguous)}

@@ -1,0 +1,107 @@
+import pytest
+
+from entities.mentions import mentions_index
+from entities.models import AmbiguousMention, Appearance, Entity, StateChange, TagApplication
+from entities.selectors import alias_resolve, entity_appearances, entity_state_as_of
+from entities.services import alias_add
+from tests.entities.factories import book_make, entity_make
+from webnovel.exceptions import Ambiguous
+from webnovel.models import Chapter
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def book():
+    book = book_make(chapters=0)
+    lin = entity_make(
+        book, "linfeng", "林风", aliases=["小风"], base_state={"realm": "炼气三层", "possessions": ["断剑"]}
+    )
+    alias_add(entity=lin, alias="林宗主", valid_from=80, note="接任宗主后")
+    entity_make(book, "loc_qinglanzong", "青岚宗", type="地点")
+    entity_make(book, "faction_qinglanzong", "青岚宗", type="势力")
+    entity_make(book, "songzongzhu", "宋宗主", aliases=["宗主"])
+    entity_make(book, "zhangzongzhu", "张宗主", aliases=["宗主"])
+    bodies = {
+        1: "林风走进青岚宗。小风！宗主喊道。林风应了。",
+        2: "林宗主？不，那时他还不是。",
+        80: "林宗主升座，小风已成往事。",
+    }
+    for n, body in bodies.items():
+        Chapter.objects.create(book=book, number=n, title=f"第{n}章", body=body)
+    return book
+
+
+def test_scan_counts_offsets_windows_and_ambiguity(book):
+    mentions_index(book=book, numbers=None, removed=[])
+    lin = Entity.objects.get(entity_id="linfeng")
+    row = Appearance.objects.get(entity=lin, chapter=1)
+    assert (row.count, row.first_offset, row.aliases) == (3, 0, {"林风": 2, "小风": 1})
+    # 林宗主 is only his name from chapter 80 on: chapter 2 is not an appearance of 林风.
+    assert list(Appearance.objects.filter(entity=lin).values_list("chapter", "count")) == [(1, 3), (80, 2)]
+    assert (lin.__class__.objects.get(pk=lin.pk).first_appearance, Entity.objects.get(pk=lin.pk).last_appearance) == (
+        1,
+        80,
+    )
+    assert list(AmbiguousMention.objects.values_list("chapter", "alias", "count", "first_offset", "candidates")) == [
+        (1, "宗主", 1, 11, ["songzongzhu", "zhangzongzhu"]),
+        (1, "青岚宗", 1, 4, ["faction_qinglanzong", "loc_qinglanzong"]),
+    ]
+    with pytest.raises(Ambiguous) as exc:
+        alias_resolve(book=book, alias="宗主")
+    assert exc.value.message == "别名歧义: '宗主' 命中 2 个实体，请改用 id 或补充 type 属性"
+    assert [c["id"] for c in exc.value.extra["candidates"]] == ["songzongzhu", "zhangzongzhu"]
+    assert alias_resolve(book=book, alias="青岚宗", type="势力").entity_id == "faction_qinglanzong"
+    assert entity_appearances(book=book, ref="小风")["chapters"][1] == {
+        "chapter": 80,
+        "count": 2,
+        "first_offset": 0,
+        "aliases": {"林宗主": 1, "小风": 1},
+        "sources": ["scan"],
+    }
+
+
+def test_rescan_of_one_chapter_sees_a_new_alias(book):
+    mentions_index(book=book, numbers=None, removed=[])
+    Chapter.objects.filter(book=book, number=2).update(body="阿风来了。")
+    alias_add(entity=Entity.objects.get(entity_id="linfeng"), alias="阿风")
+    mentions_index(book=book, numbers=[2], removed=[80])
+    assert list(
+        Appearance.objects.filter(entity__entity_id="linfeng").order_by("chapter").values_list("chapter", "count")
+    ) == [(1, 3), (2, 1)]
+    assert Entity.objects.get(entity_id="linfeng").last_appearance == 2
+
+
+def test_manual_tags_are_applied_at_finalize_and_replaced_on_refinalize(book):
+    Chapter.objects.filter(book=book, number=2).update(
+        entity_tags=[
+            {"line": 3, "text": '<entity type="物品" name="玉佩" aliases="青玉佩,玉坠"/>'},
+            {"line": 4, "text": '<entity-alias ref="小风" alias="风师弟" note="同门称呼"/>'},
+            {
+                "line": 5,
+                "text": '<entity-update id="linfeng" reason="突破">\n<set field="realm" value="筑基"/>\n'
+                '<add field="possessions" value="玉佩"/><inc field="hp" value="-5"/></entity-update>',
+            },
+            {"line": 9, "text": '<entity-update ref="宗主"><set field="mood" value="怒"/></entity-update>'},
+        ]
+    )
+    mentions_index(book=book, numbers=[2], removed=[])
+    lin = Entity.objects.get(entity_id="linfeng")
+    assert entity_state_as_of(entity=lin, chapter=2) == {"realm": "筑基", "possessions": ["断剑", "玉佩"], "hp": -5}
+    assert Entity.objects.get(entity_id="item_yupei").aliases.count() == 2
+    assert alias_resolve(book=book, alias="风师弟").entity_id == "linfeng"
+    application = TagApplication.objects.get(book=book, chapter=2)
+    assert application.issues == [
+        {
+            "line": 9,
+            "text": '<entity-update ref="宗主"><set field="mood" value="怒"/></entity-update>',
+            "message": "别名歧义: '宗主' 命中 2 个实体，请改用 id 或补充 type 属性",
+        }
+    ]
+    # Re-finalizing the chapter with one tag left replaces what the tags wrote before.
+    Chapter.objects.filter(book=book, number=2).update(
+        entity_tags=[{"line": 3, "text": '<entity-update id="linfeng"><inc field="hp" value="10"/></entity-update>'}]
+    )
+    mentions_index(book=book, numbers=[2], removed=[])
+    assert entity_state_as_of(entity=lin) == {"realm": "炼气三层", "possessions": ["断剑"], "hp": 10}
+    assert StateChange.objects.filter(entity=lin, source="tag").count() == 1
