@@ -11,7 +11,9 @@ from webnovel.bookfs.reader import (
     book_validate,
     chapter_threads_check,
     chapter_volume_resolve,
+    file_bytes_parse,
     file_read,
+    file_sha256,
     results_collect,
 )
 from webnovel.bookfs.types import (
@@ -58,6 +60,8 @@ __all__ = [
     "book_validate",
     "chapter_threads_check",
     "chapter_volume_resolve",
+    "file_bytes_parse",
     "file_read",
+    "file_sha256",
     "results_collect",
 ]

@@ -25,11 +25,12 @@ from webnovel.bookfs.types import (
 SKIPPED_DIRS = frozenset({"工作区"})
 
 
-def book_files_list(root: Path) -> list[tuple[str, str]]:
-    """[(relative path, kind)] of every file the rebuilder reads, sorted by path. Skips dot entries
-    and 工作区/, and never reads a file."""
+def book_files_list(root: Path, *, skip_top: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """[(relative path, kind)] of every file the rebuilder reads, sorted by path. Skips dot entries,
+    工作区/ and the top-level folders in ``skip_top``; never reads a file."""
     found: list[tuple[str, str]] = []
     root_str = str(root)
+    skipped = SKIPPED_DIRS | skip_top
     stack = [root_str]
     while stack:
         folder = stack.pop()
@@ -42,7 +43,7 @@ def book_files_list(root: Path) -> list[tuple[str, str]]:
             if name.startswith("."):
                 continue
             if entry.is_dir():
-                if folder == root_str and name in SKIPPED_DIRS:
+                if folder == root_str and name in skipped:
                     continue
                 stack.append(entry.path)
                 continue
@@ -57,14 +58,23 @@ def book_files_list(root: Path) -> list[tuple[str, str]]:
 def file_read(root: Path, rel: str, kind: str) -> FileResult:
     """Read, hash and parse one file. A file that cannot be read or decoded gives an ``unreadable``
     error issue (and an empty hash) instead of raising."""
-    path = root / rel
     try:
-        data = path.read_bytes()
+        data = (root / rel).read_bytes()
     except OSError as exc:
         result = FileResult(info=SourceInfo(path=rel, kind=kind, sha256="", size=0))
         result.issues.append(Issue("unreadable", rel, None, f"无法读取文件：{exc.strerror or exc}", ERROR))
         return result
-    result = FileResult(info=SourceInfo(path=rel, kind=kind, sha256=hashlib.sha256(data).hexdigest(), size=len(data)))
+    return file_bytes_parse(root, rel, kind, data)
+
+
+def file_sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_bytes_parse(root: Path, rel: str, kind: str, data: bytes, *, sha256: str | None = None) -> FileResult:
+    """Hash (unless given) and parse the bytes of one file."""
+    info = SourceInfo(path=rel, kind=kind, sha256=sha256 or file_sha256(data), size=len(data))
+    result = FileResult(info=info)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

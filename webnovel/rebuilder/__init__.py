@@ -6,6 +6,7 @@ produce byte-identical data (``book_dump``).
 """
 
 from webnovel.rebuilder.dump import book_dump
+from webnovel.rebuilder.incremental import book_sync, chapter_finalize
 from webnovel.rebuilder.rebuild import book_rebuild
 
-__all__ = ["book_dump", "book_rebuild"]
+__all__ = ["book_dump", "book_rebuild", "book_sync", "chapter_finalize"]

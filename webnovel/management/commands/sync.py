@@ -1,0 +1,31 @@
+"""``python manage.py sync <book>`` — re-index only the files that changed since the last rebuild/sync."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from webnovel.exceptions import DomainError
+from webnovel.management.commands._report import report_text
+from webnovel.rebuilder import book_sync
+from webnovel.selectors import book_get
+
+
+class Command(BaseCommand):
+    help = "同步一本书：只重读内容哈希有变化（或新增）的文件，删除已删文件的数据；book.yaml 变化时整本重建。"
+
+    def add_arguments(self, parser):
+        parser.add_argument("book", help="书籍 slug")
+        parser.add_argument("--json", action="store_true", help="以 JSON 输出报告")
+
+    def handle(self, *args, **options):
+        try:
+            book = book_get(slug=options["book"])
+            report = book_sync(book=book)
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+        if options["json"]:
+            self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
+        else:
+            self.stdout.write(report_text(report, action="同步"))
+        if not report["ok"]:
+            raise CommandError(f"同步失败：{len(report['errors'])} 个错误，数据库未改动")

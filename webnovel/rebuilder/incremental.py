@@ -1,0 +1,378 @@
+"""Partial updates: ``chapter_finalize`` (one chapter plus changed non-chapter files) and
+``book_sync`` (every file whose sha256 differs from SourceFile). Both end in ``changes_apply``,
+which replaces only the rows of the files involved and leaves the database as a full rebuild
+would (entities are re-derived from all entity files whenever one of them changed)."""
+
+import os
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from threads.models import Secret, Thread, ThreadHistoryEntry
+from webnovel.bookfs import (
+    ERROR,
+    FileResult,
+    Issue,
+    VolumeData,
+    alias_conflicts_check,
+    book_files_list,
+    chapter_threads_check,
+    chapter_volume_resolve,
+    file_bytes_parse,
+    file_read,
+    file_sha256,
+)
+from webnovel.bookfs.files import CHAPTER_NAME, VOLUME_NAME
+from webnovel.bookfs.text import numeral_parse
+from webnovel.exceptions import Conflict, NotFound
+from webnovel.indexing import after_chapter_hooks_schedule, chapter_indexers_run
+from webnovel.models import Book, Chapter, Document, Fingerprint, SourceFile, TimelineRow, Volume
+from webnovel.rebuilder import rows
+from webnovel.rebuilder.rebuild import book_lock, book_rebuild
+
+DOCUMENT_KINDS = ("character_card", "worldview", "master_outline", "volume_outline", "style")
+ENTITY_KINDS = ("character_card", "roster")
+
+
+def _report(book: Book) -> dict[str, Any]:
+    return {
+        "book": book.slug,
+        "ok": True,
+        "errors": [],
+        "warnings": [],
+        "added": [],
+        "changed": [],
+        "removed": [],
+        "unreadable": [],
+        "rebuilt": False,
+        "chapters": {"updated": [], "removed": []},
+        "rows": {},
+    }
+
+
+def _root(book: Book) -> Path:
+    root = Path(book.root)
+    if not root.is_dir():
+        raise NotFound(f"书籍《{book.slug}》的文件夹不存在：{root}", extra={"book": book.slug, "root": str(root)})
+    return root
+
+
+def _rebuild_instead(book: Book, root: Path, report: dict[str, Any]) -> dict[str, Any]:
+    full = book_rebuild(root=root)
+    for key in ("added", "changed", "removed", "unreadable"):
+        full[key] = report[key]
+    full["rebuilt"] = True
+    return full
+
+
+def chapter_path_find(*, book: Book, root: Path, number: int) -> str:
+    """The chapter file of ``number``: its recorded path when still there, else found by name under
+    定稿/正文/ (names only: no other chapter file is read)."""
+    recorded = Chapter.objects.filter(book=book, number=number).values_list("source_path", flat=True).first()
+    if recorded and (root / recorded).is_file():
+        return recorded
+    base = root / "定稿" / "正文"
+    matches = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            match = CHAPTER_NAME.match(name)
+            if match and numeral_parse(match.group(1)) == number:
+                matches.append(os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/"))
+    if not matches:
+        raise NotFound(
+            f"第{number}章的文件不存在：应为 定稿/正文/**/第{number:04d}章.md",
+            extra={"book": book.slug, "chapter": number},
+        )
+    if len(matches) > 1:
+        raise Conflict(
+            f"第{number}章有多个文件：{'、'.join(sorted(matches))}", extra={"chapter": number, "files": sorted(matches)}
+        )
+    return matches[0]
+
+
+def _scan(
+    root: Path, listing: list[tuple[str, str]], stored: dict[str, str], report: dict[str, Any]
+) -> list[FileResult]:
+    """Hash every listed file; parse only those whose hash differs from ``stored``. A file that
+    vanished or cannot be read/decoded is reported and skipped (its previous rows stay)."""
+    results = []
+    for rel, kind in listing:
+        try:
+            data = (root / rel).read_bytes()
+        except OSError as exc:
+            report["unreadable"].append({"file": rel, "message": f"无法读取：{exc.strerror or exc}"})
+            continue
+        sha = file_sha256(data)
+        if stored.get(rel) == sha:
+            continue
+        result = file_bytes_parse(root, rel, kind, data, sha256=sha)
+        bad = [i for i in result.issues if i.code == "unreadable"]
+        if bad:
+            report["unreadable"].append({"file": rel, "message": bad[0].message})
+            continue
+        report["changed" if rel in stored else "added"].append(rel)
+        results.append(result)
+    return results
+
+
+def chapter_finalize(*, book: Book, number: int) -> dict[str, Any]:
+    """Re-read chapter ``number`` and every non-chapter file whose hash changed, and update only
+    their rows. Cost does not grow with the number of chapters (other chapter files are not read)."""
+    root = _root(book)
+    report = _report(book)
+    rel = chapter_path_find(book=book, root=root, number=number)
+    chapter = file_read(root, rel, "chapter")
+    stored = dict(SourceFile.objects.filter(book=book).exclude(kind="chapter").values_list("path", "content_hash"))
+    previous_hash = SourceFile.objects.filter(book=book, path=rel).values_list("content_hash", flat=True).first()
+    if previous_hash is None:
+        report["added"].append(rel)
+    elif previous_hash != chapter.info.sha256:
+        report["changed"].append(rel)
+    else:
+        report["unchanged"] = [rel]
+    listing = book_files_list(root, skip_top=frozenset({"定稿"}))
+    results = [chapter, *_scan(root, listing, stored, report)]
+    present = {p for p, _ in listing}
+    unreadable = {u["file"] for u in report["unreadable"]}
+    removed = [
+        (p, k)
+        for p, k in SourceFile.objects.filter(book=book, path__in=set(stored) - present).values_list("path", "kind")
+    ]
+    report["removed"] = sorted(p for p, _ in removed if p not in unreadable)
+    if "book.yaml" in report["added"] + report["changed"] + report["removed"]:
+        return _rebuild_instead(book, root, report)
+    changes_apply(book=book, root=root, results=results, removed=removed, listing=listing, report=report, full=False)
+    return report
+
+
+def book_sync(*, book: Book) -> dict[str, Any]:
+    """Re-read only the files whose sha256 differs from SourceFile (and new ones), drop the rows of
+    deleted files; a changed book.yaml means a full rebuild. Unreadable files are reported and skipped."""
+    root = _root(book)
+    report = _report(book)
+    listing = book_files_list(root)
+    stored = dict(SourceFile.objects.filter(book=book).values_list("path", "content_hash"))
+    results = _scan(root, listing, stored, report)
+    present = {p for p, _ in listing}
+    removed = sorted(SourceFile.objects.filter(book=book, path__in=set(stored) - present).values_list("path", "kind"))
+    report["removed"] = [p for p, _ in removed]
+    if "book.yaml" in report["added"] + report["changed"] + report["removed"]:
+        return _rebuild_instead(book, root, report)
+    changes_apply(book=book, root=root, results=results, removed=removed, listing=listing, report=report, full=True)
+    return report
+
+
+def _duplicate(path: str, message: str) -> Issue:
+    return Issue("duplicate", path, None, message, ERROR)
+
+
+@transaction.atomic
+def changes_apply(
+    *,
+    book: Book,
+    root: Path,
+    results: list[FileResult],
+    removed: list[tuple[str, str]],
+    listing: list[tuple[str, str]],
+    report: dict[str, Any],
+    full: bool,
+) -> None:
+    """Replace the rows of the changed / removed files. ``full`` (sync) also re-derives volumes and
+    re-checks thread references across all chapters; finalize keeps to the rows it touched."""
+    book = book_lock(slug=book.slug, defaults={"root": str(root)})
+    issues: list[Issue] = [i for r in results for i in r.issues]
+    affected: dict[str, list[str]] = rows.group_by_kind([(r.info.path, r.info.kind) for r in results] + list(removed))
+    chapters = [r.chapter for r in results if r.chapter is not None]
+    threads = [r.thread for r in results if r.thread is not None]
+    secrets = [r.secret for r in results if r.secret is not None]
+    documents = [d for r in results for d in r.documents]
+    timeline = [t for r in results for t in r.timeline]
+    chapter_paths = affected.get("chapter", [])
+    thread_paths = affected.get("thread", [])
+    secret_paths = affected.get("secret", [])
+    document_paths = [p for kind in DOCUMENT_KINDS for p in affected.get(kind, [])]
+    timeline_paths = affected.get("timeline", [])
+
+    # duplicates against the rows of files that are not being replaced
+    seen: dict[object, str] = {}
+    for c in chapters:
+        if c.number in seen:
+            issues.append(_duplicate(c.path, f"章节号 {c.number} 重复：{seen[c.number]} 与 {c.path}"))
+        seen[c.number] = c.path
+    for number, path in (
+        Chapter.objects.filter(book=book, number__in=[c.number for c in chapters])
+        .exclude(source_path__in=chapter_paths)
+        .values_list("number", "source_path")
+    ):
+        issues.append(_duplicate(seen[number], f"章节号 {number} 重复：{path} 与 {seen[number]}"))
+    for model, key, items, paths, what in (
+        (Thread, "thread_id", threads, thread_paths, "线索 id"),
+        (Secret, "secret_id", secrets, secret_paths, "信息差 id"),
+    ):
+        mine = {}
+        for item in items:
+            value = getattr(item, key)
+            if value in mine:
+                issues.append(_duplicate(item.path, f"{what} {value} 重复：{mine[value]} 与 {item.path}"))
+            mine[value] = item.path
+        for value, path in (
+            model.objects.filter(book=book, **{f"{key}__in": list(mine)})
+            .exclude(source_path__in=paths)
+            .values_list(key, "source_path")
+        ):
+            issues.append(_duplicate(mine[value], f"{what} {value} 重复：{path} 与 {mine[value]}"))
+    doc_keys = {(d.kind, d.key): d.path for d in documents}
+    for kind, key, path in (
+        Document.objects.filter(book=book, kind__in={k for k, _ in doc_keys}, key__in={k for _, k in doc_keys})
+        .exclude(source_path__in=document_paths)
+        .values_list("kind", "key", "source_path")
+    ):
+        if (kind, key) in doc_keys:
+            issues.append(
+                _duplicate(doc_keys[(kind, key)], f"文档 {kind}:{key} 重复：{path} 与 {doc_keys[(kind, key)]}")
+            )
+    timeline_volumes = {t.volume: t.path for t in timeline}
+    for volume, path in (
+        TimelineRow.objects.filter(book=book, volume__in=list(timeline_volumes))
+        .exclude(source_path__in=timeline_paths)
+        .values_list("volume", "source_path")
+        .distinct()
+    ):
+        issues.append(
+            _duplicate(timeline_volumes[volume], f"时间线卷号 {volume} 重复：{path} 与 {timeline_volumes[volume]}")
+        )
+
+    if any(i.level == ERROR for i in issues):
+        report["ok"] = False
+        report["errors"] = [i.as_dict() for i in issues if i.level == ERROR]
+        report["warnings"] = [i.as_dict() for i in issues if i.level != ERROR]
+        return
+
+    counts = report["rows"]
+    # chapters and fingerprints
+    old_numbers = set(Chapter.objects.filter(book=book, source_path__in=chapter_paths).values_list("number", flat=True))
+    new_numbers = {c.number for c in chapters}
+    removed_numbers = sorted(old_numbers - new_numbers)
+    volume_rows = [
+        VolumeData(v.number, v.name, v.start_chapter, v.end_chapter) for v in Volume.objects.filter(book=book)
+    ]
+    for c in chapters:
+        c.volume = chapter_volume_resolve(c, volume_rows)
+    Chapter.objects.filter(book=book, source_path__in=chapter_paths).delete()
+    Fingerprint.objects.filter(book=book, start_chapter__in=old_numbers | new_numbers).delete()
+    counts["chapters"], _words = rows.chapters_create(book=book, chapters=chapters)
+    report["chapters"] = {"updated": sorted(new_numbers), "removed": removed_numbers}
+    if full:
+        config = file_read(root, "book.yaml", "book").config if (root / "book.yaml").is_file() else None
+        merged = rows.volumes_merge(
+            config.volumes if config else [],
+            (
+                (number, volume, _folder_name(path, volume))
+                for number, volume, path in Chapter.objects.filter(book=book)
+                .order_by("number")
+                .values_list("number", "volume", "source_path")
+            ),
+        )
+        current = [
+            (v.number, v.name, v.start_chapter, v.end_chapter)
+            for v in Volume.objects.filter(book=book).order_by("number")
+        ]
+        if current != [(v.number, v.name, v.start_chapter, v.end_chapter) for v in merged]:
+            counts["volumes"] = rows.volumes_replace(book=book, volumes=merged)
+    else:
+        known = {v.number for v in volume_rows}
+        extra = rows.volumes_merge(
+            [],
+            (
+                (c.number, c.volume, c.folder_volume_name if c.folder_volume == c.volume else "")
+                for c in chapters
+                if c.volume not in known
+            ),
+        )
+        Volume.objects.bulk_create([Volume(book=book, number=v.number, name=v.name[:200]) for v in extra])
+        counts["volumes"] = len(extra)
+
+    # threads, secrets, documents, timelines
+    old_thread_ids = set(
+        Thread.objects.filter(book=book, source_path__in=thread_paths).values_list("thread_id", flat=True)
+    )
+    Thread.objects.filter(book=book, source_path__in=thread_paths).delete()
+    counts["threads"] = rows.threads_create(book=book, threads=threads)
+    Secret.objects.filter(book=book, source_path__in=secret_paths).delete()
+    counts["secrets"] = rows.secrets_create(book=book, secrets=secrets)
+    Document.objects.filter(book=book, source_path__in=document_paths).delete()
+    counts["documents"], counts["sections"] = rows.documents_create(book=book, documents=documents)
+    TimelineRow.objects.filter(book=book, source_path__in=timeline_paths).delete()
+    counts["timeline_rows"] = rows.timeline_create(book=book, rows=timeline)
+
+    # entities: re-derived from every entity file as soon as one changed (ids depend on file order)
+    entities_changed = any(affected.get(kind) for kind in ENTITY_KINDS)
+    if entities_changed:
+        fresh = {r.info.path: r for r in results if r.info.kind in ENTITY_KINDS}
+        gone = {p for p, _ in removed}
+        entity_results = [
+            fresh[p] if p in fresh else file_read(root, p, k) for p, k in listing if k in ENTITY_KINDS and p not in gone
+        ]
+        entities = [e for r in _entity_order(entity_results) for e in r.entities]
+        issues += alias_conflicts_check(entities)
+        counts["entities"], counts["aliases"], entity_issues = rows.entities_write(book=book, entities=entities)
+        issues += entity_issues
+
+    # source files
+    SourceFile.objects.filter(book=book, path__in=[r.info.path for r in results] + [p for p, _ in removed]).delete()
+    rows.source_files_create(book=book, files=[r.info for r in results])
+
+    # reference checks, scoped to what changed (sync also re-checks every chapter when a thread went away)
+    referenced = {t for c in chapters for t in (*c.opens, *c.advances, *c.closes)}
+    existing_threads = set(
+        Thread.objects.filter(book=book, thread_id__in=referenced).values_list("thread_id", flat=True)
+    )
+    for c in chapters:
+        issues += chapter_threads_check(c, existing_threads)
+    gone_threads = old_thread_ids - {t.thread_id for t in threads}
+    if gone_threads:
+        for number, path, opens, advances, closes in (
+            Chapter.objects.filter(book=book)
+            .exclude(number__in=new_numbers)
+            .values_list("number", "source_path", "opens", "advances", "closes")
+        ):
+            for thread_id in sorted(gone_threads & {*opens, *advances, *closes}):
+                issues.append(Issue("unknown_thread", path, None, f"第{number}章引用的线索 {thread_id} 的文件已删除"))
+    cited = {h.chapter for t in threads for h in t.history if h.chapter is not None}
+    existing_chapters = set(Chapter.objects.filter(book=book, number__in=cited).values_list("number", flat=True))
+    for t in threads:
+        for h in t.history:
+            if h.chapter is not None and h.chapter not in existing_chapters:
+                issues.append(
+                    Issue("missing_evidence_chapter", t.path, h.line, f"{t.thread_id} 履历引用的第{h.chapter}章不存在")
+                )
+    if removed_numbers:
+        for thread_id, path, chapter in ThreadHistoryEntry.objects.filter(
+            thread__book=book, chapter__in=removed_numbers
+        ).values_list("thread__thread_id", "thread__source_path", "chapter"):
+            issues.append(Issue("missing_evidence_chapter", path, None, f"{thread_id} 履历引用的第{chapter}章已删除"))
+
+    report["warnings"] = [i.as_dict() for i in issues if i.level != ERROR]
+    numbers: list[int] | None = sorted(new_numbers)
+    if full and entities_changed:
+        numbers = None  # aliases changed: mention-style indexers must look at every chapter again
+    if numbers is None or numbers or removed_numbers:
+        report["indexers"] = chapter_indexers_run(book=book, numbers=numbers, removed=removed_numbers)
+        report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=numbers, removed=removed_numbers)
+
+
+def _entity_order(results: list[FileResult]) -> list[FileResult]:
+    """The order book_read uses: every entity file by path (cards under 设定/角色/ sort after 名册)."""
+    return sorted(results, key=lambda r: r.info.path)
+
+
+def _folder_name(path: str, volume: int | None) -> str:
+    parts = path.split("/")
+    name = ""
+    for folder in parts[2:-1]:
+        match = VOLUME_NAME.match(folder)
+        if match and numeral_parse(match.group(1)) == volume:
+            name = match.group(2).strip()
+    return name
