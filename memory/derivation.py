@@ -9,7 +9,8 @@ changes nothing and a re-finalized chapter replaces only its own facts:
   and secrets the reader does not know yet (an active constraint until the chapter the reader is told);
 - per chapter (origin ``derived``, for the chapters given): the story time when it moves, the closing
   hook (a promise to pay off next chapter), timeline rows, entities first appearing, entity state
-  changes (the value after the chapter, one fact per source when sources disagree), relationships.
+  changes (the value after the chapter, one fact per source when sources disagree), relationships,
+  and the extraction's ``chapter_meta`` (subject 章节元数据: the latest chapter's value wins).
 """
 
 import json
@@ -18,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from entities.models import Entity, RelationshipEvent, StateChange
+from entities.models import Entity, Extraction, RelationshipEvent, StateChange
 from entities.replay import op_apply
 from memory.models import Fact, FactEvent
 from memory.services import GroupKey, fact_key_make, groups_resolve
@@ -223,6 +224,24 @@ def _chapter_observations(*, book: Book, chapters: list[int]) -> list[Obs]:
             )
         )
     out.extend(_state_observations(book=book, chapters=wanted))
+    for number, meta in (
+        Extraction.objects.filter(book=book, chapter__in=wanted)
+        .order_by("chapter")
+        .values_list("chapter", "chapter_meta")
+    ):
+        for key in sorted(meta or {}):
+            value = value_text(meta[key])
+            if value != "（无）":
+                out.append(
+                    Obs(
+                        C.STORY,
+                        "章节元数据",
+                        str(key),
+                        _short(value, 200),
+                        number,
+                        [{"kind": "chapter_meta", "chapter": number}],
+                    )
+                )
     events = (
         RelationshipEvent.objects.filter(relationship__book=book, chapter__in=wanted)
         .select_related("relationship__from_entity", "relationship__to_entity")

@@ -3,7 +3,7 @@
 Why our own: this is the product. Every candidate item is scored with a fixed priority (below), then
 items are taken greedily in (priority, candidate order) until the budget is spent; an item that does
 not fit is skipped (outline, tail and master-outline items are truncated instead when at least
-``MIN_TRUNCATED`` tokens remain). Items that are not fit to be read at all (outdated, contradicted or
+``MIN_TRUNCATED`` tokens remain, to at most half of what remains). Items that are not fit to be read at all (outdated, contradicted or
 tentative facts, state fields already shown) are listed too, skipped, with the reason. Same database
 and same arguments → the same pack, byte for byte (no clock, no set order, ties broken by id).
 
@@ -349,8 +349,11 @@ def _select(items: list[Item], budget: int) -> int:
             used += item.tokens
             continue
         head = tokens_estimate(item.block(""))
-        if item.truncatable and remaining >= MIN_TRUNCATED and remaining > head + 10:
-            cut = tokens_truncate(item.text, limit=remaining - head, keep_end=item.keep_end)
+        # A cut item takes at most half of what is left (at least MIN_TRUNCATED), so one long outline
+        # or tail cannot starve every item after it.
+        allowance = min(remaining, max(MIN_TRUNCATED, remaining // 2))
+        if item.truncatable and remaining >= MIN_TRUNCATED and allowance > head + 10:
+            cut = tokens_truncate(item.text, limit=allowance - head, keep_end=item.keep_end)
             item.text = cut
             item.tokens = tokens_estimate(item.block())
             if item.tokens <= remaining and cut:

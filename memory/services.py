@@ -167,6 +167,7 @@ def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "") -> Fa
             f"修订章节（第{chapter}章）早于原事实的来源章节（第{fact.source_chapter}章）",
             extra={"fact": fact.key, "chapter": chapter},
         )
+    FactEvent.objects.create(fact=fact, action="revised", chapter=chapter, note=reason or f"修订为：{value}")
     new = fact_observe(
         book=fact.book,
         category=fact.category,
@@ -182,7 +183,6 @@ def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "") -> Fa
     if new.revises_id != fact.pk:
         new.revises = fact
         new.save(update_fields=["revises", "updated_at"])
-    FactEvent.objects.create(fact=fact, action="revised", chapter=chapter, note=reason or f"修订为：{value}")
     groups_resolve(book=fact.book, groups=[(fact.category, fact.subject, fact.field)])
     new.refresh_from_db()
     return new

@@ -87,7 +87,9 @@ def book(db):
         base_state={"realm": "炼气五层"},
         source="file",
     )
-    Entity.objects.create(book=book, entity_id="jianlao", type="角色", canonical_name="剑老", tier="重要", source="file")
+    Entity.objects.create(
+        book=book, entity_id="jianlao", type="角色", canonical_name="剑老", tier="重要", source="file"
+    )
     for n in range(1, 7):
         chapter_make(
             book,
