@@ -462,3 +462,39 @@ def pending_list(*, book: Book, status: str | None = "pending") -> list[dict]:
     items = list(rows)
     items.sort(key=lambda p: (p.status, p.confidence is None, p.confidence or 0.0, p.chapter or 0, p.pk))
     return [pending_to_dict(p) for p in items]
+
+
+def extraction_get(*, book: Book, chapter: int) -> dict:
+    """The last extraction ingested for a chapter: counts, warnings, scenes, chapter_meta, uncertain."""
+    from entities.models import Extraction
+
+    row = Extraction.objects.filter(book=book, chapter=chapter).first()
+    if row is None:
+        raise NotFound(f"第{chapter}章还没有抽取结果", extra={"chapter": chapter})
+    return {
+        "chapter": row.chapter,
+        "source": row.source,
+        "summary": row.summary,
+        "warnings": row.warnings,
+        "scenes": row.scenes,
+        "chapter_meta": row.chapter_meta,
+        "uncertain": row.uncertain,
+        "updated_at": row.updated_at.isoformat(),
+    }
+
+
+def tag_issues_list(*, book: Book, chapter: int | None = None) -> list[dict]:
+    """Manual tags skipped at finalize, with the reason (line numbers are file lines)."""
+    from entities.models import TagApplication
+
+    rows = TagApplication.objects.filter(book=book).exclude(issues=[])
+    if chapter is not None:
+        rows = rows.filter(chapter=chapter)
+    return [{"chapter": r.chapter, "issues": r.issues} for r in rows.order_by("chapter")]
+
+
+def pending_get(*, book: Book, pk: int) -> PendingItem:
+    item = PendingItem.objects.filter(book=book, pk=pk).first()
+    if item is None:
+        raise NotFound(f"待确认项 #{pk} 不存在（书籍 '{book.slug}'）", extra={"pk": pk})
+    return item

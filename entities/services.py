@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max, Min
+from django.db.models import Max, Min, Q
 from django.utils import timezone
 from pydantic import ValidationError
 
@@ -839,7 +839,7 @@ def entity_merge(*, source: Entity, target: Entity) -> dict[str, int]:
         raise InvalidInput("不能把实体合并到它自己", extra={"id": source.entity_id})
     if source.book_id != target.book_id:
         raise InvalidInput("只能合并同一本书的实体", extra={"source": source.entity_id, "target": target.entity_id})
-    counts = defaultdict(int)
+    counts = dict.fromkeys(("aliases", "appearances", "state_changes", "relationships", "relationships_dropped"), 0)
     for alias in source.aliases.all():
         if (
             alias_add(
@@ -878,10 +878,15 @@ def entity_merge(*, source: Entity, target: Entity) -> dict[str, int]:
     for key, value in source.base_state.items():
         target.base_state.setdefault(key, value)
     rel_pks = set()
-    for rel in list(source.relationships_out.all()) + list(source.relationships_in.all()):
-        rel.refresh_from_db()
+    moving = Relationship.objects.filter(Q(from_entity=source) | Q(to_entity=source)).order_by("pk")
+    for rel in list(moving.select_related("from_entity", "to_entity")):
         new_from = target if rel.from_entity_id == source.pk else rel.from_entity
         new_to = target if rel.to_entity_id == source.pk else rel.to_entity
+        if new_from.pk == new_to.pk:
+            # A relationship between the two merged entities would point at itself: dropped.
+            rel.delete()
+            counts["relationships_dropped"] += 1
+            continue
         clash = (
             Relationship.objects.filter(from_entity=new_from, to_entity=new_to, type=rel.type)
             .exclude(pk=rel.pk)
@@ -903,4 +908,4 @@ def entity_merge(*, source: Entity, target: Entity) -> dict[str, int]:
     target.save(update_fields=["base_state", "is_protagonist", "description"])
     source.delete()
     entity_appearance_refresh(entity_pks=[target.pk])
-    return dict(counts)
+    return counts

@@ -1,0 +1,103 @@
+"""Read interfaces of the entities app (``story <name> <book> …`` and the REST paths in ``rest``)."""
+
+from entities import selectors
+from webnovel.interfaces import Arg, interface
+
+B = "/api/books/{book}/entities"
+G = "实体"
+
+REF = Arg("ref", str, required=True, positional=True, help="实体 id 或别名")
+AS_OF = Arg("as_of", int, help="截至第几章（默认：当前）")
+TYPE = Arg("type", str, help="实体类型", choices=("角色", "地点", "物品", "势力", "招式"))
+
+interface(
+    "entity",
+    help="实体详情：按 id，找不到再按别名；含别名与（截至某章的）状态",
+    args=(REF, TYPE, AS_OF),
+    group=G,
+    rest=f"GET {B}/{{ref}}",
+)(selectors.entity_detail)
+interface(
+    "entity-list",
+    help="实体列表（可按类型、层级筛选）",
+    args=(
+        TYPE,
+        Arg("tier", str, choices=("核心", "重要", "次要", "装饰")),
+        Arg("include_archived", bool, default=False),
+    ),
+    group=G,
+    rest=f"GET {B}",
+)(selectors.entity_list)
+interface("entity-core", help="核心实体（主角在前）", group=G, rest=f"GET {B}/core")(selectors.entity_list_core)
+interface(
+    "entity-by-alias",
+    help="一个别名指向的所有实体（歧义时列出候选，不报错）",
+    args=(Arg("alias", str, required=True, positional=True, help="别名"), TYPE, Arg("chapter", int, help="在第几章")),
+    group=G,
+    rest=f"GET {B}/by-alias",
+)(selectors.entities_by_alias)
+interface(
+    "entity-changes",
+    help="实体的状态变更（按章节顺序）",
+    args=(REF, Arg("field", str, help="只看这个字段"), Arg("from_chapter", int), Arg("to_chapter", int)),
+    group=G,
+    rest=f"GET {B}/{{ref}}/changes",
+)(selectors.entity_changes_list)
+interface(
+    "entity-relationships",
+    help="实体的关系（双向，截至某章），含每条关系的事件历史",
+    args=(REF, AS_OF),
+    group=G,
+    rest=f"GET {B}/{{ref}}/relationships",
+)(selectors.entity_relationships)
+interface(
+    "entity-graph",
+    help="以实体为中心的关系图（JSON 节点/边 + Mermaid 文本）",
+    args=(REF, Arg("depth", int, default=1, help="层数 1–5"), AS_OF),
+    group=G,
+    rest=f"GET {B}/{{ref}}/graph",
+)(selectors.relationship_graph)
+interface(
+    "entity-graph-mermaid",
+    help="关系图的 Mermaid 文本",
+    args=(REF, Arg("depth", int, default=1, help="层数 1–5"), AS_OF),
+    text=True,
+    group=G,
+    rest=f"GET {B}/{{ref}}/graph/mermaid",
+)(selectors.relationship_graph_mermaid)
+interface(
+    "entity-appearances",
+    help="实体出场的章节（扫描与抽取），首次/最近出场",
+    args=(REF,),
+    group=G,
+    rest=f"GET {B}/{{ref}}/appearances",
+)(selectors.entity_appearances)
+interface("entity-stats", help="实体统计", group=G, rest=f"GET {B}/stats")(selectors.entity_stats)
+interface(
+    "entity-pending",
+    help="待确认队列（置信度从低到高）",
+    args=(Arg("status", str, default="pending", choices=("pending", "confirmed", "rejected")),),
+    group=G,
+    rest=f"GET {B}/pending",
+)(selectors.pending_list)
+interface(
+    "entity-ambiguous-mentions",
+    help="正文中命中多个实体的别名（只报告，不猜测）",
+    args=(Arg("chapter", int, help="只看这一章"),),
+    group=G,
+    rest=f"GET {B}/ambiguous-mentions",
+)(selectors.chapter_ambiguous_mentions)
+interface(
+    "entity-tag-issues",
+    help="定稿时被跳过的手工实体标签及原因",
+    args=(Arg("chapter", int, help="只看这一章"),),
+    group=G,
+    rest=f"GET {B}/tag-issues",
+)(selectors.tag_issues_list)
+interface(
+    "extraction",
+    help="某章最近一次抽取的结果：计数、警告、场景、chapter_meta",
+    args=(Arg("chapter", int, required=True, positional=True, help="章节号"),),
+    group=G,
+    rest="GET /api/books/{book}/chapters/{chapter}/extraction",
+)(selectors.extraction_get)
