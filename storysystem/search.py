@@ -10,9 +10,11 @@ of dictionary lookups and additions.
 The index is built once per library version token (``LibraryState``) and cached in-process.
 """
 
+import heapq
 import math
 import re
 import threading
+from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,7 +68,10 @@ class Doc:
 class Index:
     token: str
     docs: list[Doc] = field(default_factory=list)
-    postings: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    # term -> (entry indexes, BM25F contributions): arrays, not lists of tuples, so the ~100k
+    # postings are a few hundred flat buffers instead of objects the garbage collector walks.
+    postings: dict[str, tuple[array, array]] = field(default_factory=dict)
+    doc_terms: list[frozenset[str]] = field(default_factory=list)
     doc_by_key: dict[tuple[str, str, str], Doc] = field(default_factory=dict)
 
     def genre_docs(self, *, table: str, genres: list[str]) -> list[Doc]:
@@ -87,14 +92,16 @@ class Index:
         max_results: int = 10,
     ) -> tuple[int, list[tuple[Doc, float, list[str]]]]:
         """(total matches after filters, top ``max_results`` as (doc, score, matched terms))."""
+        terms = list(dict.fromkeys(tokenize(query)))
         scores: dict[int, float] = defaultdict(float)
-        matched: dict[int, list[str]] = defaultdict(list)
-        for term in dict.fromkeys(tokenize(query)):
-            for doc_idx, contribution in self.postings.get(term, ()):
+        for term in terms:
+            posting = self.postings.get(term)
+            if posting is None:
+                continue
+            for doc_idx, contribution in zip(posting[0], posting[1], strict=True):
                 scores[doc_idx] += contribution
-                matched[doc_idx].append(term)
         wanted = set(genres or ())
-        hits = []
+        kept = []
         for doc_idx, score in scores.items():
             doc = self.docs[doc_idx]
             if table and doc.table != table:
@@ -103,9 +110,13 @@ class Index:
                 continue
             if wanted and doc.genres and "全部" not in doc.genres and not (doc.genres & wanted):
                 continue
-            hits.append((doc, score, matched[doc_idx]))
-        hits.sort(key=lambda h: (-h[1], h[0].table, h[0].code))
-        return len(hits), hits[:max_results]
+            kept.append((-score, doc.table, doc.code, doc_idx))
+        top = heapq.nsmallest(max_results, kept)
+        hits = []
+        for neg, _, _, doc_idx in top:
+            vocabulary = self.doc_terms[doc_idx]
+            hits.append((self.docs[doc_idx], -neg, [t for t in terms if t in vocabulary]))
+        return len(kept), hits
 
 
 def index_build(*, token: str, entries: list[Any]) -> Index:
@@ -154,7 +165,11 @@ def index_build(*, token: str, entries: list[Any]) -> Index:
     for term, per_doc in weighted_tf.items():
         df = len(per_doc)
         idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        index.postings[term] = [(d, idf * w * (k1 + 1) / (k1 + w)) for d, w in per_doc.items()]
+        index.postings[term] = (
+            array("I", per_doc.keys()),
+            array("d", (idf * w * (k1 + 1) / (k1 + w) for w in per_doc.values())),
+        )
+    index.doc_terms = [frozenset(t for counts in tfs.values() for t in counts) for tfs in field_tf]
     return index
 
 
