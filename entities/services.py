@@ -16,6 +16,7 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from entities import selectors
+from entities.ids import entity_id_base, entity_ids_assign
 from entities.models import (
     Alias,
     Appearance,
@@ -39,35 +40,11 @@ WARN_FROM = 0.5  # 0.5 … 0.8: adopted, with a warning recorded; < 0.5: held in
 # --- ids --------------------------------------------------------------------------------------
 
 
-def _pinyin_id(*, name: str, type: str) -> str:
-    try:
-        from entities.ids import entity_id_for  # written by the rebuilder; preferred when present
-    except ImportError:
-        entity_id_for = None
-    if entity_id_for is not None:
-        try:
-            return entity_id_for(name=name, type=type)
-        except TypeError:
-            pass
-    from pypinyin import Style, lazy_pinyin
-
-    prefix = {"物品": "item_", "势力": "faction_", "招式": "skill_", "地点": "loc_"}.get(type, "")
-    parts = lazy_pinyin(name, style=Style.NORMAL, errors="default")
-    base = "".join(ch for ch in "".join(parts).lower() if ch.isascii() and (ch.isalnum() or ch == "_"))
-    return prefix + (base or "entity")
-
-
 def entity_id_generate(*, book: Book, name: str, type: str, taken: set[str] | None = None) -> str:
     """A fresh pinyin id for ``name`` of ``type`` in ``book``: ``_1``, ``_2`` … on collision."""
-    base = _pinyin_id(name=name, type=type)
+    base = entity_id_base(name=name, type=type)
     existing = set(Entity.objects.filter(book=book, entity_id__startswith=base).values_list("entity_id", flat=True))
-    existing |= taken or set()
-    if base not in existing:
-        return base
-    n = 1
-    while f"{base}_{n}" in existing:
-        n += 1
-    return f"{base}_{n}"
+    return entity_ids_assign([(name, type, "")], taken=existing | (taken or set()))[0]
 
 
 # --- entities and aliases -----------------------------------------------------------------------
