@@ -1,13 +1,18 @@
 """The demo book (examples/demo-book) rebuilds cleanly and carries the facts its README promises."""
 
+import json
+from io import StringIO
+
 import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
 
 from entities.models import Alias, Entity
 from entities.selectors import alias_resolve
 from tests.conftest import DEMO_BOOK
 from threads.models import Secret, Thread
 from webnovel.exceptions import Ambiguous, NotFound
-from webnovel.models import Book, Chapter, SourceFile, Volume
+from webnovel.models import ApiKey, Book, Chapter, SourceFile, Volume
 from webnovel.rebuilder import book_rebuild
 
 pytestmark = pytest.mark.django_db
@@ -163,3 +168,88 @@ def test_demo_book_workspace_is_never_read(demo):
     assert paths
     assert not [p for p in paths if p.startswith("工作区")]
     assert "README.md" not in paths
+
+
+# --- manage.py demo_setup ------------------------------------------------------------------------
+
+
+def demo_setup(*args) -> str:
+    out = StringIO()
+    call_command("demo_setup", *args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.fixture
+def no_admin_env(monkeypatch):
+    monkeypatch.delenv("WEBNOVEL_ADMIN_USER", raising=False)
+    monkeypatch.delenv("WEBNOVEL_ADMIN_PASSWORD", raising=False)
+
+
+def test_demo_setup_first_run(client, no_admin_env):
+    result = json.loads(demo_setup("--json"))
+    assert result["book"] == "demo-book"
+    assert result["counts"]["chapters"] == 24
+    assert result["warnings"] == 0
+    assert result["urls"] == {
+        "admin": "http://127.0.0.1:8000/admin/",
+        "api_docs": "http://127.0.0.1:8000/api/docs",
+        "dashboard": "http://127.0.0.1:8000/dashboard/",
+    }
+    admin = result["admin"]
+    assert (admin["username"], admin["created"]) == ("admin", True)
+    user = get_user_model().objects.get(username="admin")
+    assert user.is_superuser and user.is_staff
+    assert user.check_password(admin["password"])
+    key = ApiKey.objects.get(revoked=False)
+    assert (key.scope, key.book.slug, key.prefix) == ("write", "demo-book", result["api_key"]["prefix"])
+    assert client.get("/api/books/", HTTP_X_API_KEY=result["api_key"]["key"]).status_code == 200
+
+
+def test_demo_setup_is_idempotent(no_admin_env):
+    first = json.loads(demo_setup("--json"))
+    second = json.loads(demo_setup("--json"))
+    assert second["admin"] == {"username": "admin", "created": False, "password": None}
+    assert get_user_model().objects.get(username="admin").check_password(first["admin"]["password"])
+    assert get_user_model().objects.count() == 1
+    assert Book.objects.filter(slug="demo-book").count() == 1
+    live = ApiKey.objects.filter(revoked=False)
+    assert [k.prefix for k in live] == [second["api_key"]["prefix"]]
+    assert ApiKey.objects.filter(revoked=True).count() == 1
+
+
+def test_demo_setup_admin_from_environment(monkeypatch):
+    monkeypatch.setenv("WEBNOVEL_ADMIN_USER", "boss")
+    monkeypatch.setenv("WEBNOVEL_ADMIN_PASSWORD", "first-secret")
+    text = demo_setup("--no-key")
+    assert "已创建管理员 boss（密码取自 WEBNOVEL_ADMIN_PASSWORD）" in text
+    assert "first-secret" not in text
+    assert get_user_model().objects.get(username="boss").check_password("first-secret")
+    monkeypatch.setenv("WEBNOVEL_ADMIN_PASSWORD", "second-secret")
+    assert "管理员 boss 已存在，密码已按 WEBNOVEL_ADMIN_PASSWORD 更新" in demo_setup("--no-key")
+    assert get_user_model().objects.get(username="boss").check_password("second-secret")
+    assert ApiKey.objects.count() == 0
+
+
+def test_demo_setup_text_output(no_admin_env):
+    lines = demo_setup().strip().split("\n")
+    assert lines[0] == "演示书 demo-book《青岚剑录》已重建：24 章，10 条线索，22 个实体，警告 0 条"
+    assert lines[1].startswith("已创建管理员 admin，密码（只显示这一次）：")
+    assert lines[2].startswith("演示 API 密钥（读写，仅限 demo-book；旧的演示密钥已吊销）：wn_")
+    assert lines[3:] == [
+        "管理后台  http://127.0.0.1:8000/admin/",
+        "API 文档  http://127.0.0.1:8000/api/docs",
+        "仪表盘    http://127.0.0.1:8000/dashboard/",
+    ]
+    assert demo_setup().strip().split("\n")[1] == "管理员 admin 已存在，密码未改动"
+
+
+def test_demo_setup_fails_cleanly_on_a_broken_book(tmp_path, monkeypatch, no_admin_env):
+    from webnovel.management.commands import demo_setup as command
+
+    broken = tmp_path / "demo-book"
+    (broken / "定稿" / "正文").mkdir(parents=True)
+    (broken / "book.yaml").write_text("title: [坏\n", encoding="utf-8")
+    monkeypatch.setattr(command, "DEMO_BOOK", broken)
+    with pytest.raises(CommandError, match="演示书重建失败"):
+        demo_setup()
+    assert get_user_model().objects.count() == 0

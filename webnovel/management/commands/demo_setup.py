@@ -1,0 +1,109 @@
+"""``python manage.py demo_setup`` — load the demo book, ensure an admin user and a demo API key.
+
+Idempotent: run it as often as you like (``make run`` does, on every start). The admin password is
+only set when the user is created or when ``WEBNOVEL_ADMIN_PASSWORD`` is given; the demo key is
+rotated (the previous demo key of the demo book is revoked) so exactly one is live and its raw value
+can be printed.
+"""
+
+import json
+import os
+import secrets
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from webnovel.exceptions import DomainError
+from webnovel.models import ApiKey, Book
+from webnovel.rebuilder import book_rebuild
+from webnovel.services import apikey_create
+
+DEMO_BOOK = Path(settings.BASE_DIR) / "examples" / "demo-book"
+DEMO_KEY_NAME = "demo-book 演示密钥"
+BASE_URL = "http://127.0.0.1:8000"
+URLS = {"admin": f"{BASE_URL}/admin/", "api_docs": f"{BASE_URL}/api/docs", "dashboard": f"{BASE_URL}/dashboard/"}
+
+
+@transaction.atomic
+def admin_ensure(*, username: str, password: str | None) -> tuple[bool, str | None]:
+    """Make ``username`` an active superuser. Returns (created, password to show or None).
+
+    A new user gets ``password`` or a generated one (shown once); an existing user's password is
+    changed only when ``password`` is given."""
+    users = get_user_model()
+    user = users.objects.filter(username=username).first()
+    if user is None:
+        shown = password or secrets.token_urlsafe(12)
+        users.objects.create_superuser(username=username, email="", password=shown)
+        return True, None if password else shown
+    user.is_staff = user.is_superuser = user.is_active = True
+    if password:
+        user.set_password(password)
+    user.save()
+    return False, None
+
+
+@transaction.atomic
+def demo_key_rotate(*, book: Book) -> tuple[ApiKey, str]:
+    """Revoke the previous demo key(s) of ``book`` and create a fresh read+write one."""
+    ApiKey.objects.filter(book=book, name=DEMO_KEY_NAME, revoked=False).update(revoked=True)
+    return apikey_create(name=DEMO_KEY_NAME, scope=ApiKey.Scope.WRITE, book=book)
+
+
+class Command(BaseCommand):
+    help = "演示环境：重建 examples/demo-book，确保管理员账号，创建演示 API 密钥并打印访问地址（可重复运行）。"
+
+    def add_arguments(self, parser):
+        parser.add_argument("--no-key", action="store_true", help="不创建演示 API 密钥")
+        parser.add_argument("--json", action="store_true", help="以 JSON 输出结果")
+
+    def handle(self, *args, **options):
+        try:
+            report = book_rebuild(root=DEMO_BOOK)
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+        if not report["ok"]:
+            problems = "；".join(e.get("message", str(e)) for e in report["errors"])
+            raise CommandError(f"演示书重建失败：{problems}")
+        book = Book.objects.get(slug=report["book"])
+        username = os.environ.get("WEBNOVEL_ADMIN_USER") or "admin"
+        created, password = admin_ensure(username=username, password=os.environ.get("WEBNOVEL_ADMIN_PASSWORD"))
+        key = raw = None
+        if not options["no_key"]:
+            key, raw = demo_key_rotate(book=book)
+        result = {
+            "book": book.slug,
+            "counts": report["counts"],
+            "warnings": len(report["warnings"]),
+            "admin": {"username": username, "created": created, "password": password},
+            "api_key": {"prefix": key.prefix, "key": raw, "scope": key.scope} if key else None,
+            "urls": URLS,
+        }
+        if options["json"]:
+            self.stdout.write(json.dumps(result, ensure_ascii=False, indent=2))
+            return
+        counts = report["counts"]
+        lines = [
+            f"演示书 {book.slug}《{book.title}》已重建：{counts['chapters']} 章，{counts['threads']} 条线索，"
+            f"{counts['entities']} 个实体，警告 {len(report['warnings'])} 条",
+        ]
+        if password:
+            lines.append(f"已创建管理员 {username}，密码（只显示这一次）：{password}")
+        elif created:
+            lines.append(f"已创建管理员 {username}（密码取自 WEBNOVEL_ADMIN_PASSWORD）")
+        else:
+            lines.append(
+                f"管理员 {username} 已存在"
+                + (
+                    "，密码已按 WEBNOVEL_ADMIN_PASSWORD 更新"
+                    if os.environ.get("WEBNOVEL_ADMIN_PASSWORD")
+                    else "，密码未改动"
+                )
+            )
+        if raw:
+            lines.append(f"演示 API 密钥（读写，仅限 {book.slug}；旧的演示密钥已吊销）：{raw}")
+        lines += [f"管理后台  {URLS['admin']}", f"API 文档  {URLS['api_docs']}", f"仪表盘    {URLS['dashboard']}"]
+        self.stdout.write("\n".join(lines))
