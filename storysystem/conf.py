@@ -38,7 +38,8 @@ DEFAULTS: dict[str, Any] = {
     "bm25_k1": 1.2,
     "bm25_b": 0.75,
     # Routing: weight of a hit on each routing column (scaled by the matched term's length).
-    "route_field_weights": {"题材/流派": 3.0, "题材别名": 2.0, "默认查询词": 1.0},
+    # canonical_genre is our addition (weakest): "一本悬疑小说" should reach a 悬疑 route.
+    "route_field_weights": {"题材/流派": 3.0, "题材别名": 2.0, "默认查询词": 1.0, "canonical_genre": 0.5},
     "fuzzy_threshold": 0.6,
     "generic_base_tables": ["命名规则", "人设与关系", "金手指与设定"],
     "generic_dynamic_tables": ["桥段套路", "爽点与节奏", "场景写法"],

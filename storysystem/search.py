@@ -27,10 +27,15 @@ _WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
 _MAX_WHOLE = 12  # longer runs are prose, not terms: bigrams cover them
 
 
+# Bigrams of question words: in every 意图与同义词 ("…怎么写"), so they carry no signal and only
+# drag unrelated entries into a result list.
+STOP_BIGRAMS = frozenset({"怎么", "么写", "什么", "如何", "怎样", "一个", "一点", "这个", "那个", "么办"})
+
+
 def tokenize(text: str) -> list[str]:
     """Tokens of ``text``: every segment between separators as a whole term (if short enough),
-    plus the character bigrams of each CJK run (a single CJK character stands for itself), plus
-    latin words."""
+    plus the character bigrams of each CJK run (a single CJK character stands for itself; question
+    words are dropped), plus latin words."""
     tokens: list[str] = []
     for segment in _SPLIT.split(text.lower()):
         if not segment:
@@ -42,7 +47,7 @@ def tokenize(text: str) -> list[str]:
                 if len(run) == 1:
                     tokens.append(run)
                 else:
-                    tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+                    tokens.extend(b for b in (run[i : i + 2] for i in range(len(run) - 1)) if b not in STOP_BIGRAMS)
             elif run != segment:
                 tokens.append(run)
     return tokens

@@ -101,7 +101,12 @@ def _row_weight(doc: Doc) -> float:
 
 def _row_terms(doc: Doc) -> list[tuple[str, str]]:
     fields = doc.payload["fields"]
-    return [(column, term) for column in conf("route_field_weights") for term in split_multi(fields.get(column, ""))]
+    return [
+        (column, term)
+        for column in conf("route_field_weights")
+        for term in split_multi(fields.get(column, ""))
+        if term != "全部"
+    ]
 
 
 def _candidate(doc: Doc, score: float, evidence: list[dict[str, Any]]) -> dict[str, Any]:
@@ -330,7 +335,7 @@ def _master_constraints(
                     trace.append(
                         {"kind": "constraint", "field": name, "source_code": item["code"], "source_table": table}
                     )
-        if name == "主冲突模板" and not values[name]:
+        if name == "主冲突模板" and not values[name] and row:
             for item in dynamic:
                 f = item["fields"]
                 if "桥段名称" in f and f.get("前置铺垫"):
