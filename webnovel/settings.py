@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "threads",
     "storysystem",
     "memory",
+    "dashboard",
 ]
 
 MIDDLEWARE = [

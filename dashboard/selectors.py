@@ -1,0 +1,101 @@
+"""Reads that only the dashboard needs (chart series and page summaries).
+
+Domain reads — overdue threads, secret accumulation, entity state, memory packs — belong to their
+apps' selectors and are called from the views, never re-queried here. What is left are aggregates
+shaped for pictures: words per chapter, volume totals, the chapters that touch a thread. Each is a
+constant number of queries whatever the book's length (``values_list`` over indexed columns).
+"""
+
+from django.db.models import Count, Max, Min, Sum
+
+from threads.models import Thread
+from webnovel.models import Book, Chapter
+
+
+def book_cards() -> list[dict]:
+    """Every book with its chapter count, word total and current chapter, in one query."""
+    rows = Book.objects.annotate(
+        n_chapters=Count("chapters"), words=Sum("chapters__word_count"), current=Max("chapters__number")
+    ).order_by("slug")
+    return [
+        {
+            "slug": b.slug,
+            "title": b.title or b.slug,
+            "genre": b.genre,
+            "chapters": b.n_chapters,
+            "words": b.words or 0,
+            "current_chapter": b.current,
+            "built_at": b.built_at,
+        }
+        for b in rows
+    ]
+
+
+def book_progress(*, book: Book) -> dict:
+    """Totals and the per-chapter word series of a book (one row per chapter, no bodies loaded)."""
+    rows = list(Chapter.objects.filter(book=book).order_by("number").values_list("number", "word_count", "volume"))
+    words = [(number, wc) for number, wc, _ in rows]
+    cumulative, total = [], 0
+    for number, wc in words:
+        total += wc
+        cumulative.append((number, total))
+    return {
+        "chapters": len(rows),
+        "words": total,
+        "current_chapter": rows[-1][0] if rows else None,
+        "first_chapter": rows[0][0] if rows else None,
+        "per_chapter": words,
+        "cumulative": cumulative,
+        "average": round(total / len(rows)) if rows else 0,
+    }
+
+
+def book_volumes(*, book: Book) -> list[dict]:
+    """Volumes with the chapters and words actually written in each (two queries)."""
+    written = {
+        row["volume"]: row
+        for row in Chapter.objects.filter(book=book)
+        .values("volume")
+        .annotate(n=Count("id"), words=Sum("word_count"), first=Min("number"), last=Max("number"))
+        .order_by("volume")
+    }
+    out = []
+    for vol in book.volumes.order_by("number").values("number", "name", "start_chapter", "end_chapter"):
+        row = written.get(vol["number"], {})
+        out.append({**vol, "chapters": row.get("n", 0), "words": row.get("words") or 0})
+    return out
+
+
+def chapter_titles(*, book: Book, numbers: set[int]) -> dict[int, str]:
+    """Titles of the given chapters, in one query."""
+    if not numbers:
+        return {}
+    return dict(Chapter.objects.filter(book=book, number__in=numbers).values_list("number", "title"))
+
+
+def thread_chapter_touches(*, book: Book, thread_id: str) -> list[dict]:
+    """Chapters whose front matter opens, advances or closes ``thread_id``, in chapter order.
+
+    The lists are JSON; containment lookups on JSON differ between SQLite and PostgreSQL, so the
+    three small columns are read for the whole book in one query and filtered here."""
+    out = []
+    rows = (
+        Chapter.objects.filter(book=book)
+        .order_by("number")
+        .values_list("number", "title", "opens", "advances", "closes")
+    )
+    for number, title, opens, advances, closes in rows:
+        for kind, ids in (("开启", opens), ("推进", advances), ("收尾", closes)):
+            if thread_id in (ids or []):
+                out.append({"chapter": number, "title": title, "kind": kind})
+    return out
+
+
+def thread_type_counts(*, book: Book) -> dict[str, dict[str, int]]:
+    """Threads per type and status: {type: {status: n}} in one grouped query."""
+    out: dict[str, dict[str, int]] = {}
+    for type_, status, n in (
+        Thread.objects.filter(book=book).values_list("type", "status").annotate(n=Count("id")).order_by("type")
+    ):
+        out.setdefault(type_, {})[status] = n
+    return out

@@ -1,0 +1,17 @@
+from django.urls import path
+
+from dashboard import views
+
+app_name = "dashboard"
+
+urlpatterns = [
+    path("", views.book_list, name="books"),
+    path("<str:slug>/", views.overview, name="overview"),
+    path("<str:slug>/threads/", views.thread_board, name="threads"),
+    path("<str:slug>/threads/<str:thread_id>/", views.thread_detail, name="thread"),
+    path("<str:slug>/entities/", views.entity_list, name="entities"),
+    path("<str:slug>/entities/<str:entity_id>/", views.entity_detail, name="entity"),
+    path("<str:slug>/secrets/", views.secrets, name="secrets"),
+    path("<str:slug>/context/", views.context_preview, name="context"),
+    path("<str:slug>/style/", views.style_drift, name="style"),
+]

@@ -1,0 +1,335 @@
+"""Dashboard pages: server-rendered, read-only, behind the admin login.
+
+Views are thin: fetch through selectors (the owning app's, or ``dashboard.selectors`` for chart
+series), turn numbers into SVG with ``dashboard.charts``, render. A domain error (unknown book,
+thread, entity; bad chapter number) becomes a Chinese error page with its status, never a 500.
+"""
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
+
+from dashboard import charts, selectors, sources
+from entities.models import Entity
+from threads.models import Thread
+from webnovel.exceptions import DomainError, InvalidInput, NotFound
+from webnovel.models import Book
+from webnovel.selectors import book_get
+
+THREAD_TYPES = [t.value for t in Thread.Type]
+
+
+def page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Login required; domain errors render ``dashboard/error.html`` with their status."""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except DomainError as exc:
+            return render(
+                request, "dashboard/error.html", {"message": exc.message, "extra": exc.extra}, status=exc.status_code
+            )
+
+    return wrapper
+
+
+def admin_url(name: str, query: str = "") -> str | None:
+    """The admin URL ``admin:<name>`` (plus a query string), or None while that admin is not registered."""
+    try:
+        url = reverse(f"admin:{name}")
+    except NoReverseMatch:
+        return None
+    return f"{url}?{query}" if query else url
+
+
+def int_param(request: HttpRequest, name: str, *, default: int | None = None, minimum: int = 0) -> int | None:
+    """An integer query parameter; a non-number or one below ``minimum`` is InvalidInput (422)."""
+    raw = request.GET.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise InvalidInput(f"参数 {name} 必须是整数，收到 '{raw}'", extra={name: raw}) from exc
+    if value < minimum:
+        raise InvalidInput(f"参数 {name} 不能小于 {minimum}，收到 {value}", extra={name: value})
+    return value
+
+
+def _book_context(book: Book, section: str) -> dict[str, Any]:
+    return {"book": book, "section": section}
+
+
+@page
+def book_list(request: HttpRequest) -> HttpResponse:
+    books = selectors.book_cards()
+    for card in books:
+        card["href"] = reverse("dashboard:overview", args=[card["slug"]])
+    return render(
+        request, "dashboard/book_list.html", {"books": books, "admin_books": admin_url("webnovel_book_changelist")}
+    )
+
+
+@page
+def overview(request: HttpRequest, slug: str) -> HttpResponse:
+    book = book_get(slug=slug)
+    progress = selectors.book_progress(book=book)
+    threads = sources.threads_open(book=book)
+    entity_stats_fn = sources.optional("entities.selectors", "entity_stats")
+    entity_stats = entity_stats_fn(book=book) if entity_stats_fn else None
+    pending = entity_stats["pending"].get("pending", 0) if entity_stats else None
+    contradicted = sources.contradicted_count(book=book)
+    ctx = _book_context(book, "overview")
+    ctx.update(
+        progress=progress,
+        volumes=selectors.book_volumes(book=book),
+        progress_chart=charts.line_chart(
+            series=[charts.Series("累计字数", progress["cumulative"], css="words")], x_label="章"
+        )
+        if progress["cumulative"]
+        else None,
+        words_chart=charts.column_chart(columns=charts.buckets(progress["per_chapter"], max_buckets=120), x_label="章")
+        if progress["per_chapter"]
+        else None,
+        thread_counts=selectors.thread_type_counts(book=book),
+        open_threads=len(threads),
+        overdue_threads=sum(1 for t in threads if t["overdue"]),
+        entity_stats=entity_stats,
+        pending=pending,
+        pending_url=admin_url("entities_pendingitem_changelist", f"book__id__exact={book.pk}&status__exact=pending"),
+        contradicted=contradicted,
+        contradicted_url=sources.contradicted_admin_url(book=book),
+        secrets=book.secrets.count(),
+    )
+    return render(request, "dashboard/overview.html", ctx)
+
+
+@page
+def thread_board(request: HttpRequest, slug: str) -> HttpResponse:
+    book = book_get(slug=slug)
+    threads = sources.threads_open(book=book)
+    groups = []
+    for type_ in THREAD_TYPES:
+        rows = [t for t in threads if t["type"] == type_]
+        for t in rows:
+            t["href"] = reverse("dashboard:thread", args=[book.slug, t["thread_id"]])
+        rows.sort(key=lambda t: (-t["hang"], t["thread_id"]))
+        bars = [
+            charts.Bar(
+                label=f"{t['thread_id']} {t['title']}",
+                value=t["hang"],
+                href=t["href"],
+                highlight=t["overdue"],
+                title=f"{t['thread_id']} {t['title']}：已悬 {t['hang']} 章（阈值 {t['threshold']}）",
+            )
+            for t in rows
+        ]
+        threshold = book.threshold(type_)
+        groups.append(
+            {
+                "type": type_,
+                "threshold": threshold,
+                "threads": rows,
+                "overdue": sum(1 for t in rows if t["overdue"]),
+                "chart": charts.bar_chart(bars=bars, threshold=threshold, unit="章") if bars else None,
+            }
+        )
+    ctx = _book_context(book, "threads")
+    ctx.update(
+        groups=groups,
+        current_chapter=selectors.book_progress(book=book)["current_chapter"],
+        closed=Thread.objects.filter(book=book).exclude(status=Thread.Status.OPEN).order_by("thread_id"),
+    )
+    return render(request, "dashboard/thread_board.html", ctx)
+
+
+@page
+def thread_detail(request: HttpRequest, slug: str, thread_id: str) -> HttpResponse:
+    book = book_get(slug=slug)
+    thread = Thread.objects.filter(book=book, thread_id=thread_id).first()
+    if thread is None:
+        raise NotFound(f"书籍 '{book.slug}' 中没有线索 '{thread_id}'", extra={"book": book.slug, "thread": thread_id})
+    history = list(thread.history.order_by("order").values("order", "chapter", "text"))
+    touches = selectors.thread_chapter_touches(book=book, thread_id=thread.thread_id)
+    progress = selectors.book_progress(book=book)
+    current = progress["current_chapter"] or 0
+    state = next((t for t in sources.threads_open(book=book) if t["thread_id"] == thread.thread_id), None)
+    marks = [charts.Mark(h["chapter"], h["text"], "history") for h in history if h["chapter"] is not None]
+    marks += [charts.Mark(t["chapter"], f"{t['kind']}（章节设定）", "touch") for t in touches]
+    chapters = [m.chapter for m in marks] + [
+        c for c in (thread.opened_chapter, thread.planned_end, thread.closed_chapter) if c
+    ]
+    start = min(chapters + [current or 1, 1])
+    end = max(chapters + [current, start + 1])
+    limit = state["last_chapter"] + state["threshold"] if state and state["last_chapter"] else None
+    if limit is not None:
+        end = max(end, limit)
+    span_end = thread.closed_chapter or current
+    axis = charts.chapter_axis(
+        start=start,
+        end=end,
+        marks=marks,
+        span=(thread.opened_chapter, span_end) if thread.opened_chapter and span_end else None,
+        limit=limit,
+    )
+    titles = selectors.chapter_titles(book=book, numbers={h["chapter"] for h in history if h["chapter"]})
+    for h in history:
+        h["chapter_title"] = titles.get(h["chapter"], "")
+    ctx = _book_context(book, "threads")
+    ctx.update(
+        thread=thread,
+        history=history,
+        touches=touches,
+        state=state,
+        current_chapter=current,
+        axis=axis,
+        admin_change=admin_url("threads_thread_changelist", f"q={thread.thread_id}"),
+    )
+    return render(request, "dashboard/thread_detail.html", ctx)
+
+
+@page
+def entity_list(request: HttpRequest, slug: str) -> HttpResponse:
+    book = book_get(slug=slug)
+    type_ = request.GET.get("type", "").strip() or None
+    query = request.GET.get("q", "").strip()
+    list_fn = sources.optional("entities.selectors", "entity_list")
+    entities = list_fn(book=book, type=type_) if list_fn else None
+    if entities is not None and query:
+        entities = [
+            e
+            for e in entities
+            if query in e["canonical_name"] or query in e["id"] or any(query in a["alias"] for a in e["aliases"])
+        ]
+    ctx = _book_context(book, "entities")
+    ctx.update(entities=entities, type=type_, q=query, types=[t.value for t in Entity.Type])
+    return render(request, "dashboard/entity_list.html", ctx)
+
+
+def display_value(value: Any) -> str:
+    """A state value as an author reads it: lists joined with 、, mappings as key：value, None as —."""
+    if value is None:
+        return "—"
+    if isinstance(value, list | tuple):
+        return "、".join(display_value(v) for v in value) or "（空）"
+    if isinstance(value, dict):
+        return "；".join(f"{k}：{display_value(v)}" for k, v in value.items())
+    if isinstance(value, bool):
+        return "是" if value else "否"
+    return str(value)
+
+
+def _as_of_choices(changes: list[dict], current: int | None) -> list[int]:
+    chapters = sorted({c["chapter"] for c in changes} | {0} | ({current} if current else set()))
+    return chapters
+
+
+@page
+def entity_detail(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse:
+    from entities import selectors as entity_selectors
+
+    book = book_get(slug=slug)
+    as_of = int_param(request, "as_of")
+    entity = entity_selectors.entity_get(book=book, ref=entity_id)
+    detail = entity_selectors.entity_detail(book=book, ref=entity.entity_id, as_of=as_of)
+    changes = entity_selectors.entity_state_changes(entity=entity)
+    current = selectors.book_progress(book=book)["current_chapter"]
+    appearances = entity_selectors.entity_appearances(book=book, ref=entity.entity_id)["chapters"]
+    graph = entity_selectors.relationship_graph(book=book, ref=entity.entity_id, depth=1, as_of=as_of)
+    nodes = [
+        charts.Node(
+            key=n["id"],
+            label=n["canonical_name"],
+            href=reverse("dashboard:entity", args=[book.slug, n["id"]]),
+            css=f"type-{n['type']}",
+        )
+        for n in graph["nodes"]
+    ]
+    edges = [charts.Edge(e["from"], e["to"], e["type"]) for e in graph["edges"]]
+    for change in changes:
+        change["applied"] = as_of is None or change["chapter"] <= as_of
+        change["new_text"] = display_value(change["new"])
+        change["old_text"] = display_value(change["old"]) if change["old"] is not None else ""
+    ctx = _book_context(book, "entities")
+    ctx.update(
+        entity=detail,
+        state_rows=[(k, display_value(v)) for k, v in detail["state"].items()],
+        as_of=as_of,
+        as_of_choices=_as_of_choices(changes, current),
+        current_chapter=current,
+        changes=changes,
+        change_axis=charts.chapter_axis(
+            start=min([c["chapter"] for c in changes] + [1]),
+            end=max([c["chapter"] for c in changes] + [current or 1, 2]),
+            marks=[charts.Mark(c["chapter"], f"{c['field']} {c['op']} {c['new']}", "change") for c in changes],
+            limit=as_of,
+            limit_label="截至",
+        )
+        if changes
+        else None,
+        appearances=appearances,
+        appearance_chart=charts.column_chart(
+            columns=charts.buckets([(a["chapter"], a["count"]) for a in appearances], max_buckets=120), x_label="章"
+        )
+        if appearances
+        else None,
+        graph=graph,
+        graph_svg=charts.relationship_graph(nodes=nodes, edges=edges, center=graph["center"])
+        if graph["edges"]
+        else None,
+        admin_change=admin_url("entities_entity_changelist", f"q={entity.entity_id}"),
+    )
+    return render(request, "dashboard/entity_detail.html", ctx)
+
+
+@page
+def secrets(request: HttpRequest, slug: str) -> HttpResponse:
+    book = book_get(slug=slug)
+    rows = list(
+        book.secrets.order_by("secret_id").values(
+            "secret_id",
+            "title",
+            "known_to",
+            "reader_knows",
+            "reader_told_chapter",
+            "registered_chapter",
+            "keywords",
+            "content",
+        )
+    )
+    for row in rows:
+        row["knowers"] = [
+            {"name": k.get("name", ""), "since": k.get("since") or row["registered_chapter"]}
+            if isinstance(k, dict)
+            else {"name": str(k), "since": row["registered_chapter"]}
+            for k in row["known_to"] or []
+        ]
+    ctx = _book_context(book, "secrets")
+    ctx.update(secrets=rows, accumulation=None, leaks=None)
+    return render(request, "dashboard/secrets.html", ctx)
+
+
+@page
+def context_preview(request: HttpRequest, slug: str) -> HttpResponse:
+    book = book_get(slug=slug)
+    current = selectors.book_progress(book=book)["current_chapter"]
+    chapter = int_param(request, "chapter", default=(current or 0) + 1, minimum=1)
+    budget = int_param(request, "budget", default=8000, minimum=1)
+    ctx = _book_context(book, "context")
+    ctx.update(chapter=chapter, budget=budget, pack=None)
+    return render(request, "dashboard/context.html", ctx)
+
+
+@page
+def style_drift(request: HttpRequest, slug: str) -> HttpResponse:
+    book = book_get(slug=slug)
+    ctx = _book_context(book, "style")
+    ctx.update(features=None, fingerprints=book.fingerprints.count())
+    return render(request, "dashboard/style.html", ctx)

@@ -1,0 +1,153 @@
+import re
+from html import unescape
+
+import pytest
+
+from tests.dashboard.factories import book_make, user_make
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def book():
+    return book_make()
+
+
+@pytest.fixture
+def curator(client):
+    client.force_login(user_make())
+    return client
+
+
+def test_pages_require_login(client, book):
+    for url in ["/dashboard/", "/dashboard/qinglan/", "/dashboard/qinglan/threads/"]:
+        resp = client.get(url)
+        assert resp.status_code == 302
+        assert resp["Location"].startswith("/admin/login/?next=/dashboard/")
+
+
+def test_root_redirects_to_dashboard(client):
+    resp = client.get("/")
+    assert resp.status_code == 302 and resp["Location"] == "/dashboard/"
+
+
+def test_admin_links_to_dashboard(curator):
+    resp = curator.get("/admin/")
+    assert 'href="/dashboard/"' in resp.content.decode()
+
+
+def test_book_list(curator, book):
+    html = curator.get("/dashboard/").content.decode()
+    assert "青岚剑录" in html
+    assert 'href="/dashboard/qinglan/"' in html
+    # 40 chapters of 1000+n characters: 40000 + 820
+    assert "<dd>40820</dd>" in html
+
+
+def test_book_list_empty_state(curator):
+    assert "尚无数据" in curator.get("/dashboard/").content.decode()
+
+
+def test_overview_counts(curator, book):
+    resp = curator.get("/dashboard/qinglan/")
+    assert resp.status_code == 200
+    html = resp.content.decode()
+    assert '<dd data-stat="chapters">40</dd>' in html
+    assert '<dd data-stat="words">40820</dd>' in html
+    assert '<dd data-stat="current">40</dd>' in html
+    assert re.search(r'data-stat="overdue"><a [^>]*>1</a>', html)
+    # the pending count (linked to the admin queue filtered to this book once that admin is registered)
+    assert re.search(
+        r'data-stat="pending">\s*(<a href="[^"]*pendingitem/\?book__id__exact=\d+&amp;status__exact=pending">)?2(</a>)?</dd>',
+        html,
+    )
+    assert "<svg" in html and "累计字数" in html
+    assert "<td>第2卷</td><td>雾海问剑</td><td>21–40</td><td>20</td><td>20610</td>" in html
+
+
+def test_overview_unknown_book_is_404_page(curator):
+    resp = curator.get("/dashboard/nope/")
+    assert resp.status_code == 404
+    assert "书籍 'nope' 不存在" in unescape(resp.content.decode())
+
+
+def test_thread_board_highlights_overdue(curator, book):
+    html = curator.get("/dashboard/qinglan/threads/").content.decode()
+    # 伏笔-001: last activity chapter 3, now 40 → hung 37 of 30, drawn red and listed as overdue
+    assert '<tr class="overdue">' in html
+    assert "<td>37 / 30</td>" in html
+    assert 'class="bar over"' in html
+    assert 'data-value="37"' in html
+    # 悬念-001: hung 2 of 10
+    assert "<td>2 / 10</td>" in html
+    assert html.count('class="bar over"') == 1
+    assert "感情线-001 师姐" in html and "已收尾于第20章" in html
+
+
+def test_thread_detail(curator, book):
+    resp = curator.get("/dashboard/qinglan/threads/伏笔-001/")
+    assert resp.status_code == 200
+    html = resp.content.decode()
+    assert "断剑之谜" in html and "逾期" in html
+    assert '<dd data-stat="hang">37 / 30</dd>' in html
+    assert "第3章 第3章标题</span>：老者自称剑中残魂" in html
+    # the axis: two history marks and two front-matter touches (opens 1, advances 3); limit at 3 + 30
+    assert html.count('class="mark history"') == 2
+    assert html.count('class="mark touch"') == 2
+    assert "逾期线 33" in html
+
+
+def test_thread_detail_unknown_thread_is_404(curator, book):
+    resp = curator.get("/dashboard/qinglan/threads/伏笔-999/")
+    assert resp.status_code == 404
+    assert "没有线索 '伏笔-999'" in unescape(resp.content.decode())
+
+
+def test_entity_state_as_of(curator, book):
+    now = curator.get("/dashboard/qinglan/entities/linfeng/").content.decode()
+    assert '<td data-field="realm">筑基初期</td>' in now
+    before = curator.get("/dashboard/qinglan/entities/linfeng/?as_of=10").content.decode()
+    assert '<td data-field="realm">炼气五层</td>' in before
+    assert "截至第10章" in before
+    start = curator.get("/dashboard/qinglan/entities/xiaofeng/").status_code
+    assert start in (404, 409)
+    by_alias = curator.get("/dashboard/qinglan/entities/小风/?as_of=0").content.decode()
+    assert '<td data-field="realm">炼气三层</td>' in by_alias
+
+
+def test_entity_page_charts(curator, book):
+    html = curator.get("/dashboard/qinglan/entities/linfeng/").content.decode()
+    assert html.count('class="col"') == 40
+    assert "师徒" in html and 'class="node center type-角色"' in html
+    assert 'href="/dashboard/qinglan/entities/jianlao/"' in html
+    assert html.count('class="mark change"') == 2
+
+
+def test_entity_bad_as_of_is_422(curator, book):
+    resp = curator.get("/dashboard/qinglan/entities/linfeng/?as_of=abc")
+    assert resp.status_code == 422
+    assert "参数 as_of 必须是整数" in resp.content.decode()
+
+
+def test_entity_list_search(curator, book):
+    html = curator.get("/dashboard/qinglan/entities/?q=小风").content.decode()
+    assert "林风" in html and "剑老</a>" not in html
+
+
+def test_secrets_page(curator, book):
+    html = curator.get("/dashboard/qinglan/secrets/").content.decode()
+    assert "剑中老者是祖师" in html
+    assert '剑老<small class="muted">（第3章）</small>' in html
+    assert '林风<small class="muted">（第20章）</small>' in html
+
+
+def test_heavy_pages_have_bounded_queries(curator, django_assert_max_num_queries):
+    book_make(chapters=300)
+    for url in [
+        "/dashboard/",
+        "/dashboard/qinglan/",
+        "/dashboard/qinglan/threads/",
+        "/dashboard/qinglan/threads/伏笔-001/",
+    ]:
+        with django_assert_max_num_queries(30):
+            assert curator.get(url).status_code == 200
