@@ -311,7 +311,8 @@ def _episodic_items(
 ) -> tuple[list[Item], str]:
     if not query.strip():
         return [], "bm25（无查询文本）"
-    hits, method = chunks_search(book=book, query=query, max_chapter=as_of, exclude_chapters=skip, limit=RETRIEVE)
+    exclude = {(n, "summary") for n in skip}
+    hits, method = chunks_search(book=book, query=query, max_chapter=as_of, exclude=exclude, limit=RETRIEVE)
     base = 85 if task == "query" else 52
     items = []
     for hit in hits:
@@ -403,8 +404,10 @@ def _assemble(
             state_fields=state_fields,
         )
         names = " ".join(e.canonical_name for e in on_stage)
-        retrieval_query = (query + "\n" + context_text + "\n" + names) if query else (context_text + "\n" + names)
-        recent = set(range(max(1, chapter - selectors.RECENT_CHAPTERS), chapter + (0 if task == "write" else 1)))
+        # An explicit query is what the caller wants recalled; without one, recall what this chapter is about.
+        retrieval_query = query if query.strip() else (context_text + "\n" + names)
+        # Summaries already in the working layer are not recalled again (an explicit query recalls anything).
+        recent = set() if task == "query" else set(range(max(1, chapter - selectors.RECENT_CHAPTERS), chapter + 1))
         episodic, retrieval = _episodic_items(
             book=book, chapter=chapter, task=task, as_of=as_of, query=retrieval_query, skip=recent
         )

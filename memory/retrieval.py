@@ -150,7 +150,7 @@ class Bm25Index:
     avgdl: float
 
     def search(
-        self, terms: list[str], *, max_chapter: int, exclude_chapters: set[int], limit: int
+        self, terms: list[str], *, max_chapter: int, exclude: set[tuple[int, str]], limit: int
     ) -> list[tuple[int, float]]:
         """(doc index, score) of the best documents from chapters ≤ max_chapter, best first;
         ties go to the later chapter, then the lower chunk order (deterministic)."""
@@ -163,7 +163,7 @@ class Bm25Index:
             idf = math.log(1 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
             for doc, tf in posting:
                 ch = self.chapters[doc]
-                if ch > max_chapter or ch in exclude_chapters:
+                if ch > max_chapter or (ch, self.kinds[doc]) in exclude:
                     continue
                 norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * self.lengths[doc] / self.avgdl))
                 scores[doc] = scores.get(doc, 0.0) + idf * norm * qtf
@@ -246,15 +246,14 @@ def _cosine(a: list[float], b: list[float]) -> float:
 
 
 def chunks_search(
-    *, book: Book, query: str, max_chapter: int, exclude_chapters: set[int] | None = None, limit: int = 8
+    *, book: Book, query: str, max_chapter: int, exclude: set[tuple[int, str]] | None = None, limit: int = 8
 ) -> tuple[list[dict], str]:
-    """The best chunks for ``query`` from chapters ≤ ``max_chapter``, and the method used
+    """The best chunks for ``query`` from chapters ≤ ``max_chapter`` (minus the ``exclude``d
+    (chapter, kind) pairs, e.g. summaries already in the pack), and the method used
     (``bm25`` or ``embeddings`` or ``bm25（…回退原因）``)."""
     index = bm25_index(book=book)
     terms = text_terms(query, names=_name_automaton(book=book))
-    pool = index.search(
-        terms, max_chapter=max_chapter, exclude_chapters=exclude_chapters or set(), limit=max(limit * 5, 40)
-    )
+    pool = index.search(terms, max_chapter=max_chapter, exclude=exclude or set(), limit=max(limit * 5, 40))
     method = "bm25"
     config = embeddings_config()
     texts = {}

@@ -149,7 +149,7 @@ def chapter_volume(*, book: Book, chapter: int) -> int | None:
 
 def chapter_outline(*, book: Book, chapter: int) -> dict[str, Any]:
     """This chapter's outline: the 卷纲 sections whose heading names the chapter (第N章, 第A-B章) or, when
-    no heading does, the whole volume outline (flagged ``whole_volume``)."""
+    no heading does, the volume outline's sections that name no chapter (flagged ``whole_volume``)."""
     volume = chapter_volume(book=book, chapter=chapter)
     doc = (
         Document.objects.filter(book=book, kind=Document.Kind.VOLUME_OUTLINE, key=str(volume)).first()
@@ -168,7 +168,8 @@ def chapter_outline(*, book: Book, chapter: int) -> dict[str, Any]:
                 mine.append(s)
                 break
     whole = not mine
-    chosen = mine or [s for s in sections if s.body.strip()]
+    # No heading names this chapter: the volume's general sections (those naming no chapter at all).
+    chosen = mine or [s for s in sections if s.body.strip() and not _RANGE.search(s.heading or "")]
     return {
         "volume": volume,
         "whole_volume": whole,

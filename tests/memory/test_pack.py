@@ -1,0 +1,149 @@
+"""The orchestrator: budget, determinism, as-of truth, tasks, the simple fallback, retrieval, diff."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from memory.orchestrator import build_memory_pack, pack_diff
+from memory.retrieval import scenes_split, text_terms
+from memory.tokens import tokens_estimate, tokens_truncate
+from webnovel.exceptions import InvalidInput
+
+
+def test_token_estimate_rules():
+    assert tokens_estimate("林风突破至炼气五层。") == 10
+    assert tokens_estimate("realm: 斗者") == 2 + 1 + 2
+    assert tokens_estimate("  \n") == 0
+    assert tokens_truncate("一二三四五六七八九十", limit=5) == "一二三四…"
+    assert tokens_truncate("一二三四五六七八九十", limit=5, keep_end=True) == "…七八九十"
+
+
+def test_chinese_terms_are_bigrams_plus_names():
+    assert text_terms("林风拾剑 ok") == ["林风", "风拾", "拾剑", "ok"]
+
+
+def test_scenes_split_at_breaks_and_size():
+    assert scenes_split("甲\n\n***\n\n乙\n丙") == ["甲", "乙\n丙"]
+
+
+@pytest.mark.parametrize("budget", [150, 300, 600, 1200, 4000])
+@pytest.mark.parametrize("chapter", [1, 4, 7])
+def test_the_pack_never_exceeds_the_budget(filled, budget, chapter):
+    pack = build_memory_pack(book=filled, chapter=chapter, task="write", budget_tokens=budget)
+    assert pack["used_tokens"] <= budget
+    assert tokens_estimate(pack["text"]) == pack["used_tokens"]
+    assert sum(pack["layers"].values()) == pack["used_tokens"]
+    assert all(i["reason"] for i in pack["items"])
+
+
+def test_same_inputs_same_pack(filled):
+    a = build_memory_pack(book=filled, chapter=7, task="write", budget_tokens=900)
+    b = build_memory_pack(book=filled, chapter=7, task="write", budget_tokens=900)
+    assert json.dumps(a, ensure_ascii=False) == json.dumps(b, ensure_ascii=False)
+
+
+def test_a_pack_for_an_old_chapter_sees_that_chapters_truth(filled):
+    pack = build_memory_pack(book=filled, chapter=3, task="write", budget_tokens=4000)
+    assert pack["as_of"] == 2
+    assert "realm：炼气四层" in pack["text"]
+    assert "炼气五层" not in pack["text"].split("【主角状态·林风（截至第2章）】\n")[1].split("\n")[0]
+    assert "信息差-001" not in pack["text"]  # registered in chapter 3
+
+
+def test_no_outdated_fact_in_a_write_pack(filled):
+    from memory.models import Fact
+
+    pack = build_memory_pack(book=filled, chapter=7, task="write", budget_tokens=4000)
+    keys = [i["id"].removeprefix("fact:") for i in pack["items"] if i["included"] and i["id"].startswith("fact:")]
+    statuses = set(Fact.objects.filter(book=filled, key__in=keys).values_list("status", flat=True))
+    assert statuses == {"active"}
+    assert len(keys) == 9
+
+
+def test_review_pack_includes_the_chapter_itself(filled):
+    pack = build_memory_pack(book=filled, chapter=4, task="review", budget_tokens=4000)
+    assert pack["as_of"] == 4
+    first = [(i["id"], i["priority"], i["included"]) for i in pack["items"][:3]]
+    assert first == [("outline:v1:s0", 100, True), ("summary:4", 97, True), ("fact:s-6c56877a908f71e9", 95, True)]
+    assert "realm：炼气五层" in pack["text"]
+
+
+def test_query_pack_ranks_retrieval_high(filled):
+    pack = build_memory_pack(book=filled, chapter=6, task="query", budget_tokens=4000, query="藏经阁 残图")
+    chunks = [(i["id"], i["priority"]) for i in pack["items"] if i["layer"] == "episodic"]
+    assert chunks[0] == ("chunk:4:summary:0", 85)
+    assert pack["retrieval"] == "bm25"
+
+
+def test_simple_mode_is_a_switch(filled, monkeypatch):
+    pack = build_memory_pack(book=filled, chapter=7, budget_tokens=4000, mode="simple")
+    assert pack["mode"] == "simple"
+    assert {i["layer"] for i in pack["items"]} == {"working"}
+    assert [i["id"] for i in pack["items"]] == ["outline:v1:s3", "state:linfeng", "summary:6", "summary:5", "summary:4"]
+    monkeypatch.setenv("WEBNOVEL_MEMORY_PACK", "simple")
+    assert build_memory_pack(book=filled, chapter=7, budget_tokens=4000)["mode"] == "simple"
+
+
+def test_bad_arguments_are_domain_errors(filled):
+    with pytest.raises(InvalidInput, match="未知的任务 'plan'"):
+        build_memory_pack(book=filled, chapter=7, task="plan")
+    with pytest.raises(InvalidInput, match="预算必须在 100 到 200000 tokens 之间，收到 10"):
+        build_memory_pack(book=filled, chapter=7, budget_tokens=10)
+    with pytest.raises(InvalidInput, match="章节号必须是正整数"):
+        build_memory_pack(book=filled, chapter=0)
+
+
+def test_pack_diff_shows_state_changes(filled):
+    diff = pack_diff(book=filled, chapter_a=3, chapter_b=7, budget_tokens=4000)
+    changed = {c["id"]: c for c in diff["changed"]}
+    assert changed["state:linfeng"]["before"] == "location：青岚宗；realm：炼气四层"
+    assert changed["state:linfeng"]["after"] == "location：青岚宗；possessions：残图；realm：炼气五层"
+    assert "outline:v1:s3" in {i["id"] for i in diff["only_b"]}
+    assert "outline:v1:s0" in {i["id"] for i in diff["only_a"]}
+
+
+def test_embeddings_unreachable_fall_back_to_bm25(filled, monkeypatch):
+    monkeypatch.setenv("WEBNOVEL_EMBEDDINGS_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("WEBNOVEL_EMBEDDINGS_MODEL", "bge-m3")
+    monkeypatch.setenv("WEBNOVEL_EMBEDDINGS_TIMEOUT", "1")
+    pack = build_memory_pack(book=filled, chapter=7, budget_tokens=4000)
+    assert pack["retrieval"] == "bm25（嵌入失败，已回退：URLError）"
+    assert any(i["layer"] == "episodic" and i["included"] for i in pack["items"])
+
+
+class _Embeddings(BaseHTTPRequestHandler):
+    def do_POST(self):  # noqa: N802 — http.server's naming
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        # A toy embedding: the query (a few characters) and texts about the rainy night point the same way.
+        data = [{"index": i, "embedding": [float(len(t) < 8 or "雨夜" in t), 0.1]} for i, t in enumerate(body["input"])]
+        raw = json.dumps({"data": data}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_embeddings_rerank_when_the_endpoint_answers(filled, monkeypatch):
+    server = HTTPServer(("127.0.0.1", 0), _Embeddings)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv("WEBNOVEL_EMBEDDINGS_URL", f"http://127.0.0.1:{server.server_port}/v1")
+        monkeypatch.setenv("WEBNOVEL_EMBEDDINGS_MODEL", "toy")
+        pack = build_memory_pack(book=filled, chapter=7, task="query", budget_tokens=4000, query="断剑 剑鸣")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert pack["retrieval"] == "embeddings"
+    chunks = [i for i in pack["items"] if i["layer"] == "episodic"]
+    assert chunks[0]["id"] == "chunk:1:summary:0"
+    monkeypatch.delenv("WEBNOVEL_EMBEDDINGS_URL")
+    bm25 = build_memory_pack(book=filled, chapter=7, task="query", budget_tokens=4000, query="断剑 剑鸣")
+    assert bm25["retrieval"] == "bm25"
+    assert [i["id"] for i in bm25["items"] if i["layer"] == "episodic"][0] == "chunk:6:scene:0"
