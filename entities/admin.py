@@ -1,6 +1,45 @@
-from django.contrib import admin
+"""Admin of the entities app: entities with aliases, state history and relationships inline; the
+pending queue (lowest confidence first) with confirm / confirm-as / reject; merge. Every write of a
+curation action goes through ``entities.services`` and reports counts with ``message_user``."""
 
-from entities.models import Alias, Entity
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+
+from entities import selectors, services
+from entities.models import (
+    Alias,
+    AmbiguousMention,
+    Appearance,
+    Entity,
+    Extraction,
+    LegacyRecord,
+    PendingItem,
+    Relationship,
+    RelationshipEvent,
+    StateChange,
+    TagApplication,
+)
+from webnovel.exceptions import DomainError
+
+
+def _intermediate(modeladmin, request, queryset, *, form, title, explanation, action, submit_label):
+    return TemplateResponse(
+        request,
+        "admin/entities/action_form.html",
+        {
+            **modeladmin.admin_site.each_context(request),
+            "opts": modeladmin.model._meta,
+            "title": title,
+            "explanation": explanation,
+            "queryset": queryset,
+            "form": form,
+            "action": action,
+            "submit_label": submit_label,
+        },
+    )
 
 
 class AliasInline(admin.TabularInline):
@@ -9,21 +48,338 @@ class AliasInline(admin.TabularInline):
     fields = ["alias", "valid_from", "valid_to", "note", "source"]
 
 
+class StateChangeInline(admin.TabularInline):
+    """Read-only history: changes are written through the StateChange admin (validated by the service)."""
+
+    model = StateChange
+    extra = 0
+    fields = ["chapter", "seq", "field", "op", "old", "new", "reason", "confidence", "source"]
+    readonly_fields = fields
+    can_delete = True
+    ordering = ["chapter", "seq", "id"]
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class RelationshipOutInline(admin.TabularInline):
+    model = Relationship
+    fk_name = "from_entity"
+    extra = 0
+    fields = ["type", "to_entity", "description", "chapter", "last_chapter"]
+    readonly_fields = fields
+    show_change_link = True
+    verbose_name = "关系（本实体 → 对方）"
+    verbose_name_plural = "关系（本实体 → 对方）"
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class RelationshipInInline(RelationshipOutInline):
+    fk_name = "to_entity"
+    fields = ["from_entity", "type", "description", "chapter", "last_chapter"]
+    readonly_fields = fields
+    verbose_name = "关系（对方 → 本实体）"
+    verbose_name_plural = "关系（对方 → 本实体）"
+
+
+class MergeForm(forms.Form):
+    target = forms.CharField(label="保留的实体（id 或别名）", help_text="其余选中的实体并入它；它们的 id 成为别名")
+
+
 @admin.register(Entity)
 class EntityAdmin(admin.ModelAdmin):
-    list_display = ["book", "entity_id", "canonical_name", "type", "tier", "is_protagonist", "archived"]
-    list_filter = ["book", "type", "tier", "is_protagonist", "archived"]
+    list_display = [
+        "entity_id",
+        "canonical_name",
+        "type",
+        "tier",
+        "is_protagonist",
+        "archived",
+        "first_appearance",
+        "last_appearance",
+        "source",
+        "book",
+    ]
+    list_filter = ["book", "type", "tier", "is_protagonist", "archived", "source"]
     search_fields = ["entity_id", "canonical_name", "aliases__alias"]
     list_select_related = ["book"]
     show_full_result_count = False
-    inlines = [AliasInline]
+    readonly_fields = ["current_state", "first_appearance", "last_appearance"]
+    inlines = [AliasInline, StateChangeInline, RelationshipOutInline, RelationshipInInline]
+    actions = ["merge_selected", "archive_selected", "unarchive_selected"]
+
+    @admin.display(description="当前状态（重放）")
+    def current_state(self, obj: Entity) -> dict:
+        return selectors.entity_state_as_of(entity=obj) if obj.pk else {}
+
+    @admin.action(description="合并选中的实体…")
+    def merge_selected(self, request: HttpRequest, queryset: QuerySet[Entity]):
+        if queryset.count() < 2 or queryset.values("book").distinct().count() != 1:
+            self.message_user(request, "请选择同一本书的至少两个实体", messages.ERROR)
+            return None
+        form = MergeForm(request.POST if "apply" in request.POST else None)
+        if not form.is_valid():
+            return _intermediate(
+                self,
+                request,
+                queryset,
+                form=form,
+                title="合并实体",
+                action="merge_selected",
+                submit_label="合并",
+                explanation="别名、出场、状态变更与关系都会移到保留的实体上。",
+            )
+        book = queryset.first().book
+        try:
+            target = selectors.entity_get(book=book, ref=form.cleaned_data["target"])
+        except DomainError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return None
+        totals: dict[str, int] = {}
+        merged = 0
+        for source in queryset.exclude(pk=target.pk):
+            for key, n in services.entity_merge(source=source, target=target).items():
+                totals[key] = totals.get(key, 0) + n
+            merged += 1
+        detail = "，".join(f"{k} {v}" for k, v in totals.items())
+        self.message_user(request, f"已将 {merged} 个实体并入 {target.entity_id}（{detail}）", messages.SUCCESS)
+        return None
+
+    @admin.action(description="归档选中的实体")
+    def archive_selected(self, request: HttpRequest, queryset: QuerySet[Entity]) -> None:
+        count = services.entities_archive(entities=queryset, archived=True)
+        self.message_user(request, f"已归档 {count} 个实体", messages.SUCCESS)
+
+    @admin.action(description="取消归档选中的实体")
+    def unarchive_selected(self, request: HttpRequest, queryset: QuerySet[Entity]) -> None:
+        count = services.entities_archive(entities=queryset, archived=False)
+        self.message_user(request, f"已取消归档 {count} 个实体", messages.SUCCESS)
 
 
 @admin.register(Alias)
 class AliasAdmin(admin.ModelAdmin):
-    list_display = ["alias", "entity", "book", "valid_from", "valid_to"]
-    list_filter = ["book"]
-    search_fields = ["alias", "entity__canonical_name"]
+    list_display = ["alias", "entity", "book", "valid_from", "valid_to", "note", "source"]
+    list_filter = ["book", "source"]
+    search_fields = ["alias", "entity__canonical_name", "entity__entity_id"]
     autocomplete_fields = ["entity"]
     list_select_related = ["entity", "book"]
+    show_full_result_count = False
+
+
+class StateChangeForm(forms.ModelForm):
+    class Meta:
+        model = StateChange
+        fields = ["entity", "chapter", "field", "op", "old", "new", "reason"]
+
+    def clean(self):
+        data = super().clean()
+        if not self.errors and self.instance.pk is None:
+            try:
+                services.state_change_check(
+                    entity=data["entity"],
+                    chapter=data["chapter"],
+                    field=data["field"],
+                    op=data["op"],
+                    new=data.get("new"),
+                )
+            except DomainError as exc:
+                raise forms.ValidationError(exc.message) from exc
+        return data
+
+
+@admin.register(StateChange)
+class StateChangeAdmin(admin.ModelAdmin):
+    """New changes are recorded through ``state_change_record`` (validated, ordered after the chapter's others)."""
+
+    form = StateChangeForm
+    list_display = ["entity", "chapter", "seq", "field", "op", "old", "new", "confidence", "source"]
+    list_filter = ["book", "op", "source"]
+    search_fields = ["entity__entity_id", "entity__canonical_name", "field", "reason"]
+    autocomplete_fields = ["entity"]
+    list_select_related = ["entity"]
+    show_full_result_count = False
+    ordering = ["entity", "chapter", "seq"]
+
+    def save_model(self, request, obj: StateChange, form, change: bool) -> None:
+        if change:
+            obj.save()
+            return
+        try:
+            saved = services.state_change_record(
+                entity=obj.entity,
+                chapter=obj.chapter,
+                field=obj.field,
+                op=obj.op,
+                new=obj.new,
+                old=obj.old,
+                reason=obj.reason,
+                source=StateChange.Source.CURATION,
+            )
+        except DomainError as exc:
+            raise forms.ValidationError(exc.message) from exc
+        obj.pk = saved.pk
+
+
+class RelationshipEventInline(admin.TabularInline):
+    model = RelationshipEvent
+    extra = 0
+    fields = ["chapter", "description", "source"]
+
+
+@admin.register(Relationship)
+class RelationshipAdmin(admin.ModelAdmin):
+    list_display = ["from_entity", "type", "to_entity", "description", "chapter", "last_chapter"]
+    list_filter = ["book", "type"]
+    search_fields = ["from_entity__canonical_name", "to_entity__canonical_name", "type", "description"]
+    autocomplete_fields = ["from_entity", "to_entity"]
+    list_select_related = ["from_entity", "to_entity"]
+    readonly_fields = ["description", "chapter", "last_chapter"]
+    show_full_result_count = False
+    inlines = [RelationshipEventInline]
+
+    def save_related(self, request, form, formsets, change) -> None:
+        super().save_related(request, form, formsets, change)
+        services.relationship_summary_refresh(relationship_pks=[form.instance.pk])
+
+
+class ConfirmAsForm(forms.Form):
+    entity = forms.CharField(
+        label="实体（id 或别名）", help_text="新实体建议：作为该实体的别名；不确定提及：判给该实体"
+    )
+
+
+@admin.register(PendingItem)
+class PendingItemAdmin(admin.ModelAdmin):
+    list_display = ["confidence", "kind", "chapter", "note", "payload_short", "status", "source", "book"]
+    list_filter = ["book", "status", "kind", "source"]
+    search_fields = ["note"]
+    list_select_related = ["book"]
+    ordering = ["status", "confidence", "chapter", "id"]
+    readonly_fields = [
+        "book",
+        "chapter",
+        "kind",
+        "payload",
+        "confidence",
+        "status",
+        "resolution",
+        "source",
+        "resolved_at",
+    ]
+    show_full_result_count = False
+    actions = ["confirm_selected", "confirm_as", "reject_selected"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    @admin.display(description="内容")
+    def payload_short(self, obj: PendingItem) -> str:
+        payload = obj.payload
+        for key in ("name", "mention", "entity_id", "id"):
+            if key in payload:
+                extra = f" {payload.get('field')}={payload.get('new')!r}" if key == "entity_id" else ""
+                return f"{payload[key]}{extra}"
+        return str(payload)[:60]
+
+    @admin.action(description="确认（按建议写入）")
+    def confirm_selected(self, request: HttpRequest, queryset: QuerySet[PendingItem]) -> None:
+        result = services.pending_items_bulk(items=queryset.order_by("confidence", "pk"), action="confirm")
+        self._report(request, "确认", result)
+
+    @admin.action(description="拒绝")
+    def reject_selected(self, request: HttpRequest, queryset: QuerySet[PendingItem]) -> None:
+        result = services.pending_items_bulk(items=queryset, action="reject")
+        self._report(request, "拒绝", result)
+
+    @admin.action(description="确认为指定实体…")
+    def confirm_as(self, request: HttpRequest, queryset: QuerySet[PendingItem]):
+        if queryset.values("book").distinct().count() != 1:
+            self.message_user(request, "请选择同一本书的待确认项", messages.ERROR)
+            return None
+        form = ConfirmAsForm(request.POST if "apply" in request.POST else None)
+        if not form.is_valid():
+            return _intermediate(
+                self,
+                request,
+                queryset,
+                form=form,
+                title="确认为指定实体",
+                action="confirm_as",
+                submit_label="确认",
+                explanation="选中的待确认项都会判给这个实体，然后写入。",
+            )
+        try:
+            entity = selectors.entity_get(book=queryset.first().book, ref=form.cleaned_data["entity"])
+        except DomainError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return None
+        result = services.pending_items_bulk(items=queryset, action="confirm", entity=entity)
+        self._report(request, f"确认为 {entity.entity_id}", result)
+        return None
+
+    def _report(self, request: HttpRequest, verb: str, result: dict) -> None:
+        level = messages.SUCCESS if not result["failed"] else messages.WARNING
+        text = f"{verb}：成功 {result['done']} 项，失败 {result['failed']} 项"
+        if result["errors"]:
+            text += "；" + "；".join(result["errors"][:5])
+        self.message_user(request, text, level)
+
+
+@admin.register(Extraction)
+class ExtractionAdmin(admin.ModelAdmin):
+    list_display = ["chapter", "book", "source", "warning_count", "updated_at"]
+    list_filter = ["book", "source"]
+    readonly_fields = [
+        "book",
+        "chapter",
+        "payload",
+        "warnings",
+        "scenes",
+        "chapter_meta",
+        "uncertain",
+        "summary",
+        "source",
+    ]
+    list_select_related = ["book"]
+    show_full_result_count = False
+
+    @admin.display(description="警告数")
+    def warning_count(self, obj: Extraction) -> int:
+        return len(obj.warnings)
+
+
+@admin.register(Appearance)
+class AppearanceAdmin(admin.ModelAdmin):
+    list_display = ["entity", "chapter", "count", "first_offset", "source"]
+    list_filter = ["book", "source"]
+    search_fields = ["entity__entity_id", "entity__canonical_name"]
+    list_select_related = ["entity"]
+    show_full_result_count = False
+
+
+@admin.register(AmbiguousMention)
+class AmbiguousMentionAdmin(admin.ModelAdmin):
+    list_display = ["alias", "chapter", "count", "candidates", "book"]
+    list_filter = ["book"]
+    search_fields = ["alias"]
+    show_full_result_count = False
+
+
+@admin.register(TagApplication)
+class TagApplicationAdmin(admin.ModelAdmin):
+    list_display = ["chapter", "book", "applied_at"]
+    list_filter = ["book"]
+    readonly_fields = ["book", "chapter", "applied", "issues"]
+    show_full_result_count = False
+
+
+@admin.register(LegacyRecord)
+class LegacyRecordAdmin(admin.ModelAdmin):
+    list_display = ["key", "book", "updated_at"]
+    list_filter = ["book"]
+    search_fields = ["key"]
+    readonly_fields = ["book", "key", "value", "source_path"]
     show_full_result_count = False

@@ -153,7 +153,10 @@ def entity_appearance_refresh(*, entity_pks: Iterable[int]) -> None:
 # --- state changes -----------------------------------------------------------------------------
 
 
-def _state_check(*, entity: Entity, chapter: int, field: str, op: str, new: Any, where: str) -> None:
+def state_change_check(
+    *, entity: Entity, chapter: int, field: str, op: str, new: Any, where: str = "state_change"
+) -> None:
+    """Raise InvalidInput (naming ``where``) when the change cannot be recorded."""
     if op not in OPS:
         raise InvalidInput(f"{where}.op: 未知操作 '{op}'，可选 {'/'.join(OPS)}", extra={"field": f"{where}.op"})
     if chapter is None or chapter < 0:
@@ -186,7 +189,7 @@ def state_change_record(
     where: str = "state_change",
 ) -> StateChange:
     """Record one change of one field at ``chapter`` (after the chapter's existing changes)."""
-    _state_check(entity=entity, chapter=chapter, field=field, op=op, new=new, where=where)
+    state_change_check(entity=entity, chapter=chapter, field=field, op=op, new=new, where=where)
     seq = (StateChange.objects.filter(entity=entity, chapter=chapter).aggregate(m=Max("seq"))["m"] or 0) + 1
     return StateChange.objects.create(
         book_id=entity.book_id,
@@ -688,6 +691,13 @@ def _alias_counts(aliases: list[str] | None) -> dict[str, int]:
     return dict(counts)
 
 
+@transaction.atomic
+def entities_archive(*, entities: Iterable[Entity], archived: bool) -> int:
+    """Archive (or unarchive) entities; returns how many changed."""
+    pks = [e.pk for e in entities]
+    return Entity.objects.filter(pk__in=pks).exclude(archived=archived).update(archived=archived)
+
+
 # --- curation: pending queue and merge -------------------------------------------------------------
 
 
@@ -790,19 +800,20 @@ def pending_item_reject(*, item: PendingItem, note: str = "") -> dict:
 
 
 @transaction.atomic
-def pending_items_bulk(*, items: Iterable[PendingItem], action: str) -> dict[str, int]:
-    """Confirm (as suggested) or reject many items; returns counts of done and failed items."""
+def pending_items_bulk(*, items: Iterable[PendingItem], action: str, entity: Entity | None = None) -> dict[str, Any]:
+    """Confirm (as suggested, or as ``entity``) or reject many items; returns counts of done and failed
+    items with the reasons (each item is its own savepoint: one failure does not undo the others)."""
     done = failed = 0
     errors: list[str] = []
     for item in items:
         try:
             with transaction.atomic():
                 if action == "confirm":
-                    pending_item_confirm(item=item)
+                    pending_item_confirm(item=item, entity=entity)
                 else:
                     pending_item_reject(item=item)
             done += 1
-        except InvalidInput as exc:
+        except (InvalidInput, NotFound, Ambiguous) as exc:
             failed += 1
             errors.append(f"#{item.pk}: {exc.message}")
     return {"done": done, "failed": failed, "errors": errors}
