@@ -57,20 +57,27 @@ def finalize_phase(root: str, repeat: int) -> dict:
     from webnovel.rebuilder import chapter_finalize
 
     root_path = Path(root)
-    samples, numbers, last_report = [], [], None
+    from webnovel.models import Chapter
+
+    samples, numbers, added, warnings = [], [], 0, 0
     for _ in range(repeat + 1):
         path = chapter_append(root_path)
         number = int("".join(ch for ch in path.stem if ch.isdigit()))
         book = book_for_root(root_path)
         start = time.perf_counter()
-        last_report = chapter_finalize(book=book, number=number)
+        report = chapter_finalize(book=book, number=number)
         samples.append(time.perf_counter() - start)
         numbers.append(number)
+        added += sum(1 for p in report.get("added", []) if p.endswith(path.name))
+        warnings += len(report.get("warnings", []))
     return {
         "cold": samples[0],
         "warm": stats(samples[1:]) if repeat else None,
         "numbers": [numbers[0], numbers[-1]],
-        "last_report_keys": sorted(last_report) if isinstance(last_report, dict) else repr(type(last_report)),
+        # sanity: every new chapter was reported as added and is in the database
+        "added": added,
+        "chapters_in_db": Chapter.objects.filter(book=book).count(),
+        "warnings": warnings,
     }
 
 
@@ -82,7 +89,7 @@ def sync_phase(root: str, repeat: int, chapters: int) -> dict:
     start = time.perf_counter()
     book_sync(book=book)
     noop = time.perf_counter() - start
-    samples = []
+    samples, changed = [], []
     for i in range(repeat):
         number = chapters // 2 + i * 7
         path = next((root_path / "定稿" / "正文").rglob(f"第{number:04d}章.md"))
@@ -92,13 +99,8 @@ def sync_phase(root: str, repeat: int, chapters: int) -> dict:
         start = time.perf_counter()
         report = book_sync(book=book)
         samples.append(time.perf_counter() - start)
-    return {"noop": noop, "edited": stats(samples), "last_report": _small(report)}
-
-
-def _small(report: object) -> object:
-    if not isinstance(report, dict):
-        return repr(report)[:200]
-    return {k: (len(v) if isinstance(v, list) else v) for k, v in report.items() if not isinstance(v, dict)}
+        changed.append(len(report.get("changed", [])))
+    return {"noop": noop, "edited": stats(samples), "changed_per_sync": changed}
 
 
 # --- the benchmark ----------------------------------------------------------------------------------
@@ -119,7 +121,11 @@ def main(argv: list[str] | None = None) -> int:
         db = bench.database(label=f"db{n}")
         setup = phase_run("bench.bench_finalize:rebuild_phase", {"root": str(root)}, db=db)
         bench.log(f"{n} chapters: rebuilt in {setup['seconds']:.1f}s; finalize ×{repeat + 1}")
-        fin = phase_run("bench.bench_finalize:finalize_phase", {"root": str(root), "repeat": repeat}, db=db)
+        profile = bench.profile_path(f"finalize-{n}")
+        fin = phase_run(
+            "bench.bench_finalize:finalize_phase", {"root": str(root), "repeat": repeat}, db=db, profile=profile
+        )
+        bench.profile_report(profile)
         warm = fin["result"]["warm"]
         p50s[n] = warm["p50"]
         rows.append(
@@ -132,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                 "max s": warm["max"],
                 "n": warm["n"],
                 "peak RSS MB": fin["peak_rss_mb"],
+                "check": "ok" if fin["result"]["added"] == repeat + 1 else f"added {fin['result']['added']}",
             }
         )
         bench.log(f"{n} chapters: finalize p50 {warm['p50'] * 1000:.0f} ms; sync")
@@ -139,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             "bench.bench_finalize:sync_phase",
             {"root": str(root), "repeat": max(3, repeat // 2), "chapters": n},
             db=db,
+            profile=bench.profile_path(f"sync-{n}"),
         )
+        bench.profile_report(bench.profile_path(f"sync-{n}"))
         edited = sync["result"]["edited"]
         sync_rows.append(
             {
@@ -149,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                 "1 edited p95 s": edited["p95"],
                 "n": edited["n"],
                 "peak RSS MB": sync["peak_rss_mb"],
+                "changed files": "/".join(str(c) for c in sync["result"]["changed_per_sync"]),
             }
         )
         bench.extra.setdefault("details", {})[str(n)] = {"setup_rebuild": setup, "finalize": fin, "sync": sync}

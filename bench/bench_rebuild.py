@@ -56,11 +56,16 @@ def rebuild_phase(root: str) -> dict:
 
 
 def import_phase(source: str, out: str) -> dict:
-    """Import a plain-text novel into a book folder (the demo teammate's importer)."""
-    from webnovel.importers.txt import txt_import
+    """Turn a plain-text novel into a book folder with the ``import_txt`` command (its JSON report)."""
+    import io
+    import json
 
-    result = txt_import(source=Path(source), out=Path(out))
-    return report_summary(result) if isinstance(result, dict) else {"result": repr(result)}
+    from django.core.management import call_command
+
+    buf = io.StringIO()
+    call_command("import_txt", source, out, "--json", stdout=buf)
+    report = json.loads(buf.getvalue())
+    return {k: report.get(k) for k in ("title", "encoding", "chapters", "characters")}
 
 
 def report_summary(report: dict) -> dict:
@@ -91,7 +96,9 @@ def case_measure(bench: Bench, label: str, root: Path) -> dict:
     floor = min(floors, key=lambda r: r["seconds"])
     chapters = floor["result"]["chapters"]
     bench.log(f"{label}: {chapters} chapters, {size['bytes'] / 1e6:.1f} MB; floor {floor['seconds']:.2f}s; rebuild")
-    first = phase_run("bench.bench_rebuild:rebuild_phase", {"root": str(root)}, db=db)
+    profile = bench.profile_path(f"rebuild-{root.name}")
+    first = phase_run("bench.bench_rebuild:rebuild_phase", {"root": str(root)}, db=db, profile=profile)
+    bench.profile_report(profile)
     bench.log(f"{label}: rebuild {first['seconds']:.2f}s, peak {first['peak_rss_mb']:.0f} MB; rebuild again")
     again = phase_run("bench.bench_rebuild:rebuild_phase", {"root": str(root)}, db=db)
     bench.log(f"{label}: rebuild again {again['seconds']:.2f}s")

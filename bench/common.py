@@ -165,17 +165,28 @@ def database_flush() -> None:
 # --- phases in fresh subprocesses -----------------------------------------------------------------
 
 
-def phase_run(target: str, kwargs: dict[str, Any] | None = None, *, db: str, timeout: float | None = None) -> dict:
+def phase_run(
+    target: str,
+    kwargs: dict[str, Any] | None = None,
+    *,
+    db: str,
+    timeout: float | None = None,
+    profile: Path | None = None,
+) -> dict:
     """Run ``module:function(**kwargs)`` in a fresh Python process set up against ``db``.
 
     Returns ``{"seconds", "peak_rss_mb", "baseline_rss_mb", "result"}``: the wall time of the call
     alone (not the interpreter start or ``django.setup()``), the process's peak RSS, and its RSS
-    just before the call (the cost of the interpreter + Django + imports)."""
+    just before the call (the cost of the interpreter + Django + imports). With ``profile``, the call
+    runs under cProfile and the stats are written there (read them with ``profile_top``); the
+    timing then includes cProfile's overhead."""
     with tempfile.NamedTemporaryFile(prefix="wn-phase-", suffix=".json", delete=False) as f:
         out = Path(f.name)
     try:
         cmd = [sys.executable, "-m", "bench.common", "--phase", target, "--kwargs", json.dumps(kwargs or {})]
         cmd += ["--db", db, "--out", str(out)]
+        if profile:
+            cmd += ["--profile", str(profile)]
         proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             raise RuntimeError(f"phase {target} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
@@ -190,18 +201,38 @@ def _phase_main(argv: list[str]) -> int:
     parser.add_argument("--kwargs", default="{}")
     parser.add_argument("--db", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--profile", default=None)
     args = parser.parse_args(argv)
     django_setup(args.db)
     module_name, _, fn_name = args.phase.partition(":")
     fn = getattr(import_module(module_name), fn_name)
     kwargs = json.loads(args.kwargs)
     baseline = current_rss_mb()
+    profiler = None
+    if args.profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     start = time.perf_counter()
     result = fn(**kwargs)
     seconds = time.perf_counter() - start
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(args.profile)
     payload = {"seconds": seconds, "peak_rss_mb": peak_rss_mb(), "baseline_rss_mb": baseline, "result": result}
     Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, default=_jsonable), encoding="utf-8")
     return 0
+
+
+def profile_top(path: Path, *, limit: int = 25, sort: str = "cumulative") -> str:
+    """The top ``limit`` functions of a cProfile dump, as pstats prints them."""
+    import io
+    import pstats
+
+    buf = io.StringIO()
+    pstats.Stats(str(path), stream=buf).strip_dirs().sort_stats(sort).print_stats(limit)
+    return buf.getvalue()
 
 
 def _jsonable(value: Any) -> Any:
@@ -330,6 +361,12 @@ class Bench:
         self.parser.add_argument("--json", action="store_true", help="print results as one JSON document")
         self.parser.add_argument("--quick", action="store_true", help="small cases only (a smoke run)")
         self.parser.add_argument("--keep", action="store_true", help="keep the temporary folder and database")
+        self.parser.add_argument(
+            "--profile",
+            type=Path,
+            default=None,
+            help="folder for cProfile dumps of the measured phases (their figures then include the overhead)",
+        )
         self._argv = argv
         self._args: argparse.Namespace | None = None
         self.tables: list[dict[str, Any]] = []
@@ -362,6 +399,22 @@ class Bench:
         url = f"sqlite:///{folder / 'bench.sqlite3'}"
         phase_run("bench.common:migrate_phase", db=url)
         return url
+
+    def profile_path(self, name: str) -> Path | None:
+        """Where to dump the cProfile stats of phase ``name`` (None without --profile)."""
+        if self.args.profile is None:
+            return None
+        self.args.profile.mkdir(parents=True, exist_ok=True)
+        return self.args.profile / f"{name}.prof"
+
+    def profile_report(self, path: Path | None, *, limit: int = 30) -> None:
+        """Print the top functions (own time and cumulative) of a phase's profile to stderr."""
+        if path is None or not path.exists():
+            return
+        print(f"--- profile {path} (by own time)", file=sys.stderr)
+        print(profile_top(path, limit=limit, sort="tottime"), file=sys.stderr)
+        print(f"--- profile {path} (cumulative)", file=sys.stderr)
+        print(profile_top(path, limit=limit, sort="cumulative"), file=sys.stderr)
 
     def log(self, message: str) -> None:
         """Progress goes to stderr, so ``--json`` output stays clean."""

@@ -3,6 +3,7 @@
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 from bench.gen_book import chapter_append, generate_book
@@ -115,3 +116,16 @@ def test_chapter_append_writes_the_next_chapter(tmp_path):
     assert fm["volume"] == 1
     assert fm["threads"] == {"opens": [], "advances": [], "closes": []}
     assert len("".join(body.split())) >= 300
+
+
+def test_book_reader_finds_no_issue_in_a_generated_book(tmp_path):
+    bookfs = pytest.importorskip("webnovel.bookfs", reason="webnovel.bookfs (the reader) is not in this tree yet")
+    counts = generate_book(tmp_path, chapters=130, seed=5, entities=70, aliases=100, threads=14, secrets=4)
+    book = bookfs.book_read(tmp_path)
+    assert [i.as_dict() for i in book.issues] == []
+    assert len(book.chapters) == 130
+    assert len(book.threads) == 14
+    assert len(book.secrets) == 4
+    assert len(book.entities) == counts["entities"] == 70
+    assert sum(len([a for a in e.aliases if a.alias != e.name]) for e in book.entities) == 100
+    assert sorted({c.volume for c in book.chapters}) == [1, 2]
