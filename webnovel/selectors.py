@@ -87,7 +87,8 @@ def chapter_meta(*, book: Book, number: int) -> dict:
         data[field] = getattr(ch, field)
     data["threads"] = {"opens": list(ch.opens), "advances": list(ch.advances), "closes": list(ch.closes)}
     data["word_count"] = ch.word_count
-    data["extra"] = {k: v for k, v in (ch.front_matter or {}).items() if k not in _KNOWN_FRONT_MATTER}
+    front_matter = ch.front_matter or {}
+    data["extra"] = {k: front_matter[k] for k in sorted(front_matter) if k not in _KNOWN_FRONT_MATTER}
     return data
 
 
@@ -334,13 +335,21 @@ def _card(*, book: Book, name: str) -> tuple[Any, Document]:
 
 
 _CARD_IDENTITY = ("name", "aliases", "tier", "protagonist", "description", "id")
+# PostgreSQL's jsonb does not keep key order, so card keys are printed in one fixed order on every
+# database: the format's keys first (docs/book-format.md), then any others alphabetically.
+_CARD_ORDER = (*_CARD_IDENTITY, "status", "location", "realm", "possessions", "faction")
+
+
+def _card_ordered(front_matter: dict) -> dict:
+    rank = {key: i for i, key in enumerate(_CARD_ORDER)}
+    return {k: front_matter[k] for k in sorted(front_matter, key=lambda k: (rank.get(k, len(rank)), k))}
 
 
 def character_meta(*, book: Book, name: str) -> dict:
     """A character card's front matter, the character named by canonical name or alias:
     ``{"id", "name", "aliases", "tier", "state": {realm, location, status, possessions, …}}``."""
     entity, document = _card(book=book, name=name)
-    fm = document.front_matter or {}
+    fm = _card_ordered(document.front_matter or {})
     return {
         "id": entity.entity_id,
         "name": entity.canonical_name,
@@ -352,9 +361,10 @@ def character_meta(*, book: Book, name: str) -> dict:
 
 
 def character_card(*, book: Book, name: str) -> str:
-    """The whole character card as written: YAML front matter between ``---`` lines, then the body."""
+    """The whole character card: its YAML front matter (keys in the format's order) between ``---``
+    lines, then the body."""
     _, document = _card(book=book, name=name)
-    front = yaml.safe_dump(document.front_matter or {}, allow_unicode=True, sort_keys=False).strip()
+    front = yaml.safe_dump(_card_ordered(document.front_matter or {}), allow_unicode=True, sort_keys=False).strip()
     return f"---\n{front}\n---\n{document.body}"
 
 
