@@ -306,6 +306,16 @@ def test_command_errors(tmp_path):
         run(plain, tmp_path / "out")
     with pytest.raises(CommandError, match="slug 不合法"):
         run(plain, tmp_path / "out", "--slug", "a b")
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"\x80\xff\xfe\x80")
+    with pytest.raises(CommandError, match="无法识别编码"):
+        run(binary, tmp_path / "out")
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("x")
+    novel = tmp_path / "ok.txt"
+    novel.write_text("第一章 甲\n一\n")
+    with pytest.raises(CommandError, match="输出路径不是文件夹"):
+        run(novel, not_a_folder)
 
 
 @pytest.mark.django_db
