@@ -1,0 +1,131 @@
+import pytest
+
+from storysystem.selectors import genre_route, story_system_build
+
+pytestmark = pytest.mark.django_db
+
+
+def test_keyword_route_with_evidence():
+    route = genre_route(query="玄幻退婚流")
+    assert route["method"] == "keyword"
+    assert route["genre"] == "玄幻退婚流" and route["canonical_genre"] == "玄幻"
+    assert route["primary"]["code"] == "S-GR-001"
+    # 3×5 (题材/流派) + 2×3 (别名 退婚流) + 1×2 (默认查询词 退婚) + 0.5×2 (canonical_genre 玄幻)
+    assert route["primary"]["score"] == 24.0
+    assert route["primary"]["evidence"] == [
+        {"field": "题材/流派", "term": "玄幻退婚流", "match": "exact"},
+        {"field": "题材别名", "term": "退婚流", "match": "exact"},
+        {"field": "默认查询词", "term": "退婚", "match": "exact"},
+        {"field": "canonical_genre", "term": "玄幻", "match": "exact"},
+    ]
+    assert route["base_tables"] == ["命名规则", "人设与关系", "金手指与设定"]
+    assert route["dynamic_tables"] == ["桥段套路", "爽点与节奏", "场景写法"]
+    assert route["default_query_terms"] == ["退婚", "打脸", "逆袭", "誓约"]
+
+
+def test_several_hits_rank_primary_and_candidates():
+    route = genre_route(query="都市里觉醒异能的上门女婿")
+    assert route["primary"]["code"] == "S-GR-004"
+    assert route["primary"]["score"] == 9.0
+    assert route["primary"]["evidence"] == [
+        {"field": "题材别名", "term": "上门女婿", "match": "exact"},
+        {"field": "canonical_genre", "term": "都市", "match": "exact"},
+    ]
+    assert [(c["code"], c["score"]) for c in route["candidates"]] == [("S-GR-003", 7.0)]
+    assert route["candidates"][0]["evidence"] == [
+        {"field": "默认查询词", "term": "异能", "match": "exact"},
+        {"field": "默认查询词", "term": "觉醒", "match": "exact"},
+        {"field": "默认查询词", "term": "都市", "match": "exact"},
+        {"field": "canonical_genre", "term": "都市", "match": "exact"},
+    ]
+
+
+def test_explicit_genre_wins_over_the_query():
+    route = genre_route(query="玄幻退婚流", genre="现言")
+    assert (route["method"], route["primary"]["code"], route["genre"]) == ("explicit", "S-GR-005", "现言")
+    assert route["primary"]["evidence"] == [{"field": "题材/流派", "term": "现言", "match": "explicit"}]
+    # an explicit canonical genre with several rows: the query breaks the tie
+    route = genre_route(query="守则上写着晚上别开门", genre="悬疑")
+    assert route["primary"]["code"] == "S-GR-008"
+    assert [c["code"] for c in route["candidates"]] == ["S-GR-007"]
+
+
+def test_fuzzy_route_when_no_term_matches():
+    route = genre_route(query="废柴被退了婚")
+    assert route["method"] == "fuzzy"
+    assert route["primary"]["code"] == "S-GR-001"
+    assert route["primary"]["evidence"] == [
+        {"field": "默认查询词", "term": "退婚", "match": "fuzzy", "similarity": 0.85}
+    ]
+
+
+def test_generic_fallback():
+    route = genre_route(query="随便写点什么")
+    assert route == {
+        "method": "generic",
+        "genre": "通用",
+        "canonical_genre": "通用",
+        "primary": None,
+        "candidates": [],
+        "base_tables": ["命名规则", "人设与关系", "金手指与设定"],
+        "dynamic_tables": ["桥段套路", "爽点与节奏", "场景写法"],
+        "default_query_terms": [],
+        "genre_filter": [],
+        "weight": 1.0,
+    }
+    unknown = genre_route(query="随便", genre="不存在的题材")
+    assert (unknown["method"], unknown["genre"], unknown["genre_filter"]) == ("generic", "不存在的题材", ["不存在的题材"])
+
+
+def test_base_tables_give_top_one_and_dynamic_tables_top_two():
+    data = story_system_build(query="玄幻退婚流")
+    assert [(i["table"], i["code"]) for i in data["base_context"]] == [
+        ("命名规则", "S-NR-001"),
+        ("人设与关系", "S-CH-001"),
+        ("金手指与设定", "S-SY-001"),
+    ]
+    assert [(i["table"], i["code"]) for i in data["dynamic_context"]] == [
+        ("桥段套路", "S-TR-001"),
+        ("桥段套路", "S-TR-002"),
+        ("爽点与节奏", "S-PA-002"),
+        ("场景写法", "S-SP-001"),
+        ("场景写法", "S-SP-002"),
+    ]
+    tables = [t for t in data["source_trace"] if t["kind"] == "table"]
+    assert [(t["table"], t["codes"], t["fallback"]) for t in tables] == [
+        ("命名规则", ["S-NR-001"], False),
+        ("人设与关系", ["S-CH-001"], False),
+        ("金手指与设定", ["S-SY-001"], True),  # no shared term: first entry written for 玄幻
+        ("桥段套路", ["S-TR-001", "S-TR-002"], False),
+        ("爽点与节奏", ["S-PA-002"], False),
+        ("场景写法", ["S-SP-001", "S-SP-002"], True),
+    ]
+
+
+def test_generic_build_uses_the_generic_tables():
+    data = story_system_build(query="随便写点什么")
+    assert data["route"]["method"] == "generic"
+    assert data["master_constraints"] == {
+        "核心调性": "",
+        "节奏策略": "",
+        "主冲突模板": "",
+        "金手指硬限制": [],
+        "主角硬约束": [],
+        "全局毒点": [],
+    }
+    assert [i["table"] for i in data["base_context"]] == ["命名规则", "人设与关系"]
+    assert {i["table"] for i in data["dynamic_context"]} <= {"桥段套路", "爽点与节奏", "场景写法"}
+
+
+def test_refcsv_routes(refcsv_only):
+    route = genre_route(query="玄幻退婚流")
+    assert (route["method"], route["primary"]["code"], route["primary"]["library"]) == ("keyword", "GR-001", "refcsv")
+    assert genre_route(query="压抑一点，后面爆")["primary"]["code"] == "GR-003"
+    fuzzy = genre_route(query="克系的不可名之物")
+    assert (fuzzy["method"], fuzzy["primary"]["code"]) == ("fuzzy", "GR-018")
+    assert genre_route(query="", genre="都市")["primary"]["code"] == "GR-004"
+    data = story_system_build(query="玄幻退婚流")
+    # the real routing table has no 主冲突模板 column: it is derived from the top 桥段 entry, and traced
+    trace = [t for t in data["source_trace"] if t["kind"] == "constraint" and t["field"] == "主冲突模板"]
+    assert trace == [{"kind": "constraint", "field": "主冲突模板", "source_code": "TR-001", "source_table": "桥段套路"}]
+    assert data["master_constraints"]["主冲突模板"].startswith("退婚三年之约：当众羞辱、身份贬低、旧关系断裂 → ")
