@@ -374,6 +374,7 @@ class Bench:
         self.extra: dict[str, Any] = {}
         self._workdir: Path | None = None
         self.started = time.perf_counter()
+        self.load_start = _loadavg()
 
     @property
     def args(self) -> argparse.Namespace:
@@ -427,6 +428,9 @@ class Bench:
         self.notes.append(text)
 
     def finish(self) -> None:
+        # Figures are only comparable on a quiet machine: record how busy it was.
+        load = f"load average (1 min) {self.load_start} at start, {_loadavg()} at end; {os.cpu_count()} CPUs"
+        self.extra.setdefault("machine", load)
         if self.args.json:
             doc = {
                 "bench": self.name,
@@ -443,11 +447,19 @@ class Bench:
                 print(table_format(t["rows"], t["columns"], title=t["title"]))
             for n in self.notes:
                 print(n)
+            print(f"({load})")
         if self._workdir is not None:
             if self.args.keep:
                 print(f"(kept {self._workdir})", file=sys.stderr)
             else:
                 shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+def _loadavg() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
 
 
 def goal_mark(value: float | None, limit: float) -> str:
