@@ -3,7 +3,7 @@
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Body, Router
+from ninja import Body, Router, Status
 
 from memory import interfaces, orchestrator, selectors, services
 from memory.schemas import CloseIn, DecideIn, FactIn, FactOut, PackOut, ReviseIn
@@ -73,7 +73,7 @@ def fact_observe(request: HttpRequest, book: str, payload: FactIn):
         evidence=payload.evidence,
         entity_ref=payload.entity,
     )
-    return 201, selectors.fact_to_dict(fact)
+    return Status(201, selectors.fact_to_dict(fact))
 
 
 @router.get("{book}/memory/facts/{key}", response=dict[str, Any], summary="事实及其履历")
@@ -87,7 +87,7 @@ def fact_revise(request: HttpRequest, book: str, key: str, payload: ReviseIn):
     """Explicitly revise a fact: the new fact supersedes the old one and links to it."""
     fact = services.fact_get(book=book_get(slug=book), key=key)
     new = services.fact_revise(fact=fact, value=payload.value, chapter=payload.chapter, reason=payload.reason)
-    return 201, selectors.fact_to_dict(new)
+    return Status(201, selectors.fact_to_dict(new))
 
 
 @router.post("{book}/memory/facts/{key}/close", response=FactOut, summary="关闭未决线索")
