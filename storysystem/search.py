@@ -128,7 +128,7 @@ def index_build(*, token: str, entries: list[Any]) -> Index:
     """Build the BM25F index of ``entries`` (ReferenceEntry rows with table and library loaded)."""
     weights: dict[str, float] = conf("field_weights")
     k1, b = float(conf("bm25_k1")), float(conf("bm25_b"))
-    banned = set(anti_pattern_fields()) | {"反套路变种"}
+    banned = set(anti_pattern_fields())  # 反套路变种 stays: it is content, never an anti-pattern
     index = Index(token=token)
     field_tf: list[dict[str, dict[str, int]]] = []
     field_len: list[dict[str, int]] = []
@@ -207,6 +207,8 @@ def index_get() -> Index:
     from storysystem.models import LibraryState, ReferenceEntry
 
     token = LibraryState.objects.filter(pk=1).values_list("token", flat=True).first() or ""
+    # The settings that shape the index are part of its key (tests and admins may change them).
+    token += repr((anti_pattern_fields(), conf("field_weights"), conf("bm25_k1"), conf("bm25_b")))
     current = _cached
     if current is not None and current.token == token:
         return current

@@ -452,7 +452,7 @@ def story_system_build(
             "chapter": None,
             "book": book.slug if book else None,
             "generated_at": timezone.now().isoformat(timespec="seconds"),
-            "library_version": index_get().token,
+            "library_version": index_get().token[:32],
         },
         "route": route,
         "master_constraints": constraints,

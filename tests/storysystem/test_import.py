@@ -44,7 +44,13 @@ def test_seed_is_loaded_by_migration():
 def test_reimporting_the_seed_changes_nothing():
     report = references_import(directory=SEED, library="seed")
     assert (report["created"], report["updated"], report["unchanged"]) == (0, 0, 42)
-    assert report["tables"]["题材与调性推理"] == {"rows": 15, "created": 0, "updated": 0, "unchanged": 15, "not_in_file": 0}
+    assert report["tables"]["题材与调性推理"] == {
+        "rows": 15,
+        "created": 0,
+        "updated": 0,
+        "unchanged": 15,
+        "not_in_file": 0,
+    }
 
 
 def test_refcsv_imports_every_cell(refcsv):
@@ -88,14 +94,17 @@ def test_refcsv_export_round_trip_is_byte_identical(refcsv, tmp_path):
 
 
 def test_import_reports_updates_and_keeps_whitespace(tmp_path):
-    (tmp_path / "场景写法.csv").write_text(HEADER + "X-1,write,战斗,知识补充,打斗,战斗怎么写,全部,指令 ,摘要,展开,战斗,招式堆砌\n", encoding="utf-8")
+    (tmp_path / "场景写法.csv").write_text(
+        HEADER + "X-1,write,战斗,知识补充,打斗,战斗怎么写,全部,指令 ,摘要,展开,战斗,招式堆砌\n", encoding="utf-8"
+    )
     first = references_import(directory=tmp_path, library="mine")
     assert (first["created"], first["updated"], first["unchanged"]) == (1, 0, 0)
     entry = ReferenceEntry.objects.get(table__library__name="mine", code="X-1")
     assert entry.instruction == "指令 "
     assert ReferenceTable.objects.get(library__name="mine").has_bom is False
     (tmp_path / "场景写法.csv").write_text(
-        "\ufeff" + HEADER + "X-1,write,战斗,知识补充,打斗,战斗怎么写,全部,指令 ,新摘要,展开,战斗,招式堆砌\n", encoding="utf-8"
+        "\ufeff" + HEADER + "X-1,write,战斗,知识补充,打斗,战斗怎么写,全部,指令 ,新摘要,展开,战斗,招式堆砌\n",
+        encoding="utf-8",
     )
     second = references_import(directory=tmp_path, library="mine")
     assert (second["created"], second["updated"], second["unchanged"]) == (0, 1, 0)

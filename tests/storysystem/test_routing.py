@@ -74,7 +74,11 @@ def test_generic_fallback():
         "weight": 1.0,
     }
     unknown = genre_route(query="随便", genre="不存在的题材")
-    assert (unknown["method"], unknown["genre"], unknown["genre_filter"]) == ("generic", "不存在的题材", ["不存在的题材"])
+    assert (unknown["method"], unknown["genre"], unknown["genre_filter"]) == (
+        "generic",
+        "不存在的题材",
+        ["不存在的题材"],
+    )
 
 
 def test_base_tables_give_top_one_and_dynamic_tables_top_two():

@@ -40,7 +40,9 @@ def test_search_envelope_and_ranking_on_the_seed():
     assert top["keywords"] == ["打脸", "当众打脸", "反转"]
     assert top["matched_terms"] == ["打脸"]
     assert top["fields"]["桥段名称"] == "当众打脸"
-    assert "反套路变种" not in top["fields"] or top["fields"]["反套路变种"]  # kept as a field, never an anti-pattern
+    # 反套路变种 is content (kept as a field), never an anti-pattern
+    assert top["fields"]["反套路变种"] == "主角不出手，让对手自己的话变成证据"
+    assert "毒点" not in top["fields"]
     assert [a["text"] for a in top["anti_patterns"]] == ["打脸没有补刀", "对手认输太快", "旁观者没有反应"]
     assert {a["source_code"] for a in top["anti_patterns"]} == {"S-TR-002"}
 
