@@ -1,0 +1,210 @@
+"""Persistence (DB + .story-system files) and the three override rules."""
+
+import json
+
+import pytest
+
+from storysystem.markdown import BEGIN, END
+from storysystem.models import StorySetting
+from storysystem.selectors import chapter_effective, chapter_story, master_story
+from storysystem.services import story_chapter_build, story_master_build
+from webnovel.exceptions import InvalidInput, NotFound
+
+pytestmark = pytest.mark.django_db
+
+MASTER_TONE = "先抑后扬"
+MASTER_PACING = "前三章压到谷底，第三章末给第一次有效反击"
+
+
+@pytest.fixture
+def master(book):
+    data, files = story_master_build(book=book, query="玄幻退婚流", persist=True)
+    return data
+
+
+def test_persist_writes_database_and_both_files(book, tmp_path):
+    data, files = story_master_build(book=book, query="玄幻退婚流", persist=True)
+    assert files == [".story-system/MASTER_SETTING.json", ".story-system/MASTER_SETTING.md"]
+    setting = StorySetting.objects.get(book=book, chapter__isnull=True)
+    assert setting.query == "玄幻退婚流" and setting.data == data
+    on_disk = json.loads((tmp_path / ".story-system" / "MASTER_SETTING.json").read_text(encoding="utf-8"))
+    assert on_disk == data
+    md = (tmp_path / ".story-system" / "MASTER_SETTING.md").read_text(encoding="utf-8")
+    assert md.startswith("# tuihun 故事系统总设定\n\n" + BEGIN + "\n## Meta\n")
+    assert "- `打脸节奏缺最后一拍补刀`（来源：S-PA-002）\n" in md
+    assert md.count(BEGIN) == 1 and md.count(END) == 1
+
+
+def test_without_persist_nothing_is_written(book, tmp_path):
+    data, files = story_master_build(book=book, query="玄幻退婚流")
+    assert files == [] and data["meta"]["book"] == "tuihun"
+    assert not StorySetting.objects.exists()
+    assert not (tmp_path / ".story-system").exists()
+
+
+def test_human_notes_outside_the_markers_are_preserved(book, tmp_path):
+    story_master_build(book=book, query="玄幻退婚流", persist=True)
+    path = tmp_path / ".story-system" / "MASTER_SETTING.md"
+    text = path.read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN)
+    _, tail = rest.split(END)
+    edited = (
+        "# 我的总设定\n作者手记：女主第三卷再出场。\n\n"
+        + BEGIN
+        + "\n旧内容\n"
+        + END
+        + "\n\n## 备忘\n- 别忘了师父的旧伤\n"
+    )
+    path.write_text(edited, encoding="utf-8")
+    story_master_build(book=book, query="都市赘婿", persist=True)
+    new = path.read_text(encoding="utf-8")
+    assert new.startswith("# 我的总设定\n作者手记：女主第三卷再出场。\n\n" + BEGIN + "\n## Meta\n")
+    assert new.endswith(END + "\n\n## 备忘\n- 别忘了师父的旧伤\n")
+    assert "旧内容" not in new and "- 推断题材：都市赘婿" in new
+    # a file whose markers were deleted gets a fresh block appended, the text kept
+    path.write_text("只有笔记\n", encoding="utf-8")
+    story_master_build(book=book, query="都市赘婿", persist=True)
+    again = path.read_text(encoding="utf-8")
+    assert again.startswith("只有笔记\n\n" + BEGIN + "\n## Meta\n") and again.endswith(END + "\n")
+
+
+def test_chapter_files_and_json_is_the_source(book, master, tmp_path):
+    data, files = story_chapter_build(book=book, chapter=15, query="压抑一点，后面爆", persist=True)
+    assert ".story-system/chapters/chapter_015.json" in files and ".story-system/chapters/chapter_015.md" in files
+    on_disk = json.loads((tmp_path / ".story-system/chapters/chapter_015.json").read_text(encoding="utf-8"))
+    assert on_disk == data == chapter_story(book=book, chapter=15)
+    assert data["meta"]["chapter_mode"] == "chapter" and data["meta"]["chapter"] == 15
+    md = (tmp_path / ".story-system/chapters/chapter_015.md").read_text(encoding="utf-8")
+    assert "- 章节模式：第15章\n" in md
+    assert "- 节奏策略：压抑持续累积到临界点，再集中一次爆发（来源：本章）\n" in md
+    assert "- 核心调性：先抑后扬（来源：总设定）\n" in md
+
+
+def test_chapter_needs_a_master(book):
+    with pytest.raises(NotFound, match="还没有故事系统总设定"):
+        story_chapter_build(book=book, chapter=3, query="压抑一点")
+
+
+def test_locked_field_is_refused_with_a_clear_message(book, master):
+    with pytest.raises(InvalidInput) as exc:
+        story_chapter_build(book=book, chapter=15, query="压抑一点", overrides={"核心调性": "轻松搞笑"}, persist=True)
+    assert exc.value.message == (
+        "第15章不能修改锁定字段「核心调性」：锁定字段只认总设定（总设定：先抑后扬；本章请求：轻松搞笑）。如需修改，请重建总设定。"
+    )
+    assert exc.value.extra == {"field": "核心调性", "policy": "locked", "master": MASTER_TONE, "requested": "轻松搞笑"}
+    assert not StorySetting.objects.filter(chapter=15).exists()
+    # restating the master's value is not a change
+    story_chapter_build(book=book, chapter=15, query="压抑一点", overrides={"核心调性": MASTER_TONE}, persist=True)
+    assert chapter_effective(book=book, chapter=15)["fields"]["核心调性"] == {
+        "value": MASTER_TONE,
+        "origin": "master",
+        "policy": "locked",
+    }
+
+
+def test_route_suggestions_for_locked_fields_are_kept_aside_not_applied(book, master):
+    data, _ = story_chapter_build(book=book, chapter=15, query="压抑一点，后面爆", persist=True)
+    assert data["master_constraints"]["核心调性"] == MASTER_TONE
+    assert data["chapter_overrides"]["ignored_locked"] == {
+        "核心调性": "先抑后扬，蓄力引爆",
+        "主冲突模板": "主角在退无可退之处一次性清算",
+        "主角硬约束": ["爆发必须由主角亲手完成"],
+    }
+
+
+def test_override_allowed_takes_the_chapter_value(book, master):
+    story_chapter_build(
+        book=book, chapter=7, query="压抑一点", overrides={"节奏策略": "本章慢热，只铺垫不兑现"}, persist=True
+    )
+    field = chapter_effective(book=book, chapter=7)["fields"]["节奏策略"]
+    assert field == {
+        "value": "本章慢热，只铺垫不兑现",
+        "origin": "chapter",
+        "policy": "override_allowed",
+        "master_value": MASTER_PACING,
+    }
+    # a chapter without an override reads the master
+    other = chapter_effective(book=book, chapter=8)
+    assert other["has_chapter_override"] is False
+    assert other["fields"]["节奏策略"] == {"value": MASTER_PACING, "origin": "master", "policy": "override_allowed"}
+
+
+def test_append_only_is_the_deduplicated_union(book, master):
+    story_chapter_build(
+        book=book, chapter=9, query="随便", overrides={"全局毒点": "打脸收尾太软|本章不许出现新角色"}, persist=True
+    )
+    field = chapter_effective(book=book, chapter=9)["fields"]["全局毒点"]
+    assert field == {
+        "value": ["反击没有铺垫", "打脸收尾太软", "配角替主角出头", "本章不许出现新角色"],
+        "origin": "master+chapter",
+        "policy": "append_only",
+        "added_by_chapter": ["本章不许出现新角色"],
+    }
+    # a shorter list cannot remove the master's items
+    story_chapter_build(book=book, chapter=10, query="随便", overrides={"全局毒点": "反击没有铺垫"}, persist=True)
+    assert chapter_effective(book=book, chapter=10)["fields"]["全局毒点"]["value"] == [
+        "反击没有铺垫",
+        "打脸收尾太软",
+        "配角替主角出头",
+    ]
+
+
+def test_effective_anti_patterns_are_master_union_chapter(book, master):
+    story_chapter_build(book=book, chapter=15, query="压抑一点，后面爆", add_anti_patterns=["配角抢戏"], persist=True)
+    effective = chapter_effective(book=book, chapter=15)
+    master_texts = [a["text"] for a in master["anti_patterns"]]
+    texts = [a["text"] for a in effective["anti_patterns"]]
+    assert texts[: len(master_texts)] == master_texts
+    assert texts[len(master_texts) :] == [
+        "压抑没有真实损失",
+        "爆发只喊口号",
+        "爆发后立刻恢复原状",
+        "爆发后立刻归零",
+        "配角抢戏",
+    ]
+    assert {a["origin"] for a in effective["anti_patterns"][: len(master_texts)]} == {"master"}
+    assert effective["anti_patterns"][-1] == {
+        "text": "配角抢戏",
+        "source_table": "作者",
+        "source_code": "作者",
+        "field": "作者追加",
+        "origin": "chapter",
+    }
+    assert effective["anti_patterns"][-2]["source_code"] == "S-PA-001"
+
+
+def test_a_chapter_cannot_remove_an_anti_pattern(book, master):
+    with pytest.raises(
+        InvalidInput, match="第15章不能删除毒点：章节只能追加毒点，不能删除总设定的毒点（请求删除：当场翻盘）"
+    ):
+        story_chapter_build(book=book, chapter=15, query="压抑", remove_anti_patterns=["当场翻盘"], persist=True)
+
+
+def test_rebuilding_the_master_rewrites_chapter_files_with_the_new_locked_values(book, master, tmp_path):
+    story_chapter_build(book=book, chapter=15, query="压抑一点，后面爆", persist=True)
+    story_master_build(book=book, query="都市赘婿", persist=True)
+    data = json.loads((tmp_path / ".story-system/chapters/chapter_015.json").read_text(encoding="utf-8"))
+    assert data["master_constraints"]["核心调性"] == "隐忍之后的身份反转"
+    assert data["field_origins"]["节奏策略"] == "chapter"
+    assert master_story(book=book)["meta"]["inferred_genre"] == "都市赘婿"
+
+
+def test_book_yaml_can_change_the_policy(book, master):
+    book.config = {
+        "story_system": {"override_policy": {"locked": ["主冲突模板"], "override_allowed": ["核心调性", "节奏策略"]}}
+    }
+    book.save()
+    story_chapter_build(book=book, chapter=2, query="x", overrides={"核心调性": "轻松搞笑"}, persist=True)
+    effective = chapter_effective(book=book, chapter=2)
+    assert effective["fields"]["核心调性"]["origin"] == "chapter"
+    # fields listed nowhere fall back to locked (the safe side)
+    assert effective["override_policy"]["locked"] == ["主冲突模板", "金手指硬限制", "主角硬约束"]
+
+
+def test_book_without_root_cannot_persist(db):
+    from webnovel.models import Book
+
+    rootless = Book.objects.create(slug="noroot", root="")
+    with pytest.raises(InvalidInput, match="没有书籍文件夹"):
+        story_master_build(book=rootless, query="玄幻退婚流", persist=True)
+    assert not StorySetting.objects.filter(book=rootless).exists()
