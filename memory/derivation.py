@@ -60,6 +60,15 @@ def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _knower(entry: Any, registered: int | None) -> str:
+    """A knower of a secret; "since" is shown only when it is later than the secret's registration."""
+    if not isinstance(entry, dict):
+        return str(entry)
+    name = str(entry.get("name", ""))
+    since = entry.get("since")
+    return f"{name}（第{since}章起）" if since and since > (registered or 0) else name
+
+
 # --- book-wide ---------------------------------------------------------------------------------
 
 
@@ -151,7 +160,7 @@ def _book_observations(*, book: Book) -> list[Obs]:
     for secret in Secret.objects.filter(book=book).order_by("secret_id"):
         if secret.reader_knows and secret.reader_told_chapter is None:
             continue
-        knowers = "、".join((k.get("name", "") if isinstance(k, dict) else str(k)) for k in (secret.known_to or []))
+        knowers = "、".join(_knower(k, secret.registered_chapter) for k in (secret.known_to or []))
         value = f"读者尚不知：{secret.title or _short(secret.content, 60)}"
         if knowers:
             value += f"（知情者：{knowers}）"

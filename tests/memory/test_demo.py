@@ -1,0 +1,70 @@
+"""End to end on the demo book: rebuild → after-chapter hook → memory → packs."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from memory.models import Fact
+from memory.orchestrator import build_memory_pack
+from tests.conftest import DEMO_BOOK
+
+pytestmark = pytest.mark.skipif(not (DEMO_BOOK / "book.yaml").is_file(), reason="examples/demo-book is absent")
+
+
+@pytest.fixture
+def demo(db, django_capture_on_commit_callbacks):
+    from webnovel.models import Book
+    from webnovel.rebuilder import book_rebuild
+
+    with django_capture_on_commit_callbacks(execute=True):
+        report = book_rebuild(root=DEMO_BOOK)
+    assert report["hooks"] == ["memory.services.memory_after_chapter"]
+    return Book.objects.get(slug="demo-book")
+
+
+def test_rebuild_fills_the_memory_and_a_second_rebuild_changes_nothing(demo, django_capture_on_commit_callbacks):
+    from webnovel.rebuilder import book_rebuild
+
+    loops = {
+        f.subject: (f.status, f.source_chapter, f.closed_chapter)
+        for f in Fact.objects.filter(book=demo, category="open_loops")
+    }
+    assert loops == {
+        "伏笔-001": ("active", 1, None),
+        "伏笔-002": ("outdated", 2, 14),
+        "伏笔-003": ("active", 9, None),
+        "伏笔-004": ("active", 6, None),
+        "悬念-001": ("active", 5, None),
+        "悬念-002": ("outdated", 12, 19),
+        "悬念-003": ("active", 21, None),
+        "感情线-001": ("active", 6, None),
+        "感情线-002": ("outdated", 8, 8),
+        "感情线-003": ("active", 15, None),
+    }
+    assert Fact.objects.filter(book=demo, category="world_rules", status="active").count() == 6
+    before = sorted(Fact.objects.filter(book=demo).values_list("key", "status"))
+    with django_capture_on_commit_callbacks(execute=True):
+        book_rebuild(root=DEMO_BOOK)
+    assert sorted(Fact.objects.filter(book=demo).values_list("key", "status")) == before
+
+
+def test_demo_pack_for_chapter_21(demo):
+    pack = build_memory_pack(book=demo, chapter=21, budget_tokens=2000)
+    assert pack["used_tokens"] <= 2000
+    included = [i["id"] for i in pack["items"] if i["included"]]
+    assert included[:3] == ["outline:v2:s0", "outline:v2:s1", "outline:v2:s2"]
+    assert "state:linfeng" in included and "tail:20" in included and "summary:20" in included
+    # the reader learnt in chapter 20 who 剑老 is: that secret is no longer a constraint
+    assert "剑老即开派祖师" not in pack["text"]
+    assert "读者尚不知：沈墨是幽冥殿暗桩" in pack["text"]
+
+
+def test_demo_context_command(demo):
+    out = StringIO()
+    call_command("context", "demo-book", "13", "--budget", "1500", "--format", "json", stdout=out)
+    pack = json.loads(out.getvalue())
+    assert (pack["chapter"], pack["as_of"], pack["budget_tokens"]) == (13, 12, 1500)
+    assert pack["used_tokens"] <= 1500
+    assert "读者尚不知：剑老即开派祖师（知情者：剑老、林风（第20章起））" in pack["text"]
