@@ -591,6 +591,10 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
     entity_appearance_refresh(entity_pks=touched | {e.pk for e in refs.created.values()})
 
     summary = {"adopted": dict(adopted), "pending": pending, "created_entities": created_ids}
+    # Migrated chapter_meta (from an old state.json) stays under the agent's keys across re-ingests.
+    migrated_meta = previous.summary.get("migrated_chapter_meta") if previous is not None else None
+    if migrated_meta:
+        summary["migrated_chapter_meta"] = migrated_meta
     Extraction.objects.update_or_create(
         book=book,
         chapter=chapter,
@@ -598,7 +602,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
             "payload": payload,
             "warnings": warnings,
             "scenes": [s.model_dump() for s in data.scenes],
-            "chapter_meta": data.chapter_meta,
+            "chapter_meta": {**(migrated_meta or {}), **data.chapter_meta},
             "uncertain": [u.model_dump() for u in data.uncertain],
             "summary": summary,
             "source": "extraction",
@@ -615,7 +619,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
         "pending": pending,
         "warnings": warnings,
         "created_entities": created_ids,
-        "replaced": previous is not None,
+        "replaced": previous is not None and previous.source == "extraction",
     }
 
 

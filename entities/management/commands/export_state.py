@@ -1,0 +1,49 @@
+"""``python manage.py export_state <book> [--write | --output PATH]`` — the slim state.json from the database."""
+
+import json
+import shutil
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+
+from entities.migration import STATE_PATH, state_export
+from webnovel.exceptions import DomainError
+from webnovel.selectors import book_get
+
+
+class Command(BaseCommand):
+    help = (
+        "从数据库生成精简版 state.json。默认输出到标准输出；--write 写入 <书籍根目录>/.webnovel/state.json（先备份）。"
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("book", help="书籍 slug")
+        parser.add_argument(
+            "--write", action="store_true", help="写入书籍根目录下的 .webnovel/state.json（已有则先备份）"
+        )
+        parser.add_argument("--output", help="写入这个路径（而不是标准输出）")
+
+    def handle(self, *args, **options):
+        try:
+            book = book_get(slug=options["book"])
+            state = state_export(book=book)
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+        text = json.dumps(state, ensure_ascii=False, indent=2) + "\n"
+        target = (
+            Path(options["output"])
+            if options["output"]
+            else (Path(book.root) / STATE_PATH if options["write"] else None)
+        )
+        if target is None:
+            self.stdout.write(text, ending="")
+            return
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.exists():
+                shutil.copy2(target, target.with_name(f"{target.name}.bak-{timezone.now():%Y%m%d-%H%M%S}"))
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"无法写入 {target}：{exc}") from exc
+        self.stdout.write(json.dumps({"written": str(target), "bytes": len(text.encode("utf-8"))}, ensure_ascii=False))
