@@ -12,7 +12,6 @@ class AntiPatternOut(Schema):
     source_table: str
     source_code: str
     field: str
-    origin: str | None = None
 
 
 class SearchHitOut(Schema):
@@ -74,14 +73,6 @@ class ChapterStoryOut(StorySystemOut):
 
     field_origins: dict[str, str]
     chapter_overrides: dict[str, Any]
-
-
-class EffectiveFieldOut(Schema):
-    value: Any
-    origin: str
-    policy: str
-    master_value: Any = None
-    added_by_chapter: list[str] | None = None
 
 
 class EffectiveOut(Schema):
