@@ -209,12 +209,7 @@ def _current_reconcile(run: _Run, pending: list[tuple[Entity, dict]], fallback_c
                 continue
             op = "unset" if field not in current else "set"
             # At the latest chapter we know of, so that as_of before it still shows the history.
-            chapter = max(
-                [
-                    fallback_chapter,
-                    *(c.chapter for c in changes if c.source != StateChange.Source.MIGRATION or c.reason),
-                ]
-            )
+            chapter = max([fallback_chapter, *(c.chapter for c in changes if c.reason != RECONCILE_REASON)])
             _state_change(run, entity, chapter, field, op, replayed.get(field), current.get(field),
                           RECONCILE_REASON)  # fmt: skip
         reconciled += 1
