@@ -44,6 +44,17 @@ def chapter_make(book, n, **extra):
     return Chapter.objects.create(book=book, number=n, **fields)
 
 
+HOOK = "memory.services.memory_after_chapter"
+
+
+@pytest.fixture(autouse=True)
+def _memory_hook(settings):
+    """The memory hook is registered in webnovel/settings.py; tests pin it so they do not depend on
+    what else is configured there."""
+    hooks = list(getattr(settings, "WEBNOVEL_AFTER_CHAPTER_HOOKS", []))
+    settings.WEBNOVEL_AFTER_CHAPTER_HOOKS = hooks if HOOK in hooks else [*hooks, HOOK]
+
+
 @pytest.fixture
 def book(db):
     book = Book.objects.create(slug="mem", title="青岚剑录", genre="仙侠", root="/nonexistent/mem")

@@ -20,7 +20,7 @@ def demo(db, django_capture_on_commit_callbacks):
 
     with django_capture_on_commit_callbacks(execute=True):
         report = book_rebuild(root=DEMO_BOOK)
-    assert report["hooks"] == ["memory.services.memory_after_chapter"]
+    assert "memory.services.memory_after_chapter" in report["hooks"]
     return Book.objects.get(slug="demo-book")
 
 
