@@ -62,6 +62,7 @@ def story_markdown(data: dict[str, Any]) -> str:
     lines += [
         f"- 基础检索表：{'、'.join(route['base_tables'])}",
         f"- 动态检索表：{'、'.join(route['dynamic_tables'])}",
+        f"- 必选爽点：{_value(route.get('required_payoffs', []))}",
         "",
         "## Master Constraints",
     ]

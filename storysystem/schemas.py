@@ -51,6 +51,7 @@ class RouteOut(Schema):
     base_tables: list[str]
     dynamic_tables: list[str]
     default_query_terms: list[str]
+    required_payoffs: list[str]
     genre_filter: list[str]
     weight: float
 

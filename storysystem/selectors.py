@@ -207,6 +207,7 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
             "base_tables": list(conf("generic_base_tables")),
             "dynamic_tables": list(conf("generic_dynamic_tables")),
             "default_query_terms": [],
+            "required_payoffs": [],
             "genre_filter": [genre] if genre else [],
             "weight": 1.0,
         }
@@ -226,6 +227,7 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
         "base_tables": split_multi(fields.get("推荐基础检索表", "")) or list(conf("generic_base_tables")),
         "dynamic_tables": split_multi(fields.get("推荐动态检索表", "")) or list(conf("generic_dynamic_tables")),
         "default_query_terms": split_multi(fields.get("默认查询词", "")),
+        "required_payoffs": split_multi(fields.get("必选爽点", "")),
         "genre_filter": genre_filter,
         "weight": _row_weight(top),
     }

@@ -21,6 +21,7 @@ def test_keyword_route_with_evidence():
     assert route["base_tables"] == ["命名规则", "人设与关系", "金手指与设定"]
     assert route["dynamic_tables"] == ["桥段套路", "爽点与节奏", "场景写法"]
     assert route["default_query_terms"] == ["退婚", "打脸", "逆袭", "誓约"]
+    assert route["required_payoffs"] == ["当众立誓", "首次反打", "约定之日兑现"]
 
 
 def test_several_hits_rank_primary_and_candidates():
@@ -70,6 +71,7 @@ def test_generic_fallback():
         "base_tables": ["命名规则", "人设与关系", "金手指与设定"],
         "dynamic_tables": ["桥段套路", "爽点与节奏", "场景写法"],
         "default_query_terms": [],
+        "required_payoffs": [],
         "genre_filter": [],
         "weight": 1.0,
     }
