@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from storysystem.conf import LIST_FIELDS, MASTER_FIELDS, anti_pattern_fields, conf
 from storysystem.models import StorySetting
-from storysystem.search import Doc, index_get, split_multi
+from storysystem.search import Doc, index_get, index_pinned, split_multi
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.models import Book
 
@@ -419,6 +419,20 @@ def story_system_build(
     add_anti_patterns: list[str] | None = None,
 ) -> dict[str, Any]:
     """The master StorySystemDict for ``query`` (JSON is the source; Markdown is a projection)."""
+    with index_pinned():
+        return _story_system_build(
+            query=query, genre=genre, book=book, overrides=overrides, add_anti_patterns=add_anti_patterns
+        )
+
+
+def _story_system_build(
+    *,
+    query: str,
+    genre: str | None,
+    book: Book | None,
+    overrides: dict[str, Any] | None,
+    add_anti_patterns: list[str] | None,
+) -> dict[str, Any]:
     query = (query or "").strip()
     if not query and not genre:
         raise InvalidInput("需要查询词或题材（--genre）", extra={"field": "query"})
@@ -558,6 +572,26 @@ def chapter_contributions(
     """What a chapter query adds on top of the master: its own route (or the master's when the
     query routes nowhere), its dynamic context, field values and anti-patterns. Values its route
     suggests for locked fields are not attempts: they are kept under ``ignored_locked``."""
+    with index_pinned():
+        return _chapter_contributions(
+            master=master,
+            policy=policy,
+            query=query,
+            genre=genre,
+            explicit=explicit,
+            add_anti_patterns=add_anti_patterns,
+        )
+
+
+def _chapter_contributions(
+    *,
+    master: dict[str, Any],
+    policy: dict[str, list[str]],
+    query: str,
+    genre: str | None,
+    explicit: dict[str, Any],
+    add_anti_patterns: list[str] | None,
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
     route = genre_route(query=query, genre=genre)
     own_route = route["primary"] is not None and (
         master["route"]["primary"] is None or route["primary"]["code"] != master["route"]["primary"]["code"]

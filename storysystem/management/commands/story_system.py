@@ -6,6 +6,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from storysystem import markdown, services
+from storysystem.selectors import story_system_build
 from webnovel.exceptions import DomainError
 from webnovel.selectors import book_get
 
@@ -62,8 +63,6 @@ class Command(BaseCommand):
                 if options["remove_anti_pattern"]:
                     raise CommandError("--remove-anti-pattern 只对章节有意义（且总是被拒绝）；总设定请直接重建")
                 if book is None:
-                    from storysystem.selectors import story_system_build
-
                     data, files = (
                         story_system_build(
                             query=options["query"],
