@@ -127,38 +127,52 @@ class ChapterScan:
     unattributed: dict[str, int] = field(default_factory=dict)  # names outside their validity window
 
 
+def _name_counts(automaton: ahocorasick.Automaton | None, text: str) -> tuple[dict[str, int], dict[str, int]]:
+    """Leftmost-longest counts and first start offset of every name in ``text``. This is the hot
+    loop (one iteration per mention), so it does the least possible per match."""
+    counts: dict[str, int] = {}
+    first: dict[str, int] = {}
+    if automaton is None or not text:
+        return counts, first
+    get = counts.get
+    for end, name in automaton.iter_long(text):
+        n = get(name)
+        if n is None:
+            counts[name] = 1
+            first[name] = end - len(name) + 1
+        else:
+            counts[name] = n + 1
+    return counts, first
+
+
 def chapter_scan(*, matcher: Matcher, chapter: int | None, body: str, title: str = "") -> ChapterScan:
     """Scan one chapter's title and body (pure: no database access)."""
     scan = ChapterScan()
-    resolved: dict[str, list[tuple[int, str]]] = {}
-    for part, text in (("title", title), ("body", body)):
-        for start, name in matcher.longest(text):
-            candidates = resolved.get(name)
-            if candidates is None:
-                candidates = resolved[name] = matcher.candidates(name, chapter)
-            offset = start if part == "body" else None
-            if len(candidates) == 1:
-                pk = candidates[0][0]
-                hit = scan.entities.get(pk)
-                if hit is None:
-                    hit = scan.entities[pk] = {"count": 0, "first_offset": None, "aliases": {}}
-                hit["count"] += 1
-                hit["aliases"][name] = hit["aliases"].get(name, 0) + 1
-                if hit["first_offset"] is None and offset is not None:
-                    hit["first_offset"] = offset
-            elif candidates:
-                hit = scan.ambiguous.get(name)
-                if hit is None:
-                    hit = scan.ambiguous[name] = {
-                        "count": 0,
-                        "first_offset": None,
-                        "candidates": sorted(c[1] for c in candidates),
-                    }
-                hit["count"] += 1
-                if hit["first_offset"] is None and offset is not None:
-                    hit["first_offset"] = offset
-            else:
-                scan.unattributed[name] = scan.unattributed.get(name, 0) + 1
+    body_counts, body_first = _name_counts(matcher.automaton, body)
+    title_counts, _ = _name_counts(matcher.automaton, title)
+    for name in title_counts.keys() | body_counts.keys():
+        count = title_counts.get(name, 0) + body_counts.get(name, 0)
+        offset = body_first.get(name)
+        candidates = matcher.candidates(name, chapter)
+        if len(candidates) == 1:
+            pk = candidates[0][0]
+            hit = scan.entities.get(pk)
+            if hit is None:
+                hit = scan.entities[pk] = {"count": 0, "first_offset": None, "aliases": {}}
+            hit["count"] += count
+            hit["aliases"][name] = count
+            if offset is not None and (hit["first_offset"] is None or offset < hit["first_offset"]):
+                hit["first_offset"] = offset
+        elif candidates:
+            scan.ambiguous[name] = {
+                "count": count,
+                "first_offset": offset,
+                "candidates": sorted(c[1] for c in candidates),
+            }
+        else:
+            scan.unattributed[name] = count
+    for hit in scan.entities.values():
+        hit["aliases"] = dict(sorted(hit["aliases"].items()))
     return scan
 
 
