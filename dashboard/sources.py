@@ -1,59 +1,98 @@
 """The dashboard's window onto other apps' reads.
 
-Each function here calls the owning app's selector and shapes nothing but field names, so a page
-never carries its own copy of a domain query. Where an app's selector has not landed yet, the page
-gets ``None`` and says "尚无数据" instead of guessing.
+Each function here calls the owning app's selector and only reshapes field names, so a page never
+carries its own copy of a domain query: a thread's hang is ``threads.selectors``' definition, a
+secret's accumulation and leaks are theirs, the style baseline is ``webnovel.selectors``', the pack
+is ``memory.orchestrator``'s. Where a function needed is private to its module (a pure helper with
+no query of its own), it is still imported from there rather than re-implemented.
 """
 
-from importlib import import_module
-from typing import Any
+from django.db.models import F
 
-from django.db.models import Max, Q
-
-from threads.models import Thread
-from webnovel.models import Book
-from webnovel.selectors import book_current_chapter
-
-
-def optional(module: str, name: str) -> Any:
-    """``module.name`` if that app has shipped it, else None."""
-    try:
-        return getattr(import_module(module), name, None)
-    except ModuleNotFoundError:
-        return None
+from memory.selectors import fact_list
+from threads import selectors as thread_selectors
+from threads.models import Secret, Thread
+from webnovel import selectors as core_selectors
+from webnovel.fingerprint import fingerprints_sum
+from webnovel.models import Book, Fingerprint
 
 
 def threads_open(*, book: Book) -> list[dict]:
-    """Open threads with how long each has hung (chapters since its last recorded activity) and its
-    type's threshold. Hang is computed now, from the current chapter, never stored."""
-    current = book_current_chapter(book=book) or 0
-    rows = (
-        Thread.objects.filter(book=book, status=Thread.Status.OPEN)
-        .annotate(last_history=Max("history__chapter", filter=Q(history__chapter__lte=current)))
-        .order_by("type", "thread_id")
-        .values("thread_id", "type", "title", "strength", "opened_chapter", "planned_end", "last_history")
-    )
+    """Open threads with how long each has hung and its type's threshold (``threads.selectors``'
+    definition: chapters since the latest opening, advance or 履历 citation; computed now)."""
+    current = core_selectors.book_current_chapter(book=book)
+    activity = thread_selectors._activity_map(book=book)
     out = []
-    for row in rows:
-        last = max(c for c in (row["opened_chapter"], row["last_history"], 0) if c is not None)
-        threshold = book.threshold(row["type"])
-        hang = max(0, current - last) if last else 0
+    for thread in Thread.objects.filter(book=book, status=Thread.Status.OPEN).order_by("type", "thread_id"):
+        last = activity.get(thread.thread_id)
+        hang = thread_selectors._hang(thread, last_activity=last, current=current)
+        threshold = book.threshold(thread.type)
         out.append(
             {
-                **row,
-                "last_chapter": last or None,
-                "hang": hang,
+                "thread_id": thread.thread_id,
+                "type": thread.type,
+                "title": thread.title,
+                "strength": thread.strength,
+                "opened_chapter": thread.opened_chapter,
+                "planned_end": thread.planned_end,
+                "last_chapter": last,
+                "hang": hang or 0,
                 "threshold": threshold,
-                "overdue": hang > threshold,
+                "overdue": hang is not None and hang > threshold,
             }
         )
     return out
 
 
-def contradicted_count(*, book: Book) -> int | None:
-    """How many memory facts are marked contradicted, or None until the memory app provides it."""
-    return None
+def secrets_overview(*, book: Book) -> dict:
+    """Every secret with who knows it since when, plus accumulation (reader-unknown secrets) and the
+    leak scan, all from ``threads.selectors``."""
+    rows = []
+    for secret in Secret.objects.filter(book=book).order_by("secret_id"):
+        rows.append(
+            {
+                "secret_id": secret.secret_id,
+                "title": secret.title,
+                "content": secret.content,
+                "knowers": thread_selectors._known_to(secret),
+                "reader_knows": secret.reader_knows,
+                "reader_told_chapter": secret.reader_told_chapter,
+                "registered_chapter": secret.registered_chapter,
+                "keywords": list(secret.keywords or ()),
+            }
+        )
+    return {
+        "secrets": rows,
+        "accumulation": thread_selectors.report_secret_accumulation(book=book),
+        "leaks": thread_selectors.leak_scan(book=book),
+    }
 
 
-def contradicted_admin_url(*, book: Book) -> str | None:
-    return None
+def contradicted_count(*, book: Book) -> int:
+    """How many memory facts are contradicted (awaiting a decision in the admin)."""
+    return len(fact_list(book=book, status="contradicted", limit=1_000_000))
+
+
+def style_series(*, book: Book, window: int) -> dict:
+    """Each style feature over consecutive ``window``-chapter ranges, with ``style_drift``'s baseline
+    and verdict. The ratios use ``webnovel.selectors``' feature definitions; the per-chapter raw
+    counts are read in one query and summed per range (raw counts aggregate exactly)."""
+    drift = core_selectors.style_drift(book=book)
+    per_chapter = (
+        Fingerprint.objects.filter(book=book, start_chapter=F("end_chapter"))
+        .order_by("start_chapter")
+        .values_list("start_chapter", "features")
+    )
+    ranges: dict[int, list[tuple[int, dict]]] = {}
+    for chapter, features in per_chapter:
+        ranges.setdefault((chapter - 1) // window, []).append((chapter, features))
+    series: dict[str, list[tuple[int, float]]] = {name: [] for name in core_selectors.STYLE_FEATURES}
+    labels = []
+    for key in sorted(ranges):
+        chapters = [c for c, _ in ranges[key]]
+        start, end = min(chapters), max(chapters)
+        derived = core_selectors._derived(fingerprints_sum([f for _, f in ranges[key]]))
+        labels.append((start, end))
+        for name, value in derived.items():
+            series[name].append((end, value))
+    return {"drift": drift, "series": series, "ranges": labels, "window": window}

@@ -15,7 +15,10 @@ from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
 from dashboard import charts, selectors, sources
+from entities import selectors as entity_selectors
 from entities.models import Entity
+from memory.orchestrator import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, TASKS, build_memory_pack
+from threads import selectors as thread_selectors
 from threads.models import Thread
 from webnovel.exceptions import DomainError, InvalidInput, NotFound
 from webnovel.models import Book
@@ -82,9 +85,8 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
     progress = selectors.book_progress(book=book)
     threads = sources.threads_open(book=book)
-    entity_stats_fn = sources.optional("entities.selectors", "entity_stats")
-    entity_stats = entity_stats_fn(book=book) if entity_stats_fn else None
-    pending = entity_stats["pending"].get("pending", 0) if entity_stats else None
+    entity_stats = entity_selectors.entity_stats(book=book)
+    pending = entity_stats["pending"].get("pending", 0)
     contradicted = sources.contradicted_count(book=book)
     ctx = _book_context(book, "overview")
     ctx.update(
@@ -105,7 +107,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
         pending=pending,
         pending_url=admin_url("entities_pendingitem_changelist", f"book__id__exact={book.pk}&status__exact=pending"),
         contradicted=contradicted,
-        contradicted_url=sources.contradicted_admin_url(book=book),
+        contradicted_url=admin_url("memory_fact_changelist", f"book__id__exact={book.pk}&status__exact=contradicted"),
         secrets=book.secrets.count(),
     )
     return render(request, "dashboard/overview.html", ctx)
@@ -153,9 +155,7 @@ def thread_board(request: HttpRequest, slug: str) -> HttpResponse:
 @page
 def thread_detail(request: HttpRequest, slug: str, thread_id: str) -> HttpResponse:
     book = book_get(slug=slug)
-    thread = Thread.objects.filter(book=book, thread_id=thread_id).first()
-    if thread is None:
-        raise NotFound(f"书籍 '{book.slug}' 中没有线索 '{thread_id}'", extra={"book": book.slug, "thread": thread_id})
+    thread = thread_selectors.thread_get(book=book, thread_id=thread_id)
     history = list(thread.history.order_by("order").values("order", "chapter", "text"))
     touches = selectors.thread_chapter_touches(book=book, thread_id=thread.thread_id)
     progress = selectors.book_progress(book=book)
@@ -200,9 +200,8 @@ def entity_list(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
     type_ = request.GET.get("type", "").strip() or None
     query = request.GET.get("q", "").strip()
-    list_fn = sources.optional("entities.selectors", "entity_list")
-    entities = list_fn(book=book, type=type_) if list_fn else None
-    if entities is not None and query:
+    entities = entity_selectors.entity_list(book=book, type=type_)
+    if query:
         entities = [
             e
             for e in entities
@@ -233,8 +232,6 @@ def _as_of_choices(changes: list[dict], current: int | None) -> list[int]:
 
 @page
 def entity_detail(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse:
-    from entities import selectors as entity_selectors
-
     book = book_get(slug=slug)
     as_of = int_param(request, "as_of")
     entity = entity_selectors.entity_get(book=book, ref=entity_id)
@@ -289,30 +286,64 @@ def entity_detail(request: HttpRequest, slug: str, entity_id: str) -> HttpRespon
     return render(request, "dashboard/entity_detail.html", ctx)
 
 
+STYLE_FEATURE_NAMES = {
+    "avg_sentence_length": "平均句长（字）",
+    "avg_paragraph_length": "平均段长（字）",
+    "dialogue_ratio": "对话占比",
+    "cjk_ratio": "汉字占比",
+    "exclamations_per_1k": "感叹号（每千字）",
+    "questions_per_1k": "问号（每千字）",
+    "ellipses_per_1k": "省略号（每千字）",
+    "commas_per_sentence": "每句逗号数",
+}
+LEAK_REASONS = {"reader_not_told": "读者尚未被告知", "pov_unaware": "视角人物此时不知情"}
+
+
 @page
 def secrets(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
-    rows = list(
-        book.secrets.order_by("secret_id").values(
-            "secret_id",
-            "title",
-            "known_to",
-            "reader_knows",
-            "reader_told_chapter",
-            "registered_chapter",
-            "keywords",
-            "content",
+    data = sources.secrets_overview(book=book)
+    current = data["accumulation"]["current_chapter"] or 0
+    for row in data["secrets"]:
+        marks = [charts.Mark(k["since"], f"{k['name']} 得知", "knower") for k in row["knowers"] if k["since"]]
+        if row["reader_told_chapter"]:
+            marks.append(charts.Mark(row["reader_told_chapter"], "读者得知", "reader"))
+        chapters = [m.chapter for m in marks] + [row["registered_chapter"] or 1, current]
+        row["axis"] = charts.chapter_axis(
+            start=1,
+            end=max(chapters + [2]),
+            marks=marks,
+            span=(row["registered_chapter"], row["reader_told_chapter"] or current)
+            if row["registered_chapter"]
+            else None,
+            height=70,
+            width=640,
         )
-    )
-    for row in rows:
-        row["knowers"] = [
-            {"name": k.get("name", ""), "since": k.get("since") or row["registered_chapter"]}
-            if isinstance(k, dict)
-            else {"name": str(k), "since": row["registered_chapter"]}
-            for k in row["known_to"] or []
-        ]
+    accumulation = data["accumulation"]
+    bars = [
+        charts.Bar(
+            label=f"{r['id']} {r['title']}",
+            value=r["accumulated"] or 0,
+            highlight=r["over_limit"],
+            title=f"{r['id']} {r['title']}：已积压 {r['accumulated']} 章（上限 {accumulation['threshold']}）",
+        )
+        for r in accumulation["secrets"]
+    ]
+    leaks = data["leaks"]["leaks"]
+    for leak in leaks:
+        leak["reason_text"] = "；".join(LEAK_REASONS.get(r, r) for r in leak["reasons"])
     ctx = _book_context(book, "secrets")
-    ctx.update(secrets=rows, accumulation=None, leaks=None)
+    ctx.update(
+        secrets=data["secrets"],
+        accumulation=accumulation,
+        accumulation_chart=charts.bar_chart(
+            bars=bars, threshold=accumulation["threshold"], threshold_label="上限", unit="章"
+        )
+        if bars
+        else None,
+        leaks=leaks,
+        secrets_scanned=data["leaks"]["secrets_scanned"],
+    )
     return render(request, "dashboard/secrets.html", ctx)
 
 
@@ -321,15 +352,63 @@ def context_preview(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
     current = selectors.book_progress(book=book)["current_chapter"]
     chapter = int_param(request, "chapter", default=(current or 0) + 1, minimum=1)
-    budget = int_param(request, "budget", default=8000, minimum=1)
+    budget = int_param(request, "budget", default=DEFAULT_BUDGET, minimum=1)
+    task = request.GET.get("task", "write")
     ctx = _book_context(book, "context")
-    ctx.update(chapter=chapter, budget=budget, pack=None)
+    ctx.update(chapter=chapter, budget=budget, task=task, tasks=TASKS, min_budget=MIN_BUDGET, max_budget=MAX_BUDGET)
+    try:
+        pack = build_memory_pack(book=book, chapter=chapter, task=task, budget_tokens=budget)
+    except InvalidInput as exc:  # keep the form on the page so the value can be corrected
+        ctx.update(pack=None, error=exc.message)
+        return render(request, "dashboard/context.html", ctx, status=exc.status_code)
+    included = [it for it in pack["items"] if it["included"]]
+    skipped = [it for it in pack["items"] if not it["included"]]
+    ctx.update(
+        pack=pack,
+        included=included,
+        skipped=skipped,
+        usage=charts.bar_chart(
+            bars=[
+                charts.Bar(label=LAYER_NAMES.get(layer, layer), value=tokens)
+                for layer, tokens in pack["layers"].items()
+            ],
+            threshold=pack["budget_tokens"],
+            threshold_label="预算",
+            unit="t",
+        ),
+    )
     return render(request, "dashboard/context.html", ctx)
+
+
+LAYER_NAMES = {"working": "工作层", "scratchpad": "事实层", "episodic": "情节检索层"}
 
 
 @page
 def style_drift(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
+    span = (book.style_baseline_end or 10) - (book.style_baseline_start or 1) + 1
+    window = int_param(request, "window", default=max(1, span), minimum=1)
     ctx = _book_context(book, "style")
-    ctx.update(features=None, fingerprints=book.fingerprints.count())
+    try:
+        data = sources.style_series(book=book, window=window)
+    except NotFound as exc:  # no baseline in book.yaml, or no chapters yet: an empty state, not an error
+        ctx.update(features=None, empty_reason=exc.message)
+        return render(request, "dashboard/style.html", ctx)
+    features = []
+    for row in data["drift"]["features"]:
+        points = data["series"].get(row["feature"], [])
+        features.append(
+            {
+                **row,
+                "label": STYLE_FEATURE_NAMES.get(row["feature"], row["feature"]),
+                "chart": charts.line_chart(
+                    series=[charts.Series(STYLE_FEATURE_NAMES.get(row["feature"], row["feature"]), points)],
+                    baseline=row["baseline"],
+                    height=180,
+                )
+                if points
+                else None,
+            }
+        )
+    ctx.update(drift=data["drift"], features=features, window=window, ranges=len(data["ranges"]))
     return render(request, "dashboard/style.html", ctx)

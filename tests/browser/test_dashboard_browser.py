@@ -59,3 +59,23 @@ def test_phone_width_board_fits(book, browser_page):
     # no horizontal scrolling of the page itself at phone width
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     shot(page, "threads-board-phone")
+
+
+def test_confirm_pending_item_in_admin_drops_the_count(book, browser_page):
+    page = browser_page
+    login(page, next_path="/dashboard/qinglan/")
+    assert page.inner_text('[data-stat="pending"]') == "2"
+    page.click('[data-stat="pending"] a')
+    page.wait_for_url("**/admin/entities/pendingitem/**")
+    shot(page, "admin-pending-queue")
+    page.locator("input.action-select").first.check()
+    page.select_option("select[name=action]", "confirm_selected")
+    page.click("button[name=index]")
+    page.wait_for_selector("ul.messagelist")
+    assert "确认：成功 1 项" in page.inner_text("ul.messagelist")
+    # back through the admin's "查看站点" link, which leads to the dashboard
+    page.click("#user-tools a[href='/dashboard/']")
+    page.wait_for_url("**/dashboard/")
+    page.click("text=青岚剑录")
+    page.wait_for_url("**/dashboard/qinglan/")
+    assert page.inner_text('[data-stat="pending"]') == "1"

@@ -2,12 +2,13 @@
 
 青岚 (slug ``qinglan``): 40 chapters of 1000+n characters in two volumes; 伏笔-001 last advanced in
 chapter 3 (hung 37 > 30: overdue), 悬念-001 advanced in chapter 38 (hung 2), 感情线-001 closed;
-林风's realm changes at chapters 10 and 30; one relationship; two pending items.
+林风's realm changes at chapters 10 and 30; one relationship; two pending items; two contradicted facts.
 """
 
 from django.contrib.auth import get_user_model
 
 from entities.models import Alias, Appearance, Entity, PendingItem, Relationship, RelationshipEvent, StateChange
+from memory.models import Fact
 from threads.models import Secret, Thread, ThreadHistoryEntry
 from webnovel.models import Book, Chapter, Volume
 
@@ -88,6 +89,21 @@ def book_make(slug: str = "qinglan", chapters: int = 40) -> Book:
     Appearance.objects.bulk_create(
         Appearance(book=book, entity=linfeng, chapter=n, count=n % 5 + 1) for n in range(1, chapters + 1)
     )
-    PendingItem.objects.create(book=book, chapter=12, kind="entity_new", payload={"name": "王伯"}, confidence=0.3)
-    PendingItem.objects.create(book=book, chapter=14, kind="entity_new", payload={"name": "李四"}, confidence=0.4)
+    PendingItem.objects.create(
+        book=book, chapter=12, kind="entity_new", payload={"name": "王伯", "type": "角色"}, confidence=0.3
+    )
+    PendingItem.objects.create(
+        book=book, chapter=14, kind="entity_new", payload={"name": "李四", "type": "角色"}, confidence=0.4
+    )
+    for key, value in (("f1", "炼气五层"), ("f2", "炼气六层")):
+        Fact.objects.create(
+            book=book,
+            key=key,
+            category=Fact.Category.CHARACTER,
+            subject="林风",
+            field="realm",
+            value=value,
+            status=Fact.Status.CONTRADICTED,
+            source_chapter=12,
+        )
     return book

@@ -10,7 +10,9 @@ def _attrs(svg: str, tag: str, attr: str) -> list[str]:
 def test_bar_chart_scales_bars_and_places_threshold_line():
     # plot width = 640 - 170 - 60 = 410; scale top = max(20, 30) = 30
     svg = charts.bar_chart(
-        bars=[charts.Bar("伏笔-001", 15, href="/t/1"), charts.Bar("伏笔-002", 30, highlight=True)], threshold=20, width=640
+        bars=[charts.Bar("伏笔-001", 15, href="/t/1"), charts.Bar("伏笔-002", 30, highlight=True)],
+        threshold=20,
+        width=640,
     )
     assert _attrs(svg, "rect", "width") == ["205", "410"]
     assert _attrs(svg, "rect", "data-value") == ["15", "30"]
