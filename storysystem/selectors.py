@@ -145,10 +145,13 @@ def _fuzzy_score(term: str, query: str) -> tuple[float, int]:
 
 def _fuzzy_hits(query: str, rows: list[Doc]) -> list[tuple[float, Doc, list[dict[str, Any]]]]:
     threshold = float(conf("fuzzy_threshold"))
+    query_chars = set(query)
     hits = []
     for doc in rows:
         best: tuple[float, str, str] | None = None
         for column, term in _row_terms(doc):
+            if sum(c in query_chars for c in term) < 2:
+                continue  # cannot reach 2 matched characters: skip the costly matcher
             score, matched = _fuzzy_score(term, query)
             if matched >= 2 and score >= threshold and (best is None or score > best[0]):
                 best = (score, column, term)
