@@ -4,10 +4,11 @@ Thin adapters over ``storysystem.selectors`` (the same functions ``storysystem/i
 registers for the ``story`` command) and, for the one write, ``storysystem.services``.
 """
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from ninja import Router
 
 from storysystem import schemas, selectors, services
+from storysystem.markdown import story_markdown
 from webnovel.exceptions import InvalidInput
 from webnovel.selectors import book_get
 
@@ -36,16 +37,24 @@ def story_route(request: HttpRequest, book: str, q: str = "", genre: str | None 
     return selectors.story_route(book=book_get(slug=book), q=q, genre=genre)
 
 
+def _as(data: dict, format: str):
+    if format == "markdown":
+        return HttpResponse(story_markdown(data), content_type="text/markdown; charset=utf-8")
+    if format != "json":
+        raise InvalidInput(f"format 只能是 json 或 markdown（收到 {format}）", extra={"field": "format"})
+    return data
+
+
 @router.get("{book}/story-system/master", response=schemas.StorySystemOut, summary="全书总设定")
-def story_master(request: HttpRequest, book: str):
-    """The book's stored master StorySystemDict."""
-    return selectors.master_story(book=book_get(slug=book))
+def story_master(request: HttpRequest, book: str, format: str = "json"):
+    """The book's stored master StorySystemDict (``format=markdown``: its Markdown projection)."""
+    return _as(selectors.master_story(book=book_get(slug=book)), format)
 
 
 @router.get("{book}/story-system/chapters/{chapter}", response=schemas.ChapterStoryOut, summary="章节设定")
-def story_chapter(request: HttpRequest, book: str, chapter: int):
-    """A chapter's stored setting as a StorySystemDict merged with the current master."""
-    return selectors.chapter_story(book=book_get(slug=book), chapter=chapter)
+def story_chapter(request: HttpRequest, book: str, chapter: int, format: str = "json"):
+    """A chapter's stored setting as a StorySystemDict merged with the current master (or Markdown)."""
+    return _as(selectors.chapter_story(book=book_get(slug=book), chapter=chapter), format)
 
 
 @router.get("{book}/story-system/chapters/{chapter}/effective", response=schemas.EffectiveOut, summary="某章的生效设定")

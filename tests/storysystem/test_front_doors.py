@@ -102,6 +102,13 @@ def test_rest_build_master_and_chapter_then_reads(api, book, tmp_path):
     assert body["files"] == [".story-system/MASTER_SETTING.json", ".story-system/MASTER_SETTING.md"]
     assert body["story_system"]["master_constraints"]["核心调性"] == "先抑后扬"
     assert api.get(f"{BASE}/master").json() == body["story_system"]
+    md = api.get(f"{BASE}/master", {"format": "markdown"})
+    assert md["Content-Type"] == "text/markdown; charset=utf-8"
+    assert "- `打脸节奏缺最后一拍补刀`（来源：S-PA-002）" in md.content.decode().splitlines()
+    assert (tmp_path / ".story-system" / "MASTER_SETTING.md").read_text(encoding="utf-8").count(
+        md.content.decode()
+    ) == 1
+    assert api.get(f"{BASE}/master", {"format": "yaml"}).status_code == 422
 
     resp = api.post(
         f"{BASE}/build",
