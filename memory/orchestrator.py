@@ -87,7 +87,9 @@ def _state_text(state: dict[str, Any]) -> str:
     return "；".join(f"{k}：{value_text(state[k])}" for k in sorted(state)) or "（无状态记录）"
 
 
-def _working_items(*, book: Book, chapter: int, task: str, as_of: int, simple: bool) -> tuple[list[Item], str, list]:
+def _working_items(
+    *, book: Book, chapter: int, task: str, as_of: int, simple: bool, states: dict[str, dict[str, Any]]
+) -> tuple[list[Item], str, list]:
     items: list[Item] = []
     outline = selectors.chapter_outline(book=book, chapter=chapter)
     outline_text = "\n".join(f"{s['heading']}\n{s['body']}" for s in outline["sections"])
@@ -157,7 +159,7 @@ def _working_items(*, book: Book, chapter: int, task: str, as_of: int, simple: b
                 layer="working",
                 kind="state",
                 title=f"主角状态·{e.canonical_name}（截至第{as_of}章）",
-                text=_state_text(selectors.entity_state(entity=e, as_of=as_of)),
+                text=_state_text(states.setdefault(e.entity_id, selectors.entity_state(entity=e, as_of=as_of))),
                 priority=92,
             )
         )
@@ -172,7 +174,7 @@ def _working_items(*, book: Book, chapter: int, task: str, as_of: int, simple: b
                 layer="working",
                 kind="state",
                 title=f"在场角色·{e.canonical_name}（截至第{as_of}章）",
-                text=_state_text(selectors.entity_state(entity=e, as_of=as_of)),
+                text=_state_text(states.setdefault(e.entity_id, selectors.entity_state(entity=e, as_of=as_of))),
                 priority=80 - rank,
             )
         )
@@ -209,7 +211,7 @@ def _working_items(*, book: Book, chapter: int, task: str, as_of: int, simple: b
                 )
             )
     recent_text = "\n".join(r["summary"] for r in recent)
-    return items, outline_text + "\n" + recent_text, shown
+    return items, (outline_text, recent_text), shown
 
 
 def _fact_items(
@@ -388,24 +390,26 @@ def _assemble(
         raise InvalidInput(f"未知的模式 '{mode}'，可选 full / simple", extra={"mode": mode})
     simple = mode == "simple"
     as_of = chapter - 1 if task == "write" else chapter
-    items, context_text, on_stage = _working_items(book=book, chapter=chapter, task=task, as_of=as_of, simple=simple)
+    states: dict[str, dict[str, Any]] = {}
+    items, (outline_text, recent_text), on_stage = _working_items(
+        book=book, chapter=chapter, task=task, as_of=as_of, simple=simple, states=states
+    )
     retrieval = ""
     if not simple:
-        state_fields = {}
-        for e in on_stage:
-            state_fields[e.entity_id] = set(selectors.entity_state(entity=e, as_of=as_of))
+        state_fields = {e.entity_id: set(states[e.entity_id]) for e in on_stage}
         items += _fact_items(
             book=book,
             chapter=chapter,
             task=task,
             as_of=as_of,
-            context_text=context_text,
+            context_text=outline_text + "\n" + recent_text,
             on_stage=on_stage,
             state_fields=state_fields,
         )
         names = " ".join(e.canonical_name for e in on_stage)
         # An explicit query is what the caller wants recalled; without one, recall what this chapter is about.
-        retrieval_query = query if query.strip() else (context_text + "\n" + names)
+        # The recent summaries are in the pack already: recall what the outline and the cast point to.
+        retrieval_query = query if query.strip() else (outline_text + "\n" + names)
         # Summaries already in the working layer are not recalled again (an explicit query recalls anything).
         recent = set() if task == "query" else set(range(max(1, chapter - selectors.RECENT_CHAPTERS), chapter + 1))
         episodic, retrieval = _episodic_items(

@@ -12,6 +12,8 @@ by cosine similarity (``WEBNOVEL_EMBEDDINGS_API_KEY`` is sent as a bearer token)
 unset, unreachable, malformed answer — falls back to BM25 and says so in the pack.
 """
 
+import bisect
+import heapq
 import json
 import logging
 import math
@@ -35,25 +37,47 @@ _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 _SCENE_BREAK = re.compile(r"^\s*(?:\*\s*\*\s*\*|-{3,}|＊{3,}|◇+|◆+|~{3,}|……{2,})\s*$", re.MULTILINE)
 SCENE_CHARS = 400
+QUERY_TERMS = 48
 K1 = 1.5
 B = 0.75
 
-_names_cache: dict[tuple[int, int, int], "ahocorasick.Automaton | None"] = {}
 _index_cache: dict[int, "Bm25Index"] = {}
+_names_cache: dict[int, "NameIndex"] = {}
 _lock = threading.Lock()
 
 
-def _name_automaton(*, book: Book) -> "ahocorasick.Automaton | None":
-    stamp = (
-        book.pk,
-        Entity.objects.filter(book=book).count() + Alias.objects.filter(book=book).count(),
-        (Alias.objects.filter(book=book).aggregate(m=Max("id"))["m"] or 0)
-        + (Entity.objects.filter(book=book).aggregate(m=Max("id"))["m"] or 0),
-    )
-    if stamp in _names_cache:
-        return _names_cache[stamp]
-    names = set(Entity.objects.filter(book=book).values_list("canonical_name", flat=True))
-    names |= set(Alias.objects.filter(book=book).values_list("alias", flat=True))
+@dataclass
+class NameIndex:
+    """Every name of the book's entities: an automaton for scanning text, and name → characters."""
+
+    stamp: tuple[int, int, int, int]
+    automaton: "ahocorasick.Automaton | None"
+    characters: dict[str, tuple[int, ...]]  # name → pks of live characters it names
+
+
+def name_index(*, book: Book) -> NameIndex:
+    """The book's name index, cached in-process until entities or aliases change (count or highest id)."""
+    e = Entity.objects.filter(book=book).aggregate(n=Count("id"), m=Max("id"))
+    a = Alias.objects.filter(book=book).aggregate(n=Count("id"), m=Max("id"))
+    stamp = (e["n"] or 0, e["m"] or 0, a["n"] or 0, a["m"] or 0)
+    with _lock:
+        cached = _names_cache.get(book.pk)
+        if cached is not None and cached.stamp == stamp:
+            return cached
+    names: set[str] = set()
+    characters: dict[str, set[int]] = {}
+    live = set()
+    for pk, name, type_, archived in Entity.objects.filter(book=book).values_list(
+        "id", "canonical_name", "type", "archived"
+    ):
+        names.add(name)
+        if type_ == Entity.Type.CHARACTER and not archived:
+            live.add(pk)
+            characters.setdefault(name, set()).add(pk)
+    for pk, alias in Alias.objects.filter(book=book).values_list("entity_id", "alias"):
+        names.add(alias)
+        if pk in live:
+            characters.setdefault(alias, set()).add(pk)
     names = {n for n in names if len(n) >= 2}
     automaton = None
     if names:
@@ -61,9 +85,14 @@ def _name_automaton(*, book: Book) -> "ahocorasick.Automaton | None":
         for name in sorted(names):
             automaton.add_word(name, name)
         automaton.make_automaton()
-    _names_cache.clear()
-    _names_cache[stamp] = automaton
-    return automaton
+    index = NameIndex(stamp, automaton, {k: tuple(sorted(v)) for k, v in characters.items()})
+    with _lock:
+        _names_cache[book.pk] = index
+    return index
+
+
+def _name_automaton(*, book: Book) -> "ahocorasick.Automaton | None":
+    return name_index(book=book).automaton
 
 
 def text_terms(text: str, *, names: "ahocorasick.Automaton | None" = None) -> list[str]:
@@ -140,38 +169,59 @@ def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
 
 @dataclass
 class Bm25Index:
+    """Documents are numbered in (chapter, kind, order) order, so every posting list is sorted by
+    chapter too and a search up to chapter N stops at a bisection instead of scanning later chapters."""
+
     stamp: tuple[int, int]
     ids: list[int]
     chapters: list[int]
     kinds: list[str]
     orders: list[int]
-    lengths: list[int]
-    postings: dict[str, list[tuple[int, int]]]  # term -> [(doc index, term frequency)]
-    avgdl: float
+    norms: list[float]  # K1 * (1 - B + B * length / avgdl), per document
+    postings: dict[str, tuple[list[int], list[int]]]  # term -> (documents, term frequencies)
 
     def search(
         self, terms: list[str], *, max_chapter: int, exclude: set[tuple[int, str]], limit: int
     ) -> list[tuple[int, float]]:
         """(doc index, score) of the best documents from chapters ≤ max_chapter, best first;
-        ties go to the later chapter, then the lower chunk order (deterministic)."""
+        ties go to the later chapter, then the lower chunk order (deterministic). Only the
+        ``QUERY_TERMS`` most informative query terms are scored: a long query (an outline plus
+        summaries) is mostly common bigrams that cost time and do not change the ranking."""
         n = len(self.ids)
-        scores: dict[int, float] = {}
+        if n == 0:
+            return []
+        end = bisect.bisect_right(self.chapters, max_chapter)
+        skip: set[int] = set()
+        if exclude:
+            lo = bisect.bisect_left(self.chapters, min(c for c, _ in exclude))
+            skip = {d for d in range(lo, end) if (self.chapters[d], self.kinds[d]) in exclude}
+        weights = []
         for term, qtf in Counter(terms).items():
             posting = self.postings.get(term)
-            if not posting:
+            if not posting or posting[0][0] >= end:
                 continue
-            idf = math.log(1 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
-            for doc, tf in posting:
-                ch = self.chapters[doc]
-                if ch > max_chapter or (ch, self.kinds[doc]) in exclude:
+            df = len(posting[0])
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            weights.append((-idf, term, qtf, idf))
+        weights.sort()
+        scores: dict[int, float] = {}
+        for _, term, qtf, idf in weights[:QUERY_TERMS]:
+            docs, tfs = self.postings[term]
+            stop = bisect.bisect_left(docs, end)
+            w = idf * qtf * (K1 + 1)
+            norms = self.norms
+            for i in range(stop):
+                doc = docs[i]
+                if doc in skip:
                     continue
-                norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * self.lengths[doc] / self.avgdl))
-                scores[doc] = scores.get(doc, 0.0) + idf * norm * qtf
-        ranked = sorted(
+                tf = tfs[i]
+                scores[doc] = scores.get(doc, 0.0) + w * tf / (tf + norms[doc])
+        best = heapq.nsmallest(
+            limit,
             scores.items(),
             key=lambda kv: (-round(kv[1], 9), -self.chapters[kv[0]], self.kinds[kv[0]], self.orders[kv[0]]),
         )
-        return ranked[:limit]
+        return best
 
 
 def bm25_index(*, book: Book) -> Bm25Index:
@@ -183,7 +233,7 @@ def bm25_index(*, book: Book) -> Bm25Index:
         if cached is not None and cached.stamp == stamp:
             return cached
     ids, chapters, kinds, orders, lengths = [], [], [], [], []
-    postings: dict[str, list[tuple[int, int]]] = {}
+    postings: dict[str, tuple[list[int], list[int]]] = {}
     rows = (
         Chunk.objects.filter(book=book)
         .order_by("chapter", "kind", "order")
@@ -197,9 +247,16 @@ def bm25_index(*, book: Book) -> Bm25Index:
         orders.append(order)
         lengths.append(len(toks))
         for term, tf in Counter(toks).items():
-            postings.setdefault(term, []).append((doc, tf))
+            posting = postings.get(term)
+            if posting is None:
+                postings[term] = ([doc], [tf])
+            else:
+                posting[0].append(doc)
+                posting[1].append(tf)
     avgdl = (sum(lengths) / len(lengths)) if lengths else 1.0
-    index = Bm25Index(stamp, ids, chapters, kinds, orders, lengths, postings, avgdl or 1.0)
+    avgdl = avgdl or 1.0
+    norms = [K1 * (1 - B + B * length / avgdl) for length in lengths]
+    index = Bm25Index(stamp, ids, chapters, kinds, orders, norms, postings)
     with _lock:
         _index_cache[book.pk] = index
     return index

@@ -99,7 +99,8 @@ def facts_as_of(
 ) -> list[tuple[Fact, str, str]]:
     """Facts established at or before ``as_of`` with their status *at that chapter* and the reason,
     re-resolved from the group (so a pack for an old chapter sees that chapter's truth)."""
-    rows = Fact.objects.filter(book=book, source_chapter__lte=as_of)
+    # Evidence is not read here and is the bulk of a row: deferring it halves a pack's build time.
+    rows = Fact.objects.filter(book=book, source_chapter__lte=as_of).defer("evidence")
     if categories:
         rows = rows.filter(category__in=categories)
     if subjects is not None:
@@ -216,48 +217,34 @@ def chapter_row(*, book: Book, chapter: int) -> dict[str, Any] | None:
 def characters_on_stage(*, book: Book, chapter: int, task: str, outline_text: str) -> list[Entity]:
     """Who is on stage, most important first: named in this chapter's outline, in its timeline row,
     its point of view, then (write) the previous chapter's appearances or (review/query) its own."""
-    from memory.retrieval import _name_automaton
+    from memory.retrieval import name_index
 
-    scores: dict[int, tuple[int, int]] = {}
+    names = name_index(book=book)
+    scores: dict[int, list[int]] = {}
 
-    def bump(pk: int, weight: int, count: int = 0) -> None:
-        old = scores.get(pk, (0, 0))
-        scores[pk] = (old[0] + weight, old[1] + count)
+    def bump(pks: tuple[int, ...], weight: int, count: int = 0) -> None:
+        for pk in pks:
+            score = scores.setdefault(pk, [0, 0])
+            score[0] += weight
+            score[1] += count
 
-    characters = {
-        e.canonical_name: e
-        for e in Entity.objects.filter(book=book, type=Entity.Type.CHARACTER, archived=False).prefetch_related(
-            "aliases"
-        )
-    }
-    by_name: dict[str, set[int]] = defaultdict(set)
-    for e in characters.values():
-        by_name[e.canonical_name].add(e.pk)
-        for a in e.aliases.all():
-            by_name[a.alias].add(e.pk)
-    automaton = _name_automaton(book=book)
-    if automaton is not None and outline_text:
-        for _, name in automaton.iter(outline_text):
-            for pk in by_name.get(name, ()):
-                bump(pk, 100)
-    present = TimelineRow.objects.filter(book=book, chapter=chapter).values_list("present", flat=True)
-    for names in present:
-        for name in names or []:
-            for pk in by_name.get(name, ()):
-                bump(pk, 50)
+    if names.automaton is not None and outline_text:
+        for _, name in names.automaton.iter(outline_text):
+            bump(names.characters.get(name, ()), 100)
+    for present in TimelineRow.objects.filter(book=book, chapter=chapter).values_list("present", flat=True):
+        for name in present or []:
+            bump(names.characters.get(name, ()), 50)
     appearances_chapter = chapter - 1 if task == "write" else chapter
     pov = Chapter.objects.filter(book=book, number=appearances_chapter).values_list("perspective", flat=True).first()
-    for pk in by_name.get(pov or "", ()):
-        bump(pk, 30)
+    bump(names.characters.get(pov or "", ()), 30)
+    live = {pk for pks in names.characters.values() for pk in pks}
     for pk, count in Appearance.objects.filter(book=book, chapter=appearances_chapter).values_list(
         "entity_id", "count"
     ):
-        if pk in {e.pk for e in characters.values()}:
-            bump(pk, 10, count)
-    by_pk = {e.pk: e for e in characters.values()}
-    ranked = sorted(
-        (pk for pk in scores if pk in by_pk), key=lambda pk: (-scores[pk][0], -scores[pk][1], by_pk[pk].entity_id)
-    )
+        if pk in live:
+            bump((pk,), 10, count)
+    by_pk = {e.pk: e for e in Entity.objects.filter(pk__in=list(scores))}
+    ranked = sorted(by_pk, key=lambda pk: (-scores[pk][0], -scores[pk][1], by_pk[pk].entity_id))
     return [by_pk[pk] for pk in ranked[:MAX_ON_STAGE]]
 
 
