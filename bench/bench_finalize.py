@@ -23,7 +23,15 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import Bench, book_copy, goal_mark, phase_run, stats, synthetic_book  # noqa: E402
+from bench.common import (  # noqa: E402
+    Bench,
+    book_copy,
+    cpu_seconds,
+    goal_mark,
+    phase_run,
+    stats,
+    synthetic_book,
+)
 
 GOAL_RATIO = 1.5
 
@@ -59,20 +67,22 @@ def finalize_phase(root: str, repeat: int) -> dict:
     root_path = Path(root)
     from webnovel.models import Chapter
 
-    samples, numbers, added, warnings = [], [], 0, 0
+    samples, cpu, numbers, added, warnings = [], [], [], 0, 0
     for _ in range(repeat + 1):
         path = chapter_append(root_path)
         number = int("".join(ch for ch in path.stem if ch.isdigit()))
         book = book_for_root(root_path)
-        start = time.perf_counter()
+        cpu_start, start = cpu_seconds(), time.perf_counter()
         report = chapter_finalize(book=book, number=number)
         samples.append(time.perf_counter() - start)
+        cpu.append(cpu_seconds() - cpu_start)
         numbers.append(number)
         added += sum(1 for p in report.get("added", []) if p.endswith(path.name))
         warnings += len(report.get("warnings", []))
     return {
         "cold": samples[0],
         "warm": stats(samples[1:]) if repeat else None,
+        "warm_cpu": stats(cpu[1:]) if repeat else None,
         "numbers": [numbers[0], numbers[-1]],
         # sanity: every new chapter was reported as added and is in the database
         "added": added,
@@ -134,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                 "cold s": fin["result"]["cold"],
                 "p50 s": warm["p50"],
                 "p95 s": warm["p95"],
+                "cpu p50 s": fin["result"]["warm_cpu"]["p50"],
                 "mean s": warm["mean"],
                 "max s": warm["max"],
                 "n": warm["n"],

@@ -157,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
                 "rebuild s": r["seconds"],
                 "again s": a["seconds"],
                 "×floor": ratio,
+                "rebuild cpu s": r["cpu_seconds"],
+                "×floor cpu": r["cpu_seconds"] / f["cpu_seconds"] if f["cpu_seconds"] else None,
                 "ch/s": c["chapters"] / r["seconds"],
                 "MB/s": c["mb"] / r["seconds"],
                 "peak RSS MB": r["peak_rss_mb"],

@@ -175,9 +175,10 @@ def phase_run(
 ) -> dict:
     """Run ``module:function(**kwargs)`` in a fresh Python process set up against ``db``.
 
-    Returns ``{"seconds", "peak_rss_mb", "baseline_rss_mb", "result"}``: the wall time of the call
-    alone (not the interpreter start or ``django.setup()``), the process's peak RSS, and its RSS
-    just before the call (the cost of the interpreter + Django + imports). With ``profile``, the call
+    Returns ``{"seconds", "cpu_seconds", "peak_rss_mb", "baseline_rss_mb", "result"}``: the wall
+    time of the call alone (not the interpreter start or ``django.setup()``), the CPU time (user +
+    system) of the call, which a busy machine disturbs less than the wall time, the process's peak
+    RSS, and its RSS just before the call (the cost of the interpreter + Django + imports). With ``profile``, the call
     runs under cProfile and the stats are written there (read them with ``profile_top``); the
     timing then includes cProfile's overhead."""
     with tempfile.NamedTemporaryFile(prefix="wn-phase-", suffix=".json", delete=False) as f:
@@ -214,15 +215,29 @@ def _phase_main(argv: list[str]) -> int:
 
         profiler = cProfile.Profile()
         profiler.enable()
+    cpu_start = cpu_seconds()
     start = time.perf_counter()
     result = fn(**kwargs)
     seconds = time.perf_counter() - start
+    cpu = cpu_seconds() - cpu_start
     if profiler is not None:
         profiler.disable()
         profiler.dump_stats(args.profile)
-    payload = {"seconds": seconds, "peak_rss_mb": peak_rss_mb(), "baseline_rss_mb": baseline, "result": result}
+    payload = {
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "peak_rss_mb": peak_rss_mb(),
+        "baseline_rss_mb": baseline,
+        "result": result,
+    }
     Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, default=_jsonable), encoding="utf-8")
     return 0
+
+
+def cpu_seconds() -> float:
+    """User + system CPU time of this process so far (seconds)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def profile_top(path: Path, *, limit: int = 25, sort: str = "cumulative") -> str:
