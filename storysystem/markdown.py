@@ -63,6 +63,12 @@ def story_markdown(data: dict[str, Any]) -> str:
         f"- 基础检索表：{'、'.join(route['base_tables'])}",
         f"- 动态检索表：{'、'.join(route['dynamic_tables'])}",
         f"- 必选爽点：{_value(route.get('required_payoffs', []))}",
+    ]
+    ruling = route.get("ruling")
+    if ruling:
+        parts = "；".join(f"{k}：{v}" for k, v in ruling.items() if k not in ("code", "table", "library") and v)
+        lines.append(f"- 裁决规则：{ruling['code']}（{parts}）")
+    lines += [
         "",
         "## Master Constraints",
     ]

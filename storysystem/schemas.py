@@ -54,6 +54,7 @@ class RouteOut(Schema):
     required_payoffs: list[str]
     genre_filter: list[str]
     weight: float
+    ruling: dict[str, Any] | None
 
 
 class StorySystemOut(Schema):

@@ -213,6 +213,7 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
             "required_payoffs": [],
             "genre_filter": [genre] if genre else [],
             "weight": 1.0,
+            "ruling": None,
         }
     _, top, _ = ranked[0]
     fields = top.payload["fields"]
@@ -221,7 +222,7 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
     if genre:
         genre_filter.append(genre)
     genre_filter = [g for g in dict.fromkeys(genre_filter) if g and g != "全部"]
-    return {
+    route = {
         "method": method,
         "genre": fields.get(ROUTE_NAME, "").strip(),
         "canonical_genre": fields.get("canonical_genre", "").strip() or fields.get(ROUTE_NAME, "").strip(),
@@ -234,6 +235,13 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
         "genre_filter": genre_filter,
         "weight": _row_weight(top),
     }
+    ruling = _ruling(route, query)
+    route["ruling"] = _ruling_out(ruling) if ruling else None
+    return route
+
+
+def _key(item: dict[str, Any]) -> tuple[str, str, str]:
+    return (item["library"], item["table"], item["code"])
 
 
 # ---------------------------------------------------------------- StorySystemDict
@@ -293,6 +301,38 @@ def _context(
             }
         )
     return items, trace
+
+
+RULING_COLUMNS = ("题材", "风格优先级", "爽点优先级", "节奏默认策略", "毒点权重", "冲突裁决", "contract注入层")
+
+
+def _ruling(route: dict[str, Any], query: str) -> Doc | None:
+    """The adjudication rule (a 裁决规则-style row: 题材 + 冲突裁决 columns) of the route's canonical
+    genre; with several for one genre, the one whose 关键词 the query or the route name mentions."""
+    genre = route["canonical_genre"]
+    rows = [
+        d
+        for d in index_get().docs
+        if "冲突裁决" in d.payload["fields"] and d.payload["fields"].get("题材", "").strip() == genre
+    ]
+    if not rows:
+        return None
+    text = f"{query} {route['genre']}"
+
+    def mentions(doc: Doc) -> int:
+        return sum(len(k) for k in doc.payload["keywords"] if k in text)
+
+    return sorted(rows, key=lambda d: (-mentions(d), d.library != "seed", d.code))[0]
+
+
+def _ruling_out(doc: Doc) -> dict[str, Any]:
+    fields = doc.payload["fields"]
+    return {
+        "code": doc.code,
+        "table": doc.table,
+        "library": doc.library,
+        **{c: fields[c] for c in RULING_COLUMNS if c in fields},
+    }
 
 
 def _row_payload(route: dict[str, Any]) -> dict[str, Any] | None:
@@ -444,16 +484,22 @@ def _story_system_build(
     base, base_trace = _context(route, query, route["base_tables"], int(conf("base_top_k")))
     dynamic, dynamic_trace = _context(route, query, route["dynamic_tables"], int(conf("dynamic_top_k")), base)
     row = _row_payload(route)
+    ruling = index_get().doc_by_key.get(_key(route["ruling"])) if route["ruling"] else None
     constraints, constraint_trace = _master_constraints(row, base, dynamic, overrides)
     author_anti = [t for t in constraints["全局毒点"] if "全局毒点" in overrides] + list(add_anti_patterns or [])
     anti = anti_patterns_merge(
         anti_patterns_of(row) if row else [],
+        anti_patterns_of(ruling.payload) if ruling else [],
         *[anti_patterns_of(_payload_of(item)) for item in [*base, *dynamic]],
         _author_items(author_anti),
     )
     trace = []
     if route["primary"]:
         trace.append({"kind": "route", **{k: route["primary"][k] for k in ("code", "table", "library", "score")}})
+    if ruling:
+        trace.append(
+            {"kind": "ruling", "code": ruling.code, "table": ruling.table, "library": ruling.library, "score": 0.0}
+        )
     for c in route["candidates"]:
         trace.append({"kind": "candidate", **{k: c[k] for k in ("code", "table", "library", "score")}})
     for kind, items in (("base", base), ("dynamic", dynamic)):

@@ -22,6 +22,7 @@ def test_keyword_route_with_evidence():
     assert route["dynamic_tables"] == ["桥段套路", "爽点与节奏", "场景写法"]
     assert route["default_query_terms"] == ["退婚", "打脸", "逆袭", "誓约"]
     assert route["required_payoffs"] == ["当众立誓", "首次反打", "约定之日兑现"]
+    assert route["ruling"] is None  # the seed has no 裁决规则 table
 
 
 def test_several_hits_rank_primary_and_candidates():
@@ -74,6 +75,7 @@ def test_generic_fallback():
         "required_payoffs": [],
         "genre_filter": [],
         "weight": 1.0,
+        "ruling": None,
     }
     unknown = genre_route(query="随便", genre="不存在的题材")
     assert (unknown["method"], unknown["genre"], unknown["genre_filter"]) == (
@@ -135,3 +137,28 @@ def test_refcsv_routes(refcsv_only):
     trace = [t for t in data["source_trace"] if t["kind"] == "constraint" and t["field"] == "主冲突模板"]
     assert trace == [{"kind": "constraint", "field": "主冲突模板", "source_code": "TR-001", "source_table": "桥段套路"}]
     assert data["master_constraints"]["主冲突模板"].startswith("退婚三年之约：当众羞辱、身份贬低、旧关系断裂 → ")
+
+
+def test_refcsv_route_carries_the_genre_ruling_and_its_anti_patterns(refcsv_only):
+    route = genre_route(query="都市里觉醒异能")
+    assert route["primary"]["code"] == "GR-010"
+    assert route["ruling"] == {
+        "code": "RS-006",
+        "table": "裁决规则",
+        "library": "refcsv",
+        "题材": "都市",
+        "风格优先级": route["ruling"]["风格优先级"],
+        "爽点优先级": route["ruling"]["爽点优先级"],
+        "节奏默认策略": route["ruling"]["节奏默认策略"],
+        "毒点权重": route["ruling"]["毒点权重"],
+        "冲突裁决": "爽点与节奏 > 场景写法 > 桥段套路",
+        "contract注入层": route["ruling"]["contract注入层"],
+    }
+    data = story_system_build(query="都市里觉醒异能")
+    ruled = [(a["text"], a["field"]) for a in data["anti_patterns"] if a["source_code"] == "RS-006"]
+    assert ruled == [("战力体系自相矛盾", "反模式"), ("升级无代价", "反模式"), ("打斗无策略", "反模式")]
+    assert {"kind": "ruling", "code": "RS-006", "table": "裁决规则", "library": "refcsv", "score": 0.0} in data[
+        "source_trace"
+    ]
+    # several rulings for 都市 and nothing in the query names one: the first by 编号
+    assert genre_route(query="x", genre="都市")["ruling"]["code"] == "RS-004"
