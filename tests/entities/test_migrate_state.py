@@ -269,3 +269,28 @@ def test_missing_or_broken_state_file(tmp_path):
     (tmp_path / ".webnovel" / "state.json").write_text("{oops", encoding="utf-8")
     with pytest.raises(CommandError, match="不是有效的 JSON（第 1 行第 2 列）"):
         _run(str(tmp_path))
+
+
+def test_current_wins_over_an_existing_file_entity(tmp_path):
+    state = {
+        "progress": {"current_chapter": 20},
+        "entities_v3": {"角色": {"xiaoyan": {"name": "萧炎", "current": {"realm": "斗王"}, "aliases": ["炎帝"]}}},
+        "state_changes": [{"entity_id": "xiaoyan", "field": "realm", "old": "斗者", "new": "斗师", "chapter": 10}],
+    }
+    root, _ = _project(tmp_path, state)
+    book = Book.objects.create(slug="dp", root=str(root.resolve()))
+    Entity.objects.create(
+        book=book, entity_id="xiaoyan", type="角色", canonical_name="萧炎", base_state={"realm": "斗者"}
+    )
+    summary = _run(str(root), "--commit")
+    assert summary["book"] == "dp" and summary["keys"]["entities_v3"]["current_reconciled"] == 1
+    xiaoyan = Entity.objects.get(entity_id="xiaoyan")
+    assert xiaoyan.source == "file" and xiaoyan.base_state == {"realm": "斗者"}
+    assert [entity_state_as_of(entity=xiaoyan, chapter=n)["realm"] for n in (9, 10, 19, 20)] == [
+        "斗者",
+        "斗师",
+        "斗师",
+        "斗王",
+    ]
+    assert StateChange.objects.get(chapter=20).reason == "迁移：以 state.json 的 current 为准"
+    assert _run(str(root), "--commit")["changed"] is False

@@ -105,3 +105,22 @@ def test_manual_tags_are_applied_at_finalize_and_replaced_on_refinalize(book):
     mentions_index(book=book, numbers=[2], removed=[])
     assert entity_state_as_of(entity=lin) == {"realm": "炼气三层", "possessions": ["断剑"], "hp": 10}
     assert StateChange.objects.filter(entity=lin, source="tag").count() == 1
+
+
+def test_alias_window_applies_to_resolution(book):
+    from webnovel.exceptions import NotFound
+
+    with pytest.raises(NotFound):
+        alias_resolve(book=book, alias="林宗主", chapter=79)
+    assert alias_resolve(book=book, alias="林宗主", chapter=80).entity_id == "linfeng"
+    assert alias_resolve(book=book, alias="林宗主").entity_id == "linfeng"  # no chapter: any window
+
+
+def test_pinyin_ids_with_type_prefix_and_collision_suffix(book):
+    from entities.services import entity_create
+
+    assert entity_create(book=book, name="青岚宗", type="势力").entity_id == "faction_qinglanzong_1"
+    assert entity_create(book=book, name="青岚宗", type="势力").entity_id == "faction_qinglanzong_2"
+    assert entity_create(book=book, name="青岚十三式", type="招式").entity_id == "skill_qinglanshisanshi"
+    assert entity_create(book=book, name="断剑 青岚", type="物品").entity_id == "item_duanjianqinglan"
+    assert entity_create(book=book, name="林风", type="角色").entity_id == "linfeng_1"
