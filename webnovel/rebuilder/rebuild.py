@@ -75,7 +75,8 @@ def report_parsed_write(*, parsed: ParsedBook, report: dict[str, Any]) -> Book:
     book = book_lock(slug=config.slug, defaults={"root": str(parsed.root)})
     previous = set(Chapter.objects.filter(book=book).values_list("number", flat=True))
     for model in (Chapter, Fingerprint, Thread, Secret, Document, TimelineRow, SourceFile):
-        model.objects.filter(book=book).delete()
+        # only("pk"): tables with children are collected before deletion; skip decoding their JSON
+        model.objects.filter(book=book).only("pk").delete()
     counts = report["counts"]
     counts["chapters"], counts["words"] = rows.chapters_create(book=book, chapters=parsed.chapters)
     counts["fingerprints"] = counts["chapters"]
