@@ -668,8 +668,10 @@ def _chapter_contributions(
                 ignored[name] = value
             continue
         fields[name] = value
+    ruling = index_get().doc_by_key.get(_key(route["ruling"])) if own_route and route.get("ruling") else None
     anti = anti_patterns_merge(
         anti_patterns_of(row) if row else [],
+        anti_patterns_of(ruling.payload) if ruling else [],
         *[anti_patterns_of(_payload_of(item)) for item in dynamic],
         _author_items([t for t in explicit.get("全局毒点", [])] + list(add_anti_patterns or [])),
     )

@@ -156,3 +156,31 @@ def test_seed_export_round_trip(tmp_path):
     references_export(directory=tmp_path, library="seed")
     for path in sorted(SEED.glob("*.csv")):
         assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name
+
+
+def test_seed_routing_table_has_at_least_twelve_genres_and_every_route_table_exists():
+    rows = ReferenceEntry.objects.filter(table__library__name="seed", table__name="题材与调性推理")
+    genres = [r.extra["题材/流派"] for r in rows]
+    assert len(genres) == 15 and len(set(genres)) == 15
+    seed_tables = set(ReferenceTable.objects.filter(library__name="seed").values_list("name", flat=True))
+    for r in rows:
+        for column in ("推荐基础检索表", "推荐动态检索表"):
+            assert set(r.extra[column].split("|")) <= seed_tables, (r.code, column)
+
+
+def test_export_command_and_admin_library_zip(tmp_path, capsys, admin_client):
+    import zipfile
+
+    call_command("export_references", str(tmp_path), "--library", "seed")
+    assert len(capsys.readouterr().out.splitlines()) == 8
+    assert (tmp_path / "桥段套路.csv").read_bytes() == (SEED / "桥段套路.csv").read_bytes()
+    with pytest.raises(CommandError, match="资料库 'nope' 不存在"):
+        call_command("export_references", str(tmp_path), "--library", "nope")
+    seed = ReferenceLibrary.objects.get(name="seed")
+    resp = admin_client.post(
+        "/admin/storysystem/referencelibrary/", {"action": "export_csv", "_selected_action": [seed.pk]}
+    )
+    assert resp["Content-Type"] == "application/zip"
+    archive = zipfile.ZipFile(io.BytesIO(resp.content))
+    assert sorted(archive.namelist())[0] == "seed/人设与关系.csv"
+    assert archive.read("seed/题材与调性推理.csv") == (SEED / "题材与调性推理.csv").read_bytes()
