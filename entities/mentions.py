@@ -82,10 +82,14 @@ def _fingerprint(book: Book) -> tuple:
 
 def names_load(*, book: Book) -> Names:
     names: Names = defaultdict(list)
-    for pk, entity_id, name in Entity.objects.filter(book=book).values_list("pk", "entity_id", "canonical_name"):
+    for pk, entity_id, name in (
+        Entity.objects.filter(book=book).order_by().values_list("pk", "entity_id", "canonical_name")
+    ):
         names[name].append((pk, entity_id, None, None))
-    for pk, entity_id, name, valid_from, valid_to in Alias.objects.filter(book=book).values_list(
-        "entity_id", "entity__entity_id", "alias", "valid_from", "valid_to"
+    for pk, entity_id, name, valid_from, valid_to in (
+        Alias.objects.filter(book=book)
+        .order_by()
+        .values_list("entity_id", "entity__entity_id", "alias", "valid_from", "valid_to")
     ):
         entries = names[name]
         # An alias equal to the canonical name (or repeated) adds nothing unless it narrows a window.

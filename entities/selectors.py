@@ -26,17 +26,17 @@ from webnovel.models import Book
 
 
 def _alias_matches(*, book: Book, alias: str, type: str | None, chapter: int | None) -> QuerySet[Entity]:
+    # One query: the aliases (within their window) as a subquery, or the canonical name.
     rows = Alias.objects.filter(book=book, alias=alias)
-    if type:
-        rows = rows.filter(entity__type=type)
     if chapter is not None:
         rows = rows.filter(Q(valid_from__isnull=True) | Q(valid_from__lte=chapter))
         rows = rows.filter(Q(valid_to__isnull=True) | Q(valid_to__gte=chapter))
-    by_name = Entity.objects.filter(book=book, canonical_name=alias)
+    matches = Entity.objects.filter(book=book).filter(
+        Q(id__in=rows.order_by().values("entity_id")) | Q(canonical_name=alias)
+    )
     if type:
-        by_name = by_name.filter(type=type)
-    ids = set(rows.values_list("entity_id", flat=True)) | set(by_name.values_list("id", flat=True))
-    return Entity.objects.filter(id__in=ids).order_by("type", "entity_id")
+        matches = matches.filter(type=type)
+    return matches.order_by("type", "entity_id")
 
 
 def alias_resolve(*, book: Book, alias: str, type: str | None = None, chapter: int | None = None) -> Entity:
@@ -70,9 +70,9 @@ def alias_index(*, book: Book) -> dict[str, set[int]]:
     """Every name of the book's entities (canonical names and aliases, ignoring validity windows)
     → the primary keys of the entities it names."""
     index: dict[str, set[int]] = defaultdict(set)
-    for name, pk in Entity.objects.filter(book=book).values_list("canonical_name", "id"):
+    for name, pk in Entity.objects.filter(book=book).order_by().values_list("canonical_name", "id"):
         index[name].add(pk)
-    for name, pk in Alias.objects.filter(book=book).values_list("alias", "entity_id"):
+    for name, pk in Alias.objects.filter(book=book).order_by().values_list("alias", "entity_id"):
         index[name].add(pk)
     return dict(index)
 

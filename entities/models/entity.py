@@ -37,7 +37,10 @@ class Entity(models.Model):
     class Meta:
         ordering = ["book", "type", "entity_id"]
         constraints = [models.UniqueConstraint(fields=["book", "entity_id"], name="uniq_entity_id")]
-        indexes = [models.Index(fields=["book", "type", "canonical_name"], name="entity_type_name_idx")]
+        indexes = [
+            models.Index(fields=["book", "type", "canonical_name"], name="entity_type_name_idx"),
+            models.Index(fields=["book", "canonical_name"], name="entity_name_idx"),
+        ]
         verbose_name = "实体"
         verbose_name_plural = "实体"
 
