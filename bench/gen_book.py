@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import functools
 import json
 import math
 import random
@@ -237,7 +238,7 @@ class Entity:
         return [self.name] + [a["alias"] for a in self.aliases if (a.get("from") or 0) <= chapter]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Params:
     chapters: int
     seed: int = 1
@@ -671,6 +672,12 @@ def _state(p: Params) -> tuple[random.Random, list[Entity], list[ThreadPlan]]:
     return rng, cast, threads
 
 
+@functools.lru_cache(maxsize=4)
+def _cast(p: Params) -> list[Entity]:
+    """The cast of a book, rebuilt from its arguments (cached: chapter_append is called in loops)."""
+    return _state(p)[1]
+
+
 def generate_book(
     out: Path,
     *,
@@ -781,8 +788,8 @@ def chapter_append(root: Path, *, number: int | None = None) -> Path:
     """
     root = Path(root)
     params = json.loads((root / PARAMS_FILE).read_text(encoding="utf-8"))
+    cast = _cast(Params(**params))
     p = Params(**params)
-    _, cast, _ = _state(p)
     if number is None:
         number = p.chapters + 1
         while chapter_path(root, number).exists() or _any_chapter_file(root, number):
