@@ -296,3 +296,39 @@ def test_dump_book_command(mini, tmp_path, capsys):
     assert target.read_text(encoding="utf-8") == _dump()
     with pytest.raises(CommandError, match="书籍 'nope' 不存在"):
         call_command("dump_book", "nope")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("existing", [False, True], ids=["new-book", "existing-book"])
+def test_concurrent_rebuilds_never_interleave(mini, existing):
+    import threading
+
+    from django.db import connection
+
+    if connection.vendor == "sqlite" and not connection.settings_dict["TEST"].get("NAME"):
+        pytest.skip("in-memory SQLite test database: threads share one cache; run with SQLITE_TEST_PATH or PostgreSQL")
+    if existing:
+        book_rebuild(root=mini)
+    reports, failures = [], []
+
+    def run():
+        try:
+            reports.append(book_rebuild(root=mini))
+        except Exception as exc:  # noqa: BLE001 - the test asserts there were none
+            failures.append(repr(exc))
+        finally:
+            connection.close()
+
+    workers = [threading.Thread(target=run) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert failures == []
+    assert [r["counts"] for r in reports] == [MINI_COUNTS] * 3
+    assert Book.objects.filter(slug="mini").count() == 1
+    assert Chapter.objects.filter(book__slug="mini").count() == 3
+    assert Alias.objects.filter(book__slug="mini").count() == 7
+    first = _dump()
+    book_rebuild(root=mini)
+    assert _dump() == first

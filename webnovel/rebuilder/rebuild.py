@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from threads.models import Secret, Thread
@@ -48,10 +48,14 @@ def book_lock(*, slug: str, defaults: dict[str, Any]) -> Book:
     """Get or create the book row and lock it until the transaction ends, so two rebuilds / syncs of
     one book never interleave (PostgreSQL row lock; SQLite's IMMEDIATE transactions serialize writers)."""
     book = Book.objects.select_for_update().filter(slug=slug).first()
-    if book is None:
-        book = Book.objects.create(slug=slug, **defaults)
-        book = Book.objects.select_for_update().get(pk=book.pk)
-    return book
+    if book is not None:
+        return book
+    try:
+        with transaction.atomic():  # a savepoint: a concurrent first rebuild may win the insert
+            Book.objects.create(slug=slug, **defaults)
+    except IntegrityError:
+        pass
+    return Book.objects.select_for_update().get(slug=slug)
 
 
 def book_rebuild(*, root: Path) -> dict[str, Any]:
