@@ -157,6 +157,10 @@ def index_build(*, token: str, entries: list[Any]) -> Index:
                 payload=_payload(entry, banned),
             )
         )
+        payload = index.docs[-1].payload
+        payload["anti_patterns"] = anti_patterns_normalize(
+            table=payload["table"], code=payload["code"], cells=payload["anti_pattern_cells"]
+        )
     index.doc_by_key = {(d.library, d.table, d.code): d for d in index.docs}
     n = len(index.docs)
     if not n:
@@ -195,8 +199,17 @@ def _payload(entry: Any, banned: set[str]) -> dict[str, Any]:
         "summary": entry.summary,
         "detail": entry.detail,
         "fields": {k: v for k, v in (entry.extra or {}).items() if k not in banned},
-        "anti_pattern_cells": {k: v for k, v in (entry.extra or {}).items() if k in anti_pattern_fields()},
+        "anti_pattern_cells": {k: v for k, v in (entry.extra or {}).items() if k in banned},
     }
+
+
+def anti_patterns_normalize(*, table: str, code: str, cells: dict[str, str]) -> list[dict[str, str]]:
+    """One entry's anti-patterns: every value of every anti-pattern column, in field-map order."""
+    return [
+        {"text": text, "source_table": table, "source_code": code, "field": column}
+        for column in anti_pattern_fields()
+        for text in split_multi(cells.get(column, ""))
+    ]
 
 
 _lock = threading.Lock()
@@ -221,9 +234,15 @@ def index_get() -> Index:
     pinned = _pinned.get()
     if pinned is not None:
         return pinned
+    from django.db import connection
+
     from storysystem.models import LibraryState, ReferenceEntry
 
-    token = LibraryState.objects.filter(pk=1).values_list("token", flat=True).first() or ""
+    # Raw SQL: this runs before every search, and the ORM's query building costs more than the query.
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT token FROM {LibraryState._meta.db_table} WHERE id = 1")
+        row = cursor.fetchone()
+    token = row[0] if row else ""
     # The settings that shape the index are part of its key (tests and admins may change them).
     token += repr((anti_pattern_fields(), conf("field_weights"), conf("bm25_k1"), conf("bm25_b")))
     current = _cached

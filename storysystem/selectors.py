@@ -24,14 +24,8 @@ AUTHOR = "作者"
 
 
 def anti_patterns_of(payload: dict[str, Any]) -> list[dict[str, str]]:
-    """The normalized anti-patterns of one entry: every value of every anti-pattern column."""
-    items = []
-    for column in anti_pattern_fields():
-        for text in split_multi(payload["anti_pattern_cells"].get(column, "")):
-            items.append(
-                {"text": text, "source_table": payload["table"], "source_code": payload["code"], "field": column}
-            )
-    return items
+    """The normalized anti-patterns of one entry (computed once, when the index is built)."""
+    return [dict(item) for item in payload.get("anti_patterns", ())]
 
 
 def _result(doc: Doc, score: float, matched: list[str], rank: int) -> dict[str, Any]:
@@ -531,7 +525,7 @@ def _story_system_build(
 
 def _payload_of(item: dict[str, Any]) -> dict[str, Any]:
     doc = index_get().doc_by_key.get((item["library"], item["table"], item["code"]))
-    return doc.payload if doc else {"anti_pattern_cells": {}, "table": item["table"], "code": item["code"]}
+    return doc.payload if doc else {"anti_patterns": [], "table": item["table"], "code": item["code"]}
 
 
 # ---------------------------------------------------------------- stored settings and the merge
