@@ -475,6 +475,11 @@ def _story_system_build(
         raise InvalidInput("需要查询词或题材（--genre）", extra={"field": "query"})
     overrides = overrides_clean(overrides=overrides)
     route = genre_route(query=query, genre=genre)
+    if route["primary"] is None and not genre and book is not None and book.genre.strip():
+        # The query routes nowhere: the book's own genre (book.yaml) beats the generic route.
+        by_book = genre_route(query=query, genre=book.genre)
+        if by_book["primary"] is not None:
+            route = {**by_book, "method": "book_genre"}
     base, base_trace = _context(route, query, route["base_tables"], int(conf("base_top_k")))
     dynamic, dynamic_trace = _context(route, query, route["dynamic_tables"], int(conf("dynamic_top_k")), base)
     row = _row_payload(route)

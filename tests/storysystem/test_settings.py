@@ -208,3 +208,11 @@ def test_book_without_root_cannot_persist(db):
     with pytest.raises(InvalidInput, match="没有书籍文件夹"):
         story_master_build(book=rootless, query="玄幻退婚流", persist=True)
     assert not StorySetting.objects.filter(book=rootless).exists()
+
+
+def test_a_vague_query_falls_back_to_the_books_genre_before_the_generic_route(book):
+    data, _ = story_master_build(book=book, query="随便写点什么")
+    assert (data["route"]["method"], data["route"]["primary"]["code"]) == ("book_genre", "S-GR-001")
+    assert data["meta"]["explicit_genre"] is None and data["meta"]["inferred_genre"] == "玄幻退婚流"
+    # without a book (or with an explicit genre) the usual order holds
+    assert story_master_build(book=book, query="随便写点什么", genre="现言")[0]["route"]["method"] == "explicit"
