@@ -44,7 +44,11 @@ class Chapter(models.Model):
     class Meta:
         ordering = ["book", "number"]
         constraints = [models.UniqueConstraint(fields=["book", "number"], name="uniq_chapter_number")]
-        indexes = [models.Index(fields=["book", "volume", "number"], name="chapter_volume_idx")]
+        indexes = [
+            models.Index(fields=["book", "volume", "number"], name="chapter_volume_idx"),
+            # finalize / sync replace a chapter by the file it came from
+            models.Index(fields=["book", "source_path"], name="chapter_source_idx"),
+        ]
         verbose_name = "章节"
         verbose_name_plural = "章节"
 

@@ -67,6 +67,7 @@ class TimelineRow(models.Model):
     class Meta:
         ordering = ["book", "volume", "order"]
         constraints = [models.UniqueConstraint(fields=["book", "volume", "order"], name="uniq_timeline_row")]
+        indexes = [models.Index(fields=["book", "source_path"], name="timeline_source_idx")]
         verbose_name = "时间线条目"
         verbose_name_plural = "时间线"
 
