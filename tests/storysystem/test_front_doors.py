@@ -233,3 +233,21 @@ def test_admin_edit_entry_goes_through_the_service_and_export(staff):
     text = resp.content.decode("utf-8-sig")
     assert "打脸|当众打脸|反转|啪啪打脸" in text
     assert text.splitlines()[0].startswith("编号,适用技能,分类,层级,关键词")
+
+
+def test_admin_pages_render(staff, book):
+    story_master_build(book=book, query="玄幻退婚流", persist=True)
+    master = StorySetting.objects.get(book=book, chapter__isnull=True)
+    for url in (
+        "/admin/storysystem/referencelibrary/",
+        "/admin/storysystem/referencetable/",
+        "/admin/storysystem/referenceentry/?table__name=桥段套路",
+        "/admin/storysystem/referenceentry/?q=退婚",
+        "/admin/storysystem/storysetting/add/",
+        f"/admin/storysystem/storysetting/{master.pk}/change/",
+    ):
+        assert staff.get(url).status_code == 200, url
+    page = staff.get(f"/admin/storysystem/storysetting/{master.pk}/change/").content.decode()
+    assert "## Anti-Patterns（绝对毒点，切勿触碰）" in page
+    resp = staff.post("/admin/storysystem/storysetting/", {"action": "write_files", "_selected_action": [master.pk]})
+    assert resp.status_code == 302
