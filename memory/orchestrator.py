@@ -42,6 +42,7 @@ RETRIEVE = 8
 LAYER_ORDER = {"working": 0, "scratchpad": 1, "episodic": 2}
 
 C = Fact.Category
+CATEGORY_LABELS = dict(Fact.Category.choices)
 
 
 @dataclass
@@ -230,7 +231,7 @@ def _fact_items(
     latest_outdated: dict[tuple[str, str, str], tuple[Fact, str]] = {}
     for fact, status, reason in rows:
         g = (fact.category, fact.subject, fact.field)
-        title = f"{fact.get_category_display()}·{fact.subject}·{fact.field}（第{fact.source_chapter}章）"
+        title = f"{CATEGORY_LABELS[fact.category]}·{fact.subject}·{fact.field}（第{fact.source_chapter}章）"
         item = Item(
             id=f"fact:{fact.key}", layer="scratchpad", kind=fact.category, title=title, text=fact.value, priority=0
         )
@@ -292,7 +293,7 @@ def _fact_items(
                 id=f"fact:{fact.key}",
                 layer="scratchpad",
                 kind=fact.category,
-                title=f"{fact.get_category_display()}·{fact.subject}·{fact.field}（第{fact.source_chapter}章）",
+                title=f"{CATEGORY_LABELS[fact.category]}·{fact.subject}·{fact.field}（第{fact.source_chapter}章）",
                 text=fact.value,
                 priority=0,
                 reason=f"已过时：{reason}",

@@ -13,19 +13,25 @@ unset, unreachable, malformed answer — falls back to BM25 and says so in the p
 """
 
 import bisect
+import hashlib
 import heapq
 import json
 import logging
+import marshal
 import math
 import os
 import re
 import threading
+import time
 import urllib.request
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 import ahocorasick
-from django.db.models import Count, Max
+from django.conf import settings
+from django.db.models import Count, Max, Sum
+from django.db.models.functions import Length
 
 from entities.models import Alias, Entity
 from memory.models import Chunk
@@ -38,6 +44,7 @@ _ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 _SCENE_BREAK = re.compile(r"^\s*(?:\*\s*\*\s*\*|-{3,}|＊{3,}|◇+|◆+|~{3,}|……{2,})\s*$", re.MULTILINE)
 SCENE_CHARS = 400
 QUERY_TERMS = 48
+MAX_POSTINGS = 40_000
 K1 = 1.5
 B = 0.75
 
@@ -205,33 +212,93 @@ class Bm25Index:
             weights.append((-idf, term, qtf, idf))
         weights.sort()
         scores: dict[int, float] = {}
+        scanned = 0
+        norms = self.norms
         for _, term, qtf, idf in weights[:QUERY_TERMS]:
             docs, tfs = self.postings[term]
             stop = bisect.bisect_left(docs, end)
+            if scores and scanned + stop > MAX_POSTINGS:
+                break  # the rarest terms are scored first; the common rest barely moves the ranking
+            scanned += stop
             w = idf * qtf * (K1 + 1)
-            norms = self.norms
             for i in range(stop):
                 doc = docs[i]
                 if doc in skip:
                     continue
                 tf = tfs[i]
                 scores[doc] = scores.get(doc, 0.0) + w * tf / (tf + norms[doc])
-        best = heapq.nsmallest(
-            limit,
-            scores.items(),
+        if not scores:
+            return []
+        # Cut at the limit-th best score first (cheap), then order the survivors with the full tie-break.
+        floor = heapq.nlargest(limit, scores.values())[-1] - 1e-9
+        best = sorted(
+            ((d, v) for d, v in scores.items() if v >= floor),
             key=lambda kv: (-round(kv[1], 9), -self.chapters[kv[0]], self.kinds[kv[0]], self.orders[kv[0]]),
         )
-        return best
+        return best[:limit]
+
+
+def _disk_cache_dir() -> Path | None:
+    """Where built indexes are kept between processes (``WEBNOVEL_MEMORY_INDEX_DIR``; default
+    var/memory-index). Off under tests: test databases reuse ids from run to run."""
+    configured = os.environ.get("WEBNOVEL_MEMORY_INDEX_DIR", "").strip()
+    if configured.lower() in {"off", "0", "none"}:
+        return None
+    if configured:
+        return Path(configured)
+    if os.environ.get("WEBNOVEL_TESTING"):
+        return None
+    return Path(settings.BASE_DIR) / "var" / "memory-index"
+
+
+def _disk_key(*, book: Book, stamp: tuple[int, int]) -> str:
+    """A key naming the exact chunk set: the database, the book, the chunk count and highest id (ids
+    only grow), and the total length of the terms (guards against a database recreated with the same
+    ids, e.g. after a flush)."""
+    total = Chunk.objects.filter(book=book).aggregate(t=Sum(Length("terms")))["t"] or 0
+    db = settings.DATABASES["default"]
+    raw = f"{db.get('ENGINE')}|{db.get('HOST')}|{db.get('NAME')}|{book.pk}|{stamp}|{total}"
+    return hashlib.sha1(raw.encode("utf-8")).hexdigest()[:20]
 
 
 def bm25_index(*, book: Book) -> Bm25Index:
-    """The book's BM25 index, cached in-process until its chunks change (count or highest id)."""
+    """The book's BM25 index: cached in-process until its chunks change (count or highest id), and on
+    disk so that a fresh process (a ``context`` command) loads it instead of rebuilding it."""
     agg = Chunk.objects.filter(book=book).aggregate(n=Count("id"), m=Max("id"))
     stamp = (agg["n"] or 0, agg["m"] or 0)
     with _lock:
         cached = _index_cache.get(book.pk)
         if cached is not None and cached.stamp == stamp:
             return cached
+    folder = _disk_cache_dir()
+    path = folder / f"{_disk_key(book=book, stamp=stamp)}.marshal" if folder is not None and stamp[0] else None
+    index = None
+    if path is not None and path.is_file():
+        try:
+            ids, chapters, kinds, orders, norms, postings = marshal.loads(path.read_bytes())
+            index = Bm25Index(stamp, ids, chapters, kinds, orders, norms, postings)
+        except (OSError, ValueError, EOFError, TypeError):
+            index = None
+    if index is None:
+        index = _bm25_build(book=book, stamp=stamp)
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                for old in path.parent.glob("*.marshal"):
+                    if old != path and old.stat().st_mtime < time.time() - 3600:
+                        old.unlink(missing_ok=True)  # stale indexes of earlier chunk sets
+                tmp = path.with_suffix(".tmp")
+                data = (index.ids, index.chapters, index.kinds, index.orders, index.norms, index.postings)
+                tmp.write_bytes(marshal.dumps(data))
+                tmp.replace(path)
+            except OSError:
+                logger.warning("无法写入检索索引缓存 %s", path, exc_info=True)
+    with _lock:
+        _index_cache[book.pk] = index
+    return index
+
+
+def _bm25_build(*, book: Book, stamp: tuple[int, int]) -> Bm25Index:
     ids, chapters, kinds, orders, lengths = [], [], [], [], []
     postings: dict[str, tuple[list[int], list[int]]] = {}
     rows = (
@@ -256,10 +323,7 @@ def bm25_index(*, book: Book) -> Bm25Index:
     avgdl = (sum(lengths) / len(lengths)) if lengths else 1.0
     avgdl = avgdl or 1.0
     norms = [K1 * (1 - B + B * length / avgdl) for length in lengths]
-    index = Bm25Index(stamp, ids, chapters, kinds, orders, norms, postings)
-    with _lock:
-        _index_cache[book.pk] = index
-    return index
+    return Bm25Index(stamp, ids, chapters, kinds, orders, norms, postings)
 
 
 # --- embeddings ----------------------------------------------------------------------------------

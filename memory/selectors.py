@@ -100,7 +100,20 @@ def facts_as_of(
     """Facts established at or before ``as_of`` with their status *at that chapter* and the reason,
     re-resolved from the group (so a pack for an old chapter sees that chapter's truth)."""
     # Evidence is not read here and is the bulk of a row: deferring it halves a pack's build time.
-    rows = Fact.objects.filter(book=book, source_chapter__lte=as_of).defer("evidence")
+    rows = Fact.objects.filter(book=book, source_chapter__lte=as_of).only(
+        "pk",
+        "key",
+        "category",
+        "subject",
+        "field",
+        "value",
+        "source_chapter",
+        "confidence",
+        "entity_ref",
+        "revises",
+        "closed_chapter",
+        "decided_at",
+    )
     if categories:
         rows = rows.filter(category__in=categories)
     if subjects is not None:
@@ -279,7 +292,7 @@ def pacing_signals(*, book: Book, chapter: int, window: int = 10) -> dict[str, A
     for number, opens, advances, closes in (
         Chapter.objects.filter(book=book, number__lt=chapter)
         .order_by("-number")
-        .values_list("number", "opens", "advances", "closes")[:200]
+        .values_list("number", "opens", "advances", "closes")[:100]
     ):
         for tid in list(opens or []) + list(advances or []) + list(closes or []):
             kind = types.get(str(tid))
