@@ -281,3 +281,14 @@ def test_finalize_and_sync_commands(mini, capsys):
         call_command("finalize", "mini", "0")
     with pytest.raises(CommandError, match="书籍 'nope' 不存在"):
         call_command("sync", "nope")
+
+
+def test_finalize_broken_chapter_changes_nothing(mini):
+    before = book_dump(book=_book())
+    book_write(mini, CHAPTER_4_PATH, "---\ntitle: 问剑\nthreads: {opens: [伏笔-001}\n---\n正文\n")
+    report = chapter_finalize(book=_book(), number=4)
+    assert report["ok"] is False
+    assert [(e["code"], e["file"], e["line"]) for e in report["errors"]] == [("yaml_error", CHAPTER_4_PATH, 3)]
+    assert book_dump(book=_book()) == before
+    with pytest.raises(CommandError, match="定稿失败：1 个错误"):
+        call_command("finalize", "mini", "4")
