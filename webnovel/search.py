@@ -119,8 +119,10 @@ def _keyword_rows(*, book: Book, query: str, limit: int | None) -> tuple[int, li
     tail = " ORDER BY l.chapter, l.line" + (f" LIMIT {int(limit)}" if limit is not None else "")
     if connection.vendor == "sqlite" and len(query) >= _FTS_MIN_CHARS:
         phrase = '"' + query.replace('"', '""') + '"'
-        source = f"{FTS_TABLE} f JOIN {LINE_TABLE} l ON l.id = f.rowid"
-        where = f"{FTS_TABLE} MATCH %s AND l.book_id = %s"
+        source = f"{LINE_TABLE} l"
+        # The FTS match must drive the query: as a plain join, SQLite's planner walks the line
+        # table in (book, chapter, line) order for the ORDER BY and probes the FTS table per row.
+        where = f"l.id IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s) AND l.book_id = %s"
         params = [phrase, book.pk]
     elif connection.vendor == "postgresql":
         source = f"{LINE_TABLE} l"
