@@ -116,6 +116,53 @@ def sync_phase(root: str, repeat: int, chapters: int) -> dict:
 # --- the benchmark ----------------------------------------------------------------------------------
 
 
+def size_measure(bench: Bench, n: int, repeat: int) -> tuple[dict, dict, float]:
+    """Rebuild a copy of the n-chapter book, then time finalize and sync on it."""
+    bench.log(f"{n} chapters: copy book, rebuild (setup)")
+    root = book_copy(synthetic_book(n), bench.workdir() / f"book{n}")
+    db = bench.database(label=f"db{n}")
+    setup = phase_run("bench.bench_finalize:rebuild_phase", {"root": str(root)}, db=db)
+    bench.log(f"{n} chapters: rebuilt in {setup['seconds']:.1f}s; finalize ×{repeat + 1}")
+    profile = bench.profile_path(f"finalize-{n}")
+    fin = phase_run(
+        "bench.bench_finalize:finalize_phase", {"root": str(root), "repeat": repeat}, db=db, profile=profile
+    )
+    bench.profile_report(profile)
+    warm = fin["result"]["warm"]
+    row = {
+        "chapters": n,
+        "cold s": fin["result"]["cold"],
+        "p50 s": warm["p50"],
+        "p95 s": warm["p95"],
+        "cpu p50 s": fin["result"]["warm_cpu"]["p50"],
+        "mean s": warm["mean"],
+        "max s": warm["max"],
+        "n": warm["n"],
+        "peak RSS MB": fin["peak_rss_mb"],
+        "check": "ok" if fin["result"]["added"] == repeat + 1 else f"added {fin['result']['added']}",
+    }
+    bench.log(f"{n} chapters: finalize p50 {warm['p50'] * 1000:.0f} ms; sync")
+    sync = phase_run(
+        "bench.bench_finalize:sync_phase",
+        {"root": str(root), "repeat": max(3, repeat // 2), "chapters": n},
+        db=db,
+        profile=bench.profile_path(f"sync-{n}"),
+    )
+    bench.profile_report(bench.profile_path(f"sync-{n}"))
+    edited = sync["result"]["edited"]
+    sync_row = {
+        "chapters": n,
+        "no change s": sync["result"]["noop"],
+        "1 edited p50 s": edited["p50"],
+        "1 edited p95 s": edited["p95"],
+        "n": edited["n"],
+        "peak RSS MB": sync["peak_rss_mb"],
+        "changed files": "/".join(str(c) for c in sync["result"]["changed_per_sync"]),
+    }
+    bench.extra.setdefault("details", {})[str(n)] = {"setup_rebuild": setup, "finalize": fin, "sync": sync}
+    return row, sync_row, warm["p50"]
+
+
 def main(argv: list[str] | None = None) -> int:
     bench = Bench("finalize", description=__doc__, argv=argv)
     bench.parser.add_argument("--repeat", type=int, default=20, help="finalize calls timed per book (default 20)")
@@ -126,53 +173,11 @@ def main(argv: list[str] | None = None) -> int:
 
     rows, sync_rows, p50s = [], [], {}
     for n in sizes:
-        bench.log(f"{n} chapters: copy book, rebuild (setup)")
-        root = book_copy(synthetic_book(n), bench.workdir() / f"book{n}")
-        db = bench.database(label=f"db{n}")
-        setup = phase_run("bench.bench_finalize:rebuild_phase", {"root": str(root)}, db=db)
-        bench.log(f"{n} chapters: rebuilt in {setup['seconds']:.1f}s; finalize ×{repeat + 1}")
-        profile = bench.profile_path(f"finalize-{n}")
-        fin = phase_run(
-            "bench.bench_finalize:finalize_phase", {"root": str(root), "repeat": repeat}, db=db, profile=profile
-        )
-        bench.profile_report(profile)
-        warm = fin["result"]["warm"]
-        p50s[n] = warm["p50"]
-        rows.append(
-            {
-                "chapters": n,
-                "cold s": fin["result"]["cold"],
-                "p50 s": warm["p50"],
-                "p95 s": warm["p95"],
-                "cpu p50 s": fin["result"]["warm_cpu"]["p50"],
-                "mean s": warm["mean"],
-                "max s": warm["max"],
-                "n": warm["n"],
-                "peak RSS MB": fin["peak_rss_mb"],
-                "check": "ok" if fin["result"]["added"] == repeat + 1 else f"added {fin['result']['added']}",
-            }
-        )
-        bench.log(f"{n} chapters: finalize p50 {warm['p50'] * 1000:.0f} ms; sync")
-        sync = phase_run(
-            "bench.bench_finalize:sync_phase",
-            {"root": str(root), "repeat": max(3, repeat // 2), "chapters": n},
-            db=db,
-            profile=bench.profile_path(f"sync-{n}"),
-        )
-        bench.profile_report(bench.profile_path(f"sync-{n}"))
-        edited = sync["result"]["edited"]
-        sync_rows.append(
-            {
-                "chapters": n,
-                "no change s": sync["result"]["noop"],
-                "1 edited p50 s": edited["p50"],
-                "1 edited p95 s": edited["p95"],
-                "n": edited["n"],
-                "peak RSS MB": sync["peak_rss_mb"],
-                "changed files": "/".join(str(c) for c in sync["result"]["changed_per_sync"]),
-            }
-        )
-        bench.extra.setdefault("details", {})[str(n)] = {"setup_rebuild": setup, "finalize": fin, "sync": sync}
+        measured = bench.attempt(f"{n} chapters", lambda n=n: size_measure(bench, n, repeat))
+        if measured:
+            row, sync_row, p50s[n] = measured
+            rows.append(row)
+            sync_rows.append(sync_row)
 
     bench.table("chapter_finalize of one new chapter (N+1)", rows)
     bench.table("book_sync", sync_rows)
@@ -184,8 +189,7 @@ def main(argv: list[str] | None = None) -> int:
             f"finalize p50 {large:,} / {small:,} chapters = {ratio:.2f}× "
             f"(goal ≤ {GOAL_RATIO:g}×: {goal_mark(ratio, GOAL_RATIO)})"
         )
-    bench.finish()
-    return 0
+    return bench.finish()
 
 
 if __name__ == "__main__":

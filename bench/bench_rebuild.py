@@ -130,18 +130,24 @@ def main(argv: list[str] | None = None) -> int:
         if XIYOUJI.exists():
             book_dir = bench.workdir() / "xiyouji"
             bench.log("西游记: import_txt")
-            imported = phase_run(
-                "bench.bench_rebuild:import_phase",
-                {"source": str(XIYOUJI), "out": str(book_dir)},
-                db=bench.database(label="db-import"),
+            imported = bench.attempt(
+                "西游记 import_txt",
+                lambda: phase_run(
+                    "bench.bench_rebuild:import_phase",
+                    {"source": str(XIYOUJI), "out": str(book_dir)},
+                    db=bench.database(label="db-import"),
+                ),
             )
-            bench.extra["xiyouji_import"] = {"seconds": imported["seconds"], "result": imported["result"]}
-            cases.append(case_measure(bench, "西游记", book_dir))
+            if imported:
+                bench.extra["xiyouji_import"] = {"seconds": imported["seconds"], "result": imported["result"]}
+                cases.append(bench.attempt("西游记", lambda: case_measure(bench, "西游记", book_dir)))
         else:
             bench.note(f"西游记 skipped: {XIYOUJI} not found")
     for n in sizes:
         bench.log(f"synthetic {n}: generate (cached under bench/out/books/)")
-        cases.append(case_measure(bench, f"合成 {n:,} 章", synthetic_book(n)))
+        label = f"合成 {n:,} 章"
+        cases.append(bench.attempt(label, lambda n=n, label=label: case_measure(bench, label, synthetic_book(n))))
+    cases = [c for c in cases if c]
 
     rows = []
     for c in cases:
@@ -188,8 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{cases[0]['rebuild']['baseline_rss_mb']:.0f} MB."
         )
     bench.extra["cases"] = cases
-    bench.finish()
-    return 0
+    return bench.finish()
 
 
 if __name__ == "__main__":

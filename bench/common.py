@@ -165,6 +165,10 @@ def database_flush() -> None:
 # --- phases in fresh subprocesses -----------------------------------------------------------------
 
 
+class PhaseError(RuntimeError):
+    """A phase's subprocess exited with an error (its stderr tail is the message)."""
+
+
 def phase_run(
     target: str,
     kwargs: dict[str, Any] | None = None,
@@ -190,7 +194,7 @@ def phase_run(
             cmd += ["--profile", str(profile)]
         proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
-            raise RuntimeError(f"phase {target} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+            raise PhaseError(f"phase {target} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
         return json.loads(out.read_text(encoding="utf-8"))
     finally:
         out.unlink(missing_ok=True)
@@ -387,6 +391,7 @@ class Bench:
         self.tables: list[dict[str, Any]] = []
         self.notes: list[str] = []
         self.extra: dict[str, Any] = {}
+        self.failures: list[str] = []
         self._workdir: Path | None = None
         self.started = time.perf_counter()
         self.load_start = _loadavg()
@@ -432,6 +437,17 @@ class Bench:
         print(f"--- profile {path} (cumulative)", file=sys.stderr)
         print(profile_top(path, limit=limit, sort="cumulative"), file=sys.stderr)
 
+    def attempt(self, label: str, fn: Callable[[], Any]) -> Any:
+        """Run one case; a failing phase is logged and noted (the run goes on, and exits non-zero)."""
+        try:
+            return fn()
+        except PhaseError as exc:
+            last = [line for line in str(exc).splitlines() if line.strip()][-1:]
+            self.log(f"{label} FAILED:\n{exc}")
+            self.failures.append(label)
+            self.note(f"{label}: FAILED ({last[0] if last else exc})")
+            return None
+
     def log(self, message: str) -> None:
         """Progress goes to stderr, so ``--json`` output stays clean."""
         print(f"[{self.name} {time.perf_counter() - self.started:6.1f}s] {message}", file=sys.stderr, flush=True)
@@ -442,7 +458,8 @@ class Bench:
     def note(self, text: str) -> None:
         self.notes.append(text)
 
-    def finish(self) -> None:
+    def finish(self) -> int:
+        """Print the results; return the exit status (1 when a case failed)."""
         # Figures are only comparable on a quiet machine: record how busy it was.
         load = f"load average (1 min) {self.load_start} at start, {_loadavg()} at end; {os.cpu_count()} CPUs"
         self.extra.setdefault("machine", load)
@@ -453,6 +470,7 @@ class Bench:
                 "cpus": os.cpu_count(),
                 "database": "postgresql" if "postgres" in os.environ.get("DATABASE_URL", "") else "sqlite",
                 "tables": [{"title": t["title"], "rows": t["rows"]} for t in self.tables],
+                "failures": self.failures,
                 "notes": self.notes,
                 **self.extra,
             }
@@ -468,6 +486,7 @@ class Bench:
                 print(f"(kept {self._workdir})", file=sys.stderr)
             else:
                 shutil.rmtree(self._workdir, ignore_errors=True)
+        return 1 if self.failures else 0
 
 
 def _loadavg() -> float | None:
