@@ -113,6 +113,7 @@ class Chunk(models.Model):
     order = models.PositiveIntegerField(default=0)
     text = models.TextField()
     terms = models.TextField(blank=True, help_text="检索用词项，空格分隔（中文二元组 + 实体名）")
+    source_hash = models.CharField(max_length=40, blank=True, help_text="生成片段时章节文件与实体名的指纹")
 
     class Meta:
         ordering = ["book", "chapter", "kind", "order"]

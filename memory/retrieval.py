@@ -134,42 +134,72 @@ def scenes_split(body: str) -> list[str]:
     return scenes
 
 
+def _chapter_stamp(*, content_hash: str, summary: str | None, body: str | None, names: NameIndex) -> str:
+    """What a chapter's chunks were built from: the chapter file and the book's names (terms include them)."""
+    base = content_hash or hashlib.sha1(f"{summary}\x1f{body}".encode()).hexdigest()
+    return hashlib.sha1(f"{base}|{names.stamp}".encode()).hexdigest()[:20]
+
+
 def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
-    """(Re)build the retrieval chunks of ``chapters`` (``full``: of the whole book)."""
-    names = _name_automaton(book=book)
+    """(Re)build the retrieval chunks of ``chapters`` (``full``: of the whole book). A chapter whose
+    file and the book's names are unchanged since its chunks were built is skipped, so re-indexing a
+    rebuilt book costs only what changed."""
+    names = name_index(book=book)
     rows = Chapter.objects.filter(book=book)
-    if full:
-        Chunk.objects.filter(book=book).delete()
-    else:
+    if not full:
         rows = rows.filter(number__in=chapters)
-        Chunk.objects.filter(book=book, chapter__in=chapters).delete()
+    built = dict(
+        Chunk.objects.filter(book=book)
+        .filter(**({} if full else {"chapter__in": chapters}))
+        .values_list("chapter", "source_hash")
+        .distinct()
+    )
+    present = dict(rows.values_list("number", "content_hash"))
+    gone = [n for n in built if n not in present]
+    if gone:
+        Chunk.objects.filter(book=book, chapter__in=gone).delete()
+    todo = [
+        n
+        for n, h in present.items()
+        if not h or built.get(n) != _chapter_stamp(content_hash=h, summary=None, body=None, names=names)
+    ]
     new = []
-    for number, summary, body in rows.order_by("number").values_list("number", "summary", "body").iterator():
-        if summary.strip():
-            new.append(
-                Chunk(
-                    book=book,
-                    chapter=number,
-                    kind=Chunk.Kind.SUMMARY,
-                    order=0,
-                    text=summary.strip(),
-                    terms=" ".join(text_terms(summary, names=names)),
+    for start in range(0, len(todo), 500):
+        part = sorted(todo[start : start + 500])
+        Chunk.objects.filter(book=book, chapter__in=part).delete()
+        for number, content_hash, summary, body in (
+            Chapter.objects.filter(book=book, number__in=part)
+            .order_by("number")
+            .values_list("number", "content_hash", "summary", "body")
+        ):
+            stamp = _chapter_stamp(content_hash=content_hash, summary=summary, body=body, names=names)
+            if summary.strip():
+                new.append(
+                    Chunk(
+                        book=book,
+                        chapter=number,
+                        kind=Chunk.Kind.SUMMARY,
+                        order=0,
+                        text=summary.strip(),
+                        terms=" ".join(text_terms(summary, names=names.automaton)),
+                        source_hash=stamp,
+                    )
                 )
-            )
-        for i, scene in enumerate(scenes_split(body)):
-            new.append(
-                Chunk(
-                    book=book,
-                    chapter=number,
-                    kind=Chunk.Kind.SCENE,
-                    order=i,
-                    text=scene,
-                    terms=" ".join(text_terms(scene, names=names)),
+            for i, scene in enumerate(scenes_split(body)):
+                new.append(
+                    Chunk(
+                        book=book,
+                        chapter=number,
+                        kind=Chunk.Kind.SCENE,
+                        order=i,
+                        text=scene,
+                        terms=" ".join(text_terms(scene, names=names.automaton)),
+                        source_hash=stamp,
+                    )
                 )
-            )
-        if len(new) >= 2000:
-            Chunk.objects.bulk_create(new, batch_size=500)
-            new = []
+            if len(new) >= 2000:
+                Chunk.objects.bulk_create(new, batch_size=500)
+                new = []
     Chunk.objects.bulk_create(new, batch_size=500)
     return Chunk.objects.filter(book=book).count()
 

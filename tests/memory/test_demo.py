@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from memory.models import Fact
+from memory.models import Chunk, Fact
 from memory.orchestrator import build_memory_pack
 from tests.conftest import DEMO_BOOK
 
@@ -45,9 +45,13 @@ def test_rebuild_fills_the_memory_and_a_second_rebuild_changes_nothing(demo, dja
     }
     assert Fact.objects.filter(book=demo, category="world_rules", status="active").count() == 6
     before = sorted(Fact.objects.filter(book=demo).values_list("key", "status"))
+    chunks = sorted(Chunk.objects.filter(book=demo).values_list("id", flat=True))
+    assert len(chunks) > 24
     with django_capture_on_commit_callbacks(execute=True):
         book_rebuild(root=DEMO_BOOK)
     assert sorted(Fact.objects.filter(book=demo).values_list("key", "status")) == before
+    # unchanged chapter files are not re-chunked
+    assert sorted(Chunk.objects.filter(book=demo).values_list("id", flat=True)) == chunks
 
 
 def test_demo_pack_for_chapter_21(demo):
