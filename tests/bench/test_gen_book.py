@@ -129,3 +129,22 @@ def test_book_reader_finds_no_issue_in_a_generated_book(tmp_path):
     assert len(book.entities) == counts["entities"] == 70
     assert sum(len([a for a in e.aliases if a.alias != e.name]) for e in book.entities) == 100
     assert sorted({c.volume for c in book.chapters}) == [1, 2]
+
+
+@pytest.mark.django_db
+def test_a_generated_book_rebuilds_without_errors_or_warnings(tmp_path):
+    from webnovel.models import Chapter
+    from webnovel.rebuilder import book_rebuild
+
+    root = tmp_path / "gen-book"
+    counts = generate_book(
+        root, chapters=40, seed=4, entities=40, aliases=60, threads=8, secrets=3, chars_per_chapter=500
+    )
+    report = book_rebuild(root=root)
+    assert report["errors"] == []
+    assert report["warnings"] == []
+    assert report["counts"]["chapters"] == 40
+    assert report["counts"]["threads"] == 8
+    assert report["counts"]["secrets"] == 3
+    assert report["counts"]["entities"] == counts["entities"] == 40
+    assert Chapter.objects.filter(book__slug="gen-book").count() == 40
