@@ -60,6 +60,7 @@ class NameIndex:
     stamp: tuple[int, int, int, int]
     automaton: "ahocorasick.Automaton | None"
     characters: dict[str, tuple[int, ...]]  # name → pks of live characters it names
+    fingerprint: str  # of the names themselves: stable across rebuilds (ids are not)
 
 
 def name_index(*, book: Book) -> NameIndex:
@@ -92,7 +93,8 @@ def name_index(*, book: Book) -> NameIndex:
         for name in sorted(names):
             automaton.add_word(name, name)
         automaton.make_automaton()
-    index = NameIndex(stamp, automaton, {k: tuple(sorted(v)) for k, v in characters.items()})
+    fingerprint = hashlib.sha1("\x1f".join(sorted(names)).encode("utf-8")).hexdigest()[:20]
+    index = NameIndex(stamp, automaton, {k: tuple(sorted(v)) for k, v in characters.items()}, fingerprint)
     with _lock:
         _names_cache[book.pk] = index
     return index
@@ -137,7 +139,7 @@ def scenes_split(body: str) -> list[str]:
 def _chapter_stamp(*, content_hash: str, summary: str | None, body: str | None, names: NameIndex) -> str:
     """What a chapter's chunks were built from: the chapter file and the book's names (terms include them)."""
     base = content_hash or hashlib.sha1(f"{summary}\x1f{body}".encode()).hexdigest()
-    return hashlib.sha1(f"{base}|{names.stamp}".encode()).hexdigest()[:20]
+    return hashlib.sha1(f"{base}|{names.fingerprint}".encode()).hexdigest()[:20]
 
 
 def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
