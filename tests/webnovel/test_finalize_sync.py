@@ -292,3 +292,29 @@ def test_finalize_broken_chapter_changes_nothing(mini):
     assert book_dump(book=_book()) == before
     with pytest.raises(CommandError, match="定稿失败：1 个错误"):
         call_command("finalize", "mini", "4")
+
+
+def test_finalize_trusts_size_and_mtime_sync_hashes(mini):
+    thread = mini / "线索/悬念-001.md"
+    stat = thread.stat()
+    original = thread.read_text(encoding="utf-8")
+    # same size, same mtime, different content: finalize skips the file without reading it …
+    thread.write_text(original.replace("老者身份", "老人身份"), encoding="utf-8")
+    os.utime(thread, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    book_write(mini, CHAPTER_4_PATH, CHAPTER_4)
+    report = chapter_finalize(book=_book(), number=4)
+    assert report["changed"] == []
+    assert Thread.objects.get(book__slug="mini", thread_id="悬念-001").title == "老者身份"
+    # … while sync always compares hashes
+    report = book_sync(book=_book())
+    assert report["changed"] == ["线索/悬念-001.md"]
+    assert Thread.objects.get(book__slug="mini", thread_id="悬念-001").title == "老人身份"
+
+
+def test_touched_file_is_unchanged_and_its_mtime_recorded(mini):
+    path = mini / "线索/悬念-001.md"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
+    book_write(mini, CHAPTER_4_PATH, CHAPTER_4)
+    report = chapter_finalize(book=_book(), number=4)
+    assert (report["added"], report["changed"]) == ([CHAPTER_4_PATH], [])
+    assert SourceFile.objects.get(book__slug="mini", path="线索/悬念-001.md").mtime_ns == path.stat().st_mtime_ns

@@ -31,6 +31,7 @@ def book_files_list(root: Path, *, skip_top: frozenset[str] = frozenset()) -> li
     found: list[tuple[str, str]] = []
     root_str = str(root)
     skipped = SKIPPED_DIRS | skip_top
+    prefix = len(os.path.join(root_str, ""))
     stack = [root_str]
     while stack:
         folder = stack.pop()
@@ -47,7 +48,7 @@ def book_files_list(root: Path, *, skip_top: frozenset[str] = frozenset()) -> li
                     continue
                 stack.append(entry.path)
                 continue
-            rel = os.path.relpath(entry.path, root_str).replace(os.sep, "/")
+            rel = entry.path[prefix:].replace(os.sep, "/")
             kind = file_kind(rel)
             if kind is not None:
                 found.append((rel, kind))
@@ -59,21 +60,29 @@ def file_read(root: Path, rel: str, kind: str) -> FileResult:
     """Read, hash and parse one file. A file that cannot be read or decoded gives an ``unreadable``
     error issue (and an empty hash) instead of raising."""
     try:
-        data = (root / rel).read_bytes()
+        data, mtime_ns = file_bytes_read(root / rel)
     except OSError as exc:
         result = FileResult(info=SourceInfo(path=rel, kind=kind, sha256="", size=0))
         result.issues.append(Issue("unreadable", rel, None, f"无法读取文件：{exc.strerror or exc}", ERROR))
         return result
-    return file_bytes_parse(root, rel, kind, data)
+    return file_bytes_parse(root, rel, kind, data, mtime_ns=mtime_ns)
+
+
+def file_bytes_read(path: Path) -> tuple[bytes, int]:
+    """The bytes of a file and its mtime, taken from the same open file."""
+    with open(path, "rb") as handle:
+        return handle.read(), os.fstat(handle.fileno()).st_mtime_ns
 
 
 def file_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def file_bytes_parse(root: Path, rel: str, kind: str, data: bytes, *, sha256: str | None = None) -> FileResult:
+def file_bytes_parse(
+    root: Path, rel: str, kind: str, data: bytes, *, sha256: str | None = None, mtime_ns: int | None = None
+) -> FileResult:
     """Hash (unless given) and parse the bytes of one file."""
-    info = SourceInfo(path=rel, kind=kind, sha256=sha256 or file_sha256(data), size=len(data))
+    info = SourceInfo(path=rel, kind=kind, sha256=sha256 or file_sha256(data), size=len(data), mtime_ns=mtime_ns)
     result = FileResult(info=info)
     try:
         text = data.decode("utf-8-sig")

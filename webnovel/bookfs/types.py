@@ -29,6 +29,7 @@ class SourceInfo:
     kind: str
     sha256: str
     size: int
+    mtime_ns: int | None = None  # lets finalize skip re-hashing unchanged settings files
 
 
 @dataclass

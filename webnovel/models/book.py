@@ -62,6 +62,9 @@ class SourceFile(models.Model):
     kind = models.CharField(max_length=40)
     content_hash = models.CharField(max_length=64)
     size = models.PositiveBigIntegerField(default=0)
+    mtime_ns = models.BigIntegerField(
+        null=True, blank=True, help_text="读取时的修改时间（纳秒）：定稿时大小与时间都未变的文件不再重算哈希"
+    )
 
     class Meta:
         ordering = ["book", "path"]

@@ -20,6 +20,7 @@ from webnovel.bookfs import (
     chapter_threads_check,
     chapter_volume_resolve,
     file_bytes_parse,
+    file_bytes_read,
     file_read,
     file_sha256,
 )
@@ -33,6 +34,7 @@ from webnovel.rebuilder.rebuild import book_lock, book_rebuild
 
 DOCUMENT_KINDS = ("character_card", "worldview", "master_outline", "volume_outline", "style")
 ENTITY_KINDS = ("character_card", "roster")
+NON_CHAPTER_KINDS = ("book", "thread", "secret", "roster", "timeline", *DOCUMENT_KINDS)
 
 
 def _report(book: Book) -> dict[str, Any]:
@@ -69,7 +71,7 @@ def _rebuild_instead(book: Book, root: Path, report: dict[str, Any]) -> dict[str
 def chapter_path_find(*, book: Book, root: Path, number: int) -> str:
     """The chapter file of ``number``: its recorded path when still there, else found by name under
     定稿/正文/ (names only: no other chapter file is read)."""
-    recorded = Chapter.objects.filter(book=book, number=number).values_list("source_path", flat=True).first()
+    recorded = Chapter.objects.filter(book=book, number=number).order_by().values_list("source_path", flat=True).first()
     if recorded and (root / recorded).is_file():
         return recorded
     base = root / "定稿" / "正文"
@@ -93,28 +95,65 @@ def chapter_path_find(*, book: Book, root: Path, number: int) -> str:
 
 
 def _scan(
-    root: Path, listing: list[tuple[str, str]], stored: dict[str, str], report: dict[str, Any]
-) -> list[FileResult]:
-    """Hash every listed file; parse only those whose hash differs from ``stored``. A file that
-    vanished or cannot be read/decoded is reported and skipped (its previous rows stay)."""
-    results = []
+    root: Path,
+    listing: list[tuple[str, str]],
+    stored: dict[str, tuple[str, int, int | None]],
+    report: dict[str, Any],
+    *,
+    trust_stat: bool,
+) -> tuple[list[FileResult], dict[str, int]]:
+    """Hash the listed files and parse only those whose hash differs from ``stored`` (path → hash,
+    size, mtime). With ``trust_stat``, a file whose size and mtime are unchanged is not even read.
+    A file that vanished or cannot be read/decoded is reported and skipped (its previous rows stay).
+    Also returns {path: mtime} of unchanged files whose mtime moved (touched, checked out)."""
+    results, touched = [], {}
     for rel, kind in listing:
+        previous = stored.get(rel)
+        if trust_stat and previous is not None and previous[2] is not None:
+            try:
+                stat = os.stat(os.path.join(root, rel))
+            except OSError:
+                stat = None
+            if stat is not None and (stat.st_size, stat.st_mtime_ns) == (previous[1], previous[2]):
+                continue
         try:
-            data = (root / rel).read_bytes()
+            data, mtime_ns = file_bytes_read(root / rel)
         except OSError as exc:
             report["unreadable"].append({"file": rel, "message": f"无法读取：{exc.strerror or exc}"})
             continue
         sha = file_sha256(data)
-        if stored.get(rel) == sha:
+        if previous is not None and previous[0] == sha:
+            if previous[2] != mtime_ns:
+                touched[rel] = mtime_ns
             continue
-        result = file_bytes_parse(root, rel, kind, data, sha256=sha)
+        result = file_bytes_parse(root, rel, kind, data, sha256=sha, mtime_ns=mtime_ns)
         bad = [i for i in result.issues if i.code == "unreadable"]
         if bad:
             report["unreadable"].append({"file": rel, "message": bad[0].message})
             continue
-        report["changed" if rel in stored else "added"].append(rel)
+        report["changed" if previous is not None else "added"].append(rel)
         results.append(result)
-    return results
+    return results, touched
+
+
+def _stored(book: Book, **filters: Any) -> dict[str, tuple[str, int, int | None]]:
+    rows_ = (
+        SourceFile.objects.filter(book=book, **filters)
+        .order_by()
+        .values_list("path", "content_hash", "size", "mtime_ns")
+    )
+    return {path: (sha, size, mtime) for path, sha, size, mtime in rows_}
+
+
+@transaction.atomic
+def _mtimes_refresh(*, book: Book, touched: dict[str, int]) -> None:
+    """Record the new mtime of files whose content did not change, so the next finalize trusts it."""
+    if not touched:
+        return
+    files = list(SourceFile.objects.filter(book=book, path__in=list(touched)).only("pk", "path"))
+    for source in files:
+        source.mtime_ns = touched[source.path]
+    SourceFile.objects.bulk_update(files, ["mtime_ns"], batch_size=rows.BATCH)
 
 
 def chapter_finalize(*, book: Book, number: int) -> dict[str, Any]:
@@ -124,8 +163,10 @@ def chapter_finalize(*, book: Book, number: int) -> dict[str, Any]:
     report = _report(book)
     rel = chapter_path_find(book=book, root=root, number=number)
     chapter = file_read(root, rel, "chapter")
-    stored = dict(SourceFile.objects.filter(book=book).exclude(kind="chapter").values_list("path", "content_hash"))
-    previous_hash = SourceFile.objects.filter(book=book, path=rel).values_list("content_hash", flat=True).first()
+    stored = _stored(book, kind__in=NON_CHAPTER_KINDS)
+    previous_hash = (
+        SourceFile.objects.filter(book=book, path=rel).order_by().values_list("content_hash", flat=True).first()
+    )
     if previous_hash is None:
         report["added"].append(rel)
     elif previous_hash != chapter.info.sha256:
@@ -133,17 +174,22 @@ def chapter_finalize(*, book: Book, number: int) -> dict[str, Any]:
     else:
         report["unchanged"] = [rel]
     listing = book_files_list(root, skip_top=frozenset({"定稿"}))
-    results = [chapter, *_scan(root, listing, stored, report)]
+    scanned, touched = _scan(root, listing, stored, report, trust_stat=True)
+    results = [chapter, *scanned]
     present = {p for p, _ in listing}
     unreadable = {u["file"] for u in report["unreadable"]}
     removed = [
         (p, k)
-        for p, k in SourceFile.objects.filter(book=book, path__in=set(stored) - present).values_list("path", "kind")
+        for p, k in SourceFile.objects.filter(book=book, path__in=set(stored) - present)
+        .order_by()
+        .values_list("path", "kind")
     ]
     report["removed"] = sorted(p for p, _ in removed if p not in unreadable)
     if "book.yaml" in report["added"] + report["changed"] + report["removed"]:
         return _rebuild_instead(book, root, report)
     changes_apply(book=book, root=root, results=results, removed=removed, listing=listing, report=report, full=False)
+    if report["ok"]:
+        _mtimes_refresh(book=book, touched=touched)
     return report
 
 
@@ -153,14 +199,18 @@ def book_sync(*, book: Book) -> dict[str, Any]:
     root = _root(book)
     report = _report(book)
     listing = book_files_list(root)
-    stored = dict(SourceFile.objects.filter(book=book).values_list("path", "content_hash"))
-    results = _scan(root, listing, stored, report)
+    stored = _stored(book)
+    results, touched = _scan(root, listing, stored, report, trust_stat=False)
     present = {p for p, _ in listing}
-    removed = sorted(SourceFile.objects.filter(book=book, path__in=set(stored) - present).values_list("path", "kind"))
+    removed = sorted(
+        SourceFile.objects.filter(book=book, path__in=set(stored) - present).order_by().values_list("path", "kind")
+    )
     report["removed"] = [p for p, _ in removed]
     if "book.yaml" in report["added"] + report["changed"] + report["removed"]:
         return _rebuild_instead(book, root, report)
     changes_apply(book=book, root=root, results=results, removed=removed, listing=listing, report=report, full=True)
+    if report["ok"]:
+        _mtimes_refresh(book=book, touched=touched)
     return report
 
 
@@ -204,6 +254,7 @@ def changes_apply(
     for number, path in (
         Chapter.objects.filter(book=book, number__in=[c.number for c in chapters])
         .exclude(source_path__in=chapter_paths)
+        .order_by()
         .values_list("number", "source_path")
     ):
         issues.append(_duplicate(seen[number], f"章节号 {number} 重复：{path} 与 {seen[number]}"))
@@ -220,6 +271,7 @@ def changes_apply(
         for value, path in (
             model.objects.filter(book=book, **{f"{key}__in": list(mine)})
             .exclude(source_path__in=paths)
+            .order_by()
             .values_list(key, "source_path")
         ):
             issues.append(_duplicate(mine[value], f"{what} {value} 重复：{path} 与 {mine[value]}"))
@@ -227,6 +279,7 @@ def changes_apply(
     for kind, key, path in (
         Document.objects.filter(book=book, kind__in={k for k, _ in doc_keys}, key__in={k for _, k in doc_keys})
         .exclude(source_path__in=document_paths)
+        .order_by()
         .values_list("kind", "key", "source_path")
     ):
         if (kind, key) in doc_keys:
@@ -237,6 +290,7 @@ def changes_apply(
     for volume, path in (
         TimelineRow.objects.filter(book=book, volume__in=list(timeline_volumes))
         .exclude(source_path__in=timeline_paths)
+        .order_by()
         .values_list("volume", "source_path")
         .distinct()
     ):
@@ -252,7 +306,9 @@ def changes_apply(
 
     counts = report["rows"]
     # chapters and fingerprints
-    old_numbers = set(Chapter.objects.filter(book=book, source_path__in=chapter_paths).values_list("number", flat=True))
+    old_numbers = set(
+        Chapter.objects.filter(book=book, source_path__in=chapter_paths).order_by().values_list("number", flat=True)
+    )
     new_numbers = {c.number for c in chapters}
     removed_numbers = sorted(old_numbers - new_numbers)
     volume_rows = [
@@ -272,6 +328,7 @@ def changes_apply(
                 (number, volume, _folder_name(path, volume))
                 for number, volume, path in Chapter.objects.filter(book=book)
                 .order_by("number")
+                .order_by()
                 .values_list("number", "volume", "source_path")
             ),
         )
@@ -296,7 +353,7 @@ def changes_apply(
 
     # threads, secrets, documents, timelines
     old_thread_ids = set(
-        Thread.objects.filter(book=book, source_path__in=thread_paths).values_list("thread_id", flat=True)
+        Thread.objects.filter(book=book, source_path__in=thread_paths).order_by().values_list("thread_id", flat=True)
     )
     Thread.objects.filter(book=book, source_path__in=thread_paths).delete()
     counts["threads"] = rows.threads_create(book=book, threads=threads)
@@ -327,7 +384,7 @@ def changes_apply(
     # reference checks, scoped to what changed (sync also re-checks every chapter when a thread went away)
     referenced = {t for c in chapters for t in (*c.opens, *c.advances, *c.closes)}
     existing_threads = set(
-        Thread.objects.filter(book=book, thread_id__in=referenced).values_list("thread_id", flat=True)
+        Thread.objects.filter(book=book, thread_id__in=referenced).order_by().values_list("thread_id", flat=True)
     )
     for c in chapters:
         issues += chapter_threads_check(c, existing_threads)
@@ -336,12 +393,15 @@ def changes_apply(
         for number, path, opens, advances, closes in (
             Chapter.objects.filter(book=book)
             .exclude(number__in=new_numbers)
+            .order_by()
             .values_list("number", "source_path", "opens", "advances", "closes")
         ):
             for thread_id in sorted(gone_threads & {*opens, *advances, *closes}):
                 issues.append(Issue("unknown_thread", path, None, f"第{number}章引用的线索 {thread_id} 的文件已删除"))
     cited = {h.chapter for t in threads for h in t.history if h.chapter is not None}
-    existing_chapters = set(Chapter.objects.filter(book=book, number__in=cited).values_list("number", flat=True))
+    existing_chapters = set(
+        Chapter.objects.filter(book=book, number__in=cited).order_by().values_list("number", flat=True)
+    )
     for t in threads:
         for h in t.history:
             if h.chapter is not None and h.chapter not in existing_chapters:
@@ -349,9 +409,11 @@ def changes_apply(
                     Issue("missing_evidence_chapter", t.path, h.line, f"{t.thread_id} 履历引用的第{h.chapter}章不存在")
                 )
     if removed_numbers:
-        for thread_id, path, chapter in ThreadHistoryEntry.objects.filter(
-            thread__book=book, chapter__in=removed_numbers
-        ).values_list("thread__thread_id", "thread__source_path", "chapter"):
+        for thread_id, path, chapter in (
+            ThreadHistoryEntry.objects.filter(thread__book=book, chapter__in=removed_numbers)
+            .order_by()
+            .values_list("thread__thread_id", "thread__source_path", "chapter")
+        ):
             issues.append(Issue("missing_evidence_chapter", path, None, f"{thread_id} 履历引用的第{chapter}章已删除"))
 
     report["warnings"] = [i.as_dict() for i in issues if i.level != ERROR]

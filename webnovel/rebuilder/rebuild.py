@@ -77,7 +77,7 @@ def report_parsed_write(*, parsed: ParsedBook, report: dict[str, Any]) -> Book:
     """Write a parsed book (no errors) over the previous data of that book."""
     config = parsed.config
     book = book_lock(slug=config.slug, defaults={"root": str(parsed.root)})
-    previous = set(Chapter.objects.filter(book=book).values_list("number", flat=True))
+    previous = set(Chapter.objects.filter(book=book).order_by().values_list("number", flat=True))
     for model in (Chapter, Fingerprint, Thread, Secret, Document, TimelineRow, SourceFile):
         # only("pk"): tables with children are collected before deletion; skip decoding their JSON
         model.objects.filter(book=book).only("pk").delete()

@@ -179,7 +179,7 @@ def _pks(rows: list, model: type, book: Book, key: str, keys: list) -> dict:
     back otherwise)."""
     if all(r.pk is not None for r in rows):
         return {getattr(r, key): r.pk for r in rows}
-    return dict(model.objects.filter(book=book, **{f"{key}__in": keys}).values_list(key, "pk"))
+    return dict(model.objects.filter(book=book, **{f"{key}__in": keys}).order_by().values_list(key, "pk"))
 
 
 def secrets_create(*, book: Book, secrets: list[SecretData]) -> int:
@@ -224,7 +224,10 @@ def documents_create(*, book: Book, documents: list[DocumentData]) -> tuple[int,
     if all(r.pk is not None for r in rows):
         pks = {(r.kind, r.key): r.pk for r in rows}
     else:
-        pks = {(k, key): pk for k, key, pk in Document.objects.filter(book=book).values_list("kind", "key", "pk")}
+        pks = {
+            (k, key): pk
+            for k, key, pk in Document.objects.filter(book=book).order_by().values_list("kind", "key", "pk")
+        }
     sections = [
         {
             "document_id": pks[(d.kind, d.key[:200])],
@@ -261,7 +264,17 @@ def timeline_create(*, book: Book, rows: list[TimelineRowData]) -> int:
 def source_files_create(*, book: Book, files: list[SourceInfo]) -> int:
     return rows_insert(
         SourceFile,
-        [{"book_id": book.pk, "path": f.path, "kind": f.kind, "content_hash": f.sha256, "size": f.size} for f in files],
+        [
+            {
+                "book_id": book.pk,
+                "path": f.path,
+                "kind": f.kind,
+                "content_hash": f.sha256,
+                "size": f.size,
+                "mtime_ns": f.mtime_ns,
+            }
+            for f in files
+        ],
     )
 
 
@@ -274,8 +287,8 @@ def entities_write(*, book: Book, entities: list[EntityData]) -> tuple[int, int,
     reserved, so a file entry never takes one over."""
     current: dict[str, tuple] = {}
     existing: dict[str, tuple[int, str]] = {}
-    for eid, pk, source, *values in Entity.objects.filter(book=book).values_list(
-        "entity_id", "pk", "source", *ENTITY_FIELDS
+    for eid, pk, source, *values in (
+        Entity.objects.filter(book=book).order_by().values_list("entity_id", "pk", "source", *ENTITY_FIELDS)
     ):
         existing[eid] = (pk, source)
         current[eid] = tuple(values)
@@ -336,9 +349,9 @@ def entities_write(*, book: Book, entities: list[EntityData]) -> tuple[int, int,
     stale = [pk for eid, (pk, source) in existing.items() if source == "file" and eid not in seen]
     if stale:
         Entity.objects.filter(pk__in=stale).delete()
-    pks = dict(Entity.objects.filter(book=book, entity_id__in=seen).values_list("entity_id", "pk"))
+    pks = dict(Entity.objects.filter(book=book, entity_id__in=seen).order_by().values_list("entity_id", "pk"))
     Alias.objects.filter(book=book, source="file").delete()
-    curated = set(Alias.objects.filter(book=book).exclude(source="file").values_list("entity_id", "alias"))
+    curated = set(Alias.objects.filter(book=book).exclude(source="file").order_by().values_list("entity_id", "alias"))
     aliases = []
     for e in unique:
         pk = pks[e.entity_id]
