@@ -77,8 +77,35 @@ class ReferenceTableAdmin(admin.ModelAdmin):
         return _csv_response(list(queryset.select_related("library")))
 
 
+class ReferenceEntryForm(forms.ModelForm):
+    class Meta:
+        model = ReferenceEntry
+        fields = [
+            "table",
+            "code",
+            "position",
+            "skills",
+            "category",
+            "level",
+            "keywords",
+            "intents",
+            "genres",
+            "instruction",
+            "summary",
+            "detail",
+            "extra",
+        ]
+
+    def clean_extra(self):
+        extra = self.cleaned_data.get("extra")
+        if not isinstance(extra, dict):
+            raise forms.ValidationError("extra 必须是「列名: 文本」的 JSON 对象")
+        return extra
+
+
 @admin.register(ReferenceEntry)
 class ReferenceEntryAdmin(admin.ModelAdmin):
+    form = ReferenceEntryForm
     list_display = ["code", "table", "category", "level", "genres", "summary"]
     list_filter = ["table__library", "table__name", "level"]
     search_fields = ["code", "keywords", "intents", "summary"]

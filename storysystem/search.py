@@ -198,7 +198,7 @@ def _payload(entry: Any, banned: set[str]) -> dict[str, Any]:
         "instruction": entry.instruction,
         "summary": entry.summary,
         "detail": entry.detail,
-        "fields": {k: v for k, v in (entry.extra or {}).items() if k not in banned},
+        "fields": {k: str(v) for k, v in (entry.extra or {}).items() if k not in banned},
         "anti_pattern_cells": {k: v for k, v in (entry.extra or {}).items() if k in banned},
     }
 

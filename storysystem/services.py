@@ -156,6 +156,10 @@ def entry_save(*, entry: ReferenceEntry) -> ReferenceEntry:
     export shows the edit, and invalidate the search index."""
     if not entry.code.strip():
         raise InvalidInput("编号不能为空", extra={"table": entry.table.name})
+    if not isinstance(entry.extra, dict):
+        raise InvalidInput(f"{entry.code}：extra 必须是「列名: 文本」的对象", extra={"code": entry.code})
+    # cells are text: a number typed into the JSON widget is stored as its text, as a CSV would hold it
+    entry.extra = {str(k): "" if v is None else str(v) for k, v in entry.extra.items()}
     entry.code = entry.code.strip()
     entry.raw = _cells_from_fields(entry=entry, table=entry.table)
     entry.save()

@@ -251,3 +251,31 @@ def test_admin_pages_render(staff, book):
     assert "## Anti-Patterns（绝对毒点，切勿触碰）" in page
     resp = staff.post("/admin/storysystem/storysetting/", {"action": "write_files", "_selected_action": [master.pk]})
     assert resp.status_code == 302
+
+
+def test_admin_entry_extra_must_be_an_object_and_numbers_become_text(staff):
+    entry = ReferenceEntry.objects.get(table__library__name="seed", code="S-PA-003")
+    data = {
+        f: getattr(entry, f)
+        for f in (
+            "code",
+            "position",
+            "skills",
+            "category",
+            "level",
+            "keywords",
+            "intents",
+            "genres",
+            "instruction",
+            "summary",
+            "detail",
+        )
+    }
+    data["table"] = entry.table_id
+    data["extra"] = "[1, 2]"
+    page = staff.post(f"/admin/storysystem/referenceentry/{entry.pk}/change/", data)
+    assert page.status_code == 200 and "extra 必须是「列名: 文本」的 JSON 对象" in page.content.decode()
+    data["extra"] = json.dumps({**entry.extra, "节奏类型": 3}, ensure_ascii=False)
+    assert staff.post(f"/admin/storysystem/referenceentry/{entry.pk}/change/", data).status_code == 302
+    entry.refresh_from_db()
+    assert entry.extra["节奏类型"] == "3" and entry.raw[10] == "3"
