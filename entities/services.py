@@ -288,19 +288,24 @@ class _Refs:
     """Resolves entity references of one extraction: id, then an entities_new item of the same
     payload (by suggested_id or name), then a unique alias. Unknown / ambiguous → 422 naming the field."""
 
-    def __init__(self, book: Book, chapter: int, new_items: dict[str, int]) -> None:
+    def __init__(self, book: Book, chapter: int, new_items: dict[str, int], suggestions: list[Any]) -> None:
         self.book = book
         self.chapter = chapter
         self.new_items = new_items  # suggested_id / name → index in entities_new
+        self.suggestions = suggestions  # the entities_new items
         self.created: dict[int, Entity] = {}  # entities_new index → entity (once created)
         self.held: set[int] = set()  # entities_new indexes held in the pending queue
 
     def resolve(self, ref: str, *, field: str, type: str | None = None) -> Entity | int:
         entity = Entity.objects.filter(book=self.book, entity_id=ref).first()
+        if ref in self.new_items:
+            item = self.suggestions[self.new_items[ref]]
+            # Inside this payload a suggested id means the suggested entity, even when the id is
+            # already taken by someone else (the suggestion will get a fresh id).
+            if entity is None or (entity.canonical_name, entity.type) != (item.name, item.type):
+                return self.new_items[ref]
         if entity is not None:
             return entity
-        if ref in self.new_items:
-            return self.new_items[ref]
         try:
             return selectors.alias_resolve(book=self.book, alias=ref, type=type, chapter=self.chapter)
         except NotFound:
@@ -404,7 +409,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
         for key in (item.suggested_id, item.name):
             if key:
                 new_items.setdefault(key, i)
-    refs = _Refs(book, chapter, new_items)
+    refs = _Refs(book, chapter, new_items, data.entities_new)
     appeared_targets = [
         refs.resolve(a.id, field=f"entities_appeared[{i}].id", type=a.type)
         for i, a in enumerate(data.entities_appeared)
@@ -782,6 +787,17 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None) -> 
 
 
 def _pending_resolve(book: Book, ref: str, chapter: int | None, field: str) -> Entity:
+    """Within a chapter's held items a reference may name a new-entity suggestion of the same chapter
+    (by suggested_id or name): once confirmed, that is the entity it became (perhaps under another
+    id). Otherwise an entity by id or alias."""
+    confirmed = PendingItem.objects.filter(
+        book=book, chapter=chapter, kind=PendingItem.Kind.ENTITY_NEW, status=PendingItem.Status.CONFIRMED
+    )
+    for item in confirmed.order_by("-resolved_at", "-pk"):
+        if ref in (item.payload.get("suggested_id"), item.payload.get("name")) and item.resolution.get("entity"):
+            entity = Entity.objects.filter(book=book, entity_id=item.resolution["entity"]).first()
+            if entity is not None:
+                return entity
     try:
         return selectors.entity_get(book=book, ref=ref)
     except NotFound:

@@ -231,3 +231,26 @@ def test_relationship_graph_as_of_and_mermaid(book):
         '  n_zhaoyuan -->|"师兄"| n_linfeng',
         '  n_jianlao -->|"师徒"| n_linfeng',
     ]
+
+
+def test_a_suggested_id_taken_by_someone_else_still_means_the_suggestion(book):
+    payload = {
+        "entities_new": [
+            {"suggested_id": "linfeng", "name": "林枫", "type": "角色", "confidence": 0.9},
+            {"suggested_id": "jianlao", "name": "剑佬", "type": "角色", "confidence": 0.2},
+        ],
+        "state_changes": [
+            {"entity_id": "linfeng", "field": "realm", "new": "凡人", "confidence": 0.9},
+            {"entity_id": "jianlao", "field": "realm", "new": "元婴", "confidence": 0.9},
+        ],
+    }
+    result = extraction_ingest(book=book, chapter=4, payload=payload)
+    assert result["created_entities"] == ["linfeng_1"]
+    assert entity_state_as_of(entity=Entity.objects.get(entity_id="linfeng_1")) == {"realm": "凡人"}
+    assert entity_state_as_of(entity=Entity.objects.get(entity_id="linfeng")) == {"realm": "炼气三层"}
+    # The change of the held 剑佬 waits for it; once 剑佬 is confirmed (as jianlao_1) it lands there.
+    assert entity_state_as_of(entity=Entity.objects.get(entity_id="jianlao")) == {}
+    pending_item_confirm(item=PendingItem.objects.get(kind="entity_new"))
+    pending_item_confirm(item=PendingItem.objects.get(kind="state_change"))
+    assert entity_state_as_of(entity=Entity.objects.get(entity_id="jianlao_1")) == {"realm": "元婴"}
+    assert entity_state_as_of(entity=Entity.objects.get(entity_id="jianlao")) == {}
