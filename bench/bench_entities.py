@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import random
-import re
 import sys
 import time
 from pathlib import Path
@@ -30,7 +29,6 @@ from bench.common import REPO, Bench, phase_run, stats, synthetic_book  # noqa: 
 
 CORPUS = Path(__import__("os").environ.get("WEBNOVEL_SHARED", REPO.parent / "shared")) / "corpus"
 GOAL_SPEEDUP = 20.0
-_HEADING = re.compile(r"第[一二三四五六七八九十百零〇]+回")
 
 
 # --- inputs ------------------------------------------------------------------------------------------
@@ -42,15 +40,13 @@ def xiyouji_inputs() -> tuple[list[tuple[int, str, str]], dict[str, list[str]]] 
     text_path, gold_path = CORPUS / "xiyouji.txt", CORPUS / "xiyouji_aliases.json"
     if not text_path.exists():
         return None
-    chapters: list[list] = []
-    for line in text_path.read_text(encoding="utf-8").split("\n"):
-        if line.startswith("《》目录") and _HEADING.search(line):
-            chapters.append([len(chapters) + 1, line, []])
-        elif chapters:
-            chapters[-1][2].append(line)
+    from webnovel.importers.txt import txt_parse
+
+    book = txt_parse(text_path.read_text(encoding="utf-8"))
+    chapters = [(c.number, c.title, c.body) for c in sorted(book.chapters, key=lambda c: c.number)]
     gold = json.loads(gold_path.read_text(encoding="utf-8"))["characters"]
     names = {c["name"]: [a["alias"] for a in c["aliases"]] for c in gold}
-    return [(n, title, "\n".join(lines)) for n, title, lines in chapters], names
+    return chapters, names
 
 
 def synthetic_inputs(root: Path) -> tuple[list[tuple[int, str, str]], dict[str, list[str]]]:
