@@ -34,6 +34,8 @@ from django.db.models import Count, Max
 from entities.models import Alias, AmbiguousMention, Appearance, Entity
 from webnovel.models import Book, Chapter
 
+FLUSH_ROWS = 5000
+
 # name → [(entity pk, entity_id, valid_from, valid_to)]
 Names = dict[str, list[tuple[int, str, int | None, int | None]]]
 
@@ -231,6 +233,7 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
     ambiguous_stale.delete()
 
     matcher = matcher_get(book=book)
+    written = 0
     appearances: list[Appearance] = []
     ambiguous: list[AmbiguousMention] = []
     for chapter in chapters.only("number", "title", "body").order_by("number").iterator(chunk_size=200):
@@ -250,9 +253,12 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
             affected.add(pk)
         for name, hit in scan.ambiguous.items():
             ambiguous.append(AmbiguousMention(book=book, chapter=chapter.number, alias=name, **hit))
-    Appearance.objects.bulk_create(appearances, batch_size=1000)
+        if len(appearances) >= FLUSH_ROWS:  # bounded memory on a full rebuild of a long book
+            written += len(Appearance.objects.bulk_create(appearances, batch_size=1000))
+            appearances = []
+    written += len(Appearance.objects.bulk_create(appearances, batch_size=1000))
     AmbiguousMention.objects.bulk_create(ambiguous, batch_size=1000)
     if numbers is None:
         affected |= set(Entity.objects.filter(book=book).values_list("pk", flat=True))
     entity_appearance_refresh(entity_pks=affected)
-    return {"appearances": len(appearances), "ambiguous": len(ambiguous)}
+    return {"appearances": written, "ambiguous": len(ambiguous)}
