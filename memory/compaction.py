@@ -9,7 +9,9 @@
    contradicted facts, book-wide facts, and active world rules / open loops (those categories have no
    cap on active facts: losing one is exactly the failure this app exists to prevent).
 
-Ties are broken by key, so the same facts always compact the same way.
+Ties are broken by key, so the same facts always compact the same way. The keys of derived facts that
+were merged or dropped are kept as tombstones, so deriving the same chapters again (a rebuild) does not
+bring them back — compaction is not undone by the next update.
 """
 
 from collections import defaultdict
@@ -17,7 +19,7 @@ from collections import defaultdict
 from django.conf import settings
 from django.db import transaction
 
-from memory.models import Fact, FactEvent
+from memory.models import Fact, FactEvent, FactTombstone
 from memory.resolver import value_normalize
 from memory.services import groups_resolve
 from webnovel.models import Book
@@ -63,6 +65,7 @@ def facts_compact(*, book: Book, caps: dict[str, int] | None = None) -> dict[str
     ):
         groups[(fact.category, fact.subject, fact.field)].append(fact)
     merged_away: list[int] = []
+    tombstones: list[FactTombstone] = []
     touched: set[tuple[str, str, str]] = set()
     to_update: dict[int, Fact] = {}
     events: list[FactEvent] = []
@@ -77,6 +80,8 @@ def facts_compact(*, book: Book, caps: dict[str, int] | None = None) -> dict[str
                 keep.evidence = keep.evidence + [e for e in fact.evidence if e not in keep.evidence]
                 to_update[keep.pk] = keep
                 merged_away.append(fact.pk)
+                if fact.origin == Fact.Origin.DERIVED:
+                    tombstones.append(FactTombstone(book=book, key=fact.key, reason="merged"))
                 events.append(
                     FactEvent(fact=keep, action="merged", chapter=fact.source_chapter, note=f"合并重复事实 {fact.key}")
                 )
@@ -99,12 +104,14 @@ def facts_compact(*, book: Book, caps: dict[str, int] | None = None) -> dict[str
         if category in PROTECTED:
             candidates = candidates.exclude(status=Fact.Status.ACTIVE)
         ordered = sorted(
-            candidates.values_list("pk", "status", "source_chapter", "key", "category", "subject", "field"),
+            candidates.values_list("pk", "status", "source_chapter", "key", "category", "subject", "field", "origin"),
             key=lambda r: (rank.get(r[1], 3), r[2], r[3]),
         )
         victims = ordered[: count - cap]
+        tombstones += [FactTombstone(book=book, key=v[3], reason="dropped") for v in victims if v[7] == "derived"]
         if victims:
             Fact.objects.filter(pk__in=[v[0] for v in victims]).delete()
             dropped += len(victims)
             groups_resolve(book=book, groups={(v[4], v[5], v[6]) for v in victims})
+    FactTombstone.objects.bulk_create(tombstones, batch_size=500, ignore_conflicts=True)
     return {"merged": len(merged_away), "dropped": dropped}

@@ -21,7 +21,7 @@ from typing import Any
 
 from entities.models import Entity, Extraction, RelationshipEvent, StateChange
 from entities.replay import op_apply
-from memory.models import Fact, FactEvent
+from memory.models import Fact, FactEvent, FactTombstone
 from memory.services import GroupKey, fact_key_make, groups_resolve
 from threads.models import Secret, Thread, ThreadHistoryEntry
 from webnovel.models import Book, Chapter, Document, TimelineRow
@@ -318,6 +318,8 @@ def _state_observations(*, book: Book, chapters: set[int]) -> list[Obs]:
                             op_apply(s, op=r["op"], field=fname, value=r["new"])
                         per_source[source] = s.get(fname)
                     distinct = {value_text(v) for v in per_source.values()}
+                    if distinct == {value_text(before.get(fname))} and fname in before:
+                        continue  # the chapter set the value it already had: nothing new to remember
                     for source, value in per_source.items():
                         rs = [r for r in mine if r["source"] == source or len(distinct) == 1]
                         conf = min((r["confidence"] for r in rs if r["confidence"] is not None), default=1.0)
@@ -377,6 +379,9 @@ def _apply(
             merged.confidence = max(merged.confidence, obs.confidence)
         else:
             desired[key] = obs
+    if origin == Fact.Origin.DERIVED and desired:
+        buried = set(FactTombstone.objects.filter(book=book).values_list("key", flat=True))
+        desired = {k: o for k, o in desired.items() if k not in buried}
     have = {f.key: f for f in existing}
     groups: set[GroupKey] = set()
     gone = [f for k, f in have.items() if k not in desired]

@@ -100,6 +100,25 @@ class FactEvent(models.Model):
         return f"{self.action} {self.old_status}→{self.new_status}"
 
 
+class FactTombstone(models.Model):
+    """The key of a derived fact that compaction merged or dropped: deriving the same chapter again
+    does not bring it back (so compaction is not undone by the next rebuild)."""
+
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="memory_tombstones")
+    key = models.CharField(max_length=100)
+    reason = models.CharField(max_length=20)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["book", "key"]
+        constraints = [models.UniqueConstraint(fields=["book", "key"], name="uniq_memory_tombstone")]
+        verbose_name = "已压缩事实"
+        verbose_name_plural = "已压缩事实"
+
+    def __str__(self) -> str:
+        return f"{self.key}（{self.reason}）"
+
+
 class Chunk(models.Model):
     """A retrievable piece of a chapter (its summary or one scene) with its tokens for BM25."""
 

@@ -50,3 +50,19 @@ def test_caps_drop_outdated_first_and_never_active_rules_or_loops(filled):
     assert Fact.objects.filter(book=filled, category="open_loops", status="active").count() == 1
     # same facts, same result
     assert facts_compact(book=filled, caps=caps) == {"merged": 0, "dropped": 0}
+
+
+def test_deriving_again_does_not_undo_compaction(filled, settings):
+    from memory.models import FactTombstone
+    from memory.services import memory_refresh
+
+    settings.WEBNOVEL_MEMORY_CAPS = {"reader_promises": 3}
+    first = memory_refresh(book=filled)
+    assert (first["dropped"], Fact.objects.filter(book=filled, category="reader_promises").count()) == (4, 3)
+    assert FactTombstone.objects.filter(book=filled, reason="dropped").count() == 4
+    again = memory_refresh(book=filled)
+    assert (again["created"], again["deleted"], again["status_changes"], again["dropped"]) == (0, 0, 0, 0)
+    hooks = sorted(
+        Fact.objects.filter(book=filled, category="reader_promises").values_list("subject", "source_chapter", "status")
+    )
+    assert hooks == [("伏笔-001", 1, "active"), ("章末钩子", 5, "outdated"), ("章末钩子", 6, "active")]
