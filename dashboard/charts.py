@@ -170,8 +170,8 @@ def line_chart(
     body = [
         f'<line class="axis" x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}"></line>',
         f'<line class="axis" x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}"></line>',
-        f'<text class="tick" x="{left - 4}" y="{top + 4}" text-anchor="end">{hi:g}</text>',
-        f'<text class="tick" x="{left - 4}" y="{top + ph}" text-anchor="end">{lo:g}</text>',
+        f'<text class="tick" x="{left - 4}" y="{top + 4}" text-anchor="end">{hi:.4g}</text>',
+        f'<text class="tick" x="{left - 4}" y="{top + ph}" text-anchor="end">{lo:.4g}</text>',
     ]
     if xs:
         body.append(f'<text class="tick" x="{left}" y="{height - 10}">{x_lo:g}</text>')

@@ -44,9 +44,11 @@ def threads_open(*, book: Book) -> list[dict]:
     return out
 
 
-def secrets_overview(*, book: Book) -> dict:
-    """Every secret with who knows it since when, plus accumulation (reader-unknown secrets) and the
-    leak scan, all from ``threads.selectors``."""
+def secrets_overview(*, book: Book, scan_leaks: bool) -> dict:
+    """Every secret with who knows it since when, plus accumulation (reader-unknown secrets) and,
+    when asked, the leak scan, all from ``threads.selectors``. The scan searches every keyword of
+    every secret through the whole text, which takes seconds to minutes on a long book, so the page
+    runs it on request instead of on every load."""
     rows = []
     for secret in Secret.objects.filter(book=book).order_by("secret_id"):
         rows.append(
@@ -64,7 +66,7 @@ def secrets_overview(*, book: Book) -> dict:
     return {
         "secrets": rows,
         "accumulation": thread_selectors.report_secret_accumulation(book=book),
-        "leaks": thread_selectors.leak_scan(book=book),
+        "leaks": thread_selectors.leak_scan(book=book) if scan_leaks else None,
     }
 
 

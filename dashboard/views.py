@@ -296,13 +296,15 @@ STYLE_FEATURE_NAMES = {
     "ellipses_per_1k": "省略号（每千字）",
     "commas_per_sentence": "每句逗号数",
 }
+LEAKS_SHOWN = 200  # a long book can have thousands of findings; the first ones in chapter order are listed
 LEAK_REASONS = {"reader_not_told": "读者尚未被告知", "pov_unaware": "视角人物此时不知情"}
 
 
 @page
 def secrets(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
-    data = sources.secrets_overview(book=book)
+    scan = request.GET.get("leaks") == "1"
+    data = sources.secrets_overview(book=book, scan_leaks=scan)
     current = data["accumulation"]["current_chapter"] or 0
     for row in data["secrets"]:
         marks = [charts.Mark(k["since"], f"{k['name']} 得知", "knower") for k in row["knowers"] if k["since"]]
@@ -329,8 +331,8 @@ def secrets(request: HttpRequest, slug: str) -> HttpResponse:
         )
         for r in accumulation["secrets"]
     ]
-    leaks = data["leaks"]["leaks"]
-    for leak in leaks:
+    leaks = data["leaks"]["leaks"] if scan else []
+    for leak in leaks[:LEAKS_SHOWN]:
         leak["reason_text"] = "；".join(LEAK_REASONS.get(r, r) for r in leak["reasons"])
     ctx = _book_context(book, "secrets")
     ctx.update(
@@ -341,8 +343,11 @@ def secrets(request: HttpRequest, slug: str) -> HttpResponse:
         )
         if bars
         else None,
-        leaks=leaks,
-        secrets_scanned=data["leaks"]["secrets_scanned"],
+        scanned=scan,
+        leaks=leaks[:LEAKS_SHOWN],
+        leaks_total=len(leaks),
+        leaks_shown=LEAKS_SHOWN,
+        secrets_scanned=data["leaks"]["secrets_scanned"] if scan else 0,
     )
     return render(request, "dashboard/secrets.html", ctx)
 
@@ -383,6 +388,14 @@ def context_preview(request: HttpRequest, slug: str) -> HttpResponse:
 LAYER_NAMES = {"working": "工作层", "scratchpad": "事实层", "episodic": "情节检索层"}
 
 
+def _padded_range(values: list[float]) -> dict[str, float]:
+    """A y range hugging the values (±25% of their spread, at least ±10% of the largest): a drift of
+    a few percent must be visible, which it is not on an axis that starts at zero."""
+    lo, hi = min(values), max(values)
+    pad = max((hi - lo) * 0.25, abs(hi) * 0.1, 1e-6)
+    return {"y_min": round(max(0.0, lo - pad), 4), "y_max": round(hi + pad, 4)}
+
+
 @page
 def style_drift(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
@@ -404,7 +417,9 @@ def style_drift(request: HttpRequest, slug: str) -> HttpResponse:
                 "chart": charts.line_chart(
                     series=[charts.Series(STYLE_FEATURE_NAMES.get(row["feature"], row["feature"]), points)],
                     baseline=row["baseline"],
-                    height=180,
+                    width=480,
+                    height=200,
+                    **_padded_range([v for _, v in points] + [row["baseline"]]),
                 )
                 if points
                 else None,

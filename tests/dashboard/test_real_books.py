@@ -76,7 +76,8 @@ def test_demo_entity_page(curator, demo):
 
 
 def test_demo_secrets_page(curator, demo):
-    html = curator.get("/dashboard/demo-book/secrets/").content.decode()
+    assert "运行泄露扫描" in curator.get("/dashboard/demo-book/secrets/").content.decode()
+    html = curator.get("/dashboard/demo-book/secrets/?leaks=1").content.decode()
     text = _text(html)
     assert "发现 1 处" in text
     assert "第7章 第7行 信息差-001 青岚子 林风 读者尚未被告知；视角人物此时不知情" in text

@@ -147,7 +147,18 @@ def test_secrets_page(curator, book):
     assert '林风<small class="muted">（第20章）</small>' in html
 
 
-PAGES = ["", "threads/", "threads/伏笔-001/", "entities/", "entities/linfeng/", "secrets/", "context/", "style/"]
+PAGES = [
+    "",
+    "threads/",
+    "threads/伏笔-001/",
+    "entities/",
+    "entities/linfeng/",
+    "entities/linfeng/?as_of=10",
+    "secrets/",
+    "secrets/?leaks=1",
+    "context/",
+    "style/",
+]
 
 
 def _queries(client, url: str) -> int:

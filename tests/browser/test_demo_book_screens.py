@@ -1,0 +1,44 @@
+"""Every dashboard page of the demo book in a real browser, at laptop and phone width, with a
+screenshot of each in test-artifacts/ (docs/img/ holds a few of them for the README)."""
+
+import pytest
+
+from tests.browser.conftest import login, shot
+from tests.conftest import DEMO_BOOK
+from tests.dashboard.factories import user_make
+from webnovel.rebuilder import book_rebuild
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PAGES = {
+    "overview": ("", "h1"),
+    "threads": ("threads/", "svg.bar-chart"),
+    "thread": ("threads/悬念-001/", "svg.chapter-axis"),
+    "entity": ("entities/linfeng/", "svg.column-chart"),
+    "secrets": ("secrets/?leaks=1#leaks", "table.leaks"),
+    "context": ("context/?chapter=25&budget=1200", "table.pack-items"),
+    "style": ("style/", "svg.line-chart"),
+}
+
+
+@pytest.fixture
+def demo():
+    user_make()
+    assert book_rebuild(root=DEMO_BOOK)["ok"]
+
+
+def test_every_demo_page_in_the_browser(demo, browser_page):
+    page = browser_page
+    login(page, next_path="/dashboard/demo-book/")
+    for name, (path, selector) in PAGES.items():
+        response = page.goto(f"/dashboard/demo-book/{path}")
+        assert response.status == 200, name
+        assert page.locator(selector).count() >= 1, name
+        shot(page, f"demo-{name}")
+        if name == "secrets":  # the one leak of the demo book: 青岚子 in chapter 7
+            assert page.locator("table.leaks tr.overdue").count() == 1
+    page.set_viewport_size({"width": 390, "height": 844})
+    for name in ("overview", "threads"):
+        page.goto(f"/dashboard/demo-book/{PAGES[name][0]}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, name
+        shot(page, f"demo-{name}-phone")
