@@ -6,6 +6,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
+from entities import schemas as S
 from entities import selectors, services
 from entities.schemas import IngestOut, MergeIn, PendingConfirmIn, PendingRejectIn
 from webnovel.selectors import book_get
@@ -48,13 +49,13 @@ def extraction_ingest(request: HttpRequest, book: str, chapter: int):
     return services.extraction_ingest(book=book_get(slug=book), chapter=chapter, payload=payload)
 
 
-@router.get("{book}/chapters/{int:chapter}/extraction", summary="一章的抽取结果")
+@router.get("{book}/chapters/{int:chapter}/extraction", response=S.ExtractionOut, summary="一章的抽取结果")
 def extraction_get(request: HttpRequest, book: str, chapter: int) -> dict[str, Any]:
     """Counts, warnings, scenes, chapter_meta and uncertain mentions of the chapter's last extraction."""
     return selectors.extraction_get(book=book_get(slug=book), chapter=chapter)
 
 
-@router.get("{book}/entities", summary="实体列表")
+@router.get("{book}/entities", response=list[S.EntityOut], summary="实体列表")
 def entity_list(
     request: HttpRequest, book: str, type: str | None = None, tier: str | None = None, include_archived: bool = False
 ) -> list[dict]:
@@ -62,19 +63,19 @@ def entity_list(
     return selectors.entity_list(book=book_get(slug=book), type=type, tier=tier, include_archived=include_archived)
 
 
-@router.get("{book}/entities/core", summary="核心实体")
+@router.get("{book}/entities/core", response=list[S.EntityOut], summary="核心实体")
 def entity_list_core(request: HttpRequest, book: str) -> list[dict]:
     """The 核心 entities, protagonist first."""
     return selectors.entity_list_core(book=book_get(slug=book))
 
 
-@router.get("{book}/entities/stats", summary="实体统计")
+@router.get("{book}/entities/stats", response=S.StatsOut, summary="实体统计")
 def entity_stats(request: HttpRequest, book: str) -> dict:
     """Counts by type and tier, ambiguous aliases, changes, relationships, appearances, queue, top entities."""
     return selectors.entity_stats(book=book_get(slug=book))
 
 
-@router.get("{book}/entities/by-alias", summary="按别名查实体")
+@router.get("{book}/entities/by-alias", response=S.ByAliasOut, summary="按别名查实体")
 def entities_by_alias(
     request: HttpRequest, book: str, alias: str, type: str | None = None, chapter: int | None = None
 ) -> dict:
@@ -82,13 +83,13 @@ def entities_by_alias(
     return selectors.entities_by_alias(book=book_get(slug=book), alias=alias, type=type, chapter=chapter)
 
 
-@router.get("{book}/entities/pending", summary="待确认队列")
+@router.get("{book}/entities/pending", response=list[S.PendingOut], summary="待确认队列")
 def pending_list(request: HttpRequest, book: str, status: str = "pending") -> list[dict]:
     """Held writes, lowest confidence first."""
     return selectors.pending_list(book=book_get(slug=book), status=status)
 
 
-@router.post("{book}/entities/pending/{int:pk}/confirm", summary="确认待确认项")
+@router.post("{book}/entities/pending/{int:pk}/confirm", response=S.ResolutionOut, summary="确认待确认项")
 def pending_confirm(request: HttpRequest, book: str, pk: int, body: PendingConfirmIn) -> dict:
     """Confirm a held item and apply its write; ``entity`` picks an existing entity instead of the suggestion."""
     the_book = book_get(slug=book)
@@ -96,14 +97,14 @@ def pending_confirm(request: HttpRequest, book: str, pk: int, body: PendingConfi
     return services.pending_item_confirm(item=selectors.pending_get(book=the_book, pk=pk), entity=entity)
 
 
-@router.post("{book}/entities/pending/{int:pk}/reject", summary="拒绝待确认项")
+@router.post("{book}/entities/pending/{int:pk}/reject", response=S.ResolutionOut, summary="拒绝待确认项")
 def pending_reject(request: HttpRequest, book: str, pk: int, body: PendingRejectIn) -> dict:
     """Reject a held item: nothing is written and a re-ingest does not queue it again."""
     the_book = book_get(slug=book)
     return services.pending_item_reject(item=selectors.pending_get(book=the_book, pk=pk), note=body.note)
 
 
-@router.post("{book}/entities/merge", summary="合并两个实体")
+@router.post("{book}/entities/merge", response=S.MergeOut, summary="合并两个实体")
 def entity_merge(request: HttpRequest, book: str, body: MergeIn) -> dict:
     """Merge ``source`` into ``target``: aliases, appearances, changes and relationships move; the old id becomes an alias."""
     the_book = book_get(slug=book)
@@ -113,25 +114,25 @@ def entity_merge(request: HttpRequest, book: str, body: MergeIn) -> dict:
     return {"source": body.source, "target": target.entity_id, "moved": counts}
 
 
-@router.get("{book}/entities/ambiguous-mentions", summary="歧义提及")
+@router.get("{book}/entities/ambiguous-mentions", response=list[S.AmbiguousMentionOut], summary="歧义提及")
 def ambiguous_mentions(request: HttpRequest, book: str, chapter: int | None = None) -> list[dict]:
     """Aliases found in chapter text that name several entities (reported, never attributed)."""
     return selectors.chapter_ambiguous_mentions(book=book_get(slug=book), chapter=chapter)
 
 
-@router.get("{book}/entities/tag-issues", summary="被跳过的手工标签")
+@router.get("{book}/entities/tag-issues", response=list[S.TagIssuesOut], summary="被跳过的手工标签")
 def tag_issues(request: HttpRequest, book: str, chapter: int | None = None) -> list[dict]:
     """Manual entity tags skipped at finalize, with the reason."""
     return selectors.tag_issues_list(book=book_get(slug=book), chapter=chapter)
 
 
-@router.get("{book}/entities/{ref}", summary="实体详情")
+@router.get("{book}/entities/{ref}", response=S.EntityDetailOut, summary="实体详情")
 def entity_detail(request: HttpRequest, book: str, ref: str, type: str | None = None, as_of: int | None = None) -> dict:
     """An entity by id (else by alias) with aliases and its state now or as of chapter ``as_of``."""
     return selectors.entity_detail(book=book_get(slug=book), ref=ref, type=type, as_of=as_of)
 
 
-@router.get("{book}/entities/{ref}/changes", summary="实体的状态变更")
+@router.get("{book}/entities/{ref}/changes", response=S.ChangesOut, summary="实体的状态变更")
 def entity_changes(
     request: HttpRequest,
     book: str,
@@ -146,13 +147,13 @@ def entity_changes(
     )
 
 
-@router.get("{book}/entities/{ref}/relationships", summary="实体的关系")
+@router.get("{book}/entities/{ref}/relationships", response=S.RelationshipsOut, by_alias=True, summary="实体的关系")
 def entity_relationships(request: HttpRequest, book: str, ref: str, as_of: int | None = None) -> dict:
     """Relationships in both directions as of a chapter, each with its event history."""
     return selectors.entity_relationships(book=book_get(slug=book), ref=ref, as_of=as_of)
 
 
-@router.get("{book}/entities/{ref}/graph", summary="关系图")
+@router.get("{book}/entities/{ref}/graph", response=S.GraphOut, by_alias=True, summary="关系图")
 def relationship_graph(request: HttpRequest, book: str, ref: str, depth: int = 1, as_of: int | None = None) -> dict:
     """Entities within ``depth`` hops as of a chapter: nodes, edges and a Mermaid ``graph LR`` text."""
     return selectors.relationship_graph(book=book_get(slug=book), ref=ref, depth=depth, as_of=as_of)
@@ -166,7 +167,7 @@ def relationship_graph_mermaid(
     return selectors.relationship_graph_mermaid(book=book_get(slug=book), ref=ref, depth=depth, as_of=as_of)
 
 
-@router.get("{book}/entities/{ref}/appearances", summary="实体出场")
+@router.get("{book}/entities/{ref}/appearances", response=S.AppearancesOut, summary="实体出场")
 def entity_appearances(request: HttpRequest, book: str, ref: str) -> dict:
     """Chapters the entity appears in, with counts, first offsets and the names used."""
     return selectors.entity_appearances(book=book_get(slug=book), ref=ref)

@@ -108,3 +108,197 @@ class PendingRejectIn(Schema):
 class MergeIn(Schema):
     source: str = Field(description="被合并的实体（id 或别名），合并后删除，其 id 成为别名")
     target: str = Field(description="保留的实体（id 或别名）")
+
+
+# --- responses ------------------------------------------------------------------------------------
+
+
+class AliasOut(Schema):
+    alias: str
+    valid_from: int | None
+    valid_to: int | None
+    note: str
+    source: str
+
+
+class EntityOut(Schema):
+    id: str
+    type: str
+    canonical_name: str
+    tier: str
+    description: str
+    is_protagonist: bool
+    archived: bool
+    first_appearance: int | None
+    last_appearance: int | None
+    source: str
+    aliases: list[AliasOut]
+    state: dict[str, Any]
+
+
+class EntityDetailOut(EntityOut):
+    as_of: int | None
+
+
+class CandidateOut(Schema):
+    id: str
+    type: str
+    canonical_name: str
+
+
+class ByAliasOut(Schema):
+    alias: str
+    type: str | None
+    chapter: int | None
+    ambiguous: bool
+    resolved: str | None
+    candidates: list[CandidateOut]
+
+
+class StateChangeOut(Schema):
+    chapter: int
+    seq: int
+    field: str
+    op: str
+    old: Any
+    new: Any
+    reason: str
+    confidence: float | None
+    source: str
+
+
+class ChangesOut(Schema):
+    id: str
+    canonical_name: str
+    changes: list[StateChangeOut]
+
+
+class EdgeOut(Schema):
+    from_: str = Field(alias="from")
+    to: str
+    type: str
+    description: str
+    chapter: int | None
+    last_chapter: int | None
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class EventOut(Schema):
+    chapter: int | None
+    description: str
+    source: str
+
+
+class RelationshipOut(EdgeOut):
+    events: list[EventOut]
+
+
+class RelationshipsOut(Schema):
+    id: str
+    as_of: int | None
+    relationships: list[RelationshipOut]
+
+
+class NodeOut(Schema):
+    id: str
+    canonical_name: str
+    type: str
+    tier: str
+    distance: int
+
+
+class GraphOut(Schema):
+    center: str
+    depth: int
+    as_of: int | None
+    nodes: list[NodeOut]
+    edges: list[EdgeOut]
+    mermaid: str
+
+
+class AppearanceOut(Schema):
+    chapter: int
+    count: int
+    first_offset: int | None
+    aliases: dict[str, int]
+    sources: list[str]
+
+
+class AppearancesOut(Schema):
+    id: str
+    first_appearance: int | None
+    last_appearance: int | None
+    chapters: list[AppearanceOut]
+
+
+class TopEntityOut(Schema):
+    id: str
+    canonical_name: str
+    chapters: int
+    first: int | None
+    last: int | None
+
+
+class StatsOut(Schema):
+    entities: int
+    by_type: dict[str, int]
+    by_tier: dict[str, int]
+    archived: int
+    aliases: int
+    ambiguous_aliases: list[str]
+    state_changes: int
+    relationships: int
+    appearances: int
+    pending: dict[str, int]
+    top_entities: list[TopEntityOut]
+
+
+class PendingOut(Schema):
+    pk: int
+    chapter: int | None
+    kind: str
+    confidence: float | None
+    status: str
+    payload: dict[str, Any]
+    note: str
+    resolution: dict[str, Any]
+    source: str
+
+
+class AmbiguousMentionOut(Schema):
+    chapter: int
+    alias: str
+    count: int
+    first_offset: int | None
+    candidates: list[str]
+
+
+class TagIssuesOut(Schema):
+    chapter: int
+    issues: list[dict[str, Any]]
+
+
+class ExtractionOut(Schema):
+    chapter: int
+    source: str
+    summary: dict[str, Any]
+    warnings: list[dict[str, Any]]
+    scenes: list[dict[str, Any]]
+    chapter_meta: dict[str, Any]
+    uncertain: list[dict[str, Any]]
+    updated_at: str
+
+
+class MergeOut(Schema):
+    source: str
+    target: str
+    moved: dict[str, int]
+
+
+class ResolutionOut(Schema):
+    pk: int
+    kind: str
+    entity: str | None = None
+    relationship: list[str] | None = None
+    status: str | None = None
