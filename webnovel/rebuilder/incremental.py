@@ -218,6 +218,150 @@ def _duplicate(path: str, message: str) -> Issue:
     return Issue("duplicate", path, None, message, ERROR)
 
 
+def _duplicates_find(*, book: Book, batch: "_Batch") -> list[Issue]:
+    """Duplicates among the new files, and against the rows of files that are not being replaced."""
+    issues: list[Issue] = []
+    seen: dict[int, str] = {}
+    for c in batch.chapters:
+        if c.number in seen:
+            issues.append(_duplicate(c.path, f"章节号 {c.number} 重复：{seen[c.number]} 与 {c.path}"))
+        seen[c.number] = c.path
+    for number, path in (
+        Chapter.objects.filter(book=book, number__in=list(seen))
+        .exclude(source_path__in=batch.paths("chapter"))
+        .order_by()
+        .values_list("number", "source_path")
+    ):
+        issues.append(_duplicate(seen[number], f"章节号 {number} 重复：{path} 与 {seen[number]}"))
+    for model, key, items, kind, what in (
+        (Thread, "thread_id", batch.threads, "thread", "线索 id"),
+        (Secret, "secret_id", batch.secrets, "secret", "信息差 id"),
+    ):
+        mine: dict[str, str] = {}
+        for item in items:
+            value = getattr(item, key)
+            if value in mine:
+                issues.append(_duplicate(item.path, f"{what} {value} 重复：{mine[value]} 与 {item.path}"))
+            mine[value] = item.path
+        for value, path in (
+            model.objects.filter(book=book, **{f"{key}__in": list(mine)})
+            .exclude(source_path__in=batch.paths(kind))
+            .order_by()
+            .values_list(key, "source_path")
+        ):
+            issues.append(_duplicate(mine[value], f"{what} {value} 重复：{path} 与 {mine[value]}"))
+    doc_keys = {(d.kind, d.key): d.path for d in batch.documents}
+    for kind, key, path in (
+        Document.objects.filter(book=book, kind__in={k for k, _ in doc_keys}, key__in={k for _, k in doc_keys})
+        .exclude(source_path__in=batch.paths(*DOCUMENT_KINDS))
+        .order_by()
+        .values_list("kind", "key", "source_path")
+    ):
+        if (kind, key) in doc_keys:
+            new = doc_keys[(kind, key)]
+            issues.append(_duplicate(new, f"文档 {kind}:{key} 重复：{path} 与 {new}"))
+    volumes = {t.volume: t.path for t in batch.timeline}
+    for volume, path in (
+        TimelineRow.objects.filter(book=book, volume__in=list(volumes))
+        .exclude(source_path__in=batch.paths("timeline"))
+        .order_by()
+        .values_list("volume", "source_path")
+        .distinct()
+    ):
+        issues.append(_duplicate(volumes[volume], f"时间线卷号 {volume} 重复：{path} 与 {volumes[volume]}"))
+    return issues
+
+
+class _Batch:
+    """The parsed contents of the changed files, and the paths of changed + removed files by kind."""
+
+    def __init__(self, results: list[FileResult], removed: list[tuple[str, str]]) -> None:
+        self.results = results
+        self.removed = removed
+        self.by_kind = rows.group_by_kind([(r.info.path, r.info.kind) for r in results] + list(removed))
+        self.chapters = [r.chapter for r in results if r.chapter is not None]
+        self.threads = [r.thread for r in results if r.thread is not None]
+        self.secrets = [r.secret for r in results if r.secret is not None]
+        self.documents = [d for r in results for d in r.documents]
+        self.timeline = [t for r in results for t in r.timeline]
+
+    def paths(self, *kinds: str) -> list[str]:
+        return [p for kind in kinds for p in self.by_kind.get(kind, [])]
+
+
+def _volumes_update(*, book: Book, root: Path, batch: "_Batch", full: bool, known: list[VolumeData]) -> int:
+    """sync (``full``): re-derive volume rows from book.yaml and every chapter, as a rebuild does;
+    finalize: only add the volume a new chapter names, if it is missing."""
+    if not full:
+        numbers = {v.number for v in known}
+        extra = rows.volumes_merge(
+            [],
+            (
+                (c.number, c.volume, c.folder_volume_name if c.folder_volume == c.volume else "")
+                for c in batch.chapters
+                if c.volume not in numbers
+            ),
+        )
+        Volume.objects.bulk_create([Volume(book=book, number=v.number, name=v.name[:200]) for v in extra])
+        return len(extra)
+    config = file_read(root, "book.yaml", "book").config if (root / "book.yaml").is_file() else None
+    merged = rows.volumes_merge(
+        config.volumes if config else [],
+        (
+            (number, volume, _folder_name(path, volume))
+            for number, volume, path in Chapter.objects.filter(book=book)
+            .order_by("number")
+            .values_list("number", "volume", "source_path")
+        ),
+    )
+    current = [
+        (v.number, v.name, v.start_chapter, v.end_chapter) for v in Volume.objects.filter(book=book).order_by("number")
+    ]
+    if current == [(v.number, v.name, v.start_chapter, v.end_chapter) for v in merged]:
+        return 0
+    return rows.volumes_replace(book=book, volumes=merged)
+
+
+def _references_check(
+    *, book: Book, batch: "_Batch", gone_threads: set[str], new_numbers: set[int], removed_numbers: list[int]
+) -> list[Issue]:
+    """unknown_thread / missing_evidence_chapter, scoped to what changed. Only when a thread file
+    went away are all chapters' thread references read (narrow columns, no bodies)."""
+    issues: list[Issue] = []
+    referenced = {t for c in batch.chapters for t in (*c.opens, *c.advances, *c.closes)}
+    existing_threads = set(
+        Thread.objects.filter(book=book, thread_id__in=referenced).order_by().values_list("thread_id", flat=True)
+    )
+    for c in batch.chapters:
+        issues += chapter_threads_check(c, existing_threads)
+    if gone_threads:
+        for number, path, opens, advances, closes in (
+            Chapter.objects.filter(book=book)
+            .exclude(number__in=new_numbers)
+            .order_by("number")
+            .values_list("number", "source_path", "opens", "advances", "closes")
+        ):
+            for thread_id in sorted(gone_threads & {*opens, *advances, *closes}):
+                issues.append(Issue("unknown_thread", path, None, f"第{number}章引用的线索 {thread_id} 的文件已删除"))
+    cited = {h.chapter for t in batch.threads for h in t.history if h.chapter is not None}
+    existing = set(Chapter.objects.filter(book=book, number__in=cited).order_by().values_list("number", flat=True))
+    for t in batch.threads:
+        for h in t.history:
+            if h.chapter is not None and h.chapter not in existing:
+                issues.append(
+                    Issue("missing_evidence_chapter", t.path, h.line, f"{t.thread_id} 履历引用的第{h.chapter}章不存在")
+                )
+    if removed_numbers:
+        for thread_id, path, chapter in (
+            ThreadHistoryEntry.objects.filter(thread__book=book, chapter__in=removed_numbers)
+            .exclude(thread__source_path__in=batch.paths("thread"))  # re-read threads were checked above
+            .order_by("thread__thread_id", "order")
+            .values_list("thread__thread_id", "thread__source_path", "chapter")
+        ):
+            issues.append(Issue("missing_evidence_chapter", path, None, f"{thread_id} 履历引用的第{chapter}章已删除"))
+    return issues
+
+
 @transaction.atomic
 def changes_apply(
     *,
@@ -232,72 +376,9 @@ def changes_apply(
     """Replace the rows of the changed / removed files. ``full`` (sync) also re-derives volumes and
     re-checks thread references across all chapters; finalize keeps to the rows it touched."""
     book = book_lock(slug=book.slug, defaults={"root": str(root)})
+    batch = _Batch(results, removed)
     issues: list[Issue] = [i for r in results for i in r.issues]
-    affected: dict[str, list[str]] = rows.group_by_kind([(r.info.path, r.info.kind) for r in results] + list(removed))
-    chapters = [r.chapter for r in results if r.chapter is not None]
-    threads = [r.thread for r in results if r.thread is not None]
-    secrets = [r.secret for r in results if r.secret is not None]
-    documents = [d for r in results for d in r.documents]
-    timeline = [t for r in results for t in r.timeline]
-    chapter_paths = affected.get("chapter", [])
-    thread_paths = affected.get("thread", [])
-    secret_paths = affected.get("secret", [])
-    document_paths = [p for kind in DOCUMENT_KINDS for p in affected.get(kind, [])]
-    timeline_paths = affected.get("timeline", [])
-
-    # duplicates against the rows of files that are not being replaced
-    seen: dict[object, str] = {}
-    for c in chapters:
-        if c.number in seen:
-            issues.append(_duplicate(c.path, f"章节号 {c.number} 重复：{seen[c.number]} 与 {c.path}"))
-        seen[c.number] = c.path
-    for number, path in (
-        Chapter.objects.filter(book=book, number__in=[c.number for c in chapters])
-        .exclude(source_path__in=chapter_paths)
-        .order_by()
-        .values_list("number", "source_path")
-    ):
-        issues.append(_duplicate(seen[number], f"章节号 {number} 重复：{path} 与 {seen[number]}"))
-    for model, key, items, paths, what in (
-        (Thread, "thread_id", threads, thread_paths, "线索 id"),
-        (Secret, "secret_id", secrets, secret_paths, "信息差 id"),
-    ):
-        mine = {}
-        for item in items:
-            value = getattr(item, key)
-            if value in mine:
-                issues.append(_duplicate(item.path, f"{what} {value} 重复：{mine[value]} 与 {item.path}"))
-            mine[value] = item.path
-        for value, path in (
-            model.objects.filter(book=book, **{f"{key}__in": list(mine)})
-            .exclude(source_path__in=paths)
-            .order_by()
-            .values_list(key, "source_path")
-        ):
-            issues.append(_duplicate(mine[value], f"{what} {value} 重复：{path} 与 {mine[value]}"))
-    doc_keys = {(d.kind, d.key): d.path for d in documents}
-    for kind, key, path in (
-        Document.objects.filter(book=book, kind__in={k for k, _ in doc_keys}, key__in={k for _, k in doc_keys})
-        .exclude(source_path__in=document_paths)
-        .order_by()
-        .values_list("kind", "key", "source_path")
-    ):
-        if (kind, key) in doc_keys:
-            issues.append(
-                _duplicate(doc_keys[(kind, key)], f"文档 {kind}:{key} 重复：{path} 与 {doc_keys[(kind, key)]}")
-            )
-    timeline_volumes = {t.volume: t.path for t in timeline}
-    for volume, path in (
-        TimelineRow.objects.filter(book=book, volume__in=list(timeline_volumes))
-        .exclude(source_path__in=timeline_paths)
-        .order_by()
-        .values_list("volume", "source_path")
-        .distinct()
-    ):
-        issues.append(
-            _duplicate(timeline_volumes[volume], f"时间线卷号 {volume} 重复：{path} 与 {timeline_volumes[volume]}")
-        )
-
+    issues += _duplicates_find(book=book, batch=batch)
     if any(i.level == ERROR for i in issues):
         report["ok"] = False
         report["errors"] = [i.as_dict() for i in issues if i.level == ERROR]
@@ -305,67 +386,38 @@ def changes_apply(
         return
 
     counts = report["rows"]
-    # chapters and fingerprints
+    chapter_paths = batch.paths("chapter")
     old_numbers = set(
         Chapter.objects.filter(book=book, source_path__in=chapter_paths).order_by().values_list("number", flat=True)
     )
-    new_numbers = {c.number for c in chapters}
+    new_numbers = {c.number for c in batch.chapters}
     removed_numbers = sorted(old_numbers - new_numbers)
-    volume_rows = [
+    known_volumes = [
         VolumeData(v.number, v.name, v.start_chapter, v.end_chapter) for v in Volume.objects.filter(book=book)
     ]
-    for c in chapters:
-        c.volume = chapter_volume_resolve(c, volume_rows)
+    for c in batch.chapters:
+        c.volume = chapter_volume_resolve(c, known_volumes)
     Chapter.objects.filter(book=book, source_path__in=chapter_paths).delete()
     Fingerprint.objects.filter(book=book, start_chapter__in=old_numbers | new_numbers).delete()
-    counts["chapters"], _words = rows.chapters_create(book=book, chapters=chapters)
+    counts["chapters"], _words = rows.chapters_create(book=book, chapters=batch.chapters)
     report["chapters"] = {"updated": sorted(new_numbers), "removed": removed_numbers}
-    if full:
-        config = file_read(root, "book.yaml", "book").config if (root / "book.yaml").is_file() else None
-        merged = rows.volumes_merge(
-            config.volumes if config else [],
-            (
-                (number, volume, _folder_name(path, volume))
-                for number, volume, path in Chapter.objects.filter(book=book)
-                .order_by("number")
-                .order_by()
-                .values_list("number", "volume", "source_path")
-            ),
-        )
-        current = [
-            (v.number, v.name, v.start_chapter, v.end_chapter)
-            for v in Volume.objects.filter(book=book).order_by("number")
-        ]
-        if current != [(v.number, v.name, v.start_chapter, v.end_chapter) for v in merged]:
-            counts["volumes"] = rows.volumes_replace(book=book, volumes=merged)
-    else:
-        known = {v.number for v in volume_rows}
-        extra = rows.volumes_merge(
-            [],
-            (
-                (c.number, c.volume, c.folder_volume_name if c.folder_volume == c.volume else "")
-                for c in chapters
-                if c.volume not in known
-            ),
-        )
-        Volume.objects.bulk_create([Volume(book=book, number=v.number, name=v.name[:200]) for v in extra])
-        counts["volumes"] = len(extra)
+    counts["volumes"] = _volumes_update(book=book, root=root, batch=batch, full=full, known=known_volumes)
 
-    # threads, secrets, documents, timelines
+    thread_paths = batch.paths("thread")
     old_thread_ids = set(
         Thread.objects.filter(book=book, source_path__in=thread_paths).order_by().values_list("thread_id", flat=True)
     )
     Thread.objects.filter(book=book, source_path__in=thread_paths).delete()
-    counts["threads"] = rows.threads_create(book=book, threads=threads)
-    Secret.objects.filter(book=book, source_path__in=secret_paths).delete()
-    counts["secrets"] = rows.secrets_create(book=book, secrets=secrets)
-    Document.objects.filter(book=book, source_path__in=document_paths).delete()
-    counts["documents"], counts["sections"] = rows.documents_create(book=book, documents=documents)
-    TimelineRow.objects.filter(book=book, source_path__in=timeline_paths).delete()
-    counts["timeline_rows"] = rows.timeline_create(book=book, rows=timeline)
+    counts["threads"] = rows.threads_create(book=book, threads=batch.threads)
+    Secret.objects.filter(book=book, source_path__in=batch.paths("secret")).delete()
+    counts["secrets"] = rows.secrets_create(book=book, secrets=batch.secrets)
+    Document.objects.filter(book=book, source_path__in=batch.paths(*DOCUMENT_KINDS)).delete()
+    counts["documents"], counts["sections"] = rows.documents_create(book=book, documents=batch.documents)
+    TimelineRow.objects.filter(book=book, source_path__in=batch.paths("timeline")).delete()
+    counts["timeline_rows"] = rows.timeline_create(book=book, rows=batch.timeline)
 
     # entities: re-derived from every entity file as soon as one changed (ids depend on file order)
-    entities_changed = any(affected.get(kind) for kind in ENTITY_KINDS)
+    entities_changed = bool(batch.paths(*ENTITY_KINDS))
     if entities_changed:
         fresh = {r.info.path: r for r in results if r.info.kind in ENTITY_KINDS}
         gone = {p for p, _ in removed}
@@ -377,45 +429,16 @@ def changes_apply(
         counts["entities"], counts["aliases"], entity_issues = rows.entities_write(book=book, entities=entities)
         issues += entity_issues
 
-    # source files
     SourceFile.objects.filter(book=book, path__in=[r.info.path for r in results] + [p for p, _ in removed]).delete()
     rows.source_files_create(book=book, files=[r.info for r in results])
 
-    # reference checks, scoped to what changed (sync also re-checks every chapter when a thread went away)
-    referenced = {t for c in chapters for t in (*c.opens, *c.advances, *c.closes)}
-    existing_threads = set(
-        Thread.objects.filter(book=book, thread_id__in=referenced).order_by().values_list("thread_id", flat=True)
+    issues += _references_check(
+        book=book,
+        batch=batch,
+        gone_threads=old_thread_ids - {t.thread_id for t in batch.threads},
+        new_numbers=new_numbers,
+        removed_numbers=removed_numbers,
     )
-    for c in chapters:
-        issues += chapter_threads_check(c, existing_threads)
-    gone_threads = old_thread_ids - {t.thread_id for t in threads}
-    if gone_threads:
-        for number, path, opens, advances, closes in (
-            Chapter.objects.filter(book=book)
-            .exclude(number__in=new_numbers)
-            .order_by()
-            .values_list("number", "source_path", "opens", "advances", "closes")
-        ):
-            for thread_id in sorted(gone_threads & {*opens, *advances, *closes}):
-                issues.append(Issue("unknown_thread", path, None, f"第{number}章引用的线索 {thread_id} 的文件已删除"))
-    cited = {h.chapter for t in threads for h in t.history if h.chapter is not None}
-    existing_chapters = set(
-        Chapter.objects.filter(book=book, number__in=cited).order_by().values_list("number", flat=True)
-    )
-    for t in threads:
-        for h in t.history:
-            if h.chapter is not None and h.chapter not in existing_chapters:
-                issues.append(
-                    Issue("missing_evidence_chapter", t.path, h.line, f"{t.thread_id} 履历引用的第{h.chapter}章不存在")
-                )
-    if removed_numbers:
-        for thread_id, path, chapter in (
-            ThreadHistoryEntry.objects.filter(thread__book=book, chapter__in=removed_numbers)
-            .order_by()
-            .values_list("thread__thread_id", "thread__source_path", "chapter")
-        ):
-            issues.append(Issue("missing_evidence_chapter", path, None, f"{thread_id} 履历引用的第{chapter}章已删除"))
-
     report["warnings"] = [i.as_dict() for i in issues if i.level != ERROR]
     numbers: list[int] | None = sorted(new_numbers)
     if full and entities_changed:
