@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from entities import selectors
 from entities.ids import entity_id_base, entity_ids_assign
+from entities.mentions import mentions_index
 from entities.models import (
     Alias,
     Appearance,
@@ -593,6 +594,10 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
 
     if previous is not None:
         _orphans_drop(book=book, entity_ids=previous.summary.get("created_entities", []), keep=set(created_ids))
+    if adopted["entities_new"]:
+        # New names: the deterministic scan of this chapter must see them at once (later chapters
+        # see them when finalized; ``rescan_mentions`` redoes the earlier ones on demand).
+        mentions_index(book=book, numbers=[chapter], removed=[])
     entity_appearance_refresh(entity_pks=touched | {e.pk for e in refs.created.values()})
 
     summary = {"adopted": dict(adopted), "pending": pending, "created_entities": created_ids}
@@ -734,6 +739,8 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None) -> 
         else:
             target = _entity_from_suggestion(book=book, chapter=chapter or 0, item=data, taken=set())
             Entity.objects.filter(pk=target.pk, source="extraction").update(source="curation")
+        if chapter is not None and Chapter.objects.filter(book=book, number=chapter).exists():
+            mentions_index(book=book, numbers=[chapter], removed=[])
         result["entity"] = target.entity_id
     elif item.kind == PendingItem.Kind.STATE_CHANGE:
         data = _validate({"state_changes": [payload]}).state_changes[0]

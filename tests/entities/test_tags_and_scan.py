@@ -124,3 +124,31 @@ def test_pinyin_ids_with_type_prefix_and_collision_suffix(book):
     assert entity_create(book=book, name="青岚十三式", type="招式").entity_id == "skill_qinglanshisanshi"
     assert entity_create(book=book, name="断剑 青岚", type="物品").entity_id == "item_duanjianqinglan"
     assert entity_create(book=book, name="林风", type="角色").entity_id == "linfeng_1"
+
+
+def test_ingested_new_entity_is_scanned_at_once_and_rescan_command_catches_up(book):
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    from entities.services import extraction_ingest
+
+    Chapter.objects.filter(book=book, number=1).update(body="赵元拦住林风。赵师兄笑了。")
+    Chapter.objects.filter(book=book, number=2).update(body="老赵又来了。")
+    extraction_ingest(
+        book=book,
+        chapter=1,
+        payload={"entities_new": [{"suggested_id": "zhaoyuan", "name": "赵元", "type": "角色", "aliases": ["赵师兄"]}]},
+    )
+    zhao = Entity.objects.get(entity_id="zhaoyuan")
+    assert list(Appearance.objects.filter(entity=zhao, source="scan").values_list("chapter", "count")) == [(1, 2)]
+    alias_add(entity=zhao, alias="老赵")
+    out = io.StringIO()
+    call_command("rescan_mentions", "qinglan", "--from", "2", "--to", "2", stdout=out)
+    assert json.loads(out.getvalue())["chapters"] == 1
+    assert list(Appearance.objects.filter(entity=zhao, source="scan").values_list("chapter", "count")) == [
+        (1, 2),
+        (2, 1),
+    ]
+    assert (Entity.objects.get(pk=zhao.pk).first_appearance, Entity.objects.get(pk=zhao.pk).last_appearance) == (1, 2)

@@ -1,0 +1,43 @@
+"""``python manage.py rescan_mentions <book> [--from N] [--to M]`` — redo the mention scan."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from entities.mentions import mentions_index
+from webnovel.exceptions import DomainError
+from webnovel.selectors import book_get
+
+
+class Command(BaseCommand):
+    help = (
+        "重新扫描章节中的实体提及（并重新应用手工标签）。在后台新增别名或合并实体后，"
+        "用它让较早的章节也算上新名字。默认全书。"
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("book", help="书籍 slug")
+        parser.add_argument("--from", dest="start", type=int, help="起始章（含）")
+        parser.add_argument("--to", dest="end", type=int, help="结束章（含）")
+
+    def handle(self, *args, **options):
+        try:
+            book = book_get(slug=options["book"])
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+        start, end = options["start"], options["end"]
+        numbers = None
+        if start is not None or end is not None:
+            chapters = book.chapters.all()
+            if start is not None:
+                chapters = chapters.filter(number__gte=start)
+            if end is not None:
+                chapters = chapters.filter(number__lte=end)
+            numbers = sorted(chapters.values_list("number", flat=True))
+        result = mentions_index(book=book, numbers=numbers, removed=[])
+        self.stdout.write(
+            json.dumps(
+                {"book": book.slug, "chapters": "all" if numbers is None else len(numbers), **result},
+                ensure_ascii=False,
+            )
+        )
