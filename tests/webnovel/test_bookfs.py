@@ -234,3 +234,15 @@ def test_fingerprint_counts():
         "ellipses": 1,
         "commas": 1,
     }
+
+
+def test_unreadable_missing_file_and_missing_section(tmp_path):
+    root = book_make(tmp_path / "b", {"book.yaml": None, "大纲/总纲.md": "## 主线\n寻剑。\n"})
+    (root / "文风/基调.md").write_bytes("---\ntitle: 好\n---\n第二行\n".encode() + b"\xff\n")
+    parsed = book_read(root)
+    assert sorted(_codes(parsed)) == [
+        ("missing_file", "book.yaml", None, "warning"),
+        ("missing_section", "大纲/总纲.md", None, "warning"),
+        ("unreadable", "文风/基调.md", 5, "error"),
+    ]
+    assert parsed.config.slug == "b"

@@ -332,3 +332,16 @@ def test_concurrent_rebuilds_never_interleave(mini, existing):
     first = _dump()
     book_rebuild(root=mini)
     assert _dump() == first
+
+
+def test_explicit_id_of_curated_entity_is_skipped_with_warning(mini):
+    book = Book.objects.create(slug="mini", root=str(mini))
+    Entity.objects.create(book=book, entity_id="jianlao", type="角色", canonical_name="剑老（人工）", source="admin")
+    book_write(mini, "设定/角色/剑老.md", "---\nname: 剑老\nid: jianlao\n---\n")
+    report = book_rebuild(root=mini)
+    assert report["ok"] is True
+    assert [(w["code"], w["file"], w["line"]) for w in report["warnings"]] == [
+        ("entity_id_taken", "设定/角色/剑老.md", 2)
+    ]
+    assert Entity.objects.get(book=book, entity_id="jianlao").canonical_name == "剑老（人工）"
+    assert report["counts"]["entities"] == 6
