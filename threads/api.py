@@ -97,6 +97,6 @@ def report_thread_activity(request: HttpRequest, book: str, volume: int):
 
 
 @router.get("{book}/reports/leaks", response=schemas.LeakScanOut, tags=["报告"], summary="泄密扫描")
-def leak_scan(request: HttpRequest, book: str):
+def leak_scan(request: HttpRequest, book: str, secret: str | None = None, limit: int = selectors.LEAK_DEFAULT_LIMIT):
     """Chapters where a secret's keywords occur before the reader is told, or under an unaware point of view."""
-    return selectors.leak_scan(book=book_get(slug=book))
+    return selectors.leak_scan(book=book_get(slug=book), secret=secret, limit=limit)

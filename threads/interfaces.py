@@ -112,7 +112,16 @@ interface(
 )(selectors.report_thread_activity)
 interface(
     "leak-scan",
-    help="泄密扫描：关键词出现在读者得知之前，或出现在尚不知情的视角人物的章节",
+    help="泄密扫描：关键词出现在读者得知之前，或出现在尚不知情的视角人物的章节（每个信息差每章一行）",
+    args=(
+        Arg("secret", str, help="只扫描这个信息差（如 信息差-001）"),
+        Arg(
+            "limit",
+            int,
+            default=selectors.LEAK_DEFAULT_LIMIT,
+            help=f"最多返回几行（1–{selectors.LEAK_MAX_LIMIT}，默认 200）",
+        ),
+    ),
     group="报告",
     rest=f"GET {B}/reports/leaks",
 )(selectors.leak_scan)

@@ -117,15 +117,18 @@ class ThreadActivityOut(Schema):
 
 
 class LeakOut(Schema):
+    """One secret leaking in one chapter: which keywords, on which lines, and why."""
+
     secret: str
     chapter: int
-    line: int
-    keyword: str
     perspective: str | None
     reasons: list[str]
+    keywords: list[str]
+    lines: list[int]
     context: str
 
 
 class LeakScanOut(Schema):
     secrets_scanned: int
+    total: int
     leaks: list[LeakOut]

@@ -334,53 +334,72 @@ def _canonical(*, book: Book, name: str, cache: dict[str, str]) -> str:
     return cache[name]
 
 
-def leak_scan(*, book: Book) -> dict:
+LEAK_DEFAULT_LIMIT = 200
+LEAK_MAX_LIMIT = 2000
+
+
+def leak_scan(*, book: Book, secret: str | None = None, limit: int = LEAK_DEFAULT_LIMIT) -> dict:
     """Chapters where a secret's keywords appear too early: before the reader is told
     (``reader_not_told``: no ``reader_told`` chapter yet, or a chapter before it), or in a chapter
     whose point-of-view character does not (yet) know the secret (``pov_unaware``). Names are
-    compared canonically (aliases resolved). ``{"secrets_scanned", "leaks": [{"secret", "chapter",
-    "line", "keyword", "perspective", "reasons", "context"}]}`` in (chapter, line) order."""
+    compared canonically (aliases resolved). One row per (secret, chapter), in chapter order, at most
+    ``limit``: ``{"secrets_scanned", "total", "leaks": [{"secret", "chapter", "perspective",
+    "reasons", "keywords", "lines", "context"}]}`` (``context``: the first offending line)."""
+    if limit < 1 or limit > LEAK_MAX_LIMIT:
+        raise InvalidInput(f"limit 必须在 1 到 {LEAK_MAX_LIMIT} 之间（收到 {limit}）", extra={"limit": limit})
+    secrets = Secret.objects.filter(book=book).order_by("secret_id")
+    if secret:
+        secrets = [secret_get(book=book, secret_id=secret)]
+    secrets = list(secrets)
     cache: dict[str, str] = {}
     perspectives = dict(Chapter.objects.filter(book=book).values_list("number", "perspective"))
-    leaks = []
-    secrets = list(Secret.objects.filter(book=book).order_by("secret_id"))
-    for secret in secrets:
+    found: dict[tuple[int, str], dict] = {}
+    for item in secrets:
         knowers: dict[str, int | None] = {}
-        for item in _known_to(secret):
-            name = _canonical(book=book, name=item["name"], cache=cache)
-            since = item["since"]
+        for known in _known_to(item):
+            name = _canonical(book=book, name=known["name"], cache=cache)
+            since = known["since"]
             if name not in knowers or (since or 0) < (knowers[name] or 0):
                 knowers[name] = since
-        seen: set[tuple[int, int]] = set()
-        for keyword in secret.keywords or ():
-            if not str(keyword).strip():
+        told = item.reader_told_chapter
+        for keyword in (str(k) for k in item.keywords or ()):
+            if not keyword.strip():
                 continue
-            for chapter, line, text in search.keyword_occurrences(book=book, keyword=str(keyword)):
-                if (chapter, line) in seen:
-                    continue
-                reasons = []
-                told = secret.reader_told_chapter
-                if (told is None and not secret.reader_knows) or (told is not None and chapter < told):
-                    reasons.append("reader_not_told")
-                pov = (perspectives.get(chapter) or "").strip()
-                if pov:
-                    who = _canonical(book=book, name=pov, cache=cache)
-                    if who not in knowers or (knowers[who] is not None and chapter < knowers[who]):
-                        reasons.append("pov_unaware")
-                if not reasons:
-                    continue
-                seen.add((chapter, line))
-                at = max(0, text.casefold().find(str(keyword).casefold()))
-                leaks.append(
-                    {
-                        "secret": secret.secret_id,
+            for chapter, line, text in search.keyword_occurrences(book=book, keyword=keyword):
+                row = found.get((chapter, item.secret_id))
+                if row is None:
+                    reasons = []
+                    if (told is None and not item.reader_knows) or (told is not None and chapter < told):
+                        reasons.append("reader_not_told")
+                    pov = (perspectives.get(chapter) or "").strip()
+                    if pov:
+                        who = _canonical(book=book, name=pov, cache=cache)
+                        if who not in knowers or (knowers[who] is not None and chapter < knowers[who]):
+                            reasons.append("pov_unaware")
+                    if not reasons:
+                        found[(chapter, item.secret_id)] = {}  # checked: not a leak
+                        continue
+                    at = max(0, text.casefold().find(keyword.casefold()))
+                    row = found[(chapter, item.secret_id)] = {
+                        "secret": item.secret_id,
                         "chapter": chapter,
-                        "line": line,
-                        "keyword": str(keyword),
                         "perspective": pov or None,
                         "reasons": reasons,
-                        "context": search.context_snippet(text, at, at + len(str(keyword))),
+                        "keywords": [],
+                        "lines": [],
+                        "context": (line, search.context_snippet(text, at, at + len(keyword))),
                     }
-                )
-    leaks.sort(key=lambda r: (r["chapter"], r["line"], r["secret"]))
-    return {"secrets_scanned": len(secrets), "leaks": leaks}
+                if not row:
+                    continue
+                if keyword not in row["keywords"]:
+                    row["keywords"].append(keyword)
+                if line not in row["lines"]:
+                    row["lines"].append(line)
+                if line < row["context"][0]:
+                    at = max(0, text.casefold().find(keyword.casefold()))
+                    row["context"] = (line, search.context_snippet(text, at, at + len(keyword)))
+    leaks = [row for _, row in sorted(found.items()) if row]
+    for row in leaks[:limit]:
+        row["lines"].sort()
+        row["context"] = row["context"][1]
+    return {"secrets_scanned": len(secrets), "total": len(leaks), "leaks": leaks[:limit]}

@@ -80,9 +80,31 @@ def test_leak_scan_resolves_perspective_aliases_and_since(book):
     chapter(book, 4, body="玉佩碎了。", perspective="乙")
     search.search_index_update(book=book)
     leaks = selectors.leak_scan(book=book)["leaks"]
-    assert [(x["chapter"], x["perspective"], x["reasons"]) for x in leaks] == [
-        (2, "阿甲", ["pov_unaware"]),
-        (4, "乙", ["pov_unaware"]),
+    assert [(x["chapter"], x["perspective"], x["reasons"], x["lines"]) for x in leaks] == [
+        (2, "阿甲", ["pov_unaware"], [1]),
+        (4, "乙", ["pov_unaware"], [1]),
+    ]
+    assert selectors.leak_scan(book=book, limit=1) == {
+        "secrets_scanned": 1,
+        "total": 2,
+        "leaks": [leaks[0]],
+    }
+
+
+def test_leak_scan_groups_a_chapter_and_lists_every_keyword_and_line(book):
+    Secret.objects.create(book=book, secret_id="信息差-001", registered_chapter=1, keywords=["玉佩", "残玉"])
+    chapter(book, 2, body="玉佩\n无关\n残玉与玉佩\n")
+    search.search_index_update(book=book)
+    assert selectors.leak_scan(book=book)["leaks"] == [
+        {
+            "secret": "信息差-001",
+            "chapter": 2,
+            "perspective": None,
+            "reasons": ["reader_not_told"],
+            "keywords": ["玉佩", "残玉"],
+            "lines": [1, 3],
+            "context": "玉佩",
+        }
     ]
 
 

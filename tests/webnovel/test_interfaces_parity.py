@@ -58,6 +58,7 @@ SAMPLES: dict[str, dict[str, str]] = {
     "search": {"q": "断剑", "limit": "5"},
     "search-regex": {"pattern": "青岚[子宗]", "limit": "5"},
     "report-style-drift": {"last": "8"},
+    "leak-scan": {"limit": "5"},
     # other apps' interfaces (entities)
     "entity": {"ref": "林风"},
     "entity-by-alias": {"alias": "白鹭"},

@@ -470,9 +470,21 @@ def test_report_book_stats(demo, api):
 
 
 def test_leak_scan_finds_the_deliberate_leak(demo, api):
-    data = story("leak-scan", "demo-book")
-    assert data["secrets_scanned"] == 4
-    assert [
-        (x["secret"], x["chapter"], x["line"], x["keyword"], x["perspective"], x["reasons"]) for x in data["leaks"]
-    ] == [("信息差-001", 7, 7, "青岚子", "林风", ["reader_not_told", "pov_unaware"])]
-    assert api.get("/api/books/demo-book/reports/leaks").json() == data
+    expected = {
+        "secrets_scanned": 4,
+        "total": 1,
+        "leaks": [
+            {
+                "secret": "信息差-001",
+                "chapter": 7,
+                "perspective": "林风",
+                "reasons": ["reader_not_told", "pov_unaware"],
+                "keywords": ["青岚子"],
+                "lines": [7],
+                "context": "“三百二十年前，有个剑修叫青岚子，一个人一把剑，从雾海那边杀回来，在这山上插剑立派。”王伯眯着眼，像在看很远的地方，“后来他又进了雾海，就再也没出来。有人说他死了，有人说他成仙了。”",
+            }
+        ],
+    }
+    assert story("leak-scan", "demo-book") == expected
+    assert api.get("/api/books/demo-book/reports/leaks").json() == expected
+    assert story("leak-scan", "demo-book", "--secret", "信息差-003") == {"secrets_scanned": 1, "total": 0, "leaks": []}
