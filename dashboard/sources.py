@@ -44,6 +44,9 @@ def threads_open(*, book: Book) -> list[dict]:
     return out
 
 
+LEAKS_SHOWN = 200  # a long book can have thousands of findings; the first ones in chapter order are listed
+
+
 def secrets_overview(*, book: Book, scan_leaks: bool) -> dict:
     """Every secret with who knows it since when, plus accumulation (reader-unknown secrets) and,
     when asked, the leak scan, all from ``threads.selectors``. The scan searches every keyword of
@@ -66,7 +69,7 @@ def secrets_overview(*, book: Book, scan_leaks: bool) -> dict:
     return {
         "secrets": rows,
         "accumulation": thread_selectors.report_secret_accumulation(book=book),
-        "leaks": thread_selectors.leak_scan(book=book) if scan_leaks else None,
+        "leaks": thread_selectors.leak_scan(book=book, limit=LEAKS_SHOWN) if scan_leaks else None,
     }
 
 

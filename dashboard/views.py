@@ -296,7 +296,6 @@ STYLE_FEATURE_NAMES = {
     "ellipses_per_1k": "省略号（每千字）",
     "commas_per_sentence": "每句逗号数",
 }
-LEAKS_SHOWN = 200  # a long book can have thousands of findings; the first ones in chapter order are listed
 LEAK_REASONS = {"reader_not_told": "读者尚未被告知", "pov_unaware": "视角人物此时不知情"}
 
 
@@ -332,8 +331,10 @@ def secrets(request: HttpRequest, slug: str) -> HttpResponse:
         for r in accumulation["secrets"]
     ]
     leaks = data["leaks"]["leaks"] if scan else []
-    for leak in leaks[:LEAKS_SHOWN]:
+    for leak in leaks:
         leak["reason_text"] = "；".join(LEAK_REASONS.get(r, r) for r in leak["reasons"])
+        leak["keywords_text"] = "、".join(leak["keywords"])
+        leak["lines_text"] = "、".join(str(n) for n in leak["lines"][:10]) + ("…" if len(leak["lines"]) > 10 else "")
     ctx = _book_context(book, "secrets")
     ctx.update(
         secrets=data["secrets"],
@@ -344,9 +345,9 @@ def secrets(request: HttpRequest, slug: str) -> HttpResponse:
         if bars
         else None,
         scanned=scan,
-        leaks=leaks[:LEAKS_SHOWN],
-        leaks_total=len(leaks),
-        leaks_shown=LEAKS_SHOWN,
+        leaks=leaks,
+        leaks_total=data["leaks"]["total"] if scan else 0,
+        leaks_shown=sources.LEAKS_SHOWN,
         secrets_scanned=data["leaks"]["secrets_scanned"] if scan else 0,
     )
     return render(request, "dashboard/secrets.html", ctx)
