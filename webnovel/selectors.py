@@ -11,7 +11,9 @@ from typing import Any
 import yaml
 from django.db.models import Count, F, Max, Sum
 
-from entities.selectors import alias_resolve, entity_state_as_of
+from entities.models import StateChange
+from entities.replay import state_replay
+from entities.selectors import alias_resolve
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.fingerprint import fingerprints_sum
 from webnovel.models import Book, Chapter, Document, Fingerprint, Section, TimelineRow, Volume
@@ -383,11 +385,20 @@ def alias_lookup(*, book: Book, alias: str, type: str | None = None, chapter: in
 
 def character_list(*, book: Book, status: str | None = None) -> list[dict]:
     """Characters (entities of type 角色, not archived), optionally with a given ``status`` (存活,
-    死亡, …; the current state: the card's state with recorded changes replayed): ``[{"id", "name", "tier", "status", "protagonist"}]``."""
-    rows = book.entities.filter(type="角色", archived=False).order_by("entity_id")
+    死亡, …): the current status, i.e. the card's state with every recorded change replayed.
+    ``[{"id", "name", "tier", "status", "protagonist"}]`` in id order."""
+    rows = list(book.entities.filter(type="角色", archived=False).order_by("entity_id"))
+    # One query for every character's changes (not one replay query per character).
+    changes: dict[int, list[dict]] = {}
+    for change in (
+        StateChange.objects.filter(entity__in=rows)
+        .order_by("entity_id", "chapter", "seq", "id")
+        .values("entity_id", "op", "field", "new")
+    ):
+        changes.setdefault(change["entity_id"], []).append(change)
     out = []
     for e in rows:
-        current = entity_state_as_of(entity=e).get("status")
+        current = state_replay(e.base_state, changes.get(e.pk, ())).get("status")
         if status and current != status:
             continue
         out.append(

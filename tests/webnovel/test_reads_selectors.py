@@ -1,0 +1,111 @@
+"""Core read selectors on small hand-made rows: the edges the demo book does not reach."""
+
+import pytest
+
+from entities.models import Alias, Entity, StateChange
+from webnovel import selectors
+from webnovel.exceptions import InvalidInput, NotFound
+from webnovel.models import Book, Chapter, Fingerprint, TimelineRow, Volume
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def book(db):
+    book = Book.objects.create(slug="b", title="书", root="/tmp/b", style_baseline_start=1, style_baseline_end=2)
+    Volume.objects.create(book=book, number=1, start_chapter=1, end_chapter=2)
+    Volume.objects.create(book=book, number=2, start_chapter=3, end_chapter=4)
+    return book
+
+
+def test_character_status_is_the_replayed_current_state(book):
+    hero = Entity.objects.create(
+        book=book, entity_id="jia", type="角色", canonical_name="甲", base_state={"status": "存活"}
+    )
+    Entity.objects.create(book=book, entity_id="yi", type="角色", canonical_name="乙", base_state={"status": "存活"})
+    StateChange.objects.create(book=book, entity=hero, chapter=5, field="status", op="set", new="死亡")
+    assert [(c["id"], c["status"]) for c in selectors.character_list(book=book)] == [("jia", "死亡"), ("yi", "存活")]
+    assert [c["id"] for c in selectors.character_list(book=book, status="存活")] == ["yi"]
+
+
+def test_timeline_character_falls_back_to_the_written_name(book):
+    TimelineRow.objects.create(book=book, volume=1, order=0, chapter=1, event="路过", present=["路人丙"])
+    assert [r["event"] for r in selectors.timeline_character(book=book, name="路人丙")["rows"]] == ["路过"]
+    with pytest.raises(NotFound, match="无名"):
+        selectors.timeline_character(book=book, name="无名")
+
+
+def test_timeline_character_matches_every_alias(book):
+    hero = Entity.objects.create(book=book, entity_id="jia", type="角色", canonical_name="甲")
+    Alias.objects.create(book=book, entity=hero, alias="阿甲")
+    TimelineRow.objects.create(book=book, volume=1, order=0, chapter=1, present=["阿甲", "乙"])
+    TimelineRow.objects.create(book=book, volume=2, order=0, chapter=3, present=["乙"])
+    TimelineRow.objects.create(book=book, volume=2, order=1, chapter=4, present=["甲"])
+    data = selectors.timeline_character(book=book, name="阿甲")
+    assert (data["character"], data["names"], [r["chapter"] for r in data["rows"]]) == ("甲", ["甲", "阿甲"], [1, 4])
+
+
+def test_recent_tails_before_a_chapter_and_bounds(book):
+    for n in range(1, 5):
+        Chapter.objects.create(book=book, number=n, body=f"第{n}章正文。\n\n")
+    assert selectors.chapter_recent_tails(book=book, count=2, chars=3, before=3) == [
+        {"number": 1, "title": "", "tail": "章正文。"[-3:]},
+        {"number": 2, "title": "", "tail": "章正文。"[-3:]},
+    ]
+    with pytest.raises(InvalidInput, match="count"):
+        selectors.chapter_recent_tails(book=book, count=0)
+
+
+def test_current_volume_follows_the_newest_chapter(book):
+    Chapter.objects.create(book=book, number=3)  # no volume: found from the volume ranges
+    TimelineRow.objects.create(book=book, volume=2, order=0, chapter=3, event="启程")
+    assert selectors.timeline_current(book=book) == {
+        "volume": 2,
+        "rows": [{"chapter": 3, "story_time": "", "event": "启程", "present": []}],
+    }
+    assert [block["volume"] for block in selectors.timeline_recent(book=book)] == [1, 2]
+
+
+def test_style_drift_sums_counts_before_dividing(book):
+    counts = {1: (100, 10), 2: (300, 10), 3: (100, 5), 4: (100, 5)}  # chars, sentences
+    for n, (chars, sentences) in counts.items():
+        Chapter.objects.create(book=book, number=n)
+        Fingerprint.objects.create(
+            book=book, start_chapter=n, end_chapter=n, features={"chars": chars, "sentences": sentences}
+        )
+    data = selectors.style_drift(book=book)
+    assert data["baseline"] == {"start": 1, "end": 2, "chapters": 2}
+    assert data["current"] == {"start": 3, "end": 4, "chapters": 2}
+    # Baseline 400/20 = 20 (not the mean of 10 and 30 = 20 by luck: current 200/10 = 20 too).
+    assert data["features"][0] == {
+        "feature": "avg_sentence_length",
+        "baseline": 20.0,
+        "current": 20.0,
+        "change": 0.0,
+        "drifted": False,
+    }
+    # A feature whose baseline is 0 has no relative change.
+    assert data["features"][2] == {
+        "feature": "dialogue_ratio",
+        "baseline": 0.0,
+        "current": 0.0,
+        "change": None,
+        "drifted": False,
+    }
+    Fingerprint.objects.filter(start_chapter=4).update(features={"chars": 400, "sentences": 5})
+    feature = selectors.style_drift(book=book)["features"][0]
+    assert (feature["current"], feature["change"], feature["drifted"]) == (50.0, 1.5, True)
+
+
+def test_style_drift_without_a_baseline_is_404(book):
+    Book.objects.filter(pk=book.pk).update(style_baseline_start=None, style_baseline_end=None)
+    book.refresh_from_db()
+    with pytest.raises(NotFound, match="style_baseline"):
+        selectors.style_drift(book=book)
+
+
+def test_weak_hook_streak_stops_at_the_first_strong_hook(book):
+    for n, hook in enumerate(["危机钩-弱", "危机钩-强", "期待钩-弱", "情感钩-弱"], start=1):
+        Chapter.objects.create(book=book, number=n, hook_type=hook)
+    data = selectors.weak_hook_streak(book=book)
+    assert (data["streak"], data["chapters"], data["reported"]) == (2, [3, 4], False)
