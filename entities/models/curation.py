@@ -21,7 +21,7 @@ class Extraction(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["book", "chapter"]
+        ordering = ["book_id", "chapter"]
         constraints = [models.UniqueConstraint(fields=["book", "chapter"], name="uniq_extraction_chapter")]
         verbose_name = "抽取结果"
         verbose_name_plural = "抽取结果"
@@ -79,7 +79,7 @@ class LegacyRecord(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["book", "key"]
+        ordering = ["book_id", "key"]
         constraints = [models.UniqueConstraint(fields=["book", "key"], name="uniq_legacy_key")]
         verbose_name = "遗留数据"
         verbose_name_plural = "遗留数据"

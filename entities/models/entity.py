@@ -35,7 +35,7 @@ class Entity(models.Model):
     source_path = models.CharField(max_length=1000, blank=True)
 
     class Meta:
-        ordering = ["book", "type", "entity_id"]
+        ordering = ["book_id", "type", "entity_id"]
         constraints = [models.UniqueConstraint(fields=["book", "entity_id"], name="uniq_entity_id")]
         indexes = [
             models.Index(fields=["book", "type", "canonical_name"], name="entity_type_name_idx"),
@@ -61,7 +61,7 @@ class Alias(models.Model):
     source = models.CharField(max_length=20, default="file")
 
     class Meta:
-        ordering = ["book", "alias", "entity"]
+        ordering = ["book_id", "alias", "entity_id"]
         constraints = [models.UniqueConstraint(fields=["entity", "alias"], name="uniq_entity_alias")]
         indexes = [models.Index(fields=["book", "alias"], name="alias_lookup_idx")]
         verbose_name = "别名"

@@ -24,7 +24,7 @@ class Appearance(models.Model):
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.SCAN)
 
     class Meta:
-        ordering = ["entity", "chapter", "source"]
+        ordering = ["entity_id", "chapter", "source"]
         constraints = [
             models.UniqueConstraint(fields=["entity", "chapter", "source"], name="uniq_appearance"),
         ]
@@ -47,7 +47,7 @@ class AmbiguousMention(models.Model):
     candidates = models.JSONField(default=list, help_text="候选实体 id")
 
     class Meta:
-        ordering = ["book", "chapter", "alias"]
+        ordering = ["book_id", "chapter", "alias"]
         constraints = [models.UniqueConstraint(fields=["book", "chapter", "alias"], name="uniq_ambiguous_mention")]
         verbose_name = "歧义提及"
         verbose_name_plural = "歧义提及"
@@ -66,7 +66,7 @@ class TagApplication(models.Model):
     applied_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["book", "chapter"]
+        ordering = ["book_id", "chapter"]
         constraints = [models.UniqueConstraint(fields=["book", "chapter"], name="uniq_tag_application")]
         verbose_name = "手工标签应用"
         verbose_name_plural = "手工标签应用"

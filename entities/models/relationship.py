@@ -18,7 +18,7 @@ class Relationship(models.Model):
     last_chapter = models.PositiveIntegerField(null=True, blank=True, help_text="最近一次变化的章节")
 
     class Meta:
-        ordering = ["book", "from_entity", "type", "to_entity"]
+        ordering = ["book_id", "from_entity_id", "type", "to_entity_id"]
         constraints = [
             models.UniqueConstraint(fields=["from_entity", "to_entity", "type"], name="uniq_relationship_triple")
         ]
@@ -46,7 +46,7 @@ class RelationshipEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["relationship", "chapter", "id"]
+        ordering = ["relationship_id", "chapter", "id"]
         indexes = [models.Index(fields=["chapter", "source"], name="relevent_chapter_idx")]
         verbose_name = "关系事件"
         verbose_name_plural = "关系事件"

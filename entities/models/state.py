@@ -37,7 +37,7 @@ class StateChange(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["entity", "chapter", "seq", "id"]
+        ordering = ["entity_id", "chapter", "seq", "id"]
         indexes = [
             models.Index(fields=["entity", "chapter", "seq"], name="statechange_replay_idx"),
             models.Index(fields=["book", "chapter", "source"], name="statechange_chapter_idx"),
