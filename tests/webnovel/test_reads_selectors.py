@@ -85,7 +85,7 @@ def test_style_drift_sums_counts_before_dividing(book):
         "drifted": False,
     }
     # A feature whose baseline is 0 has no relative change.
-    assert data["features"][2] == {
+    assert {f["feature"]: f for f in data["features"]}["dialogue_ratio"] == {
         "feature": "dialogue_ratio",
         "baseline": 0.0,
         "current": 0.0,
