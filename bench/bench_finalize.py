@@ -29,6 +29,7 @@ from bench.common import (  # noqa: E402
     cpu_seconds,
     goal_mark,
     phase_run,
+    stage_timers_install,
     stats,
     synthetic_book,
 )
@@ -67,15 +68,22 @@ def finalize_phase(root: str, repeat: int) -> dict:
     root_path = Path(root)
     from webnovel.models import Chapter
 
+    stages = stage_timers_install()
     samples, cpu, numbers, added, warnings = [], [], [], 0, 0
+    per_stage: dict[str, list[float]] = {}
     for _ in range(repeat + 1):
         path = chapter_append(root_path)
         number = int("".join(ch for ch in path.stem if ch.isdigit()))
         book = book_for_root(root_path)
+        before = dict(stages)
         cpu_start, start = cpu_seconds(), time.perf_counter()
         report = chapter_finalize(book=book, number=number)
         samples.append(time.perf_counter() - start)
         cpu.append(cpu_seconds() - cpu_start)
+        spent = {k: v - before.get(k, 0.0) for k, v in stages.items()}
+        spent["core (rows, transaction)"] = samples[-1] - sum(spent.values())
+        for k, v in spent.items():
+            per_stage.setdefault(k, []).append(v)
         numbers.append(number)
         added += sum(1 for p in report.get("added", []) if p.endswith(path.name))
         warnings += len(report.get("warnings", []))
@@ -83,6 +91,7 @@ def finalize_phase(root: str, repeat: int) -> dict:
         "cold": samples[0],
         "warm": stats(samples[1:]) if repeat else None,
         "warm_cpu": stats(cpu[1:]) if repeat else None,
+        "stages_p50": {k: stats(v[1:])["p50"] for k, v in per_stage.items() if len(v) > 1},
         "numbers": [numbers[0], numbers[-1]],
         # sanity: every new chapter was reported as added and is in the database
         "added": added,
@@ -160,6 +169,10 @@ def size_measure(bench: Bench, n: int, repeat: int) -> tuple[dict, dict, float]:
         "changed files": "/".join(str(c) for c in sync["result"]["changed_per_sync"]),
     }
     bench.extra.setdefault("details", {})[str(n)] = {"setup_rebuild": setup, "finalize": fin, "sync": sync}
+    bench.extra.setdefault("stage_rows", []).extend(
+        {"chapters": n, "stage": k, "p50 s": v, "share of p50 %": 100 * v / warm["p50"]}
+        for k, v in sorted(fin["result"]["stages_p50"].items(), key=lambda kv: -kv[1])
+    )
     return row, sync_row, warm["p50"]
 
 
@@ -181,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
 
     bench.table("chapter_finalize of one new chapter (N+1)", rows)
     bench.table("book_sync", sync_rows)
+    if bench.extra.get("stage_rows"):
+        bench.table("Where a finalize's time goes (p50 per stage, timers, no profiler)", bench.extra["stage_rows"])
     if len(p50s) >= 2:
         small, large = min(p50s), max(p50s)
         ratio = p50s[large] / p50s[small]

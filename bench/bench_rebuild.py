@@ -17,6 +17,7 @@ chapters: rebuild ≤ 3× the floor, peak RSS ≤ 400 MB.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 if __package__ in (None, ""):
@@ -29,6 +30,7 @@ from bench.common import (  # noqa: E402
     goal_mark,
     page_cache_warm,
     phase_run,
+    stage_timers_install,
     synthetic_book,
 )
 
@@ -52,7 +54,12 @@ def floor_phase(root: str) -> dict:
 def rebuild_phase(root: str) -> dict:
     from webnovel.rebuilder import book_rebuild
 
-    return report_summary(book_rebuild(root=Path(root)))
+    stages = stage_timers_install()
+    start = time.perf_counter()
+    summary = report_summary(book_rebuild(root=Path(root)))
+    total = time.perf_counter() - start
+    summary["stages"] = {**stages, "core (rows, transaction)": total - sum(stages.values())}
+    return summary
 
 
 def import_phase(source: str, out: str) -> dict:
@@ -187,6 +194,14 @@ def main(argv: list[str] | None = None) -> int:
         for c in cases
     ]
     bench.table("Issues", issues)
+    stage_rows = []
+    for c in cases:
+        stages = c["rebuild"]["result"].get("stages") or {}
+        total = c["rebuild"]["seconds"]
+        for name, seconds in sorted(stages.items(), key=lambda kv: -kv[1]):
+            stage_rows.append({"case": c["label"], "stage": name, "s": seconds, "share %": 100 * seconds / total})
+    if stage_rows:
+        bench.table("Where the (first) rebuild's time goes (timers around each stage, no profiler)", stage_rows)
     if cases:
         bench.note(
             f"Goals ({GOAL_CHAPTERS:,} chapters): rebuild ≤ {GOAL_RATIO:g}× floor, peak RSS ≤ {GOAL_RSS_MB:.0f} MB. "

@@ -274,6 +274,44 @@ def migrate_phase() -> str:
     return connection.vendor
 
 
+def stage_timers_install() -> dict[str, float]:
+    """Time the pluggable stages of rebuild / finalize / sync without a profiler's overhead.
+
+    Wraps, in this process only, ``webnovel.rebuilder.rebuild.book_read`` (the parse) and every
+    function configured in ``WEBNOVEL_CHAPTER_INDEXERS`` / ``WEBNOVEL_AFTER_CHAPTER_HOOKS`` (loaded
+    through ``webnovel.indexing._load``). Returns a dict that accumulates seconds per stage name;
+    whatever the stages do not cover is the core (rows written, transaction). Best effort: a
+    renamed hook point just means fewer stages."""
+    totals: dict[str, float] = {}
+
+    def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                totals[name] = totals.get(name, 0.0) + time.perf_counter() - start
+
+        return wrapper
+
+    try:
+        from webnovel import indexing
+        from webnovel.rebuilder import rebuild
+    except ImportError:
+        return totals
+    if hasattr(rebuild, "book_read"):
+        rebuild.book_read = timed("parse (book_read)", rebuild.book_read)
+    if hasattr(indexing, "_load"):
+        load = indexing._load
+
+        def load_timed(setting: str) -> list[tuple[str, Callable[..., object]]]:
+            kind = "hook" if "HOOK" in setting else "indexer"
+            return [(path, timed(f"{kind} {path}", fn)) for path, fn in load(setting)]
+
+        indexing._load = load_timed
+    return totals
+
+
 # --- books ----------------------------------------------------------------------------------------
 
 
