@@ -40,3 +40,12 @@ def test_phase_runs_in_a_fresh_process_and_reports_rss(tmp_path):
     result = phase_run("bench.common:percentile", {"values": [1, 2, 3], "q": 50}, db=f"sqlite:///{tmp_path}/x.sqlite3")
     assert result["result"] == 2
     assert result["peak_rss_mb"] >= result["baseline_rss_mb"] > 0
+
+
+def test_run_all_finds_the_bench_scripts_and_filters_them():
+    from bench.run_all import scripts
+
+    names = [p.name for p in scripts(None)]
+    assert "bench_rebuild.py" in names and "bench_finalize.py" in names
+    assert names == sorted(names)
+    assert [p.name for p in scripts(["rebuild", "finalize"])] == ["bench_finalize.py", "bench_rebuild.py"]
