@@ -144,7 +144,7 @@ def entity_appearance_refresh(*, entity_pks: Iterable[int]) -> None:
     first_change = {row["entity_id"]: row["first"] for row in changes}
     for entity in Entity.objects.filter(pk__in=pks):
         first, last = spans.get(entity.pk, (None, None))
-        if first is None and entity.source in {"extraction", "migration", "admin"}:
+        if first is None and entity.source != "file":
             # Entities never seen in text keep what their creator recorded (migration, suggestion).
             first, last = entity.first_appearance or first_change.get(entity.pk), entity.last_appearance
         if (entity.first_appearance, entity.last_appearance) != (first, last):
