@@ -30,6 +30,8 @@ def report_text(report: dict[str, Any], *, action: str) -> str:
     for key, label in (("added", "新增"), ("changed", "修改"), ("removed", "删除")):
         if report.get(key):
             lines.append(f"  {label}文件 {len(report[key])}：" + "、".join(report[key]))
+    if report.get("unchanged"):
+        lines.append("  内容未变化（已重新索引）：" + "、".join(report["unchanged"]))
     for entry in report.get("unreadable", []):
         lines.append(f"  无法读取（已跳过，旧数据保留）：{entry['file']}  {entry['message']}")
     if report.get("rebuilt"):
