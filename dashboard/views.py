@@ -156,7 +156,7 @@ def thread_board(request: HttpRequest, slug: str) -> HttpResponse:
 def thread_detail(request: HttpRequest, slug: str, thread_id: str) -> HttpResponse:
     book = book_get(slug=slug)
     thread = thread_selectors.thread_get(book=book, thread_id=thread_id)
-    history = list(thread.history.order_by("order").values("order", "chapter", "text"))
+    history = thread_selectors.thread_history(book=book, thread_id=thread.thread_id)["entries"]
     touches = selectors.thread_chapter_touches(book=book, thread_id=thread.thread_id)
     progress = selectors.book_progress(book=book)
     current = progress["current_chapter"] or 0
@@ -225,6 +225,22 @@ def display_value(value: Any) -> str:
     return str(value)
 
 
+# The usual state keys of character cards (docs/book-format.md) in the authors' words; others as written.
+STATE_FIELD_NAMES = {
+    "realm": "境界",
+    "location": "位置",
+    "status": "状态",
+    "possessions": "持有物",
+    "faction": "势力",
+    "title": "称号",
+    "age": "年龄",
+    "identity": "身份",
+}
+
+
+STATE_OP_NAMES = {"set": "设为", "unset": "清除", "add": "加入", "remove": "移除", "inc": "增加"}
+
+
 def _as_of_choices(changes: list[dict], current: int | None) -> list[int]:
     chapters = sorted({c["chapter"] for c in changes} | {0} | ({current} if current else set()))
     return chapters
@@ -250,14 +266,19 @@ def entity_detail(request: HttpRequest, slug: str, entity_id: str) -> HttpRespon
         for n in graph["nodes"]
     ]
     edges = [charts.Edge(e["from"], e["to"], e["type"]) for e in graph["edges"]]
+    names = {n["id"]: n["canonical_name"] for n in graph["nodes"]}
+    for e in graph["edges"]:
+        e["from_name"], e["to_name"] = names.get(e["from"], e["from"]), names.get(e["to"], e["to"])
     for change in changes:
         change["applied"] = as_of is None or change["chapter"] <= as_of
         change["new_text"] = display_value(change["new"])
+        change["field_name"] = STATE_FIELD_NAMES.get(change["field"], change["field"])
+        change["op_name"] = STATE_OP_NAMES.get(change["op"], change["op"])
         change["old_text"] = display_value(change["old"]) if change["old"] is not None else ""
     ctx = _book_context(book, "entities")
     ctx.update(
         entity=detail,
-        state_rows=[(k, display_value(v)) for k, v in detail["state"].items()],
+        state_rows=[(k, STATE_FIELD_NAMES.get(k, k), display_value(v)) for k, v in detail["state"].items()],
         as_of=as_of,
         as_of_choices=_as_of_choices(changes, current),
         current_chapter=current,
@@ -361,12 +382,21 @@ def context_preview(request: HttpRequest, slug: str) -> HttpResponse:
     budget = int_param(request, "budget", default=DEFAULT_BUDGET, minimum=1)
     task = request.GET.get("task", "write")
     ctx = _book_context(book, "context")
-    ctx.update(chapter=chapter, budget=budget, task=task, tasks=TASKS, min_budget=MIN_BUDGET, max_budget=MAX_BUDGET)
+    ctx.update(
+        chapter=chapter,
+        budget=budget,
+        task=task,
+        tasks=[(t, TASK_NAMES.get(t, t)) for t in TASKS],
+        min_budget=MIN_BUDGET,
+        max_budget=MAX_BUDGET,
+    )
     try:
         pack = build_memory_pack(book=book, chapter=chapter, task=task, budget_tokens=budget)
     except InvalidInput as exc:  # keep the form on the page so the value can be corrected
         ctx.update(pack=None, error=exc.message)
         return render(request, "dashboard/context.html", ctx, status=exc.status_code)
+    for it in pack["items"]:
+        it["layer_name"] = LAYER_NAMES.get(it["layer"], it["layer"])
     included = [it for it in pack["items"] if it["included"]]
     skipped = [it for it in pack["items"] if not it["included"]]
     ctx.update(
@@ -387,6 +417,7 @@ def context_preview(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 LAYER_NAMES = {"working": "工作层", "scratchpad": "事实层", "episodic": "情节检索层"}
+TASK_NAMES = {"write": "写作", "review": "审校", "query": "查询"}
 
 
 def _padded_range(values: list[float]) -> dict[str, float]:

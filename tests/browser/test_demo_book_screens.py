@@ -38,7 +38,9 @@ def test_every_demo_page_in_the_browser(demo, browser_page):
         if name == "secrets":  # the one leak of the demo book: 青岚子 in chapter 7
             assert page.locator("table.leaks tr.overdue").count() == 1
     page.set_viewport_size({"width": 390, "height": 844})
-    for name in ("overview", "threads"):
-        page.goto(f"/dashboard/demo-book/{PAGES[name][0]}")
+    for name, (path, _) in PAGES.items():
+        page.goto(f"/dashboard/demo-book/{path}")
+        # readable at phone width: nothing pushes the page wider than the screen
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, name
-        shot(page, f"demo-{name}-phone")
+        if name in ("overview", "threads", "entity"):
+            shot(page, f"demo-{name}-phone")

@@ -125,7 +125,7 @@ def test_entity_page_charts(curator, book):
     html = curator.get("/dashboard/qinglan/entities/linfeng/").content.decode()
     assert html.count('class="col"') == 40
     assert "师徒" in html and 'class="node center type-角色"' in html
-    assert 'href="/dashboard/qinglan/entities/jianlao/"' in html
+    assert 'href="/dashboard/qinglan/entities/jianlao/">剑老</a></td>' in html
     assert html.count('class="mark change"') == 2
 
 
