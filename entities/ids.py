@@ -2,6 +2,7 @@
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 TYPE_PREFIXES = {"角色": "", "地点": "loc_", "物品": "item_", "势力": "faction_", "招式": "skill_"}
 _NOT_ID = re.compile(r"[^a-z0-9_]")
@@ -9,10 +10,14 @@ _NOT_ID = re.compile(r"[^a-z0-9_]")
 
 def entity_id_base(*, name: str, type: str) -> str:
     """林风 → linfeng; 青岚宗 (势力) → faction_qinglanzong. Non-Chinese letters and digits are kept."""
+    return TYPE_PREFIXES.get(type, "") + _pinyin(name)
+
+
+@lru_cache(maxsize=65536)
+def _pinyin(name: str) -> str:
     from pypinyin import lazy_pinyin  # imported lazily: loading its dictionaries takes ~0.2 s
 
-    core = _NOT_ID.sub("", "".join(lazy_pinyin(name)).lower())
-    return TYPE_PREFIXES.get(type, "") + (core or "x")
+    return _NOT_ID.sub("", "".join(lazy_pinyin(name)).lower()) or "x"
 
 
 def entity_ids_assign(entries: Iterable[tuple[str, str, str]], *, taken: Iterable[str] = ()) -> list[str]:

@@ -345,3 +345,20 @@ def test_explicit_id_of_curated_entity_is_skipped_with_warning(mini):
     ]
     assert Entity.objects.get(book=book, entity_id="jianlao").canonical_name == "剑老（人工）"
     assert report["counts"]["entities"] == 6
+
+
+def test_rebuild_command_accepts_folder_name_under_books_dir(mini, settings, capsys):
+    settings.WEBNOVEL_BOOKS_DIR = mini.parent
+    call_command("rebuild", "mini", "--json")
+    assert json.loads(capsys.readouterr().out)["counts"]["chapters"] == 3
+
+
+def test_entity_ids_from_pinyin():
+    from entities.ids import entity_id_base, entity_ids_assign
+
+    assert entity_id_base(name="林风", type="角色") == "linfeng"
+    assert entity_id_base(name="重庆", type="地点") == "loc_chongqing"
+    assert entity_id_base(name="A级丹药", type="物品") == "item_ajidanyao"
+    assert entity_ids_assign(
+        [("林风", "角色", ""), ("林风", "角色", ""), ("王伯", "角色", "linfeng_2"), ("女娲", "角色", "")]
+    ) == ["linfeng", "linfeng_1", "linfeng_2", "nvwa"]

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from webnovel.exceptions import DomainError
@@ -14,11 +15,13 @@ class Command(BaseCommand):
     help = "从书籍文件夹整本重建数据库（单一事务：有错误则不改动任何数据）。"
 
     def add_arguments(self, parser):
-        parser.add_argument("book_dir", help="书籍文件夹路径（含 book.yaml）")
+        parser.add_argument("book_dir", help="书籍文件夹路径（含 book.yaml）；也可只写 WEBNOVEL_BOOKS_DIR 下的文件夹名")
         parser.add_argument("--json", action="store_true", help="以 JSON 输出报告")
 
     def handle(self, *args, **options):
         root = Path(options["book_dir"]).expanduser()
+        if not root.is_dir() and (Path(settings.WEBNOVEL_BOOKS_DIR) / options["book_dir"]).is_dir():
+            root = Path(settings.WEBNOVEL_BOOKS_DIR) / options["book_dir"]  # a bare folder name
         if not root.is_dir():
             raise CommandError(f"书籍文件夹不存在：{root}")
         try:
