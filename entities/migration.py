@@ -499,6 +499,10 @@ def state_migrate(*, root: Path, commit: bool = False, book_slug: str | None = N
         path.write_text(json.dumps(slim, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
         summary["backup"] = str(backup)
         summary["slim_bytes"] = path.stat().st_size
+        if summary["slim_bytes"] >= SLIM_LIMIT:
+            summary["problems"].append(
+                f"精简后的 state.json 仍有 {summary['slim_bytes']} 字节（progress 等保留键本身过大）；原文件见备份"
+            )
     return summary
 
 
