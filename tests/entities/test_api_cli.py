@@ -159,3 +159,34 @@ def test_merge_over_rest_moves_everything(api, book):
         "target": "linfeng",
         "moved": {"aliases": 2, "appearances": 0, "state_changes": 0, "relationships": 0, "relationships_dropped": 1},
     }
+
+
+def test_rest_reject_mermaid_and_reports(api, book):
+    extraction_ingest(book=book, chapter=3, payload=PAYLOAD)
+    pk = PendingItem.objects.get().pk
+    resp = api.post(
+        f"/api/books/qinglan/entities/pending/{pk}/reject",
+        data='{"note": "不是新人物"}',
+        content_type="application/json",
+    )
+    assert resp.json() == {"pk": pk, "kind": "entity_new", "entity": None, "relationship": None, "status": "rejected"}
+    assert (
+        api.post(
+            f"/api/books/qinglan/entities/pending/{pk}/reject", data="{}", content_type="application/json"
+        ).status_code
+        == 422
+    )
+    assert (
+        api.post(
+            "/api/books/qinglan/entities/pending/999/confirm", data="{}", content_type="application/json"
+        ).status_code
+        == 404
+    )
+    mermaid = api.get("/api/books/qinglan/entities/linfeng/graph/mermaid").json()
+    assert mermaid == 'graph LR\n  n_linfeng["林风"]\n  n_jianlao["剑老"]\n  n_jianlao -->|"师徒"| n_linfeng'
+    assert _cli("story", "entity-graph-mermaid", "qinglan", "linfeng").rstrip("\n") == mermaid
+    assert api.get("/api/books/qinglan/entities/linfeng/graph", {"depth": 9}).status_code == 422
+    assert api.get("/api/books/qinglan/entities/ambiguous-mentions").json() == []
+    assert api.get("/api/books/qinglan/entities/tag-issues").json() == []
+    stats = api.get("/api/books/qinglan/entities/stats").json()
+    assert (stats["entities"], stats["ambiguous_aliases"], stats["pending"]) == (4, ["宗主"], {"rejected": 1})
