@@ -334,6 +334,21 @@ def _canonical(*, book: Book, name: str, cache: dict[str, str]) -> str:
     return cache[name]
 
 
+def _leak_reasons(
+    *, secret: Secret, knowers: dict[str, int | None], chapter: int, pov: tuple[str, str] | None
+) -> list[str]:
+    """Why a keyword of ``secret`` in ``chapter`` is a leak ([]: it is not)."""
+    reasons = []
+    told = secret.reader_told_chapter
+    if (told is None and not secret.reader_knows) or (told is not None and chapter < told):
+        reasons.append("reader_not_told")
+    if pov is not None:
+        who = pov[1]
+        if who not in knowers or (knowers[who] is not None and chapter < knowers[who]):
+            reasons.append("pov_unaware")
+    return reasons
+
+
 LEAK_DEFAULT_LIMIT = 200
 LEAK_MAX_LIMIT = 2000
 
@@ -352,8 +367,15 @@ def leak_scan(*, book: Book, secret: str | None = None, limit: int = LEAK_DEFAUL
         secrets = [secret_get(book=book, secret_id=secret)]
     secrets = list(secrets)
     cache: dict[str, str] = {}
-    perspectives = dict(Chapter.objects.filter(book=book).values_list("number", "perspective"))
-    found: dict[tuple[int, str], dict] = {}
+    povs: dict[int, tuple[str, str]] = {}  # chapter → (perspective as written, canonical name)
+    for number, pov in Chapter.objects.filter(book=book).values_list("number", "perspective"):
+        pov = (pov or "").strip()
+        if pov:
+            povs[number] = (pov, _canonical(book=book, name=pov, cache=cache))
+    # Chapters per keyword from the index (keywords repeat across secrets); lines and context are
+    # read only for the rows returned, so a keyword on every page of a long book stays cheap.
+    chapters_of: dict[str, set[int]] = {}
+    found: dict[tuple[int, str], tuple[list[str], list[str]]] = {}  # (chapter, id) → (reasons, keywords)
     for item in secrets:
         knowers: dict[str, int | None] = {}
         for known in _known_to(item):
@@ -361,45 +383,34 @@ def leak_scan(*, book: Book, secret: str | None = None, limit: int = LEAK_DEFAUL
             since = known["since"]
             if name not in knowers or (since or 0) < (knowers[name] or 0):
                 knowers[name] = since
-        told = item.reader_told_chapter
-        for keyword in (str(k) for k in item.keywords or ()):
-            if not keyword.strip():
-                continue
-            for chapter, line, text in search.keyword_occurrences(book=book, keyword=keyword):
-                row = found.get((chapter, item.secret_id))
-                if row is None:
-                    reasons = []
-                    if (told is None and not item.reader_knows) or (told is not None and chapter < told):
-                        reasons.append("reader_not_told")
-                    pov = (perspectives.get(chapter) or "").strip()
-                    if pov:
-                        who = _canonical(book=book, name=pov, cache=cache)
-                        if who not in knowers or (knowers[who] is not None and chapter < knowers[who]):
-                            reasons.append("pov_unaware")
-                    if not reasons:
-                        found[(chapter, item.secret_id)] = {}  # checked: not a leak
-                        continue
-                    at = max(0, text.casefold().find(keyword.casefold()))
-                    row = found[(chapter, item.secret_id)] = {
-                        "secret": item.secret_id,
-                        "chapter": chapter,
-                        "perspective": pov or None,
-                        "reasons": reasons,
-                        "keywords": [],
-                        "lines": [],
-                        "context": (line, search.context_snippet(text, at, at + len(keyword))),
-                    }
-                if not row:
-                    continue
-                if keyword not in row["keywords"]:
-                    row["keywords"].append(keyword)
-                if line not in row["lines"]:
-                    row["lines"].append(line)
-                if line < row["context"][0]:
-                    at = max(0, text.casefold().find(keyword.casefold()))
-                    row["context"] = (line, search.context_snippet(text, at, at + len(keyword)))
-    leaks = [row for _, row in sorted(found.items()) if row]
-    for row in leaks[:limit]:
-        row["lines"].sort()
-        row["context"] = row["context"][1]
-    return {"secrets_scanned": len(secrets), "total": len(leaks), "leaks": leaks[:limit]}
+        keywords = [k for k in dict.fromkeys(str(k) for k in item.keywords or ()) if k.strip()]
+        for keyword in keywords:
+            if keyword not in chapters_of:
+                chapters_of[keyword] = search.keyword_chapters(book=book, keyword=keyword)
+        for chapter in set().union(*(chapters_of[k] for k in keywords)):
+            reasons = _leak_reasons(secret=item, knowers=knowers, chapter=chapter, pov=povs.get(chapter))
+            if reasons:
+                found[(chapter, item.secret_id)] = (reasons, [k for k in keywords if chapter in chapters_of[k]])
+    leaks = []
+    for (chapter, secret_id), (reasons, keywords) in sorted(found.items())[:limit]:
+        folded = [k.casefold() for k in keywords]
+        hits = [
+            (line, text)
+            for line, text in search.chapter_lines(book=book, chapter=chapter)
+            if any(k in text.casefold() for k in folded)
+        ]
+        first_line, text = hits[0] if hits else (None, "")
+        keyword = next((k for k in keywords if k.casefold() in text.casefold()), keywords[0])
+        at = max(0, text.casefold().find(keyword.casefold()))
+        leaks.append(
+            {
+                "secret": secret_id,
+                "chapter": chapter,
+                "perspective": povs[chapter][0] if chapter in povs else None,
+                "reasons": reasons,
+                "keywords": keywords,
+                "lines": [line for line, _ in hits],
+                "context": search.context_snippet(text, at, at + len(keyword)),
+            }
+        )
+    return {"secrets_scanned": len(secrets), "total": len(found), "leaks": leaks}

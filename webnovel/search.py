@@ -113,31 +113,29 @@ def _like_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _keyword_rows(*, book: Book, query: str, limit: int | None) -> tuple[int, list[tuple[int, int, str]]]:
-    """(total matching lines, the first ``limit`` of them as (chapter, line, text)); all when limit is None."""
-    like = "%" + _like_escape(query) + "%"
-    tail = " ORDER BY l.chapter, l.line" + (f" LIMIT {int(limit)}" if limit is not None else "")
+def _match(*, book: Book, query: str) -> tuple[str, list]:
+    """The FROM … WHERE … of the lines of ``book`` containing ``query``, and its parameters."""
     if connection.vendor == "sqlite" and len(query) >= _FTS_MIN_CHARS:
         phrase = '"' + query.replace('"', '""') + '"'
-        source = f"{LINE_TABLE} l"
         # The FTS match must drive the query: as a plain join, SQLite's planner walks the line
         # table in (book, chapter, line) order for the ORDER BY and probes the FTS table per row.
         where = f"l.id IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s) AND l.book_id = %s"
-        params = [phrase, book.pk]
-    elif connection.vendor == "postgresql":
-        source = f"{LINE_TABLE} l"
-        where = "l.book_id = %s AND l.text ILIKE %s"
-        params = [book.pk, like]
-    else:
-        # Too short for a trigram: scan the line table in (book, chapter, line) index order.
-        source = f"{LINE_TABLE} l"
-        where = "l.book_id = %s AND l.text LIKE %s ESCAPE '\\'"
-        params = [book.pk, like]
+        return f"FROM {LINE_TABLE} l WHERE {where}", [phrase, book.pk]
+    like = "%" + _like_escape(query) + "%"
+    if connection.vendor == "postgresql":
+        return f"FROM {LINE_TABLE} l WHERE l.book_id = %s AND l.text ILIKE %s", [book.pk, like]
+    # Too short for a trigram: scan the line table in (book, chapter, line) index order.
+    return f"FROM {LINE_TABLE} l WHERE l.book_id = %s AND l.text LIKE %s ESCAPE '\\'", [book.pk, like]
+
+
+def _keyword_rows(*, book: Book, query: str, limit: int) -> tuple[int, list[tuple[int, int, str]]]:
+    """(total matching lines, the first ``limit`` of them as (chapter, line, text))."""
+    clause, params = _match(book=book, query=query)
     with connection.cursor() as cur:
-        cur.execute(f"SELECT l.chapter, l.line, l.text FROM {source} WHERE {where}{tail}", params)
+        cur.execute(f"SELECT l.chapter, l.line, l.text {clause} ORDER BY l.chapter, l.line LIMIT {int(limit)}", params)
         rows = cur.fetchall()
-        if limit is not None and len(rows) >= limit:
-            cur.execute(f"SELECT COUNT(*) FROM {source} WHERE {where}", params)
+        if len(rows) >= limit:
+            cur.execute(f"SELECT COUNT(*) {clause}", params)
             total = cur.fetchone()[0]
         else:
             total = len(rows)
@@ -166,10 +164,22 @@ def search_keyword(*, book: Book, q: str, limit: int = SEARCH_DEFAULT_LIMIT) -> 
     return {"query": query, "total": total, "hits": hits}
 
 
-def keyword_occurrences(*, book: Book, keyword: str) -> list[tuple[int, int, str]]:
-    """Every (chapter, line, text) containing ``keyword``: the index read behind the leak scan."""
+def keyword_chapters(*, book: Book, keyword: str) -> set[int]:
+    """The chapters with a line containing ``keyword``: the index read behind the leak scan."""
     _index_ensure(book=book)
-    return _keyword_rows(book=book, query=keyword, limit=None)[1]
+    clause, params = _match(book=book, query=keyword)
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT DISTINCT l.chapter {clause}", params)
+        return {row[0] for row in cur.fetchall()}
+
+
+def chapter_lines(*, book: Book, chapter: int) -> list[tuple[int, str]]:
+    """The indexed (line, text) of one chapter, in order."""
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT line, text FROM {LINE_TABLE} WHERE book_id = %s AND chapter = %s ORDER BY line", [book.pk, chapter]
+        )
+        return cur.fetchall()
 
 
 def search_regex(*, book: Book, pattern: str, limit: int = SEARCH_DEFAULT_LIMIT) -> dict:

@@ -295,34 +295,33 @@ def timeline_recent(*, book: Book) -> list[dict]:
     return [timeline_volume(book=book, volume=v) for v in volumes]
 
 
-def _character_names(*, book: Book, name: str) -> tuple[str, set[str]]:
-    """The canonical name and every alias of the character called ``name`` (any of its names)."""
+def _character_names(*, book: Book, name: str) -> tuple[str, set[str], bool]:
+    """(canonical name, every name of the character called ``name``, whether it is a known entity)."""
     try:
         entity = alias_resolve(book=book, alias=name, type="角色")
     except NotFound:
-        return name, {name}
-    names = {entity.canonical_name, *entity.aliases.values_list("alias", flat=True)}
-    return entity.canonical_name, names
+        return name, {name}, False
+    return entity.canonical_name, {entity.canonical_name, *entity.aliases.values_list("alias", flat=True)}, True
 
 
 def timeline_character(*, book: Book, name: str, volume: int | None = None) -> dict:
     """Timeline rows where a character is present, matched by canonical name or any alias
-    (optionally within one volume): ``{"character", "names", "rows": [{"volume", "chapter", …}]}``."""
-    canonical, names = _character_names(book=book, name=name)
-    rows = TimelineRow.objects.filter(book=book).order_by("volume", "order")
+    (optionally within one volume): ``{"character", "names", "rows": [{"volume", "chapter", …}]}``.
+    A name that is no entity still matches rows that list it as written; otherwise it is a 404."""
+    canonical, names, known = _character_names(book=book, name=name)
+    rows = TimelineRow.objects.filter(book=book)
     if volume is not None:
         volume_get(book=book, number=volume)
         rows = rows.filter(volume=volume)
-    picked = [r for r in rows if names.intersection(p.strip() for p in r.present)]
-    if not picked and canonical == name and not book.entities.filter(type="角色", canonical_name=name).exists():
-        exists = any(name in r.present for r in rows)
-        if not exists:
-            raise NotFound(f"角色 '{name}' 不存在", extra={"character": name})
-    return {
-        "character": canonical,
-        "names": sorted(names),
-        "rows": [{"volume": r.volume, **row} for r, row in zip(picked, _timeline_rows(picked), strict=True)],
-    }
+    fields = ("volume", "chapter", "story_time", "event", "present")
+    picked = [
+        dict(zip(fields, row, strict=True))
+        for row in rows.order_by("volume", "order").values_list(*fields)
+        if names.intersection(p.strip() for p in row[4])
+    ]
+    if not picked and not known:
+        raise NotFound(f"角色 '{name}' 不存在", extra={"character": name})
+    return {"character": canonical, "names": sorted(names), "rows": picked}
 
 
 # ── settings: character cards and worldview ─────────────────────────────────────────────────────
