@@ -1,6 +1,6 @@
 from django.contrib import admin, messages
 
-from memory.models import Chunk, Fact, FactEvent, MemoryHit
+from memory.models import Chunk, Fact, FactEvent, FactTombstone, MemoryHit
 from memory.services import fact_decide
 from webnovel.exceptions import DomainError
 
@@ -90,7 +90,6 @@ class MemoryHitAdmin(admin.ModelAdmin):
     search_fields = ["items"]
     list_select_related = ["book"]
     show_full_result_count = False
-    filter_horizontal = ["facts"]
     readonly_fields = [
         "book",
         "chapter",
@@ -102,10 +101,14 @@ class MemoryHitAdmin(admin.ModelAdmin):
         "items",
         "skipped",
         "built_at",
+        "facts",
     ]
 
     def has_add_permission(self, request):
         return False
+
+    def has_change_permission(self, request, obj=None):
+        return False  # a log: written by the context front doors only
 
 
 @admin.register(Chunk)
@@ -115,7 +118,25 @@ class ChunkAdmin(admin.ModelAdmin):
     search_fields = ["text"]
     list_select_related = ["book"]
     show_full_result_count = False
-    readonly_fields = ["book", "chapter", "kind", "order", "text", "terms"]
+    readonly_fields = ["book", "chapter", "kind", "order", "text", "terms", "source_hash"]
 
     def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(FactTombstone)
+class FactTombstoneAdmin(admin.ModelAdmin):
+    list_display = ["key", "reason", "book", "at"]
+    list_filter = ["book", "reason"]
+    search_fields = ["key"]
+    list_select_related = ["book"]
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
         return False

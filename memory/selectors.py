@@ -54,6 +54,8 @@ def fact_list(
     limit: int = 200,
 ) -> list[dict[str, Any]]:
     """Stored facts, filtered (``chapter``: only facts established at or before it)."""
+    if not 1 <= limit <= 2000:
+        raise InvalidInput(f"limit 必须在 1 到 2000 之间，收到 {limit}", extra={"limit": limit})
     rows = Fact.objects.filter(book=book).select_related("superseded_by", "revises")
     if category:
         if category not in Fact.Category.values:

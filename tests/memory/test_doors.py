@@ -138,6 +138,7 @@ def test_rest_facts_observe_revise_close_decide(filled, api):
     bad = api.post("/api/books/mem/memory/facts", {**body, "category": "gossip"}, content_type="application/json")
     assert bad.status_code == 422
     assert api.get("/api/books/mem/memory/facts/nope").status_code == 404
+    assert api.get("/api/books/mem/memory/facts?limit=-1").json()["message"] == "limit 必须在 1 到 2000 之间，收到 -1"
 
 
 def test_health_report(filled, api):
@@ -214,3 +215,4 @@ def test_admin_pages(filled, admin_client):
     hit = MemoryHit.objects.get(book=filled)
     assert "outline:v1:s3" in admin_client.get(f"/admin/memory/memoryhit/{hit.pk}/change/").content.decode()
     assert admin_client.get("/admin/memory/chunk/").status_code == 200
+    assert admin_client.get("/admin/memory/facttombstone/").status_code == 200
