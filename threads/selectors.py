@@ -68,6 +68,23 @@ def _activity_map(*, book: Book) -> dict[str, int]:
     return last
 
 
+def _last_activity(*, book: Book, thread: Thread) -> int | None:
+    """One thread's last activity (same rule as ``_activity_map``) without reading every chapter:
+    walk chapters from the newest down and stop at the first that opens or advances it, or at the
+    latest chapter already known from the thread file and its 履历."""
+    known = thread.history.filter(chapter__isnull=False).aggregate(m=Max("chapter"))["m"]
+    floor = max((c for c in (thread.opened_chapter, known) if c is not None), default=None)
+    chapters = Chapter.objects.filter(book=book)
+    if floor is not None:
+        chapters = chapters.filter(number__gt=floor)
+    for number, opens, advances in (
+        chapters.order_by("-number").values_list("number", "opens", "advances").iterator(chunk_size=200)
+    ):
+        if thread.thread_id in (opens or ()) or thread.thread_id in (advances or ()):
+            return number
+    return floor
+
+
 def _hang(thread: Thread, *, last_activity: int | None, current: int | None) -> int | None:
     if thread.status != Thread.Status.OPEN or current is None or last_activity is None:
         return None
@@ -93,7 +110,7 @@ def thread_basics(*, book: Book, thread_id: str) -> dict:
     "current_chapter", "hang", "threshold", "overdue"}``."""
     thread = thread_get(book=book, thread_id=thread_id)
     current = book_current_chapter(book=book)
-    last = _activity_map(book=book).get(thread.thread_id)
+    last = _last_activity(book=book, thread=thread)
     hang = _hang(thread, last_activity=last, current=current)
     threshold = book.threshold(thread.type)
     return {
