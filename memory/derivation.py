@@ -417,8 +417,12 @@ def _apply(
             batch_size=500,
         )
     updates = []
+    # A loop an author closed by hand stays closed until the data closes it itself.
+    by_author = set(FactEvent.objects.filter(fact__book=book, action="author_closed").values_list("fact_id", flat=True))
     for key in sorted(set(desired) & set(have)):
         o, f = desired[key], have[key]
+        if o.closed_chapter is None and f.closed_chapter is not None and f.pk in by_author:
+            o.closed_chapter = f.closed_chapter
         if (f.evidence, f.confidence, f.closed_chapter, f.entity_ref) != (
             o.evidence,
             o.confidence,

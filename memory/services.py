@@ -190,10 +190,10 @@ def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "") -> Fa
 
 @transaction.atomic
 def fact_close(*, fact: Fact, chapter: int, reason: str = "") -> Fact:
-    """Close an open loop (or lift a constraint) at ``chapter``."""
+    """Close an open loop (or lift a constraint) at ``chapter`` by hand; later derivations keep it closed."""
     fact.closed_chapter = chapter
     fact.save(update_fields=["closed_chapter", "updated_at"])
-    FactEvent.objects.create(fact=fact, action="closed", chapter=chapter, note=reason or f"第{chapter}章收尾")
+    FactEvent.objects.create(fact=fact, action="author_closed", chapter=chapter, note=reason or f"第{chapter}章收尾")
     groups_resolve(book=fact.book, groups=[(fact.category, fact.subject, fact.field)])
     fact.refresh_from_db()
     return fact

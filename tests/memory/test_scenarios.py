@@ -222,3 +222,17 @@ def test_a_pack_under_a_tight_budget_lists_what_it_skipped_and_why(filled):
     }
     skipped = [i for i in pack["items"] if not i["included"]]
     assert len(skipped) == pack["counts"]["skipped"] and all(i["reason"] for i in skipped)
+
+
+def test_a_loop_closed_by_hand_stays_closed_after_the_next_update(filled):
+    from memory.services import fact_close
+
+    loop = Fact.objects.get(book=filled, category="open_loops", subject="伏笔-001")
+    fact_close(fact=loop, chapter=5, reason="作者确认已回收")
+    memory_after_chapter(book=filled, numbers=[6], removed=[])
+    loop.refresh_from_db()
+    assert (loop.status, loop.closed_chapter) == ("outdated", 5)
+    assert list(loop.events.values_list("action", "note"))[-2:] == [
+        ("author_closed", "作者确认已回收"),
+        ("status", "已于第5章收尾"),
+    ]
