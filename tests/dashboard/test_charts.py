@@ -100,3 +100,23 @@ def test_relationship_graph_draws_nodes_and_edges():
     assert '<line x1="100" y1="100" x2="100" y2="60"' in svg
     assert "师徒" in svg and "无</text>" not in svg
     assert 'class="node center"' in svg and '<a href="/e/linfeng">' in svg
+
+
+def test_display_value_reads_like_an_author_writes():
+    from dashboard.views import display_value
+
+    assert display_value(["断剑青岚", "青玉佩"]) == "断剑青岚、青玉佩"
+    assert display_value([]) == "（空）"
+    assert display_value({"师父": "剑老"}) == "师父：剑老"
+    assert display_value(None) == "—"
+    assert display_value(True) == "是"
+    assert display_value(3) == "3"
+
+
+def test_padded_range_hugs_the_values():
+    from dashboard.views import _padded_range
+
+    # spread 4 → pad max(1, 10% of 20 = 2) = 2
+    assert _padded_range([16.0, 20.0, 18.0]) == {"y_min": 14.0, "y_max": 22.0}
+    # never below zero
+    assert _padded_range([0.1, 0.3]) == {"y_min": 0.05, "y_max": 0.35}
