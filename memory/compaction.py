@@ -18,6 +18,7 @@ from collections import defaultdict
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count
 
 from memory.models import Fact, FactEvent, FactTombstone
 from memory.resolver import value_normalize
@@ -43,8 +44,14 @@ def caps_get() -> dict[str, int]:
 
 
 @transaction.atomic
-def facts_compact(*, book: Book, caps: dict[str, int] | None = None) -> dict[str, int]:
-    """De-duplicate and cap the book's facts; returns how many were merged and dropped."""
+def facts_compact(
+    *, book: Book, caps: dict[str, int] | None = None, subjects: set[str] | None = None
+) -> dict[str, int]:
+    """De-duplicate and cap the book's facts; returns how many were merged and dropped.
+
+    ``subjects`` limits the de-duplication to those subjects' groups (the after-chapter hook passes
+    what it touched, so one chapter's update does not read every fact of the book); caps are checked
+    with one count per category and only a category over its cap is read."""
     caps = caps or caps_get()
     fields = [
         "pk",
@@ -60,9 +67,10 @@ def facts_compact(*, book: Book, caps: dict[str, int] | None = None) -> dict[str
         "decided_at",
     ]
     groups: dict[tuple[str, str, str], list[Fact]] = defaultdict(list)
-    for fact in (
-        Fact.objects.filter(book=book).only(*fields).order_by("category", "subject", "field", "source_chapter", "key")
-    ):
+    rows = Fact.objects.filter(book=book)
+    if subjects is not None:
+        rows = rows.filter(subject__in=sorted(subjects))
+    for fact in rows.only(*fields).order_by("category", "subject", "field", "source_chapter", "key"):
         groups[(fact.category, fact.subject, fact.field)].append(fact)
     merged_away: list[int] = []
     tombstones: list[FactTombstone] = []
@@ -95,11 +103,18 @@ def facts_compact(*, book: Book, caps: dict[str, int] | None = None) -> dict[str
         groups_resolve(book=book, groups=touched)
     dropped = 0
     rank = {Fact.Status.OUTDATED: 0, Fact.Status.TENTATIVE: 1, Fact.Status.ACTIVE: 2}
+    counts = dict(
+        Fact.objects.filter(book=book)
+        .order_by()
+        .values_list("category")
+        .annotate(n=Count("id"))
+        .values_list("category", "n")
+    )
     for category, cap in sorted(caps.items()):
-        rows = Fact.objects.filter(book=book, category=category)
-        count = rows.count()
+        count = counts.get(category, 0)
         if cap is None or count <= cap:
             continue
+        rows = Fact.objects.filter(book=book, category=category)
         candidates = rows.exclude(status=Fact.Status.CONTRADICTED).exclude(origin=Fact.Origin.SETTING)
         if category in PROTECTED:
             candidates = candidates.exclude(status=Fact.Status.ACTIVE)

@@ -359,7 +359,13 @@ def _state_observations(*, book: Book, chapters: set[int]) -> list[Obs]:
 
 
 def _apply(
-    *, book: Book, observations: Iterable[Obs], existing: list[Fact], origin: str, prefix: str
+    *,
+    book: Book,
+    observations: Iterable[Obs],
+    existing: list[Fact],
+    origin: str,
+    prefix: str,
+    touched: set[str] | None = None,
 ) -> dict[str, int]:
     desired: dict[str, Obs] = {}
     for obs in observations:
@@ -447,12 +453,17 @@ def _apply(
     if updates:
         Fact.objects.bulk_update(updates, ["evidence", "confidence", "closed_chapter", "entity_ref"], batch_size=500)
     changed = groups_resolve(book=book, groups=groups)
+    if touched is not None:
+        touched.update(g[1] for g in groups)
     return {"created": len(new_facts), "deleted": len(gone), "updated": len(updates), "status_changes": changed}
 
 
-def facts_derive(*, book: Book, chapters: list[int], full: bool = False) -> dict[str, int]:
+def facts_derive(
+    *, book: Book, chapters: list[int], full: bool = False, touched: set[str] | None = None
+) -> dict[str, int]:
     """Derive the book-wide facts and those of ``chapters`` (``full``: of every chapter, dropping the
-    derived facts of chapters that no longer exist)."""
+    derived facts of chapters that no longer exist). The subjects whose facts changed are added to
+    ``touched``."""
     chapters = sorted(set(chapters))
     stats = defaultdict(int)
     book_wide = _apply(
@@ -461,6 +472,7 @@ def facts_derive(*, book: Book, chapters: list[int], full: bool = False) -> dict
         existing=list(Fact.objects.filter(book=book, origin=Fact.Origin.SETTING)),
         origin=Fact.Origin.SETTING,
         prefix="s",
+        touched=touched,
     )
     existing = Fact.objects.filter(book=book, origin=Fact.Origin.DERIVED)
     if not full:
@@ -471,6 +483,7 @@ def facts_derive(*, book: Book, chapters: list[int], full: bool = False) -> dict
         existing=list(existing),
         origin=Fact.Origin.DERIVED,
         prefix="d",
+        touched=touched,
     )
     for part in (book_wide, per_chapter):
         for k, v in part.items():

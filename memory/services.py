@@ -239,9 +239,10 @@ def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list
                 return
             if removed:
                 Chunk.objects.filter(book=book, chapter__in=removed).delete()
-            facts_derive(book=book, chapters=list(numbers) + list(removed or []))
+            touched: set[str] = set()
+            facts_derive(book=book, chapters=list(numbers) + list(removed or []), touched=touched)
             chunks_index(book=book, chapters=list(numbers))
-            facts_compact(book=book)
+            facts_compact(book=book, subjects=touched)
     except Exception:  # noqa: BLE001 — the hook must never fail the chapter
         logger.warning("记忆更新失败（书籍 %s，章节 %s），章节不受影响", book.slug, numbers, exc_info=True)
 
