@@ -74,6 +74,7 @@ SAMPLES: dict[str, dict[str, str]] = {
     "story-system-chapter": {"chapter": "1"},
     "story-system-effective": {"chapter": "1"},
     "story-system-search": {"q": "剑"},
+    "memory-fact": {"key": "s-037e752c08526b8e"},  # 信息差-001 保密 on the demo book
 }
 
 _PATH_PARAM = re.compile(r"{(\w+)}")
