@@ -246,3 +246,13 @@ def test_unreadable_missing_file_and_missing_section(tmp_path):
         ("unreadable", "文风/基调.md", 5, "error"),
     ]
     assert parsed.config.slug == "b"
+
+
+def test_symlinked_folder_cycle_is_not_followed(tmp_path):
+    import os
+
+    root = book_make(tmp_path / "b")
+    os.symlink(root / "线索", root / "线索" / "回环")
+    parsed = book_read(root)
+    assert [t.thread_id for t in parsed.threads] == ["伏笔-001", "悬念-001"]
+    assert parsed.errors == []

@@ -33,6 +33,8 @@ def book_files_list(root: Path, *, skip_top: frozenset[str] = frozenset()) -> li
     skipped = SKIPPED_DIRS | skip_top
     prefix = len(os.path.join(root_str, ""))
     stack = [root_str]
+    root_real = os.path.realpath(root_str)
+    linked: set[str] = set()
     while stack:
         folder = stack.pop()
         try:
@@ -46,6 +48,13 @@ def book_files_list(root: Path, *, skip_top: frozenset[str] = frozenset()) -> li
             if entry.is_dir():
                 if folder == root_str and name in skipped:
                     continue
+                if entry.is_symlink():
+                    # a link back into the book (or a cycle) would read files twice: only links to
+                    # folders outside the book are followed, each once
+                    real = os.path.realpath(entry.path)
+                    if real in linked or real.startswith(root_real + os.sep) or real == root_real:
+                        continue
+                    linked.add(real)
                 stack.append(entry.path)
                 continue
             rel = entry.path[prefix:].replace(os.sep, "/")
