@@ -416,7 +416,7 @@ def leak_scan(*, book: Book, secret: str | None = None, limit: int = LEAK_DEFAUL
             for line, text in search.chapter_lines(book=book, chapter=chapter)
             if any(k in text.casefold() for k in folded)
         ]
-        first_line, text = hits[0] if hits else (None, "")
+        text = hits[0][1] if hits else ""
         keyword = next((k for k in keywords if k.casefold() in text.casefold()), keywords[0])
         at = max(0, text.casefold().find(keyword.casefold()))
         leaks.append(
