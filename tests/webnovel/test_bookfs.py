@@ -189,13 +189,16 @@ def test_duplicates_are_errors(tmp_path):
             "定稿/正文/第0001章 重复.md": chapter_text(title="重复"),
             "线索/伏笔-001 副本.md": "---\nstrength: 低\n---\n",
             "信息差/信息差-001 副本.md": "---\nid: 信息差-001\n---\n",
+            "设定/角色/剑老.md": "---\nname: 剑老\nid: wangbo_id\n---\n",
+            "设定/名册.yaml": "角色:\n  - name: 王伯\n    id: wangbo_id\n",
         },
     )
     parsed = book_read(root)
-    assert sorted((i.code, i.file) for i in parsed.errors) == [
-        ("duplicate", "信息差/信息差-001.md"),
-        ("duplicate", "定稿/正文/第1卷 青岚初鸣/第0001章.md"),
-        ("duplicate", "线索/伏笔-001 断剑之谜.md"),
+    assert sorted((i.code, i.file, i.line) for i in parsed.errors) == [
+        ("duplicate", "信息差/信息差-001.md", None),
+        ("duplicate", "定稿/正文/第1卷 青岚初鸣/第0001章.md", None),
+        ("duplicate", "线索/伏笔-001 断剑之谜.md", None),
+        ("duplicate", "设定/角色/剑老.md", 2),
     ]
 
 

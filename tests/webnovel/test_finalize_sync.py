@@ -318,3 +318,13 @@ def test_touched_file_is_unchanged_and_its_mtime_recorded(mini):
     report = chapter_finalize(book=_book(), number=4)
     assert (report["added"], report["changed"]) == ([CHAPTER_4_PATH], [])
     assert SourceFile.objects.get(book__slug="mini", path="线索/悬念-001.md").mtime_ns == path.stat().st_mtime_ns
+
+
+def test_sync_duplicate_entity_id_changes_nothing(mini):
+    before = book_dump(book=_book())
+    book_write(mini, "设定/角色/剑老.md", "---\nname: 剑老\nid: linfeng\n---\n")
+    book_write(mini, "设定/角色/林风.md", CARD_LINFENG.replace("name: 林风\n", "name: 林风\nid: linfeng\n"))
+    report = book_sync(book=_book())
+    assert report["ok"] is False
+    assert [(e["code"], e["file"], e["line"]) for e in report["errors"]] == [("duplicate", "设定/角色/林风.md", 2)]
+    assert book_dump(book=_book()) == before

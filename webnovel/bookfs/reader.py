@@ -193,6 +193,28 @@ def book_validate(book: ParsedBook) -> list[Issue]:
                     )
                 )
     issues += alias_conflicts_check(book.entities)
+    issues += entity_ids_check(book.entities)
+    return issues
+
+
+def entity_ids_check(entities: list[EntityData]) -> list[Issue]:
+    """Two entries with the same explicit ``id:`` are a duplicate (an error, like two chapter files)."""
+    seen: dict[str, EntityData] = {}
+    issues = []
+    for entity in entities:
+        if not entity.explicit_id:
+            continue
+        first = seen.setdefault(entity.explicit_id, entity)
+        if first is not entity:
+            issues.append(
+                Issue(
+                    "duplicate",
+                    entity.path,
+                    entity.line,
+                    f"实体 id {entity.explicit_id} 重复：「{first.name}」（{first.path}）与「{entity.name}」（{entity.path}）",
+                    ERROR,
+                )
+            )
     return issues
 
 

@@ -19,6 +19,7 @@ from webnovel.bookfs import (
     book_files_list,
     chapter_threads_check,
     chapter_volume_resolve,
+    entity_ids_check,
     file_bytes_parse,
     file_bytes_read,
     file_read,
@@ -379,6 +380,18 @@ def changes_apply(
     batch = _Batch(results, removed)
     issues: list[Issue] = [i for r in results for i in r.issues]
     issues += _duplicates_find(book=book, batch=batch)
+    # entities: re-derived from every entity file as soon as one changed (ids depend on file order)
+    entities_changed = bool(batch.paths(*ENTITY_KINDS))
+    entities: list = []
+    if entities_changed:
+        fresh = {r.info.path: r for r in results if r.info.kind in ENTITY_KINDS}
+        gone = {p for p, _ in removed}
+        entity_results = [
+            fresh[p] if p in fresh else file_read(root, p, k) for p, k in listing if k in ENTITY_KINDS and p not in gone
+        ]
+        issues += [i for r in entity_results if r.info.path not in fresh for i in r.issues if i.level == ERROR]
+        entities = [e for r in _entity_order(entity_results) for e in r.entities]
+        issues += alias_conflicts_check(entities) + entity_ids_check(entities)
     if any(i.level == ERROR for i in issues):
         report["ok"] = False
         report["errors"] = [i.as_dict() for i in issues if i.level == ERROR]
@@ -416,16 +429,7 @@ def changes_apply(
     TimelineRow.objects.filter(book=book, source_path__in=batch.paths("timeline")).delete()
     counts["timeline_rows"] = rows.timeline_create(book=book, rows=batch.timeline)
 
-    # entities: re-derived from every entity file as soon as one changed (ids depend on file order)
-    entities_changed = bool(batch.paths(*ENTITY_KINDS))
     if entities_changed:
-        fresh = {r.info.path: r for r in results if r.info.kind in ENTITY_KINDS}
-        gone = {p for p, _ in removed}
-        entity_results = [
-            fresh[p] if p in fresh else file_read(root, p, k) for p, k in listing if k in ENTITY_KINDS and p not in gone
-        ]
-        entities = [e for r in _entity_order(entity_results) for e in r.entities]
-        issues += alias_conflicts_check(entities)
         counts["entities"], counts["aliases"], entity_issues = rows.entities_write(book=book, entities=entities)
         issues += entity_issues
 

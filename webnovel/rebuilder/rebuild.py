@@ -68,12 +68,12 @@ def book_rebuild(*, root: Path) -> dict[str, Any]:
     report = report_new(slug=parsed.config.slug, parsed=parsed)
     if not report["ok"]:
         return report
-    report_parsed_write(parsed=parsed, report=report)
+    book_parsed_write(parsed=parsed, report=report)
     return report
 
 
 @transaction.atomic
-def report_parsed_write(*, parsed: ParsedBook, report: dict[str, Any]) -> Book:
+def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any]) -> Book:
     """Write a parsed book (no errors) over the previous data of that book."""
     config = parsed.config
     book = book_lock(slug=config.slug, defaults={"root": str(parsed.root)})
@@ -101,10 +101,6 @@ def report_parsed_write(*, parsed: ParsedBook, report: dict[str, Any]) -> Book:
     counts["entities"], counts["aliases"], entity_issues = rows.entities_write(book=book, entities=parsed.entities)
     report["warnings"] += [i.as_dict() for i in entity_issues]
     rows.source_files_create(book=book, files=parsed.files)
-    numbers = {c.number for c in parsed.chapters}
-    removed = sorted(previous - numbers)
-    report["indexers"] = chapter_indexers_run(book=book, numbers=None, removed=removed)
-    report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=None, removed=removed)
     book.root = str(parsed.root)
     book.title = config.title[:200]
     book.genre = config.genre[:100]
@@ -112,6 +108,10 @@ def report_parsed_write(*, parsed: ParsedBook, report: dict[str, Any]) -> Book:
     book.thresholds = {**DEFAULT_THRESHOLDS, **config.thresholds}
     book.style_baseline_start, book.style_baseline_end = config.style_baseline or (None, None)
     book.built_at = timezone.now()
-    book.build_report = {k: v for k, v in report.items() if k not in ("indexers", "hooks")}
+    book.build_report = dict(report)
     book.save()
+    # indexers see the finished core tables and the updated book row (thresholds, config)
+    removed = sorted(previous - {c.number for c in parsed.chapters})
+    report["indexers"] = chapter_indexers_run(book=book, numbers=None, removed=removed)
+    report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=None, removed=removed)
     return book
