@@ -328,3 +328,10 @@ def test_sync_duplicate_entity_id_changes_nothing(mini):
     assert report["ok"] is False
     assert [(e["code"], e["file"], e["line"]) for e in report["errors"]] == [("duplicate", "设定/角色/林风.md", 2)]
     assert book_dump(book=_book()) == before
+
+
+def test_sync_refuses_a_changed_slug(mini):
+    book_write(mini, "book.yaml", (mini / "book.yaml").read_text(encoding="utf-8").replace("slug: mini", "slug: other"))
+    report = book_sync(book=_book())
+    assert (report["ok"], [e["code"] for e in report["errors"]]) == (False, ["slug_changed"])
+    assert list(Book.objects.values_list("slug", flat=True)) == ["mini"]

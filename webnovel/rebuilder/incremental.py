@@ -62,6 +62,22 @@ def _root(book: Book) -> Path:
 
 
 def _rebuild_instead(book: Book, root: Path, report: dict[str, Any]) -> dict[str, Any]:
+    """book.yaml changed: rebuild the whole book, unless its slug changed (a rebuild would then
+    create a second book and leave this one, with its curated data, behind)."""
+    config = file_read(root, "book.yaml", "book").config if (root / "book.yaml").is_file() else None
+    slug = config.slug if config is not None else root.name
+    if slug != book.slug:
+        report["ok"] = False
+        report["errors"] = [
+            Issue(
+                "slug_changed",
+                "book.yaml",
+                None,
+                f"book.yaml 的 slug 由 {book.slug} 变为 {slug}：同步不会改名，请改回，或用 rebuild 建立新书",
+                ERROR,
+            ).as_dict()
+        ]
+        return report
     full = book_rebuild(root=root)
     for key in ("added", "changed", "removed", "unreadable"):
         full[key] = report[key]
