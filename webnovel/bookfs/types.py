@@ -8,7 +8,7 @@ ERROR = "error"
 WARNING = "warning"
 
 # Issue codes that abort a rebuild; every other code is a warning (docs/book-format.md, "Validation").
-ERROR_CODES = frozenset({"yaml_error", "duplicate", "unreadable"})
+ERROR_CODES = frozenset({"yaml_error", "duplicate", "unreadable", "slug_changed"})
 
 
 @dataclass
