@@ -16,7 +16,7 @@ Priorities (write task; docs/memory.md has the table and the review / query vari
 100 outline · 97 this chapter's summary (review) · 95 secret constraints · 92 protagonist state ·
 90 previous tail · 89 previous summary · 88 other constraints · 87 last hook · 84–81 older summaries ·
 80–73 on-stage states · 78 story time · 76 pacing · 74 / 58 world rules (mentioned / not) ·
-78 / 70 open loops (due / not) · 66 reader promises · 62 on-stage character facts · 55 story facts ·
+78 / 70 open loops (due, overdue or in the outline / not) · 66 reader promises · 62 on-stage character facts · 55 story facts ·
 52–45 retrieved chunks · 50 timeline events · 40 master outline.
 """
 
@@ -30,6 +30,7 @@ from memory import selectors
 from memory.models import Fact
 from memory.retrieval import chunks_search, text_terms
 from memory.tokens import tokens_estimate, tokens_truncate
+from threads.models import Thread
 from webnovel.exceptions import InvalidInput
 from webnovel.models import Book
 
@@ -228,6 +229,9 @@ def _fact_items(
         book=book, as_of=as_of, categories=[C.CHARACTER, C.STORY, C.TIMELINE], subjects=subjects
     )
     context_terms = set(text_terms(context_text))
+    planned_ends = dict(
+        Thread.objects.filter(book=book, planned_end__isnull=False).values_list("thread_id", "planned_end")
+    )
     latest_outdated: dict[tuple[str, str, str], tuple[Fact, str]] = {}
     for fact, status, reason in rows:
         g = (fact.category, fact.subject, fact.field)
@@ -271,10 +275,17 @@ def _fact_items(
             mentioned = bool(set(text_terms(fact.subject)) & context_terms) if fact.subject else False
             item.priority = 74 if mentioned else 58
         elif fact.category == C.OPEN_LOOP:
-            due = fact.value and "计划第" in fact.value and _planned_due(fact.value, chapter)
-            item.priority = 78 if due or fact.subject in context_text else 70
+            # Due (planned end within 5 chapters), overdue (hanging past the book's threshold for its
+            # type) or named in the outline: the loops this chapter should think about first.
+            planned = planned_ends.get(fact.subject)
+            due = planned is not None and planned <= chapter + 5
+            overdue = chapter - fact.source_chapter > book.threshold(fact.field) > 0
+            item.priority = 78 if due or overdue or fact.subject in context_text else 70
         elif fact.category == C.READER_PROMISE:
-            item.priority = 87 if fact.subject == "章末钩子" else 66
+            if fact.subject == "章末钩子":
+                item.priority = 87 if fact.source_chapter == as_of else 60  # only the last chapter's hook is owed now
+            else:
+                item.priority = 66
         elif fact.category == C.CHARACTER:
             shown = state_fields.get(fact.entity_ref)
             if shown is not None and fact.field in shown:
@@ -300,13 +311,6 @@ def _fact_items(
             )
         )
     return items
-
-
-def _planned_due(value: str, chapter: int) -> bool:
-    import re
-
-    m = re.search(r"计划第(\d+)章", value)
-    return bool(m) and int(m.group(1)) <= chapter + 5
 
 
 def _episodic_items(

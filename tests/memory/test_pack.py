@@ -147,3 +147,14 @@ def test_embeddings_rerank_when_the_endpoint_answers(filled, monkeypatch):
     bm25 = build_memory_pack(book=filled, chapter=7, task="query", budget_tokens=4000, query="断剑 剑鸣")
     assert bm25["retrieval"] == "bm25"
     assert [i["id"] for i in bm25["items"] if i["layer"] == "episodic"][0] == "chunk:6:scene:0"
+
+
+def test_open_loops_due_soon_rank_higher(filled):
+    from memory.models import Fact
+
+    key = "fact:" + Fact.objects.get(book=filled, category="open_loops", subject="伏笔-001").key
+    early = {i["id"]: i for i in build_memory_pack(book=filled, chapter=7, budget_tokens=4000)["items"]}
+    late = {i["id"]: i for i in build_memory_pack(book=filled, chapter=36, budget_tokens=4000)["items"]}
+    assert (early[key]["priority"], late[key]["priority"]) == (70, 78)
+    hook = [i for i in late.values() if i["title"].startswith("读者承诺·章末钩子")]
+    assert [(h["priority"], h["included"]) for h in hook] == [(60, True)]  # chapter 6's hook, 29 chapters ago
