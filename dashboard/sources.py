@@ -73,9 +73,13 @@ def secrets_overview(*, book: Book, scan_leaks: bool) -> dict:
     }
 
 
-def contradicted_count(*, book: Book) -> int:
-    """How many memory facts are contradicted (awaiting a decision in the admin)."""
-    return len(fact_list(book=book, status="contradicted", limit=1_000_000))
+CONTRADICTED_COUNTED = 2000  # fact_list's largest page; a book with more shows "2000+"
+
+
+def contradicted_count(*, book: Book) -> str:
+    """How many memory facts are contradicted (awaiting a decision in the admin), as text."""
+    n = len(fact_list(book=book, status="contradicted", limit=CONTRADICTED_COUNTED))
+    return f"{n}+" if n >= CONTRADICTED_COUNTED else str(n)
 
 
 def style_series(*, book: Book, window: int) -> dict:
