@@ -195,6 +195,9 @@ def thread_detail(request: HttpRequest, slug: str, thread_id: str) -> HttpRespon
     return render(request, "dashboard/thread_detail.html", ctx)
 
 
+ENTITIES_SHOWN = 300  # a long book has thousands of entities; search narrows the list
+
+
 @page
 def entity_list(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
@@ -208,7 +211,14 @@ def entity_list(request: HttpRequest, slug: str) -> HttpResponse:
             if query in e["canonical_name"] or query in e["id"] or any(query in a["alias"] for a in e["aliases"])
         ]
     ctx = _book_context(book, "entities")
-    ctx.update(entities=entities, type=type_, q=query, types=[t.value for t in Entity.Type])
+    ctx.update(
+        entities=entities[:ENTITIES_SHOWN],
+        total=len(entities),
+        shown=ENTITIES_SHOWN,
+        type=type_,
+        q=query,
+        types=[t.value for t in Entity.Type],
+    )
     return render(request, "dashboard/entity_list.html", ctx)
 
 

@@ -218,3 +218,12 @@ def test_style_page_without_baseline_is_an_empty_state(curator, book):
     resp = curator.get("/dashboard/qinglan/style/")
     assert resp.status_code == 200
     assert "尚无数据：book.yaml 没有设置 style_baseline" in resp.content.decode()
+
+
+def test_entity_list_is_capped_with_a_note(curator, book, monkeypatch):
+    monkeypatch.setattr("dashboard.views.ENTITIES_SHOWN", 1)
+    html = curator.get("/dashboard/qinglan/entities/").content.decode()
+    assert "共 2 个，显示前 1 个" in html
+    # only 林风: the protagonist comes first
+    assert 'href="/dashboard/qinglan/entities/linfeng/"' in html
+    assert 'href="/dashboard/qinglan/entities/jianlao/"' not in html
