@@ -37,6 +37,11 @@ REGEX_MAX_LENGTH = 1000
 REGEX_TIME_BUDGET = 2.0  # seconds for one whole regex search, all chapters together
 CONTEXT_CHARS = 60  # characters kept on each side of a hit inside a long line
 _FTS_MIN_CHARS = 3  # the trigram index needs at least one whole trigram
+# Stored after every indexed line: a 2-character query that ends a line still forms a trigram
+# (e.g. "林风\n"), so 2-character queries are answered from the index too (see _short_match).
+LINE_END = "\n"
+VOCAB_TABLE = "webnovel_search_vocab"  # a per-connection fts5vocab view of the FTS terms
+_SHORT_TERMS_MAX = 400  # above this many trigrams, a 2-character query scans the lines instead
 
 
 def _lines(body: str) -> list[tuple[int, str]]:
@@ -62,7 +67,7 @@ def search_index_update(*, book: Book, numbers: list[int] | None = None, removed
         batch: list[tuple[int, int, int, str]] = []
         sql = f"INSERT INTO {LINE_TABLE} (book_id, chapter, line, text) VALUES (%s, %s, %s, %s)"
         for number, body in chapters.order_by("number").values_list("number", "body").iterator(chunk_size=200):
-            batch.extend((book.pk, number, line, text) for line, text in _lines(body))
+            batch.extend((book.pk, number, line, text + LINE_END) for line, text in _lines(body))
             if len(batch) >= 5000:
                 cur.executemany(sql, batch)
                 written += len(batch)
@@ -113,33 +118,68 @@ def _like_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _match(*, book: Book, query: str) -> tuple[str, list]:
-    """The FROM … WHERE … of the lines of ``book`` containing ``query``, and its parameters."""
-    if connection.vendor == "sqlite" and len(query) >= _FTS_MIN_CHARS:
-        phrase = '"' + query.replace('"', '""') + '"'
-        # The FTS match must drive the query: as a plain join, SQLite's planner walks the line
-        # table in (book, chapter, line) order for the ORDER BY and probes the FTS table per row.
-        where = f"l.id IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s) AND l.book_id = %s"
-        return f"FROM {LINE_TABLE} l WHERE {where}", [phrase, book.pk]
+def _short_match(query: str) -> str | None:
+    """An FTS5 expression for the lines containing a 2-character ``query``: every indexed trigram
+    that starts with it (OR-ed); '' when there is none; None when there are too many to be worth it."""
+    low = query.lower()  # the trigram tokenizer folds case
+    with connection.cursor() as cur:
+        cur.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_TABLE} USING fts5vocab(main, {FTS_TABLE}, 'row')")
+        cur.execute(
+            f"SELECT term FROM temp.{VOCAB_TABLE} WHERE term >= %s AND term < %s LIMIT {_SHORT_TERMS_MAX + 1}",
+            [low, low + "\U0010ffff"],
+        )
+        terms = [row[0] for row in cur.fetchall()]
+    if len(terms) > _SHORT_TERMS_MAX:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def _match(*, book: Book, query: str) -> tuple[str, list, bool]:
+    """The FROM … WHERE … of the lines of ``book`` containing ``query``, its parameters, and whether
+    the trigram index drives it (SQLite FTS5)."""
+    if connection.vendor == "sqlite":
+        expression = None
+        if len(query) >= _FTS_MIN_CHARS:
+            expression = '"' + query.replace('"', '""') + '"'
+        elif len(query) == _FTS_MIN_CHARS - 1:
+            expression = _short_match(query)
+            if expression == "":
+                return f"FROM {LINE_TABLE} l WHERE 0 = 1", [], True
+        if expression is not None:
+            # The FTS match drives the query: its rowids are looked up by primary key. The unary ``+``
+            # keeps SQLite from walking the whole (book, chapter, line) index and testing each line
+            # against the match list instead (20–40× slower for a rare phrase).
+            where = f"l.id IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s) AND +l.book_id = %s"
+            return f"FROM {LINE_TABLE} l WHERE {where}", [expression, book.pk], True
     like = "%" + _like_escape(query) + "%"
     if connection.vendor == "postgresql":
-        return f"FROM {LINE_TABLE} l WHERE l.book_id = %s AND l.text ILIKE %s", [book.pk, like]
-    # Too short for a trigram: scan the line table in (book, chapter, line) index order.
-    return f"FROM {LINE_TABLE} l WHERE l.book_id = %s AND l.text LIKE %s ESCAPE '\\'", [book.pk, like]
+        return f"FROM {LINE_TABLE} l WHERE l.book_id = %s AND l.text ILIKE %s", [book.pk, like], False
+    # A single character (or a 2-character query with too many trigrams): scan the line table.
+    return f"FROM {LINE_TABLE} l WHERE l.book_id = %s AND l.text LIKE %s ESCAPE '\\'", [book.pk, like], False
+
+
+_ORDERED_SCAN_FROM = 2000  # matching lines above which the first hits are found in index order
 
 
 def _keyword_rows(*, book: Book, query: str, limit: int) -> tuple[int, list[tuple[int, int, str]]]:
     """(total matching lines, the first ``limit`` of them as (chapter, line, text))."""
-    clause, params = _match(book=book, query=query)
+    clause, params, indexed = _match(book=book, query=query)
     with connection.cursor() as cur:
+        if not indexed:
+            # No trigram to look up: one pass over the lines yields both the first hits and the count.
+            sql = f"SELECT l.chapter, l.line, l.text, COUNT(*) OVER () {clause} ORDER BY l.chapter, l.line LIMIT {int(limit)}"
+            cur.execute(sql, params)
+            rows = cur.fetchall()
+            return (rows[0][3] if rows else 0), [(c, n, text.rstrip(LINE_END)) for c, n, text, _ in rows]
+        cur.execute(f"SELECT COUNT(*) {clause}", params)
+        total = cur.fetchone()[0]
+        if total > _ORDERED_SCAN_FROM:
+            # A phrase on thousands of lines: sorting them all to keep 50 costs more than walking
+            # the lines in (chapter, line) order against the match list and stopping at ``limit``.
+            clause = clause.replace("+l.book_id", "l.book_id")
         cur.execute(f"SELECT l.chapter, l.line, l.text {clause} ORDER BY l.chapter, l.line LIMIT {int(limit)}", params)
-        rows = cur.fetchall()
-        if len(rows) >= limit:
-            cur.execute(f"SELECT COUNT(*) {clause}", params)
-            total = cur.fetchone()[0]
-        else:
-            total = len(rows)
-    return total, rows
+        rows = cur.fetchall() if total else []
+    return total, [(c, n, text.rstrip(LINE_END)) for c, n, text in rows]
 
 
 def search_keyword(*, book: Book, q: str, limit: int = SEARCH_DEFAULT_LIMIT) -> dict:
@@ -167,7 +207,7 @@ def search_keyword(*, book: Book, q: str, limit: int = SEARCH_DEFAULT_LIMIT) -> 
 def keyword_chapters(*, book: Book, keyword: str) -> set[int]:
     """The chapters with a line containing ``keyword``: the index read behind the leak scan."""
     _index_ensure(book=book)
-    clause, params = _match(book=book, query=keyword)
+    clause, params, _ = _match(book=book, query=keyword)
     with connection.cursor() as cur:
         cur.execute(f"SELECT DISTINCT l.chapter {clause}", params)
         return {row[0] for row in cur.fetchall()}
@@ -179,7 +219,7 @@ def chapter_lines(*, book: Book, chapter: int) -> list[tuple[int, str]]:
         cur.execute(
             f"SELECT line, text FROM {LINE_TABLE} WHERE book_id = %s AND chapter = %s ORDER BY line", [book.pk, chapter]
         )
-        return cur.fetchall()
+        return [(line, text.rstrip(LINE_END)) for line, text in cur.fetchall()]
 
 
 def search_regex(*, book: Book, pattern: str, limit: int = SEARCH_DEFAULT_LIMIT) -> dict:

@@ -143,3 +143,15 @@ def test_deleting_a_book_drops_its_index(book):
     with connection.cursor() as cur:
         cur.execute("SELECT COUNT(*) FROM webnovel_search_line WHERE book_id = %s", [book_id])
         assert cur.fetchone()[0] == 0
+
+
+def test_two_character_queries_use_the_index_and_find_line_ends(book):
+    chapter(book, 1, body="玉佩\n他摸出玉佩看了看\n玉佩。\n无关\n")
+    chapter(book, 2, body="一块玉佩\n")
+    search.search_index_update(book=book)
+    data = search.search_keyword(book=book, q="玉佩")
+    assert (data["total"], [(h["chapter"], h["line"]) for h in data["hits"]]) == (4, [(1, 1), (1, 2), (1, 3), (2, 1)])
+    assert data["hits"][0]["context"] == "玉佩"  # the stored line-end mark never shows
+    assert search.search_keyword(book=book, q="佩看")["total"] == 1
+    assert search.search_keyword(book=book, q="龙珠")["total"] == 0
+    assert search.search_keyword(book=book, q="佩")["total"] == 4  # one character: the line scan
