@@ -52,7 +52,9 @@ def _activity_map(*, book: Book) -> dict[str, int]:
         "thread_id", "opened_chapter"
     ):
         last[thread_id] = opened
-    for number, opens, advances in Chapter.objects.filter(book=book).values_list("number", "opens", "advances"):
+    # Only chapters that open or advance something (decoding every chapter's JSON is the cost here).
+    touching = Chapter.objects.filter(book=book).exclude(opens=[], advances=[])
+    for number, opens, advances in touching.values_list("number", "opens", "advances"):
         for thread_id in (*(opens or ()), *(advances or ())):
             if number > last.get(thread_id, 0):
                 last[thread_id] = number
@@ -74,7 +76,7 @@ def _last_activity(*, book: Book, thread: Thread) -> int | None:
     latest chapter already known from the thread file and its 履历."""
     known = thread.history.filter(chapter__isnull=False).aggregate(m=Max("chapter"))["m"]
     floor = max((c for c in (thread.opened_chapter, known) if c is not None), default=None)
-    chapters = Chapter.objects.filter(book=book)
+    chapters = Chapter.objects.filter(book=book).exclude(opens=[], advances=[])
     if floor is not None:
         chapters = chapters.filter(number__gt=floor)
     for number, opens, advances in (
