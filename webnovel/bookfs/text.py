@@ -49,8 +49,35 @@ def numeral_parse(text: str) -> int | None:
 
 
 def yaml_load(text: str) -> Any:
-    """yaml.safe_load (libyaml when available). Raises yaml.YAMLError."""
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader
+    """yaml.safe_load (libyaml when available). Raises yaml.YAMLError.
+
+    Anchors and aliases (``&a`` / ``*a``) are refused: a book never needs them, and they let a few
+    lines expand into billions of values ("billion laughs") or a list that contains itself."""
+    if "*" in text and "&" in text:  # cheap pre-check; the event scan runs only when both appear
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.AliasEvent):
+                raise yaml.MarkedYAMLError(
+                    problem="不支持 YAML 锚点与别名（&名 / *名），请直接写出值", problem_mark=event.start_mark
+                )
+    data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader
+    _depth_check(data)
+    return data
+
+
+YAML_MAX_DEPTH = 100
+
+
+def _depth_check(data: Any) -> None:
+    """Refuse absurd nesting (``[[[[…]]]]``) before recursive code such as ``jsonable`` meets it."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > YAML_MAX_DEPTH:
+            raise yaml.YAMLError(f"YAML 嵌套超过 {YAML_MAX_DEPTH} 层")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list | tuple | set):
+            stack.extend((v, depth + 1) for v in value)
 
 
 def yaml_error_line(exc: yaml.YAMLError, offset: int = 0) -> int | None:

@@ -1,0 +1,338 @@
+"""Crash at any moment: kill -9 a rebuild, a sync and an ingestion at random instants, then check
+that the database holds either the state before or the state after the operation (never a mix),
+and that rerunning the operation succeeds.
+
+    python bench/bench_faults.py [--quick] [--json] [--keep] [--kills 10] [--chapters 300]
+
+Each operation runs in its own child process (``python bench/bench_faults.py child …``) against a
+file database (a fresh SQLite file in WAL mode, or ``$DATABASE_URL``, which is migrated and
+**flushed**). The parent sleeps a random time between 0 and 1.2× the operation's measured length,
+sends SIGKILL, dumps the state (``state_dump``: every file-derived row plus every row of the
+entities and memory apps, without database ids or timestamps), reruns the operation to completion
+and dumps again. A kill counts as "survived" when the process was still running when killed, the
+state after the kill equals the state before the operation or the state after the rerun, and the
+rerun succeeded.
+
+The child can also pause itself inside the operation's transaction (``--pause-file F
+--pause-after N``: after its N-th write statement it creates F and sleeps), which is how
+``tests/hardening/test_faults.py`` kills it at a known point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+REPO = Path(__file__).resolve().parent.parent
+WRITE_VERBS = ("INSERT", "UPDATE", "DELETE")
+
+
+# --- the child ------------------------------------------------------------------------------------
+
+
+def _pause_wrapper(pause_file: Path, after: int):
+    """An execute wrapper that, after ``after`` write statements inside a transaction, announces
+    itself through ``pause_file`` and sleeps (to be killed)."""
+    from django.db import connection
+
+    writes = 0
+
+    def wrapper(execute, sql, params, many, context):
+        nonlocal writes
+        result = execute(sql, params, many, context)
+        if connection.in_atomic_block and sql.lstrip()[:6].upper() in WRITE_VERBS:
+            writes += 1
+            if writes == after:
+                pause_file.write_text(str(os.getpid()))
+                time.sleep(3600)
+        return result
+
+    return wrapper
+
+
+def state_dump() -> str:
+    """Every book's file-derived dump plus the rows of the curated apps (entities, memory), with
+    database ids replaced by the natural values of the rows they point to, sorted: equal strings
+    mean equal states, whatever the autoincrement counters did."""
+    from django.apps import apps
+    from django.db import models
+
+    from webnovel.models import Book
+    from webnovel.rebuilder import book_dump
+
+    out: dict[str, Any] = {"books": {b.slug: book_dump(book=b) for b in Book.objects.order_by("slug")}}
+    cache: dict[tuple[str, int], Any] = {}
+
+    def natural(model: type[models.Model], pk: int | None, depth: int = 0) -> Any:
+        if pk is None:
+            return None
+        key = (model._meta.label, pk)
+        if key not in cache:
+            row = model.objects.filter(pk=pk).values().first() or {}
+            cache[key] = _row(model, row, depth + 1)
+        return cache[key]
+
+    def _row(model: type[models.Model], row: dict[str, Any], depth: int) -> Any:
+        values: dict[str, Any] = {}
+        for field in model._meta.concrete_fields:
+            if field.primary_key or isinstance(field, models.DateTimeField):
+                continue
+            value = row.get(field.attname)
+            if field.is_relation:
+                target = field.related_model
+                value = (
+                    target.objects.filter(pk=value).values_list("slug", flat=True).first()
+                    if (target is Book)
+                    else (natural(target, value, depth) if depth < 3 else None)
+                )
+            values[field.name] = value
+        return values
+
+    for label in ("entities", "memory"):
+        for model in apps.get_app_config(label).get_models():
+            rows = [_row(model, r, 0) for r in model.objects.values()]
+            out[model._meta.label] = sorted(
+                json.dumps(r, ensure_ascii=False, sort_keys=True, default=str) for r in rows
+            )
+    return json.dumps(out, ensure_ascii=False, sort_keys=True, indent=1)
+
+
+def child_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bench_faults.py child")
+    parser.add_argument("op", choices=["rebuild", "sync", "finalize", "ingest", "dump", "migrate"])
+    parser.add_argument("args", nargs="*")
+    parser.add_argument("--pause-file", type=Path)
+    parser.add_argument("--pause-after", type=int, default=5)
+    opts = parser.parse_args(argv)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webnovel.settings")
+    import django
+
+    django.setup()
+    from contextlib import nullcontext
+
+    from django.core.management import call_command
+    from django.db import connection
+
+    if opts.op == "dump":
+        sys.stdout.write(state_dump())
+        return 0
+    guard = (
+        connection.execute_wrapper(_pause_wrapper(opts.pause_file, opts.pause_after))
+        if opts.pause_file
+        else nullcontext()
+    )
+    with guard:
+        if opts.op == "migrate":
+            call_command("migrate", verbosity=0, interactive=False)
+        elif opts.op == "rebuild":
+            call_command("rebuild", opts.args[0], json=True)
+        elif opts.op == "sync":
+            call_command("sync", opts.args[0], json=True)
+        elif opts.op == "finalize":
+            call_command("finalize", opts.args[0], opts.args[1], json=True)
+        elif opts.op == "ingest":
+            call_command("ingest", opts.args[0], opts.args[1], opts.args[2])
+    return 0
+
+
+# --- the parent's helpers (also used by tests/hardening) ------------------------------------------
+
+
+def child_cmd(op: str, *args: str, pause_file: Path | None = None, pause_after: int = 5) -> list[str]:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "child", op, *map(str, args)]
+    if pause_file is not None:
+        cmd += ["--pause-file", str(pause_file), "--pause-after", str(pause_after)]
+    return cmd
+
+
+def child_env(db_url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"WEBNOVEL_TESTING"}}
+    env["DATABASE_URL"] = db_url
+    env["DJANGO_SETTINGS_MODULE"] = "webnovel.settings"
+    env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def child_run(op: str, *args: str, db_url: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run one child operation to completion."""
+    proc = subprocess.run(
+        child_cmd(op, *args), env=child_env(db_url), cwd=REPO, capture_output=True, text=True, timeout=900
+    )
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"child {op} {args} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return proc
+
+
+def child_kill_at_pause(
+    op: str, *args: str, db_url: str, pause_file: Path, pause_after: int = 5, timeout: float = 120
+) -> int:
+    """Start the child, wait until it pauses inside its transaction, SIGKILL it; its return code."""
+    proc = subprocess.Popen(
+        child_cmd(op, *args, pause_file=pause_file, pause_after=pause_after),
+        env=child_env(db_url),
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + timeout
+    while not pause_file.exists():
+        if proc.poll() is not None:
+            raise RuntimeError(f"child {op} ended before pausing ({proc.returncode}): {proc.stderr.read()[-2000:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"child {op} never paused")
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc.stderr.close()
+    return proc.returncode
+
+
+def child_kill_after(op: str, *args: str, db_url: str, delay: float) -> bool:
+    """Start the child, SIGKILL it after ``delay`` seconds; True when it was still running."""
+    proc = subprocess.Popen(
+        child_cmd(op, *args), env=child_env(db_url), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        proc.wait(timeout=delay)
+        return False
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return True
+
+
+def dump(db_url: str) -> str:
+    return child_run("dump", db_url=db_url).stdout
+
+
+# --- the benchmark --------------------------------------------------------------------------------
+
+
+def _edit(root: Path, number: int, i: int) -> None:
+    """Append a distinct sentence to a chapter (so a rebuild / sync has something to change)."""
+    path = next(root.rglob(f"第{number:04d}章.md"))
+    path.write_text(path.read_text(encoding="utf-8") + f"\n风声第{i}次掠过山门。\n", encoding="utf-8")
+
+
+def _extraction(book_root: Path, i: int) -> dict[str, Any]:
+    return {
+        "entities_new": [{"name": f"过客{i}号", "type": "角色", "aliases": [f"过客{i}"], "confidence": 0.9}],
+        "state_changes": [],
+        "relationships_new": [],
+        "scenes": [{"index": 1, "location": "山门", "summary": f"第{i}次", "characters": []}],
+    }
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] == "child":
+        return child_main(argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3 kills per operation on a 60-chapter book")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--kills", type=int, default=10, help="kills per operation")
+    parser.add_argument("--chapters", type=int, default=300, help="chapters of the synthetic book")
+    parser.add_argument("--seed", type=int, default=1)
+    opts = parser.parse_args(argv)
+    if opts.quick:
+        opts.kills, opts.chapters = 3, 60
+    from bench.common import book_copy, synthetic_book
+
+    rng = random.Random(opts.seed)
+    workdir = Path(tempfile.mkdtemp(prefix="wn-faults-"))
+    db_url = os.environ.get("DATABASE_URL") or f"sqlite:///{workdir / 'faults.sqlite3'}"
+    log = lambda *a: print(*a, file=sys.stderr, flush=True)  # noqa: E731
+    load_start = os.getloadavg()[0]
+    child_run("migrate", db_url=db_url)
+    if os.environ.get("DATABASE_URL"):
+        subprocess.run([sys.executable, "manage.py", "flush", "--noinput"], env=child_env(db_url), cwd=REPO, check=True)
+    root = book_copy(synthetic_book(opts.chapters, seed=1), workdir)
+    slug = root.name
+    t0 = time.monotonic()
+    child_run("rebuild", str(root), db_url=db_url)
+    durations = {"rebuild": time.monotonic() - t0}
+    log(f"rebuild of {opts.chapters} chapters: {durations['rebuild']:.1f}s")
+    # the slug of a generated book is in its book.yaml
+    import yaml
+
+    slug = yaml.safe_load((root / "book.yaml").read_text(encoding="utf-8")).get("slug") or root.name
+
+    ops = {
+        "rebuild": lambda i: (_edit(root, 1 + i % opts.chapters, i), ("rebuild", str(root)))[1],
+        "sync": lambda i: (_edit(root, 1 + (i * 7) % opts.chapters, 1000 + i), ("sync", slug))[1],
+    }
+
+    def ingest(i: int) -> tuple[str, ...]:
+        payload = workdir / f"extraction-{i}.json"
+        payload.write_text(json.dumps(_extraction(root, i), ensure_ascii=False), encoding="utf-8")
+        return ("ingest", slug, str(1 + i % opts.chapters), str(payload))
+
+    ops["ingest"] = ingest
+    results: dict[str, dict[str, Any]] = {}
+    for name, prepare in ops.items():
+        args = prepare(-1)
+        t0 = time.monotonic()
+        child_run(*args, db_url=db_url)
+        durations[name] = time.monotonic() - t0
+        tally = {"kills": 0, "killed_mid_run": 0, "finished_before_kill": 0, "mixed_states": 0, "rerun_failures": 0}
+        for i in range(opts.kills):
+            args = prepare(i)
+            before = dump(db_url)
+            delay = rng.uniform(0.0, 1.2 * durations[name])
+            running = child_kill_after(*args, db_url=db_url, delay=delay)
+            after_kill = dump(db_url)
+            rerun = child_run(*args, db_url=db_url, check=False)
+            after = dump(db_url)
+            tally["kills"] += 1
+            tally["killed_mid_run" if running else "finished_before_kill"] += 1
+            if after_kill not in (before, after):
+                tally["mixed_states"] += 1
+            if rerun.returncode != 0:
+                tally["rerun_failures"] += 1
+            log(
+                f"{name} #{i}: kill at {delay:.2f}s running={running} state={'ok' if after_kill in (before, after) else 'MIXED'}"
+            )
+        results[name] = {"seconds_per_run": round(durations[name], 2), **tally}
+    figures = {
+        "database": db_url.split(":", 1)[0],
+        "chapters": opts.chapters,
+        "load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)],
+        "operations": results,
+        "crashes_survived": sum(r["killed_mid_run"] for r in results.values())
+        if not any(r["mixed_states"] or r["rerun_failures"] for r in results.values())
+        else 0,
+    }
+    if opts.json:
+        print(json.dumps(figures, ensure_ascii=False, indent=2))
+    else:
+        print(f"kill -9 faults on {figures['database']}, {opts.chapters} chapters, load {figures['load_average']}")
+        for name, r in results.items():
+            print(
+                f"  {name:8} {r['seconds_per_run']:6.2f}s/run  kills {r['kills']}  mid-run {r['killed_mid_run']}  "
+                f"mixed states {r['mixed_states']}  rerun failures {r['rerun_failures']}"
+            )
+        print(f"  crashes survived: {figures['crashes_survived']}")
+    if not opts.keep:
+        import shutil
+
+        shutil.rmtree(workdir, ignore_errors=True)
+    bad = any(r["mixed_states"] or r["rerun_failures"] for r in results.values())
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
