@@ -153,6 +153,12 @@ def _match(*, book: Book, query: str) -> tuple[str, list, bool]:
             return f"FROM {LINE_TABLE} l WHERE {where}", [expression, book.pk], True
     like = "%" + _like_escape(query) + "%"
     if connection.vendor == "postgresql":
+        if query.lower() == query.upper():
+            # No letter case (Chinese): LIKE is the same match as ILIKE, and 2–3× cheaper; below
+            # a trigram's length pg_trgm cannot help, and strpos is the fastest scan.
+            if len(query) < _FTS_MIN_CHARS:
+                return f"FROM {LINE_TABLE} l WHERE l.book_id = %s AND strpos(l.text, %s) > 0", [book.pk, query], False
+            return f"FROM {LINE_TABLE} l WHERE l.book_id = %s AND l.text LIKE %s", [book.pk, like], False
         return f"FROM {LINE_TABLE} l WHERE l.book_id = %s AND l.text ILIKE %s", [book.pk, like], False
     # A single character (or a 2-character query with too many trigrams): scan the line table.
     return f"FROM {LINE_TABLE} l WHERE l.book_id = %s AND l.text LIKE %s ESCAPE '\\'", [book.pk, like], False
