@@ -24,3 +24,12 @@ def test_api_md_has_a_section_with_request_and_response_for_every_interface():
 
 def test_cli_md_lists_every_interface():
     assert [name for name in READS if f"`story {name} <book>" not in CLI] == []
+
+
+def test_openapi_documents_every_read_path(client, db):
+    assert client.get("/api/docs").status_code == 200
+    paths = client.get("/api/openapi.json").json()["paths"]
+    registry = interfaces_load()
+    expected = {registry[name].rest.split(" ", 1)[1] for name in READS}
+    documented = {p.replace("{int:", "{") for p in paths}
+    assert sorted(expected - documented) == []
