@@ -1,6 +1,7 @@
 """The one NinjaAPI of the project. Each app contributes a Router; domain errors become
 ``{"message", "extra"}`` JSON with their status, and validation errors a 422 in the same shape."""
 
+from django.db import DataError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -34,8 +35,16 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
 
 @api.exception_handler(AuthenticationError)
 def _auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return api.create_response(request, {"message": "需要认证：请提供 X-API-Key 或登录后台", "extra": {}}, status=401)
+
+
+@api.exception_handler(OverflowError)
+@api.exception_handler(DataError)
+def _out_of_range(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # A number past the database's 64-bit integers (a chapter 10**30) fails inside the driver:
+    # SQLite raises OverflowError, PostgreSQL a DataError. Both are bad input, not a server fault.
     return api.create_response(
-        request, {"message": "需要认证：请提供 X-API-Key 或登录后台", "extra": {}}, status=401
+        request, {"message": "参数数值超出范围（整数最大 9223372036854775807）", "extra": {}}, status=422
     )
 
 
