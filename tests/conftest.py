@@ -1,10 +1,26 @@
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-DEMO_BOOK = REPO / "examples" / "demo-book"
+DEMO_BOOK_SOURCE = REPO / "examples" / "demo-book"
+
+
+def _demo_book_copy() -> Path:
+    # Tests work on a private copy of the demo book: services that write into a book folder
+    # (story-system persistence, sync fixtures) must never modify the checked-in example.
+    if not (DEMO_BOOK_SOURCE / "book.yaml").is_file():
+        return DEMO_BOOK_SOURCE
+    parent = Path(tempfile.mkdtemp(prefix="wn-demo-"))
+    atexit.register(shutil.rmtree, parent, ignore_errors=True)
+    return Path(shutil.copytree(DEMO_BOOK_SOURCE, parent / "demo-book"))
+
+
+DEMO_BOOK = _demo_book_copy()
 SHARED = Path(os.environ.get("WEBNOVEL_SHARED", REPO.parent / "shared"))
 CORPUS = SHARED / "corpus"
 REFCSV = SHARED / "refcsv"

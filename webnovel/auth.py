@@ -3,6 +3,7 @@ admin session (with CSRF on writes). A key's scope (read / write) and book are c
 place, for every endpoint: writes need a write key, and a book-scoped key only opens its book."""
 
 import re
+from datetime import timedelta
 
 from django.http import HttpRequest
 from django.utils import timezone
@@ -14,6 +15,7 @@ from webnovel.models.apikey import apikey_hash
 
 _BOOK_IN_PATH = re.compile(r"^/api/books/([^/]+)/")
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+_LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 def apikey_check(request: HttpRequest, raw: str | None) -> ApiKey | None:
@@ -28,7 +30,11 @@ def apikey_check(request: HttpRequest, raw: str | None) -> ApiKey | None:
     match = _BOOK_IN_PATH.match(request.path)
     if key.book_id is not None and match and match.group(1) != key.book.slug:
         raise PermissionDenied(f"该 API 密钥不能访问书籍 '{match.group(1)}'", extra={"key": key.prefix})
-    ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())
+    now = timezone.now()
+    # Write "last used" at most once a minute per key: a write per read request would make every
+    # read contend for SQLite's single writer lock under load.
+    if key.last_used_at is None or now - key.last_used_at > _LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
     return key
 
 

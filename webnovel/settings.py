@@ -76,7 +76,15 @@ TEMPLATES = [
 WSGI_APPLICATION = "webnovel.wsgi.application"
 
 _default_sqlite = f"sqlite:///{os.environ.get('SQLITE_PATH', BASE_DIR / 'var' / 'db.sqlite3')}"
-DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL", _default_sqlite), conn_max_age=0)}
+# Persistent connections (CONN_MAX_AGE seconds, default 60) spare each request a new connection;
+# health checks drop a connection the server closed in between.
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL", _default_sqlite),
+        conn_max_age=int(os.environ.get("CONN_MAX_AGE", 60)),
+        conn_health_checks=True,
+    )
+}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers proceed while a writer works; IMMEDIATE takes the write lock at BEGIN so two
     # writers queue on the busy timeout instead of failing mid-transaction with "database is locked".

@@ -28,3 +28,19 @@ def test_key_is_stored_hashed_and_revocable(client):
     key.revoked = True
     key.save()
     assert client.get("/api/books/", HTTP_X_API_KEY=raw).status_code == 401
+
+
+def test_last_used_is_written_at_most_once_a_minute(client):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    key, raw = apikey_create(name="agent", scope="read")
+    assert client.get("/api/books/", HTTP_X_API_KEY=raw).status_code == 200
+    first = ApiKey.objects.get(pk=key.pk).last_used_at
+    assert first is not None
+    assert client.get("/api/books/", HTTP_X_API_KEY=raw).status_code == 200
+    assert ApiKey.objects.get(pk=key.pk).last_used_at == first
+    ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now() - timedelta(minutes=5))
+    assert client.get("/api/books/", HTTP_X_API_KEY=raw).status_code == 200
+    assert ApiKey.objects.get(pk=key.pk).last_used_at > first
