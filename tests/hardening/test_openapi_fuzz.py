@@ -83,7 +83,7 @@ def _schema() -> dict:
 def _resolve(schema: dict, spec: dict) -> dict:
     while "$ref" in schema:
         name = schema["$ref"].rsplit("/", 1)[-1]
-        schema = spec["components"]["schemas"][name]
+        schema = spec.get("components", {}).get("schemas", {}).get(name) or spec["$defs"][name]
     return schema
 
 

@@ -1,0 +1,259 @@
+"""Property-based tests (hypothesis) of the parsers that read what authors and agents write: the
+front-matter parser and every book file kind, the txt importer, and the extraction schema. Broken
+input must give a clear issue / InvalidInput, never an exception; well-formed input round-trips."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.management import CommandError, call_command
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from entities.schemas import ExtractionIn
+from entities.services import _validate, extraction_ingest, extraction_parse
+from tests.conftest import DEMO_BOOK
+from tests.hardening.test_openapi_fuzz import _from_schema
+from webnovel.bookfs import file_bytes_parse
+from webnovel.bookfs.text import FrontMatterError, front_matter_split
+from webnovel.exceptions import DomainError, InvalidInput
+from webnovel.importers.txt import txt_decode, txt_parse
+from webnovel.models import Book
+from webnovel.rebuilder import book_rebuild
+
+SCALE = int(os.environ.get("HARDENING_SCALE", "1"))  # bench/bench_schemathesis.py raises it
+FAST = settings(max_examples=150 * SCALE, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+SLOW = settings(max_examples=40 * SCALE, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+
+FRAGMENTS = [
+    "---\n",
+    "...\n",
+    "title: ",
+    "volume: ",
+    "threads:\n  opens: [",
+    "  advances: ",
+    "伏笔-001",
+    "]\n",
+    "}\n",
+    "{",
+    "[[[",
+    ": ",
+    "- ",
+    "\n",
+    "\r\n",
+    "\t",
+    "  ",
+    "## 履历\n",
+    "## 计划回收\n",
+    "- 第3章：埋下\n",
+    "第十二章",
+    "&a ",
+    "*a",
+    "!!python/object:os.system ",
+    "!!binary ",
+    '<entity id="linfeng" />',
+    '<entity id="" type="x">',
+    "|章节|事件|\n|-|-|\n|1|起|\n",
+    "aliases:\n  - {alias: 小风, from: 3, to: 1}\n",
+    "key_chapter: maybe\n",
+    "story_time: 2024-01-01\n",
+    "null",
+    "~",
+    "1e999",
+    "\x00",
+    "\ufeff",
+]
+TEXT = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12)), max_size=30).map("".join)
+
+RELS = {
+    "chapter": "定稿/正文/第0001章.md",
+    "thread": "线索/伏笔-001.md",
+    "secret": "信息差/信息差-001.md",
+    "character_card": "设定/角色/林风.md",
+    "roster": "设定/名册.yaml",
+    "timeline": "时间线/第1卷.md",
+    "book": "book.yaml",
+    "worldview": "设定/世界观.md",
+    "master_outline": "大纲/总纲.md",
+    "volume_outline": "大纲/卷纲/第1卷.md",
+    "style": "文风/基调.md",
+}
+
+
+def _issues_are_clear(result) -> None:
+    for issue in result.issues:
+        assert issue.code and isinstance(issue.message, str) and issue.message
+        assert issue.line is None or issue.line >= 1
+    json.dumps([i.as_dict() for i in result.issues], ensure_ascii=False)
+
+
+@FAST
+@given(text=TEXT)
+def test_front_matter_split_returns_or_raises_a_located_error(text):
+    try:
+        data, raw, body, line = front_matter_split(text)
+    except FrontMatterError as exc:
+        assert exc.message and (exc.line is None or exc.line >= 1)
+        return
+    assert isinstance(data, dict)
+    json.dumps(data, ensure_ascii=False)  # stored in JSON fields
+    assert line >= 1 and body in text
+
+
+# printable text: PyYAML's own emitter folds control characters such as U+0085 (not our parser)
+SCALAR = st.one_of(
+    st.text(alphabet=st.characters(categories=["L", "N", "P", "S", "Zs"]), max_size=15),
+    st.integers(-(10**6), 10**6),
+    st.booleans(),
+)
+FRONT_MATTER = st.dictionaries(
+    st.text(alphabet=st.characters(categories=["L", "N"]), min_size=1, max_size=8),
+    st.one_of(SCALAR, st.lists(SCALAR, max_size=3)),
+    max_size=6,
+)
+
+
+@FAST
+@given(data=FRONT_MATTER, body=st.text(alphabet=st.characters(categories=["L", "N", "P", "Zs", "Cc"]), max_size=60))
+def test_front_matter_round_trips(data, body):
+    text = "---\n" + yaml.safe_dump(data, allow_unicode=True) + "---\n" + body
+    parsed, _raw, parsed_body, _line = front_matter_split(text)
+    assert parsed == data
+    assert parsed_body == body
+
+
+@FAST
+@given(kind=st.sampled_from(sorted(RELS)), text=TEXT)
+def test_every_file_kind_parses_anything_into_issues_not_exceptions(kind, text, tmp_path_factory):
+    root = Path("/nonexistent/book")
+    result = file_bytes_parse(root, RELS[kind], kind, text.encode("utf-8", "surrogatepass"))
+    _issues_are_clear(result)
+
+
+@FAST
+@given(kind=st.sampled_from(sorted(RELS)), data=st.binary(max_size=200))
+def test_every_file_kind_survives_arbitrary_bytes(kind, data):
+    result = file_bytes_parse(Path("/nonexistent/book"), RELS[kind], kind, data)
+    _issues_are_clear(result)
+
+
+# --- the txt importer -----------------------------------------------------------------------------
+
+CJK = st.text(alphabet="天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏林风剑", min_size=1, max_size=10)
+
+
+@FAST
+@given(text=st.one_of(TEXT, st.text(max_size=300)))
+def test_txt_parse_never_raises_and_reports_consistently(text):
+    book = txt_parse(text)
+    report = book.report()
+    json.dumps(report, ensure_ascii=False)
+    numbers = [c.number for c in book.chapters]
+    assert report["chapters"] == len(numbers)
+    assert sorted({n for n in numbers if numbers.count(n) > 1}) == sorted(set(book.duplicates))
+    renumbered = txt_parse(text, renumber=True)
+    assert [c.number for c in renumbered.chapters] == list(range(1, len(renumbered.chapters) + 1))
+
+
+@FAST
+@given(
+    chapters=st.lists(st.tuples(CJK, st.lists(CJK, min_size=1, max_size=4)), min_size=1, max_size=8),
+    start=st.integers(1, 500),
+)
+def test_txt_parse_finds_exactly_the_written_chapters(chapters, start):
+    text = "".join(
+        f"第{start + i}章 {title}\n" + "\n".join("　　" + p for p in paras) + "\n"
+        for i, (title, paras) in enumerate(chapters)
+    )
+    book = txt_parse(text)
+    assert [c.number for c in book.chapters] == [start + i for i in range(len(chapters))]
+    assert [c.title for c in book.chapters] == [t for t, _ in chapters]
+    for chapter, (_title, paras) in zip(book.chapters, chapters, strict=True):
+        assert all(p in chapter.body for p in paras)
+
+
+@FAST
+@given(data=st.binary(max_size=300))
+def test_txt_decode_returns_text_or_a_decode_error(data):
+    try:
+        text, encoding = txt_decode(data)
+    except UnicodeDecodeError:
+        return
+    assert isinstance(text, str) and encoding in {"utf-8", "utf-8-sig", "utf-16", "gb18030"}
+
+
+@SLOW
+@given(data=st.one_of(st.binary(max_size=400), TEXT.map(lambda t: t.encode("utf-8", "surrogatepass"))))
+def test_import_txt_command_succeeds_or_fails_with_a_command_error(data, tmp_path_factory):
+    work = tmp_path_factory.mktemp("imp")
+    source = work / "novel.txt"
+    source.write_bytes(data)
+    try:
+        call_command("import_txt", str(source), str(work / "out"), "--json", stdout=open("/dev/null", "w"))
+    except CommandError as exc:
+        assert str(exc)
+        return
+    assert (work / "out" / "book.yaml").is_file()
+
+
+# --- the extraction schema ------------------------------------------------------------------------
+
+JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=10)),
+    lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.text(max_size=10), c, max_size=4)),
+    max_leaves=15,
+)
+EXTRACTION_SCHEMA = ExtractionIn.model_json_schema()
+SHAPED = _from_schema(EXTRACTION_SCHEMA, EXTRACTION_SCHEMA)
+
+
+@FAST
+@given(raw=st.one_of(st.binary(max_size=100), JSON.map(json.dumps), SHAPED.map(json.dumps)))
+def test_extraction_parse_and_validate_raise_only_invalid_input(raw):
+    try:
+        _validate(extraction_parse(raw=raw))
+    except InvalidInput as exc:
+        assert exc.message and exc.status_code == 422
+
+
+@pytest.fixture
+def demo(db):
+    if not DEMO_BOOK.is_dir():
+        pytest.skip(f"demo book absent: {DEMO_BOOK}")
+    assert book_rebuild(root=DEMO_BOOK)["ok"] is True
+    return Book.objects.get(slug="demo-book")
+
+
+def test_generated_extractions_are_ingested_or_refused_clearly(demo, api):
+    tally = {"ingested": 0, "refused": 0}
+
+    @SLOW
+    @given(payload=SHAPED, chapter=st.sampled_from([1, 5, 24, 25, 0]))
+    def run(payload, chapter):
+        response = api.post(
+            f"/api/books/demo-book/chapters/{chapter}/extraction",
+            data=json.dumps(payload, ensure_ascii=False),
+            content_type="application/json",
+        )
+        assert response.status_code in (200, 404, 409, 422), (response.status_code, payload)
+        if response.status_code == 200:
+            tally["ingested"] += 1
+            assert api.get(f"/api/books/demo-book/chapters/{chapter}/extraction").status_code == 200
+        else:
+            tally["refused"] += 1
+            assert response.json()["message"]
+
+    run()
+    assert tally["ingested"] + tally["refused"] >= 40
+
+
+def test_extraction_service_refuses_non_finite_confidence_clearly(demo):
+    payload = {"entities_appeared": [{"id": "linfeng", "confidence": float("nan")}]}
+    try:
+        result = extraction_ingest(book=demo, chapter=1, payload=payload)
+    except DomainError as exc:
+        assert exc.status_code == 422
+    else:
+        assert result["chapter"] == 1
