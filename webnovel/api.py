@@ -5,11 +5,20 @@ from django.db import DataError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.renderers import JSONRenderer
 
 from webnovel.auth import API_AUTH
 from webnovel.exceptions import DomainError
 
+
+class UnicodeJSONRenderer(JSONRenderer):
+    """JSON as UTF-8 text: Chinese stays readable (and half the bytes of \\u escapes)."""
+
+    json_dumps_params = {"ensure_ascii": False}
+
+
 api = NinjaAPI(
+    renderer=UnicodeJSONRenderer(),
     title="webnovel API",
     version="1.0",
     description="长篇网文的连续性数据库与上下文引擎。所有接口位于 /api/books/{book}/… 之下。",

@@ -44,3 +44,11 @@ def test_last_used_is_written_at_most_once_a_minute(client):
     ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now() - timedelta(minutes=5))
     assert client.get("/api/books/", HTTP_X_API_KEY=raw).status_code == 200
     assert ApiKey.objects.get(pk=key.pk).last_used_at > first
+
+
+def test_api_answers_chinese_as_utf8_text(api):
+    Book.objects.create(slug="b2", title="青岚剑录", root="/tmp/b2")
+    resp = api.get("/api/books/")
+    assert resp["Content-Type"].startswith("application/json")
+    assert "青岚剑录".encode() in resp.content
+    assert b"\\u" not in resp.content
