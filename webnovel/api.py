@@ -1,6 +1,8 @@
 """The one NinjaAPI of the project. Each app contributes a Router; domain errors become
 ``{"message", "extra"}`` JSON with their status, and validation errors a 422 in the same shape."""
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db import DataError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
@@ -45,6 +47,16 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
 @api.exception_handler(AuthenticationError)
 def _auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
     return api.create_response(request, {"message": "需要认证：请提供 X-API-Key 或登录后台", "extra": {}}, status=401)
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return api.create_response(
+        request,
+        {"message": f"请求体过大：上限 {limit} 字节（{limit // (1024 * 1024)} MB）", "extra": {"limit_bytes": limit}},
+        status=413,
+    )
 
 
 @api.exception_handler(OverflowError)

@@ -4,6 +4,7 @@ Written by hand rather than on python-frontmatter: the reader is the floor of ev
 benchmark, and one pass (read bytes → sha256 → decode → split → libyaml) keeps it lean.
 """
 
+import errno
 import hashlib
 import os
 from collections import defaultdict
@@ -23,6 +24,8 @@ from webnovel.bookfs.types import (
 )
 
 SKIPPED_DIRS = frozenset({"工作区"})
+# A chapter is ~10 KB and a whole 10-million-character outline ~30 MB; anything bigger is a mistake.
+FILE_MAX_BYTES = int(os.environ.get("WEBNOVEL_FILE_MAX_BYTES", 64 * 1024 * 1024))
 
 
 def book_files_list(root: Path, *, skip_top: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
@@ -78,9 +81,14 @@ def file_read(root: Path, rel: str, kind: str) -> FileResult:
 
 
 def file_bytes_read(path: Path) -> tuple[bytes, int]:
-    """The bytes of a file and its mtime, taken from the same open file."""
+    """The bytes of a file and its mtime, taken from the same open file. A file over
+    ``FILE_MAX_BYTES`` raises OSError(EFBIG) before it is read: every caller already reports an
+    OSError as an unreadable file, so a stray 5 GB file fails clearly instead of exhausting memory."""
     with open(path, "rb") as handle:
-        return handle.read(), os.fstat(handle.fileno()).st_mtime_ns
+        stat = os.fstat(handle.fileno())
+        if stat.st_size > FILE_MAX_BYTES:
+            raise OSError(errno.EFBIG, f"文件过大（{stat.st_size} 字节，上限 {FILE_MAX_BYTES} 字节）")
+        return handle.read(), stat.st_mtime_ns
 
 
 def file_sha256(data: bytes) -> str:
