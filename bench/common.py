@@ -24,6 +24,7 @@ return something JSON-able. A phase that needs the database ORM just uses it: th
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -336,12 +337,15 @@ def page_cache_warm(root: Path) -> None:
 
 
 def synthetic_book(chapters: int, *, seed: int = 1, **kwargs: Any) -> Path:
-    """A generated book (bench/gen_book.py), cached under bench/out/books/ by its arguments.
+    """A generated book (bench/gen_book.py), cached under bench/out/books/ by its arguments and
+    the generator's version.
 
     Treat it as read-only; copy it (``book_copy``) before writing into it."""
     from bench.gen_book import generate_book
 
-    key = "-".join([f"c{chapters}", f"s{seed}"] + [f"{k}{v}" for k, v in sorted(kwargs.items())])
+    # The generator's own hash is part of the key, so editing gen_book.py never serves a stale book.
+    version = hashlib.sha256((REPO / "bench" / "gen_book.py").read_bytes()).hexdigest()[:8]
+    key = "-".join([f"c{chapters}", f"s{seed}"] + [f"{k}{v}" for k, v in sorted(kwargs.items())] + [version])
     root = BOOKS_CACHE / key
     if (root / ".complete").exists():
         return root
