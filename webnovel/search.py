@@ -8,9 +8,13 @@ the ``trigram`` tokenizer indexes those lines; on PostgreSQL a ``pg_trgm`` GIN i
 answer a substring query of ≥ 3 characters from the index; a 1–2 character query is a bounded
 scan of the line table (still ordered by chapter and line, stopping at ``limit``).
 
-The table is created by migration 0002 (vendor-conditional SQL); it is kept up to date by
-``search_index_update``, which the rebuilder calls through ``WEBNOVEL_CHAPTER_INDEXERS``. A book
-that has chapters but no indexed lines (e.g. rows written by hand) is indexed on first search.
+The tables are created by migrations 0002 and 0006 (vendor-conditional SQL); they are kept up to
+date by ``search_index_update``, which the rebuilder calls through ``WEBNOVEL_CHAPTER_INDEXERS``.
+It writes the FTS5 table in bulk (no per-row triggers: an ``INSERT … SELECT`` of the new lines,
+the FTS ``'delete'`` command for removed ones), and ``webnovel_search_chapter`` records the content
+hash each chapter was indexed from, so a full rebuild re-indexes only the chapters that changed
+(a 3,000-chapter book: ~6 s cold, well under a second when nothing changed; see bench/README.md).
+A book that has chapters but no indexed lines (e.g. rows written by hand) is indexed on first search.
 
 Regular expressions run in Python with the ``regex`` module, whose ``timeout=`` stops
 catastrophic backtracking: a pattern is capped in length, the whole search has a time budget,
@@ -29,6 +33,8 @@ from webnovel.models import Book, Chapter
 
 LINE_TABLE = "webnovel_search_line"
 FTS_TABLE = "webnovel_search_fts"
+CHAPTER_TABLE = "webnovel_search_chapter"  # (book, chapter) → the content hash it was indexed from
+INDEX_FORMAT = "1"  # bump when the stored lines change shape: every chapter is re-indexed once
 
 SEARCH_DEFAULT_LIMIT = 50
 SEARCH_MAX_LIMIT = 500
@@ -48,25 +54,74 @@ def _lines(body: str) -> list[tuple[int, str]]:
     return [(i, text) for i, text in enumerate(body.split("\n"), start=1) if text.strip()]
 
 
+def _chunks(values: list[int], size: int = 500):
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def _index_key(content_hash: str) -> str:
+    # Versioned, so that a change to how lines are stored re-indexes every chapter once.
+    return f"{INDEX_FORMAT}:{content_hash}"
+
+
+def _lines_delete(cur, *, book_id: int, chapters: list[int] | None) -> None:
+    """Remove the indexed lines of ``chapters`` (every chapter of the book when None)."""
+    groups = (
+        [("", [])]
+        if chapters is None
+        else [(f" AND chapter IN ({', '.join(['%s'] * len(c))})", c) for c in _chunks(chapters)]
+    )
+    for where, params in groups:
+        if connection.vendor == "sqlite":
+            # External content: the FTS table must be told the old text of every row it forgets.
+            cur.execute(
+                f"INSERT INTO {FTS_TABLE} ({FTS_TABLE}, rowid, text) "
+                f"SELECT 'delete', id, text FROM {LINE_TABLE} WHERE book_id = %s{where}",
+                [book_id, *params],
+            )
+        cur.execute(f"DELETE FROM {LINE_TABLE} WHERE book_id = %s{where}", [book_id, *params])
+        cur.execute(f"DELETE FROM {CHAPTER_TABLE} WHERE book_id = %s{where}", [book_id, *params])
+
+
 def search_index_update(*, book: Book, numbers: list[int] | None = None, removed: list[int] | None = None) -> int:
-    """(Re)index the lines of chapters ``numbers`` (all chapters when None) and drop ``removed``.
+    """(Re)index the lines of chapters ``numbers`` and drop ``removed``; with ``numbers=None`` (a full
+    rebuild) every chapter whose content hash differs from the one it was indexed from, and drop the
+    chapters that are gone.
 
     Called inside the rebuild / finalize transaction; returns how many lines were written."""
     with transaction.atomic(), connection.cursor() as cur:
-        if numbers is None:
-            cur.execute(f"DELETE FROM {LINE_TABLE} WHERE book_id = %s", [book.pk])
-            chapters = Chapter.objects.filter(book=book)
+        current = dict(Chapter.objects.filter(book=book).values_list("number", "content_hash"))
+        cur.execute(f"SELECT chapter, content_hash FROM {CHAPTER_TABLE} WHERE book_id = %s", [book.pk])
+        indexed = dict(cur.fetchall())
+        cur.execute(f"SELECT 1 FROM {LINE_TABLE} WHERE book_id = %s LIMIT 1", [book.pk])
+        has_lines = cur.fetchone() is not None
+        if numbers is None or (has_lines and not indexed):
+            # A full pass (also when the lines predate the per-chapter record). A chapter without a
+            # content hash (rows written by hand) is always re-indexed.
+            todo = sorted(n for n, h in current.items() if not h or indexed.get(n) != _index_key(h))
+            gone = sorted(set(indexed) - set(current))
         else:
-            stale = sorted(set(numbers) | set(removed or []))
-            for start in range(0, len(stale), 500):
-                chunk = stale[start : start + 500]
-                marks = ", ".join(["%s"] * len(chunk))
-                cur.execute(f"DELETE FROM {LINE_TABLE} WHERE book_id = %s AND chapter IN ({marks})", [book.pk, *chunk])
-            chapters = Chapter.objects.filter(book=book, number__in=numbers)
+            todo = sorted(set(numbers) & set(current))
+            gone = sorted((set(numbers) | set(removed or [])) - set(current))
+        stale = sorted(set(todo) | set(gone))
+        if has_lines or indexed:
+            # Every indexed chapter is stale (a cold or total reindex): one book-wide delete.
+            everything = set(indexed) <= set(stale)
+            _lines_delete(cur, book_id=book.pk, chapters=None if everything else stale)
+        if not todo:
+            return 0
+        if connection.vendor == "sqlite":
+            cur.execute(f"SELECT COALESCE(MAX(id), 0) FROM {LINE_TABLE}")
+            last_id = cur.fetchone()[0]
+        chapters = Chapter.objects.filter(book=book).order_by("number").values_list("number", "body")
+        if len(todo) == len(current):
+            bodies = chapters.iterator(chunk_size=200)
+        else:
+            bodies = (row for chunk in _chunks(todo) for row in chapters.filter(number__in=chunk))
         written = 0
         batch: list[tuple[int, int, int, str]] = []
         sql = f"INSERT INTO {LINE_TABLE} (book_id, chapter, line, text) VALUES (%s, %s, %s, %s)"
-        for number, body in chapters.order_by("number").values_list("number", "body").iterator(chunk_size=200):
+        for number, body in bodies:
             batch.extend((book.pk, number, line, text + LINE_END) for line, text in _lines(body))
             if len(batch) >= 5000:
                 cur.executemany(sql, batch)
@@ -75,13 +130,23 @@ def search_index_update(*, book: Book, numbers: list[int] | None = None, removed
         if batch:
             cur.executemany(sql, batch)
             written += len(batch)
+        if connection.vendor == "sqlite":
+            # One bulk insert into FTS5 instead of a trigger call per line: 3–4× cheaper. Rowids of an
+            # INTEGER PRIMARY KEY grow past the largest, so the new lines are exactly those above it.
+            cur.execute(
+                f"INSERT INTO {FTS_TABLE} (rowid, text) SELECT id, text FROM {LINE_TABLE} WHERE id > %s", [last_id]
+            )
+        cur.executemany(
+            f"INSERT INTO {CHAPTER_TABLE} (book_id, chapter, content_hash) VALUES (%s, %s, %s)",
+            [(book.pk, n, _index_key(current[n] or "")) for n in todo],
+        )
     return written
 
 
 def search_index_drop(*, book_id: int) -> None:
     """Forget every indexed line of a book (the book row is being deleted)."""
-    with connection.cursor() as cur:
-        cur.execute(f"DELETE FROM {LINE_TABLE} WHERE book_id = %s", [book_id])
+    with transaction.atomic(), connection.cursor() as cur:
+        _lines_delete(cur, book_id=book_id, chapters=None)
 
 
 @receiver(post_delete, sender=Book, dispatch_uid="webnovel.search.book_deleted")
