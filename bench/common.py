@@ -24,6 +24,7 @@ return something JSON-able. A phase that needs the database ORM just uses it: th
 from __future__ import annotations
 
 import argparse
+import atexit
 import hashlib
 import json
 import os
@@ -145,7 +146,9 @@ def django_setup(db_url: str | None = None, *, migrate: bool = False) -> None:
     if db_url:
         os.environ["DATABASE_URL"] = db_url
     elif not os.environ.get("DATABASE_URL"):
-        os.environ["DATABASE_URL"] = f"sqlite:///{Path(tempfile.mkdtemp(prefix='wn-bench-')) / 'bench.sqlite3'}"
+        folder = tempfile.mkdtemp(prefix="wn-bench-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)  # a throwaway database is thrown away
+        os.environ["DATABASE_URL"] = f"sqlite:///{Path(folder) / 'bench.sqlite3'}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webnovel.settings")
     import django
 
