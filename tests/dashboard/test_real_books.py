@@ -11,6 +11,7 @@ from entities.selectors import entity_appearances
 from tests.conftest import CORPUS, DEMO_BOOK
 from tests.dashboard.factories import user_make
 from threads.selectors import thread_list_overdue
+from webnovel.demo import demo_extractions_ingest
 from webnovel.models import Book
 from webnovel.rebuilder import book_rebuild
 from webnovel.selectors import style_drift
@@ -30,8 +31,12 @@ def curator(client):
 
 @pytest.fixture
 def demo():
+    """The demo book as ``demo_setup`` leaves it: rebuilt (its chapters' entity tags applied) and the
+    sample extractions of examples/demo-extractions ingested."""
     assert book_rebuild(root=DEMO_BOOK)["ok"]
-    return Book.objects.get(slug="demo-book")
+    book = Book.objects.get(slug="demo-book")
+    demo_extractions_ingest(book=book)
+    return book
 
 
 def _text(html: str) -> str:
@@ -50,6 +55,8 @@ def test_demo_overview(curator, demo):
     assert '<dd data-stat="words">9743</dd>' in html
     assert '<dd data-stat="current">24</dd>' in html
     assert re.search(r'data-stat="overdue"><a [^>]*>1</a>', html)
+    # held by the sample extractions: an uncertain mention (chapter 6) and a 0.35 state change (chapter 8)
+    assert re.search(r'data-stat="pending">\s*<a [^>]*>2</a>', html)
 
 
 def test_demo_board_agrees_with_the_overdue_selector(curator, demo):
@@ -68,11 +75,61 @@ def test_demo_thread_page(curator, demo):
     assert "逾期线 18" in html
 
 
+def _relationship_rows(html: str) -> list[tuple[str, str, str, str]]:
+    return re.findall(
+        r"<tr><td><a [^>]*>(\S+)</a></td><td>(\S+)</td><td><a [^>]*>(\S+)</a></td><td>[^<]*</td><td>(\d+)</td></tr>",
+        html,
+    )
+
+
 def test_demo_entity_page(curator, demo):
     html = curator.get("/dashboard/demo-book/entities/linfeng/").content.decode()
     assert '青岚剑子 <small class="muted">（第13章起）</small>' in html
     assert html.count('class="col"') == 24  # appears in every chapter
-    assert '<td data-field="realm">炼气三层</td>' in html
+    # now: the tags of chapters 11 and 20 raised the realm, chapter 24 reached the 雾海
+    assert '<td data-field="realm">筑基初期</td>' in html
+    assert '<td data-field="location">雾海</td>' in html
+    assert '<td data-field="possessions">断剑青岚、雾海图</td>' in html
+    # every chapter with a change is a choice of the as-of selector (0 = the card)
+    choices = re.findall(r'<option value="(\d+)"', html)
+    assert choices == ["0", "3", "4", "9", "11", "14", "20", "21", "24"]
+    assert html.count('<li class=""><span class="chapter">') == 11  # 10 tag changes + 1 of the chapter-3 extraction
+    assert _relationship_rows(html) == [
+        ("剑老", "师徒", "林风", "3"),
+        ("苏晚晴", "同门", "林风", "6"),
+        ("沈墨", "敌对", "林风", "8"),
+    ]
+
+
+def test_demo_entity_page_as_of(curator, demo):
+    def page(as_of: int) -> str:
+        return curator.get(f"/dashboard/demo-book/entities/linfeng/?as_of={as_of}").content.decode()
+
+    start = page(0)
+    assert "状态（截至第0章）" in start
+    assert '<td data-field="realm">炼气三层</td>' in start
+    assert '<td data-field="possessions">断剑青岚</td>' in start
+    assert _relationship_rows(start) == []
+    seventh = page(7)
+    assert '<td data-field="realm">炼气三层</td>' in seventh
+    assert '<td data-field="skills">听雨诀</td>' in seventh
+    assert [row[1] for row in _relationship_rows(seventh)] == ["师徒", "同门"]
+    eleventh = page(11)
+    assert '<td data-field="realm">炼气五层</td>' in eleventh
+    assert '<td data-field="skills">听雨诀、青岚十三式</td>' in eleventh
+    twentieth = page(20)
+    assert '<td data-field="realm">筑基初期</td>' in twentieth
+    assert '<td data-field="location">剑冢</td>' in twentieth
+    # changes after the chosen chapter are listed but marked as later
+    assert twentieth.count('<li class="later">') == 2
+
+
+def test_demo_other_characters_change(curator, demo):
+    wangbo = curator.get("/dashboard/demo-book/entities/wangbo/?as_of=14").content.decode()
+    assert '<td data-field="wound">幽冥掌旧伤</td>' in wangbo
+    assert 'data-field="wound"' not in curator.get("/dashboard/demo-book/entities/wangbo/").content.decode()
+    zhaoqian = curator.get("/dashboard/demo-book/entities/zhaoqian/").content.decode()
+    assert '<td data-field="status">伏诛</td>' in zhaoqian
 
 
 def test_demo_secrets_page(curator, demo):

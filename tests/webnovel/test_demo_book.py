@@ -7,10 +7,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from entities.models import Alias, Entity
-from entities.selectors import alias_resolve
+from entities.models import Alias, Appearance, Entity, Extraction, PendingItem, RelationshipEvent, StateChange
+from entities.selectors import alias_resolve, entity_relationships, entity_state_as_of, tag_issues_list
 from tests.conftest import DEMO_BOOK
 from threads.models import Secret, Thread
+from webnovel.demo import demo_extraction_files, demo_extractions_ingest
 from webnovel.exceptions import Ambiguous, NotFound
 from webnovel.models import ApiKey, Book, Chapter, SourceFile, Volume
 from webnovel.rebuilder import book_rebuild
@@ -159,7 +160,10 @@ def test_demo_book_protagonist_alias_window(demo):
 def test_demo_book_entity_types(demo):
     _, book = demo
     counts = {t: Entity.objects.filter(book=book, type=t).count() for t in ("角色", "地点", "物品", "势力", "招式")}
-    assert counts == {"角色": 8, "地点": 4, "物品": 3, "势力": 3, "招式": 4}
+    # 22 from the files (the rebuild report's count) + 周虎, declared by an <entity> tag in chapter 4
+    assert counts == {"角色": 9, "地点": 4, "物品": 3, "势力": 3, "招式": 4}
+    zhouhu = Entity.objects.get(book=book, entity_id="zhouhu")
+    assert (zhouhu.canonical_name, zhouhu.tier, zhouhu.source) == ("周虎", "装饰", "tag")
 
 
 def test_demo_book_workspace_is_never_read(demo):
@@ -233,14 +237,15 @@ def test_demo_setup_admin_from_environment(monkeypatch):
 def test_demo_setup_text_output(no_admin_env):
     lines = demo_setup().strip().split("\n")
     assert lines[0] == "演示书 demo-book《青岚剑录》已重建：24 章，10 条线索，22 个实体，警告 0 条"
-    assert lines[1].startswith("已创建管理员 admin，密码（只显示这一次）：")
-    assert lines[2].startswith("演示 API 密钥（读写，仅限 demo-book；旧的演示密钥已吊销）：wn_")
-    assert lines[3:] == [
+    assert lines[1] == "示例抽取已导入：第3、6、8章，抽取警告 1 条，待确认 2 项"
+    assert lines[2].startswith("已创建管理员 admin，密码（只显示这一次）：")
+    assert lines[3].startswith("演示 API 密钥（读写，仅限 demo-book；旧的演示密钥已吊销）：wn_")
+    assert lines[4:] == [
         "管理后台  http://127.0.0.1:8000/admin/",
         "API 文档  http://127.0.0.1:8000/api/docs",
         "仪表盘    http://127.0.0.1:8000/dashboard/",
     ]
-    assert demo_setup().strip().split("\n")[1] == "管理员 admin 已存在，密码未改动"
+    assert demo_setup().strip().split("\n")[2] == "管理员 admin 已存在，密码未改动"
 
 
 def test_demo_setup_fails_cleanly_on_a_broken_book(tmp_path, monkeypatch, no_admin_env):
@@ -253,3 +258,153 @@ def test_demo_setup_fails_cleanly_on_a_broken_book(tmp_path, monkeypatch, no_adm
     with pytest.raises(CommandError, match="演示书重建失败"):
         demo_setup()
     assert get_user_model().objects.count() == 0
+
+
+# --- entities over time: manual tags in the chapters + the sample extractions ------------------
+
+
+@pytest.fixture
+def demo_ingested(demo):
+    _, book = demo
+    demo_extractions_ingest(book=book)
+    return book
+
+
+def _state(book: Book, entity_id: str, chapter: int | None) -> dict:
+    return entity_state_as_of(entity=Entity.objects.get(book=book, entity_id=entity_id), chapter=chapter)
+
+
+def test_demo_book_tags_apply_without_issues(demo):
+    _, book = demo
+    assert tag_issues_list(book=book) == []
+    tagged = Chapter.objects.filter(book=book).exclude(entity_tags=[])
+    assert list(tagged.values_list("number", flat=True)) == [4, 9, 11, 14, 19, 20, 21, 23, 24]
+    # tags never reach the prose: chapter 20 still ends on 剑老's words
+    assert Chapter.objects.get(book=book, number=20).body.endswith("等的就是你。”\n")
+
+
+def test_demo_book_protagonist_state_as_of(demo_ingested):
+    book = demo_ingested
+    base = {"status": "存活", "faction": "青岚宗", "spirit_stones": 5}
+    # chapter 10: 炼气三层 (the card), 听雨诀 (extraction, chapter 3), the half map (tag, chapter 9)
+    assert _state(book, "linfeng", 10) == {
+        **base,
+        "location": "青岚宗",
+        "realm": "炼气三层",
+        "possessions": ["断剑青岚", "雾海图"],
+        "skills": ["听雨诀"],
+    }
+    # chapter 14: 炼气五层 since 11, 王伯's copper key
+    assert _state(book, "linfeng", 14) == {
+        **base,
+        "location": "青岚宗",
+        "realm": "炼气五层",
+        "possessions": ["断剑青岚", "雾海图", "铜钥匙"],
+        "skills": ["听雨诀", "青岚十三式"],
+    }
+    # chapter 20 (key chapter): 筑基初期 in the 剑冢, the key used
+    assert _state(book, "linfeng", 20) == {
+        **base,
+        "location": "剑冢",
+        "realm": "筑基初期",
+        "possessions": ["断剑青岚", "雾海图"],
+        "skills": ["听雨诀", "青岚十三式"],
+    }
+    assert _state(book, "linfeng", 21)["location"] == "青岚宗"
+    assert _state(book, "linfeng", None) == {**_state(book, "linfeng", 20), "location": "雾海"}
+    assert _state(book, "linfeng", 3)["realm"] == "炼气三层"
+    assert "spirit_stones" not in _state(book, "linfeng", 3)
+
+
+def test_demo_book_other_characters_change(demo_ingested):
+    book = demo_ingested
+    assert "wound" not in _state(book, "wangbo", 13)
+    assert _state(book, "wangbo", 14) == {"location": "青岚宗", "wound": "幽冥掌旧伤"}
+    assert _state(book, "wangbo", 23) == {"location": "青岚宗"}
+    assert _state(book, "zhaoqian", 18) == {}
+    assert _state(book, "zhaoqian", 19) == {"status": "伏诛"}
+    assert _state(book, "shenmo", 19)["possessions"] == ["护心丹"]
+    # the 0.7 change of chapter 6 is adopted (with a warning); the 0.35 one of chapter 8 is held
+    assert _state(book, "suwanqing", 6)["attitude"] == "对林风生出好感"
+    assert _state(book, "shenmo", None)["faction"] == "青岚宗"
+    warnings = dict(Extraction.objects.filter(book=book).values_list("chapter", "warnings"))
+    assert [(n, [w["confidence"] for w in ws]) for n, ws in sorted(warnings.items())] == [(3, []), (6, [0.7]), (8, [])]
+
+
+def test_demo_book_alias_from_a_tag_has_a_window(demo):
+    _, book = demo
+    jianlao = Entity.objects.get(book=book, entity_id="jianlao")
+    assert alias_resolve(book=book, alias="青岚子", chapter=20) == jianlao
+    with pytest.raises(NotFound):
+        alias_resolve(book=book, alias="青岚子", chapter=19)
+
+
+def test_demo_book_relationships(demo_ingested):
+    book = demo_ingested
+    rows = [
+        (r["from"], r["type"], r["to"], r["chapter"], r["description"])
+        for r in entity_relationships(book=book, ref="linfeng")["relationships"]
+    ]
+    assert rows == [
+        ("jianlao", "师徒", "linfeng", 3, "剑老传林风听雨诀，收他为徒"),
+        ("suwanqing", "同门", "linfeng", 6, "藏经阁外替外门师弟林风解围"),
+        ("shenmo", "敌对", "linfeng", 8, "剑冢外拦下林风，以门规相胁并警告他别接近苏晚晴"),
+    ]
+    as_of_7 = entity_relationships(book=book, ref="linfeng", as_of=7)["relationships"]
+    assert [r["type"] for r in as_of_7] == ["师徒", "同门"]
+
+
+def test_demo_book_pending_items(demo_ingested):
+    book = demo_ingested
+    pending = PendingItem.objects.filter(book=book, status=PendingItem.Status.PENDING).order_by("chapter")
+    assert [(p.chapter, p.kind, p.confidence) for p in pending] == [(6, "uncertain", 0.4), (8, "state_change", 0.35)]
+    assert pending[0].payload["mention"] == "半张鬼脸"
+
+
+def test_demo_extraction_files():
+    assert [n for n, _ in demo_extraction_files()] == [3, 6, 8]
+
+
+def _entity_rows(book: Book) -> dict:
+    """Everything the ingestion writes, without primary keys (re-ingesting replaces rows)."""
+    return {
+        "entities": sorted(Entity.objects.filter(book=book).values_list("entity_id", "first_appearance")),
+        "aliases": sorted(Alias.objects.filter(entity__book=book).values_list("entity__entity_id", "alias")),
+        "changes": sorted(
+            StateChange.objects.filter(entity__book=book).values_list(
+                "entity__entity_id", "chapter", "seq", "field", "op", "new", "confidence", "source"
+            ),
+            key=str,
+        ),
+        "events": sorted(
+            RelationshipEvent.objects.filter(relationship__book=book).values_list(
+                "relationship__type", "chapter", "description", "source"
+            )
+        ),
+        "appearances": sorted(
+            Appearance.objects.filter(entity__book=book).values_list("entity__entity_id", "chapter", "source", "count")
+        ),
+        "pending": sorted(PendingItem.objects.filter(book=book).values_list("chapter", "kind", "status")),
+        "extractions": sorted(Extraction.objects.filter(book=book).values_list("chapter", "warnings")),
+    }
+
+
+def test_demo_setup_ingests_the_sample_extractions(no_admin_env):
+    result = json.loads(demo_setup("--json", "--no-key"))
+    assert result["extractions"] == {"chapters": [3, 6, 8], "warnings": 1, "pending": 2}
+    book = Book.objects.get(slug="demo-book")
+    assert _state(book, "linfeng", 20)["realm"] == "筑基初期"
+    assert [r["type"] for r in entity_relationships(book=book, ref="linfeng")["relationships"]] == [
+        "师徒",
+        "同门",
+        "敌对",
+    ]
+
+
+def test_demo_setup_twice_changes_no_entity_data(no_admin_env):
+    demo_setup("--no-key")
+    book = Book.objects.get(slug="demo-book")
+    before = _entity_rows(book)
+    assert len(before["pending"]) == 2
+    assert demo_setup("--no-key").split("\n")[1] == "示例抽取已导入：第3、6、8章，抽取警告 1 条，待确认 2 项"
+    assert _entity_rows(book) == before

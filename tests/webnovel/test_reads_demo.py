@@ -357,7 +357,8 @@ def test_character_list(demo, api):
         ("suwanqing", "存活"),
         ("wangbo", None),
         ("yunhezhenren", "存活"),
-        ("zhaoqian", None),
+        ("zhaoqian", "伏诛"),  # set by the <entity-update> tag of chapter 19
+        ("zhouhu", None),  # declared by the <entity> tag of chapter 4
     ]
     assert rows[1] == {"id": "linfeng", "name": "林风", "tier": "核心", "status": "存活", "protagonist": True}
     alive = api.get("/api/books/demo-book/characters", {"status": "存活"}).json()
@@ -462,8 +463,9 @@ def test_report_book_stats(demo, api):
         "average_chapter_length": 406,
         "threads": {"total": 10, "进行": 7, "已收尾": 2, "已放弃": 1},
         "secrets": {"total": 4, "reader_unknown": 2},
-        "characters": 8,
-        "entities": {"角色": 8, "地点": 4, "物品": 3, "势力": 3, "招式": 4},
+        # the 22 entities of the files + 周虎 (an <entity> tag in chapter 4)
+        "characters": 9,
+        "entities": {"角色": 9, "地点": 4, "物品": 3, "势力": 3, "招式": 4},
         "timeline_rows": 24,
     }
     assert api.get("/api/books/demo-book/reports/stats").json() == data

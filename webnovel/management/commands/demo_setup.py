@@ -1,6 +1,9 @@
-"""``python manage.py demo_setup`` — load the demo book, ensure an admin user and a demo API key.
+"""``python manage.py demo_setup`` — load the demo book and its sample extractions, ensure an admin
+user and a demo API key.
 
-Idempotent: run it as often as you like (``make run`` does, on every start). The admin password is
+Idempotent: run it as often as you like (``make run`` does, on every start). The sample Data Agent
+extractions (``examples/demo-extractions``) are ingested after the rebuild through the same service
+as ``manage.py ingest``, which replaces a chapter's previous extraction (so nothing piles up). The admin password is
 only set when the user is created or when ``WEBNOVEL_ADMIN_PASSWORD`` is given; the demo key is
 rotated (the previous demo key of the demo book is revoked) so exactly one is live and its raw value
 can be printed.
@@ -16,6 +19,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from entities.models import PendingItem
+from webnovel.demo import demo_extractions_ingest
 from webnovel.exceptions import DomainError
 from webnovel.models import ApiKey, Book
 from webnovel.rebuilder import book_rebuild
@@ -54,7 +59,10 @@ def demo_key_rotate(*, book: Book) -> tuple[ApiKey, str]:
 
 
 class Command(BaseCommand):
-    help = "演示环境：重建 examples/demo-book，确保管理员账号，创建演示 API 密钥并打印访问地址（可重复运行）。"
+    help = (
+        "演示环境：重建 examples/demo-book，导入 examples/demo-extractions 的示例抽取，确保管理员账号，"
+        "创建演示 API 密钥并打印访问地址（可重复运行）。"
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--no-key", action="store_true", help="不创建演示 API 密钥")
@@ -69,6 +77,15 @@ class Command(BaseCommand):
             problems = "；".join(e.get("message", str(e)) for e in report["errors"])
             raise CommandError(f"演示书重建失败：{problems}")
         book = Book.objects.get(slug=report["book"])
+        try:
+            ingested = demo_extractions_ingest(book=book)
+        except DomainError as exc:
+            raise CommandError(f"示例抽取导入失败：{exc.message}") from exc
+        extractions = {
+            "chapters": [r["chapter"] for r in ingested],
+            "warnings": sum(len(r["warnings"]) for r in ingested),
+            "pending": PendingItem.objects.filter(book=book, status=PendingItem.Status.PENDING).count(),
+        }
         username = os.environ.get("WEBNOVEL_ADMIN_USER") or "admin"
         created, password = admin_ensure(username=username, password=os.environ.get("WEBNOVEL_ADMIN_PASSWORD"))
         key = raw = None
@@ -78,6 +95,7 @@ class Command(BaseCommand):
             "book": book.slug,
             "counts": report["counts"],
             "warnings": len(report["warnings"]),
+            "extractions": extractions,
             "admin": {"username": username, "created": created, "password": password},
             "api_key": {"prefix": key.prefix, "key": raw, "scope": key.scope} if key else None,
             "urls": URLS,
@@ -89,6 +107,8 @@ class Command(BaseCommand):
         lines = [
             f"演示书 {book.slug}《{book.title}》已重建：{counts['chapters']} 章，{counts['threads']} 条线索，"
             f"{counts['entities']} 个实体，警告 {len(report['warnings'])} 条",
+            f"示例抽取已导入：第{'、'.join(map(str, extractions['chapters']))}章，"
+            f"抽取警告 {extractions['warnings']} 条，待确认 {extractions['pending']} 项",
         ]
         if password:
             lines.append(f"已创建管理员 {username}，密码（只显示这一次）：{password}")
