@@ -213,6 +213,9 @@ def test_every_operation_answers_generated_input_without_a_500(demo, api_key):
         _check(response, method, url, query, body)
 
     run()
+    if os.environ.get("HARDENING_TALLY"):  # bench/bench_schemathesis.py reads the figures
+        with open(os.environ["HARDENING_TALLY"], "w") as handle:
+            json.dump({"operations": len(operations), **TALLY}, handle)
     assert TALLY["calls"] >= EXAMPLES
     assert sum(n for s, n in TALLY["statuses"].items() if s == 200) > 0  # the good values do get through
 
