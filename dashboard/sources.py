@@ -3,15 +3,14 @@
 Each function here calls the owning app's selector and only reshapes field names, so a page never
 carries its own copy of a domain query: a thread's hang is ``threads.selectors``' definition, a
 secret's accumulation and leaks are theirs, the style baseline is ``webnovel.selectors``', the pack
-is ``memory.orchestrator``'s. Where a function needed is private to its module (a pure helper with
-no query of its own), it is still imported from there rather than re-implemented.
+is ``memory.orchestrator``'s. Only public selectors are used (never a module's private helpers).
 """
 
 from django.db.models import F
 
 from memory.selectors import fact_list
 from threads import selectors as thread_selectors
-from threads.models import Secret, Thread
+from threads.models import Secret
 from webnovel import selectors as core_selectors
 from webnovel.fingerprint import fingerprints_sum
 from webnovel.models import Book, Fingerprint
@@ -20,28 +19,21 @@ from webnovel.models import Book, Fingerprint
 def threads_open(*, book: Book) -> list[dict]:
     """Open threads with how long each has hung and its type's threshold (``threads.selectors``'
     definition: chapters since the latest opening, advance or 履历 citation; computed now)."""
-    current = core_selectors.book_current_chapter(book=book)
-    activity = thread_selectors._activity_map(book=book)
-    out = []
-    for thread in Thread.objects.filter(book=book, status=Thread.Status.OPEN).order_by("type", "thread_id"):
-        last = activity.get(thread.thread_id)
-        hang = thread_selectors._hang(thread, last_activity=last, current=current)
-        threshold = book.threshold(thread.type)
-        out.append(
-            {
-                "thread_id": thread.thread_id,
-                "type": thread.type,
-                "title": thread.title,
-                "strength": thread.strength,
-                "opened_chapter": thread.opened_chapter,
-                "planned_end": thread.planned_end,
-                "last_chapter": last,
-                "hang": hang or 0,
-                "threshold": threshold,
-                "overdue": hang is not None and hang > threshold,
-            }
-        )
-    return out
+    return [
+        {
+            "thread_id": row["id"],
+            "type": row["type"],
+            "title": row["title"],
+            "strength": row["strength"],
+            "opened_chapter": row["opened_chapter"],
+            "planned_end": row["planned_end"],
+            "last_chapter": row["last_activity_chapter"],
+            "hang": row["hang"] or 0,
+            "threshold": row["threshold"],
+            "overdue": row["overdue"],
+        }
+        for row in thread_selectors.thread_list_open_with_hang(book=book)["threads"]
+    ]
 
 
 LEAKS_SHOWN = 200  # a long book can have thousands of findings; the first ones in chapter order are listed
@@ -59,7 +51,7 @@ def secrets_overview(*, book: Book, scan_leaks: bool) -> dict:
                 "secret_id": secret.secret_id,
                 "title": secret.title,
                 "content": secret.content,
-                "knowers": thread_selectors._known_to(secret),
+                "knowers": thread_selectors.secret_known_to(secret=secret),
                 "reader_knows": secret.reader_knows,
                 "reader_told_chapter": secret.reader_told_chapter,
                 "registered_chapter": secret.registered_chapter,
@@ -100,7 +92,7 @@ def style_series(*, book: Book, window: int) -> dict:
     for key in sorted(ranges):
         chapters = [c for c, _ in ranges[key]]
         start, end = min(chapters), max(chapters)
-        derived = core_selectors._derived(fingerprints_sum([f for _, f in ranges[key]]))
+        derived = core_selectors.fingerprint_features_derive(totals=fingerprints_sum([f for _, f in ranges[key]]))
         labels.append((start, end))
         for name, value in derived.items():
             series[name].append((end, value))

@@ -12,6 +12,7 @@ stored, so they are right the moment a chapter is finalized.
   ``current − registered`` chapters; it is over the limit when that is > ``secret_accumulation``.
 """
 
+import ahocorasick
 from django.db.models import Max
 
 from entities.selectors import alias_resolve
@@ -146,29 +147,41 @@ def thread_description(*, book: Book, thread_id: str) -> str:
     return thread_get(book=book, thread_id=thread_id).description
 
 
-def _overdue_rows(*, book: Book) -> tuple[int | None, list[dict]]:
+def thread_list_open_with_hang(*, book: Book) -> dict:
+    """Every open (进行) thread with how long it has hung now, in (type, id) order:
+    ``{"current_chapter", "threads": [{"id", "type", "title", "strength", "status", "opened_chapter",
+    "planned_end", "closed_chapter", "last_activity_chapter", "hang", "threshold", "overdue"}]}``.
+    ``hang`` is None when there is no finalized chapter or no known activity; overdue when
+    hang > the threshold of its type (book.yaml)."""
     current = book_current_chapter(book=book)
     activity = _activity_map(book=book)
     rows = []
-    for thread in Thread.objects.filter(book=book, status=Thread.Status.OPEN):
+    for thread in Thread.objects.filter(book=book, status=Thread.Status.OPEN).order_by("type", "thread_id"):
         last = activity.get(thread.thread_id)
         hang = _hang(thread, last_activity=last, current=current)
         threshold = book.threshold(thread.type)
-        if hang is not None and hang > threshold:
-            rows.append(
-                {
-                    "id": thread.thread_id,
-                    "type": thread.type,
-                    "title": thread.title,
-                    "strength": thread.strength,
-                    "last_activity_chapter": last,
-                    "hang": hang,
-                    "threshold": threshold,
-                    "over_by": hang - threshold,
-                }
-            )
+        rows.append(
+            {
+                **_thread_row(thread),
+                "last_activity_chapter": last,
+                "hang": hang,
+                "threshold": threshold,
+                "overdue": hang is not None and hang > threshold,
+            }
+        )
+    return {"current_chapter": current, "threads": rows}
+
+
+def _overdue_rows(*, book: Book) -> tuple[int | None, list[dict]]:
+    listing = thread_list_open_with_hang(book=book)
+    keys = ("id", "type", "title", "strength", "last_activity_chapter", "hang", "threshold")
+    rows = [
+        {**{k: row[k] for k in keys}, "over_by": row["hang"] - row["threshold"]}
+        for row in listing["threads"]
+        if row["overdue"]
+    ]
     rows.sort(key=lambda r: (-r["over_by"], r["id"]))
-    return current, rows
+    return listing["current_chapter"], rows
 
 
 def thread_list_overdue(*, book: Book) -> dict:
@@ -212,8 +225,8 @@ def secret_get(*, book: Book, secret_id: str) -> Secret:
     return secret
 
 
-def _known_to(secret: Secret) -> list[dict]:
-    """``known_to`` normalized to ``[{"name", "since"}]`` (a plain name: since the registered chapter)."""
+def secret_known_to(*, secret: Secret) -> list[dict]:
+    """Who knows ``secret``: its ``known_to`` normalized to ``[{"name", "since"}]`` (a plain name: since the registered chapter)."""
     out = []
     for item in secret.known_to or ():
         if isinstance(item, str):
@@ -231,7 +244,7 @@ def secret_basics(*, book: Book, secret_id: str) -> dict:
     return {
         "id": secret.secret_id,
         "title": secret.title,
-        "known_to": _known_to(secret),
+        "known_to": secret_known_to(secret=secret),
         "reader_knows": secret.reader_knows,
         "reader_told_chapter": secret.reader_told_chapter,
         "registered_chapter": secret.registered_chapter,
@@ -378,7 +391,10 @@ def leak_scan(*, book: Book, secret: str | None = None, limit: int = LEAK_DEFAUL
     whose point-of-view character does not (yet) know the secret (``pov_unaware``). Names are
     compared canonically (aliases resolved). One row per (secret, chapter), in chapter order, at most
     ``limit``: ``{"secrets_scanned", "total", "leaks": [{"secret", "chapter", "perspective",
-    "reasons", "keywords", "lines", "context"}]}`` (``context``: the first offending line)."""
+    "reasons", "keywords", "lines", "context"}]}`` (``context``: the first offending line).
+
+    One pass: an Aho–Corasick automaton of every secret's keywords (case-folded) reads each chapter
+    body once, instead of one index query per keyword; the lines are found in the bodies at hand."""
     if limit < 1 or limit > LEAK_MAX_LIMIT:
         raise InvalidInput(f"limit 必须在 1 到 {LEAK_MAX_LIMIT} 之间（收到 {limit}）", extra={"limit": limit})
     secrets = Secret.objects.filter(book=book).order_by("secret_id")
@@ -386,50 +402,61 @@ def leak_scan(*, book: Book, secret: str | None = None, limit: int = LEAK_DEFAUL
         secrets = [secret_get(book=book, secret_id=secret)]
     secrets = list(secrets)
     cache: dict[str, str] = {}
-    povs: dict[int, tuple[str, str]] = {}  # chapter → (perspective as written, canonical name)
-    for number, pov in Chapter.objects.filter(book=book).values_list("number", "perspective"):
-        pov = (pov or "").strip()
-        if pov:
-            povs[number] = (pov, _canonical(book=book, name=pov, cache=cache))
-    # Chapters per keyword from the index (keywords repeat across secrets); lines and context are
-    # read only for the rows returned, so a keyword on every page of a long book stays cheap.
-    chapters_of: dict[str, set[int]] = {}
-    found: dict[tuple[int, str], tuple[list[str], list[str]]] = {}  # (chapter, id) → (reasons, keywords)
+    rules = []  # (secret, knowers, [(keyword, case-folded)]) of the secrets that have keywords
     for item in secrets:
         knowers: dict[str, int | None] = {}
-        for known in _known_to(item):
+        for known in secret_known_to(secret=item):
             name = _canonical(book=book, name=known["name"], cache=cache)
             since = known["since"]
             if name not in knowers or (since or 0) < (knowers[name] or 0):
                 knowers[name] = since
         keywords = [k for k in dict.fromkeys(str(k) for k in item.keywords or ()) if k.strip()]
-        for keyword in keywords:
-            if keyword not in chapters_of:
-                chapters_of[keyword] = search.keyword_chapters(book=book, keyword=keyword)
-        for chapter in set().union(*(chapters_of[k] for k in keywords)):
-            reasons = _leak_reasons(secret=item, knowers=knowers, chapter=chapter, pov=povs.get(chapter))
-            if reasons:
-                found[(chapter, item.secret_id)] = (reasons, [k for k in keywords if chapter in chapters_of[k]])
+        if keywords:
+            rules.append((item, knowers, [(k, k.casefold()) for k in keywords]))
+    if not rules:
+        return {"secrets_scanned": len(secrets), "total": 0, "leaks": []}
+    automaton = ahocorasick.Automaton()
+    rules_of: dict[str, set[int]] = {}  # case-folded keyword → the rules (secrets) it belongs to
+    for index, (_, _, keywords) in enumerate(rules):
+        for _, folded in keywords:
+            automaton.add_word(folded, folded)
+            rules_of.setdefault(folded, set()).add(index)
+    automaton.make_automaton()
+    total = 0
     leaks = []
-    for (chapter, secret_id), (reasons, keywords) in sorted(found.items())[:limit]:
-        folded = [k.casefold() for k in keywords]
-        hits = [
-            (line, text)
-            for line, text in search.chapter_lines(book=book, chapter=chapter)
-            if any(k in text.casefold() for k in folded)
-        ]
-        text = hits[0][1] if hits else ""
-        keyword = next((k for k in keywords if k.casefold() in text.casefold()), keywords[0])
-        at = max(0, text.casefold().find(keyword.casefold()))
-        leaks.append(
-            {
-                "secret": secret_id,
-                "chapter": chapter,
-                "perspective": povs[chapter][0] if chapter in povs else None,
-                "reasons": reasons,
-                "keywords": keywords,
-                "lines": [line for line, _ in hits],
-                "context": search.context_snippet(text, at, at + len(keyword)),
-            }
-        )
-    return {"secrets_scanned": len(secrets), "total": len(found), "leaks": leaks}
+    chapters = Chapter.objects.filter(book=book).order_by("number").values_list("number", "perspective", "body")
+    for number, perspective, body in chapters.iterator(chunk_size=200):
+        present = {found for _, found in automaton.iter(body.casefold())}
+        if not present:
+            continue
+        written = (perspective or "").strip()
+        pov = (written, _canonical(book=book, name=written, cache=cache)) if written else None
+        for index in sorted(set().union(*(rules_of[k] for k in present))):  # secret id order
+            item, knowers, keywords = rules[index]
+            hit = [k for k, folded in keywords if folded in present]
+            reasons = _leak_reasons(secret=item, knowers=knowers, chapter=number, pov=pov)
+            if not reasons:
+                continue
+            total += 1
+            if len(leaks) < limit:
+                leaks.append(_leak_row(secret=item, chapter=number, pov=pov, reasons=reasons, keywords=hit, body=body))
+    return {"secrets_scanned": len(secrets), "total": total, "leaks": leaks}
+
+
+def _leak_row(
+    *, secret: Secret, chapter: int, pov: tuple[str, str] | None, reasons: list[str], keywords: list[str], body: str
+) -> dict:
+    folded = [k.casefold() for k in keywords]
+    hits = [(line, text) for line, text in search.body_lines(body) if any(k in text.casefold() for k in folded)]
+    text = hits[0][1] if hits else ""
+    keyword = next((k for k in keywords if k.casefold() in text.casefold()), keywords[0])
+    at = max(0, text.casefold().find(keyword.casefold()))
+    return {
+        "secret": secret.secret_id,
+        "chapter": chapter,
+        "perspective": pov[0] if pov else None,
+        "reasons": reasons,
+        "keywords": keywords,
+        "lines": [line for line, _ in hits],
+        "context": search.context_snippet(text, at, at + len(keyword)),
+    }

@@ -50,7 +50,8 @@ VOCAB_TABLE = "webnovel_search_vocab"  # a per-connection fts5vocab view of the 
 _SHORT_TERMS_MAX = 400  # above this many trigrams, a 2-character query scans the lines instead
 
 
-def _lines(body: str) -> list[tuple[int, str]]:
+def body_lines(body: str) -> list[tuple[int, str]]:
+    """The (1-based line number, text) of the non-blank lines of a chapter body: what is indexed."""
     return [(i, text) for i, text in enumerate(body.split("\n"), start=1) if text.strip()]
 
 
@@ -122,7 +123,7 @@ def search_index_update(*, book: Book, numbers: list[int] | None = None, removed
         batch: list[tuple[int, int, int, str]] = []
         sql = f"INSERT INTO {LINE_TABLE} (book_id, chapter, line, text) VALUES (%s, %s, %s, %s)"
         for number, body in bodies:
-            batch.extend((book.pk, number, line, text + LINE_END) for line, text in _lines(body))
+            batch.extend((book.pk, number, line, text + LINE_END) for line, text in body_lines(body))
             if len(batch) >= 5000:
                 cur.executemany(sql, batch)
                 written += len(batch)
@@ -273,24 +274,6 @@ def search_keyword(*, book: Book, q: str, limit: int = SEARCH_DEFAULT_LIMIT) -> 
         at = max(at, 0)
         hits.append({"chapter": chapter, "line": line, "context": context_snippet(text, at, at + len(query))})
     return {"query": query, "total": total, "hits": hits}
-
-
-def keyword_chapters(*, book: Book, keyword: str) -> set[int]:
-    """The chapters with a line containing ``keyword``: the index read behind the leak scan."""
-    _index_ensure(book=book)
-    clause, params, _ = _match(book=book, query=keyword)
-    with connection.cursor() as cur:
-        cur.execute(f"SELECT DISTINCT l.chapter {clause}", params)
-        return {row[0] for row in cur.fetchall()}
-
-
-def chapter_lines(*, book: Book, chapter: int) -> list[tuple[int, str]]:
-    """The indexed (line, text) of one chapter, in order."""
-    with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT line, text FROM {LINE_TABLE} WHERE book_id = %s AND chapter = %s ORDER BY line", [book.pk, chapter]
-        )
-        return [(line, text.rstrip(LINE_END)) for line, text in cur.fetchall()]
 
 
 def search_regex(*, book: Book, pattern: str, limit: int = SEARCH_DEFAULT_LIMIT) -> dict:

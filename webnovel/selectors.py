@@ -465,7 +465,9 @@ def _fingerprint_sum(*, book: Book, start: int, end: int) -> tuple[dict[str, flo
     return fingerprints_sum(features), len(features)
 
 
-def _derived(totals: dict[str, float]) -> dict[str, float]:
+def fingerprint_features_derive(*, totals: dict[str, float]) -> dict[str, float]:
+    """The style features (``STYLE_FEATURES``: ratios, rounded to 4 places) of summed raw
+    fingerprint counts; a feature whose denominator is 0 or missing is left out."""
     out = {}
     for name, (num, den, scale) in STYLE_FEATURES.items():
         if num in totals and totals.get(den):
@@ -489,7 +491,8 @@ def style_drift(*, book: Book, last: int | None = None) -> dict:
     cur_start = max(1, current - size + 1)
     base_totals, base_n = _fingerprint_sum(book=book, start=base_start, end=base_end)
     cur_totals, cur_n = _fingerprint_sum(book=book, start=cur_start, end=current)
-    base, cur = _derived(base_totals), _derived(cur_totals)
+    base = fingerprint_features_derive(totals=base_totals)
+    cur = fingerprint_features_derive(totals=cur_totals)
     features = []
     for name in STYLE_FEATURES:
         if name not in base or name not in cur:
