@@ -159,7 +159,8 @@ def test_check_deploy_is_clean_with_production_settings():
 SECRET_PATTERNS = {
     "raw API key": re.compile(r"\bwn_[A-Za-z0-9_-]{40,}"),
     "private key": re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
-    "password in a database URL": re.compile(r"postgres(?:ql)?://[^:/\s@]+:[^@/\s]+@"),
+    # placeholders (PASSWORD, …, $VAR, <pw>, ***) are documentation, not secrets
+    "password in a database URL": re.compile(r"postgres(?:ql)?://[^:/\s@]+:(?!PASSWORD@|…@|\$|<|\*)[^@/\s]+@"),
     "AWS key": re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
     "hard-coded SECRET_KEY": re.compile(r"SECRET_KEY\s*=\s*['\"](?!django-insecure-)[^'\"]{20,}['\"]"),
 }
