@@ -1,0 +1,44 @@
+"""The public selectors the dashboard reads: open threads with their hang, who knows a secret,
+and style features from summed fingerprint counts."""
+
+import pytest
+
+from threads import selectors
+from threads.models import Secret, Thread
+from webnovel.models import Book, Chapter, Volume
+from webnovel.selectors import STYLE_FEATURES, fingerprint_features_derive
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def book(db):
+    book = Book.objects.create(slug="b", title="书", root="/tmp/b", thresholds={"悬念": 3})
+    Volume.objects.create(book=book, number=1, start_chapter=1, end_chapter=10)
+    return book
+
+
+def test_thread_list_open_with_hang(book):
+    Thread.objects.create(book=book, thread_id="悬念-002", type="悬念", opened_chapter=4)
+    Thread.objects.create(book=book, thread_id="悬念-001", type="悬念", opened_chapter=1)
+    Thread.objects.create(book=book, thread_id="悬念-003", type="悬念", opened_chapter=1, status="已回收")
+    Chapter.objects.create(book=book, number=1, volume=1, opens=["悬念-001"])
+    Chapter.objects.create(book=book, number=6, volume=1)
+    data = selectors.thread_list_open_with_hang(book=book)
+    assert data["current_chapter"] == 6
+    rows = [(r["id"], r["last_activity_chapter"], r["hang"], r["threshold"], r["overdue"]) for r in data["threads"]]
+    assert rows == [("悬念-001", 1, 5, 3, True), ("悬念-002", 4, 2, 3, False)]
+    assert [t["id"] for t in selectors.thread_list_overdue(book=book)["threads"]] == ["悬念-001"]
+
+
+def test_secret_known_to_normalizes_plain_names(book):
+    secret = Secret.objects.create(
+        book=book, secret_id="信息差-001", registered_chapter=2, known_to=["甲", {"name": "乙", "since": 5}, {"x": 1}]
+    )
+    assert selectors.secret_known_to(secret=secret) == [{"name": "甲", "since": 2}, {"name": "乙", "since": 5}]
+
+
+def test_fingerprint_features_derive_skips_zero_denominators():
+    name, (num, den, scale) = next(iter(STYLE_FEATURES.items()))
+    assert fingerprint_features_derive(totals={num: 1, den: 3}) == {name: round(1 / 3 * scale, 4)}
+    assert fingerprint_features_derive(totals={num: 1, den: 0}) == {}
