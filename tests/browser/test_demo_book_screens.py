@@ -6,6 +6,8 @@ import pytest
 from tests.browser.conftest import login, shot
 from tests.conftest import DEMO_BOOK
 from tests.dashboard.factories import user_make
+from webnovel.demo import demo_extractions_ingest
+from webnovel.models import Book
 from webnovel.rebuilder import book_rebuild
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -23,8 +25,10 @@ PAGES = {
 
 @pytest.fixture
 def demo():
+    """The demo book as ``demo_setup`` leaves it (rebuilt, sample extractions ingested)."""
     user_make()
     assert book_rebuild(root=DEMO_BOOK)["ok"]
+    demo_extractions_ingest(book=Book.objects.get(slug="demo-book"))
 
 
 def test_every_demo_page_in_the_browser(demo, browser_page):
@@ -44,3 +48,19 @@ def test_every_demo_page_in_the_browser(demo, browser_page):
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, name
         if name in ("overview", "threads", "entity"):
             shot(page, f"demo-{name}-phone")
+
+
+def test_demo_entity_as_of_selector(demo, browser_page):
+    page = browser_page
+    login(page, next_path="/dashboard/demo-book/entities/linfeng/")
+    realm = '#entity-state td[data-field="realm"]'
+    assert page.inner_text(realm) == "筑基初期"
+    assert page.inner_text('#entity-state td[data-field="location"]') == "雾海"
+    assert page.locator("svg.graph").count() == 1  # 师徒 / 同门 / 敌对 from the sample extractions
+    page.select_option("#as-of", "11")  # submits on change (dashboard.js)
+    page.wait_for_url("**as_of=11")
+    assert page.inner_text(realm) == "炼气五层"
+    page.select_option("#as-of", "0")
+    page.wait_for_url("**as_of=0")
+    assert page.inner_text(realm) == "炼气三层"
+    shot(page, "demo-entity-as-of")
