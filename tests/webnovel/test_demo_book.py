@@ -9,6 +9,7 @@ from django.core.management import CommandError, call_command
 
 from entities.models import Alias, Appearance, Entity, Extraction, PendingItem, RelationshipEvent, StateChange
 from entities.selectors import alias_resolve, entity_relationships, entity_state_as_of, tag_issues_list
+from memory.models import Fact
 from tests.conftest import DEMO_BOOK
 from threads.models import Secret, Thread
 from webnovel.demo import demo_extraction_files, demo_extractions_ingest
@@ -401,10 +402,17 @@ def test_demo_setup_ingests_the_sample_extractions(no_admin_env):
     ]
 
 
-def test_demo_setup_twice_changes_no_entity_data(no_admin_env):
-    demo_setup("--no-key")
+def test_demo_setup_twice_changes_no_entity_data(no_admin_env, django_capture_on_commit_callbacks):
+    # the after-chapter hooks (memory) run on commit: run them, their facts must not change either
+    with django_capture_on_commit_callbacks(execute=True):
+        demo_setup("--no-key")
     book = Book.objects.get(slug="demo-book")
     before = _entity_rows(book)
+    facts = sorted(Fact.objects.filter(book=book).values_list("category", "key", "status"))
     assert len(before["pending"]) == 2
-    assert demo_setup("--no-key").split("\n")[1] == "示例抽取已导入：第3、6、8章，抽取警告 1 条，待确认 2 项"
+    assert facts
+    with django_capture_on_commit_callbacks(execute=True):
+        text = demo_setup("--no-key")
+    assert text.split("\n")[1] == "示例抽取已导入：第3、6、8章，抽取警告 1 条，待确认 2 项"
     assert _entity_rows(book) == before
+    assert sorted(Fact.objects.filter(book=book).values_list("category", "key", "status")) == facts
