@@ -317,9 +317,14 @@ def bm25_index(*, book: Book) -> Bm25Index:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 for old in path.parent.glob("*.marshal"):
-                    if old != path and old.stat().st_mtime < time.time() - 3600:
-                        old.unlink(missing_ok=True)  # stale indexes of earlier chunk sets
-                tmp = path.with_suffix(".tmp")
+                    try:
+                        if old != path and old.stat().st_mtime < time.time() - 3600:
+                            old.unlink(missing_ok=True)  # stale indexes of earlier chunk sets
+                    except FileNotFoundError:
+                        pass  # another worker process removed it first
+                # one temporary file per process and thread: gunicorn workers building the same
+                # index at once must not rename each other's half-written file
+                tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
                 data = (index.ids, index.chapters, index.kinds, index.orders, index.norms, index.postings)
                 tmp.write_bytes(marshal.dumps(data))
                 tmp.replace(path)
