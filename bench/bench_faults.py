@@ -237,6 +237,27 @@ def _extraction(book_root: Path, i: int) -> dict[str, Any]:
     }
 
 
+def _split(state: str) -> tuple[str, str]:
+    """(the part written inside the operation's transaction, the part after-commit hooks derive)."""
+    data = json.loads(state)
+    hooks = {k: v for k, v in data.items() if k.startswith("memory.")}
+    atomic = {k: v for k, v in data.items() if k not in hooks}
+    return json.dumps(atomic, sort_keys=True), json.dumps(hooks, sort_keys=True)
+
+
+def _classify(after_kill: str, before: str, after: str) -> str:
+    """state_before / state_after: the whole state is one of the two. hooks_interrupted: the
+    transaction's part is the new one but the after-commit memory derivation was killed (best
+    effort by design; the rerun redoes it). mixed_states: anything else, a corruption."""
+    if after_kill == before:
+        return "state_before"
+    if after_kill == after:
+        return "state_after"
+    if _split(after_kill)[0] in (_split(before)[0], _split(after)[0]):
+        return "hooks_interrupted"
+    return "mixed_states"
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "child":
         return child_main(argv[1:])
@@ -247,6 +268,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--kills", type=int, default=10, help="kills per operation")
     parser.add_argument("--chapters", type=int, default=300, help="chapters of the synthetic book")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--ops", default="rebuild,sync,ingest", help="operations to kill (comma-separated)")
     opts = parser.parse_args(argv)
     if opts.quick:
         opts.kills, opts.chapters = 3, 60
@@ -284,11 +306,22 @@ def main(argv: list[str]) -> int:
     ops["ingest"] = ingest
     results: dict[str, dict[str, Any]] = {}
     for name, prepare in ops.items():
+        if name not in opts.ops.split(","):
+            continue
         args = prepare(-1)
         t0 = time.monotonic()
         child_run(*args, db_url=db_url)
         durations[name] = time.monotonic() - t0
-        tally = {"kills": 0, "killed_mid_run": 0, "finished_before_kill": 0, "mixed_states": 0, "rerun_failures": 0}
+        tally = {
+            "kills": 0,
+            "killed_mid_run": 0,
+            "finished_before_kill": 0,
+            "state_before": 0,
+            "state_after": 0,
+            "hooks_interrupted": 0,
+            "mixed_states": 0,
+            "rerun_failures": 0,
+        }
         for i in range(opts.kills):
             args = prepare(i)
             before = dump(db_url)
@@ -299,13 +332,15 @@ def main(argv: list[str]) -> int:
             after = dump(db_url)
             tally["kills"] += 1
             tally["killed_mid_run" if running else "finished_before_kill"] += 1
-            if after_kill not in (before, after):
-                tally["mixed_states"] += 1
+            state = _classify(after_kill, before, after)
+            tally[state] += 1
+            if state == "mixed_states":  # keep the evidence
+                for label, text in (("before", before), ("killed", after_kill), ("after", after)):
+                    (workdir / f"mixed-{name}-{i}-{label}.json").write_text(text, encoding="utf-8")
+                opts.keep = True
             if rerun.returncode != 0:
                 tally["rerun_failures"] += 1
-            log(
-                f"{name} #{i}: kill at {delay:.2f}s running={running} state={'ok' if after_kill in (before, after) else 'MIXED'}"
-            )
+            log(f"{name} #{i}: kill at {delay:.2f}s running={running} state={state}")
         results[name] = {"seconds_per_run": round(durations[name], 2), **tally}
     figures = {
         "database": db_url.split(":", 1)[0],
@@ -323,6 +358,7 @@ def main(argv: list[str]) -> int:
         for name, r in results.items():
             print(
                 f"  {name:8} {r['seconds_per_run']:6.2f}s/run  kills {r['kills']}  mid-run {r['killed_mid_run']}  "
+                f"before {r['state_before']}  after {r['state_after']}  hooks interrupted {r['hooks_interrupted']}  "
                 f"mixed states {r['mixed_states']}  rerun failures {r['rerun_failures']}"
             )
         print(f"  crashes survived: {figures['crashes_survived']}")

@@ -116,7 +116,10 @@ def _pg_recreate(url: str) -> None:
     cfg = dj_database_url.parse(url)
     kwargs = {k: v for k, v in dict(host=cfg["HOST"], port=cfg["PORT"], user=cfg["USER"]).items() if v}
     with psycopg.connect(dbname="postgres", autocommit=True, **kwargs) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{cfg["NAME"]}" WITH (FORCE)')
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone()
+        if exists:
+            conn.execute("SET statement_timeout = '60s'")
+            conn.execute(f'DROP DATABASE "{cfg["NAME"]}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{cfg["NAME"]}"')
 
 

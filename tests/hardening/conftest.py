@@ -5,6 +5,7 @@ database next to the test database when ``DATABASE_URL`` points at PostgreSQL)."
 import os
 import shutil
 import uuid
+import warnings
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,17 @@ def _pg_admin(url: str):
     return psycopg.connect(autocommit=True, **{k: v for k, v in conninfo.items() if v})
 
 
+def _pg_drop(url: str, name: str) -> None:
+    """Drop a scratch database; never hang a test run on it (a DROP waits for every backend of the
+    server to absorb a barrier, so one stuck session elsewhere would block it)."""
+    with _pg_admin(url) as conn:
+        conn.execute("SET statement_timeout = '30s'")
+        try:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        except Exception as exc:  # noqa: BLE001 - a leftover scratch database is not a test failure
+            warnings.warn(f"could not drop scratch database {name}: {exc}", stacklevel=1)
+
+
 def _pg(url: str) -> bool:
     return url.startswith(("postgres://", "postgresql://"))
 
@@ -44,8 +56,7 @@ def _migrated_template(tmp_path_factory):
         template = f"{url.rsplit('/', 1)[0]}/{name}"
         child_run("migrate", db_url=template)
         yield name
-        with _pg_admin(url) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _pg_drop(url, name)
     else:
         path = tmp_path_factory.mktemp("template") / "template.sqlite3"
         child_run("migrate", db_url=f"sqlite:///{path}")
@@ -61,8 +72,7 @@ def child_db(tmp_path, _migrated_template) -> str:
         with _pg_admin(url) as conn:
             conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{_migrated_template}"')
         yield f"{url.rsplit('/', 1)[0]}/{name}"
-        with _pg_admin(url) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _pg_drop(url, name)
     else:
         path = tmp_path / "child.sqlite3"
         shutil.copyfile(_migrated_template, path)
