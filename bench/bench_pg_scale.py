@@ -134,6 +134,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="300 chapters")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="accepted for run_all.py (nothing to keep)")
     parser.add_argument("--chapters", type=int, default=3000)
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432/wn_pgscale")
     opts = parser.parse_args(argv)

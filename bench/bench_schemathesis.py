@@ -27,6 +27,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="1,000 API calls, parser scale 3")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="accepted for run_all.py (nothing to keep)")
     parser.add_argument("--calls", type=int, default=5000, help="generated API calls")
     parser.add_argument("--scale", type=int, default=20, help="multiplier of the parser tests' examples")
     opts = parser.parse_args(argv)
