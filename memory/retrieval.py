@@ -6,6 +6,11 @@ run (the standard dictionary-free choice for Chinese retrieval: no segmentation 
 names such as 青岚剑录's 断剑青岚) plus each entity name or alias found in the text as one extra term
 (pyahocorasick, one pass), so a name query matches whole names strongly. ASCII words are lower-cased.
 
+Scenes: a chapter whose Data Agent extraction was ingested (``entities.Extraction.scenes``) is chunked
+along those scenes — one chunk per scene, its summary, place and cast plus its lines of the body — so a
+recalled scene is one the agent named, and its cast feeds the ``@name`` terms that on-stage names in the
+query match. A chapter without ingested scenes is cut into body slices of about ``SCENE_CHARS``.
+
 Embeddings are optional: when ``WEBNOVEL_EMBEDDINGS_URL`` (an OpenAI-compatible base URL, e.g.
 ``http://host:8000/v1``) and ``WEBNOVEL_EMBEDDINGS_MODEL`` are set, BM25's top candidates are re-ranked
 by cosine similarity (``WEBNOVEL_EMBEDDINGS_API_KEY`` is sent as a bearer token). Any failure —
@@ -33,7 +38,7 @@ from django.conf import settings
 from django.db.models import Count, Max, Sum
 from django.db.models.functions import Length
 
-from entities.models import Alias, Entity
+from entities.models import Alias, Entity, Extraction
 from memory.models import Chunk
 from webnovel.models import Book, Chapter
 
@@ -136,10 +141,54 @@ def scenes_split(body: str) -> list[str]:
     return scenes
 
 
-def _chapter_stamp(*, content_hash: str, summary: str | None, body: str | None, names: NameIndex) -> str:
-    """What a chapter's chunks were built from: the chapter file and the book's names (terms include them)."""
+def scene_chunk_texts(*, scenes: list[dict], body: str) -> list[str]:
+    """The chunk texts of a chapter's ingested scenes, in scene ``index`` order: the summary, then
+    place and cast, then the scene's body lines (``start_line``..``end_line``, 1-based over the body,
+    blank lines dropped) cut to ``SCENE_CHARS`` characters. A scene with nothing to say is left out."""
+    lines = (body or "").splitlines()
+    texts = []
+    for _, scene in sorted(enumerate(scenes), key=lambda p: (_int(p[1].get("index"), p[0]), p[0])):
+        head = []
+        summary = str(scene.get("summary") or "").strip()
+        if summary:
+            head.append(summary)
+        where = str(scene.get("location") or "").strip()
+        cast = [str(c).strip() for c in scene.get("characters") or [] if str(c).strip()]
+        meta = "；".join(
+            part for part in (f"地点：{where}" if where else "", f"人物：{'、'.join(cast)}" if cast else "") if part
+        )
+        if meta:
+            head.append(f"（{meta}）")
+        start, end = _int(scene.get("start_line"), 0), _int(scene.get("end_line"), 0)
+        excerpt = ""
+        if 1 <= start <= end:
+            excerpt = "\n".join(line.strip() for line in lines[start - 1 : end] if line.strip())
+            if len(excerpt) > SCENE_CHARS:
+                excerpt = excerpt[:SCENE_CHARS] + "……"
+        text = "\n".join(head + ([excerpt] if excerpt else []))
+        if text:
+            texts.append(text)
+    return texts
+
+
+def _int(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _scenes_fingerprint(scenes: list[dict] | None) -> str:
+    if not scenes:
+        return ""
+    return hashlib.sha1(json.dumps(scenes, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()[:20]
+
+
+def _chapter_stamp(
+    *, content_hash: str, summary: str | None, body: str | None, names: NameIndex, scenes: list[dict] | None = None
+) -> str:
+    """What a chapter's chunks were built from: the chapter file, the book's names (terms include them)
+    and the chapter's ingested scenes (a chapter without scenes keeps the stamp it always had)."""
     base = content_hash or hashlib.sha1(f"{summary}\x1f{body}".encode()).hexdigest()
-    return hashlib.sha1(f"{base}|{names.fingerprint}".encode()).hexdigest()[:20]
+    extra = _scenes_fingerprint(scenes)
+    return hashlib.sha1(f"{base}|{names.fingerprint}{'|' + extra if extra else ''}".encode()).hexdigest()[:20]
 
 
 def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
@@ -157,13 +206,18 @@ def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
         .distinct()
     )
     present = dict(rows.values_list("number", "content_hash"))
+    extractions = Extraction.objects.filter(book=book)
+    if not full:
+        extractions = extractions.filter(chapter__in=chapters)
+    scenes = {n: sc for n, sc in extractions.values_list("chapter", "scenes") if sc and n in present}
     gone = [n for n in built if n not in present]
     if gone:
         Chunk.objects.filter(book=book, chapter__in=gone).delete()
     todo = [
         n
         for n, h in present.items()
-        if not h or built.get(n) != _chapter_stamp(content_hash=h, summary=None, body=None, names=names)
+        if not h
+        or built.get(n) != _chapter_stamp(content_hash=h, summary=None, body=None, names=names, scenes=scenes.get(n))
     ]
     new = []
     for start in range(0, len(todo), 500):
@@ -174,7 +228,9 @@ def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
             .order_by("number")
             .values_list("number", "content_hash", "summary", "body")
         ):
-            stamp = _chapter_stamp(content_hash=content_hash, summary=summary, body=body, names=names)
+            stamp = _chapter_stamp(
+                content_hash=content_hash, summary=summary, body=body, names=names, scenes=scenes.get(number)
+            )
             if summary.strip():
                 new.append(
                     Chunk(
@@ -187,7 +243,9 @@ def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
                         source_hash=stamp,
                     )
                 )
-            for i, scene in enumerate(scenes_split(body)):
+            # The Data Agent's scenes when the chapter's extraction has them, else body slices.
+            parts = scene_chunk_texts(scenes=scenes[number], body=body) if number in scenes else []
+            for i, scene in enumerate(parts or scenes_split(body)):
                 new.append(
                     Chunk(
                         book=book,

@@ -72,3 +72,29 @@ def test_demo_context_command(demo):
     assert (pack["chapter"], pack["as_of"], pack["budget_tokens"]) == (13, 12, 1500)
     assert pack["used_tokens"] <= 1500
     assert "读者尚不知：剑老即开派祖师（知情者：剑老、林风（第20章起））" in pack["text"]
+
+
+def test_demo_sample_extractions_turn_into_scene_chunks(demo, django_capture_on_commit_callbacks):
+    from webnovel.demo import demo_extractions_ingest
+
+    with django_capture_on_commit_callbacks(execute=True):
+        demo_extractions_ingest(book=demo)
+    scenes = {
+        n: [
+            t.split("\n")[:2]
+            for t in Chunk.objects.filter(book=demo, chapter=n, kind="scene").values_list("text", flat=True)
+        ]
+        for n in (3, 6, 8)
+    }
+    assert scenes == {
+        3: [
+            ["林风追问断剑中的残魂来历，剑老道破他经脉逆行", "（地点：后山瀑布；人物：林风、剑老）"],
+            ["剑老授听雨诀，林风引气入体", "（地点：后山瀑布；人物：林风、剑老）"],
+        ],
+        6: [["苏晚晴替林风解围；沈墨袖中露出鬼脸令牌", "（地点：藏经阁外；人物：苏晚晴、林风、沈墨）"]],
+        8: [["林风循剑鸣夜闯禁地，被沈墨拦下警告", "（地点：剑冢外石碑；人物：林风、沈墨）"]],
+    }
+    pack = build_memory_pack(book=demo, chapter=21, task="query", query="剑老授听雨诀", budget_tokens=2000)
+    episodic = [(i["id"], i["tokens"], i["included"]) for i in pack["items"] if i["layer"] == "episodic"]
+    assert episodic[0] == ("chunk:3:scene:1", 245, True)
+    assert pack["used_tokens"] <= 2000
