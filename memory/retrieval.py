@@ -147,13 +147,17 @@ def scene_chunk_texts(*, scenes: list[dict], body: str) -> list[str]:
     blank lines dropped) cut to ``SCENE_CHARS`` characters. A scene with nothing to say is left out."""
     lines = (body or "").splitlines()
     texts = []
+    # Extraction.scenes is written through the validated schema; a hand-edited row of another shape
+    # is read as far as it makes sense rather than failing the whole book's re-indexing.
+    scenes = [sc for sc in scenes if isinstance(sc, dict)] if isinstance(scenes, list) else []
     for _, scene in sorted(enumerate(scenes), key=lambda p: (_int(p[1].get("index"), p[0]), p[0])):
         head = []
         summary = str(scene.get("summary") or "").strip()
         if summary:
             head.append(summary)
         where = str(scene.get("location") or "").strip()
-        cast = [str(c).strip() for c in scene.get("characters") or [] if str(c).strip()]
+        cast_raw = scene.get("characters")
+        cast = [str(c).strip() for c in cast_raw if str(c).strip()] if isinstance(cast_raw, list) else []
         meta = "；".join(
             part for part in (f"地点：{where}" if where else "", f"人物：{'、'.join(cast)}" if cast else "") if part
         )

@@ -8,6 +8,7 @@ from django.core.management import call_command
 
 from memory.models import Chunk, Fact
 from memory.orchestrator import build_memory_pack
+from memory.tokens import tokens_estimate
 from tests.conftest import DEMO_BOOK
 
 pytestmark = pytest.mark.skipif(not (DEMO_BOOK / "book.yaml").is_file(), reason="examples/demo-book is absent")
@@ -96,5 +97,10 @@ def test_demo_sample_extractions_turn_into_scene_chunks(demo, django_capture_on_
     }
     pack = build_memory_pack(book=demo, chapter=21, task="query", query="剑老授听雨诀", budget_tokens=2000)
     episodic = [(i["id"], i["tokens"], i["included"]) for i in pack["items"] if i["layer"] == "episodic"]
-    assert episodic[0] == ("chunk:3:scene:1", 245, True)
+    assert episodic[0][0::2] == ("chunk:3:scene:1", True)
+    # the scene's body lines follow its summary (line 10 of the body is blank: it starts at line 11)
+    text = Chunk.objects.get(book=demo, chapter=3, kind="scene", order=1).text
+    assert text.split("\n")[2].startswith("林风愣住了。四年的嘲笑")
+    title = next(i["title"] for i in pack["items"] if i["id"] == "chunk:3:scene:1")
+    assert episodic[0][1] == tokens_estimate(f"【{title}】\n{text}\n")
     assert pack["used_tokens"] <= 2000

@@ -71,6 +71,11 @@ def test_scene_texts_follow_the_index_and_cut_the_body():
         body=body,
     )
     assert texts == ["（地点：山门；人物：甲）\n甲\n乙", "二\n乙\n" + "丙" * 398 + "……"]
+    # a hand-edited row of another shape is read as far as it makes sense
+    assert scene_chunk_texts(scenes=["甲", {"summary": "乙", "characters": "丙", "start_line": "1"}], body=body) == [
+        "乙"
+    ]
+    assert scene_chunk_texts(scenes={"summary": "乙"}, body=body) == []
 
 
 def test_an_ingested_chapter_is_chunked_by_its_scenes(ingested):
