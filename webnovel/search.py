@@ -84,6 +84,43 @@ def _lines_delete(cur, *, book_id: int, chapters: list[int] | None) -> None:
         cur.execute(f"DELETE FROM {CHAPTER_TABLE} WHERE book_id = %s{where}", [book_id, *params])
 
 
+TRGM_INDEX = "webnovel_search_line_trgm"  # migration 0002's pg_trgm GIN index
+_WRITER_LOCK = 0x5EA4C41D  # PostgreSQL advisory lock key of search_index_update
+
+
+def _lines_write(cur, *, book: Book, todo: list[int]) -> int:
+    """Write the lines of chapters ``todo``, 200 chapters at a time (each batch of bodies is read
+    whole before writing: on PostgreSQL a COPY holds the connection, so no cursor may stream
+    meanwhile)."""
+    rebuild_index = False
+    if connection.vendor == "postgresql":
+        # Into an empty table (a cold full index) the GIN index is dropped and built once afterwards:
+        # ~2× faster than maintaining it line by line (3,000 chapters: ~7 s instead of ~15 s). Its
+        # exclusive lock blocks nobody, there being no other book's lines to search.
+        cur.execute(f"SELECT 1 FROM {LINE_TABLE} LIMIT 1")
+        rebuild_index = cur.fetchone() is None
+        if rebuild_index:
+            cur.execute(f"DROP INDEX IF EXISTS {TRGM_INDEX}")
+    chapters = Chapter.objects.filter(book=book).order_by("number").values_list("number", "body")
+    written = 0
+    for chunk in _chunks(todo, 200):
+        rows = [
+            (book.pk, number, line, text + LINE_END)
+            for number, body in chapters.filter(number__in=chunk)
+            for line, text in body_lines(body)
+        ]
+        if connection.vendor == "postgresql":
+            with cur.copy(f"COPY {LINE_TABLE} (book_id, chapter, line, text) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            cur.executemany(f"INSERT INTO {LINE_TABLE} (book_id, chapter, line, text) VALUES (%s, %s, %s, %s)", rows)
+        written += len(rows)
+    if rebuild_index:
+        cur.execute(f"CREATE INDEX {TRGM_INDEX} ON {LINE_TABLE} USING gin (text gin_trgm_ops)")
+    return written
+
+
 def search_index_update(*, book: Book, numbers: list[int] | None = None, removed: list[int] | None = None) -> int:
     """(Re)index the lines of chapters ``numbers`` and drop ``removed``; with ``numbers=None`` (a full
     rebuild) every chapter whose content hash differs from the one it was indexed from, and drop the
@@ -91,6 +128,10 @@ def search_index_update(*, book: Book, numbers: list[int] | None = None, removed
 
     Called inside the rebuild / finalize transaction; returns how many lines were written."""
     with transaction.atomic(), connection.cursor() as cur:
+        if connection.vendor == "postgresql":
+            # One index writer at a time (SQLite serializes writers anyway): two first rebuilds would
+            # otherwise both see an empty table and deadlock dropping the GIN index (_lines_write).
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", [_WRITER_LOCK])
         current = dict(Chapter.objects.filter(book=book).values_list("number", "content_hash"))
         cur.execute(f"SELECT chapter, content_hash FROM {CHAPTER_TABLE} WHERE book_id = %s", [book.pk])
         indexed = dict(cur.fetchall())
@@ -114,23 +155,7 @@ def search_index_update(*, book: Book, numbers: list[int] | None = None, removed
         if connection.vendor == "sqlite":
             cur.execute(f"SELECT COALESCE(MAX(id), 0) FROM {LINE_TABLE}")
             last_id = cur.fetchone()[0]
-        chapters = Chapter.objects.filter(book=book).order_by("number").values_list("number", "body")
-        if len(todo) == len(current):
-            bodies = chapters.iterator(chunk_size=200)
-        else:
-            bodies = (row for chunk in _chunks(todo) for row in chapters.filter(number__in=chunk))
-        written = 0
-        batch: list[tuple[int, int, int, str]] = []
-        sql = f"INSERT INTO {LINE_TABLE} (book_id, chapter, line, text) VALUES (%s, %s, %s, %s)"
-        for number, body in bodies:
-            batch.extend((book.pk, number, line, text + LINE_END) for line, text in body_lines(body))
-            if len(batch) >= 5000:
-                cur.executemany(sql, batch)
-                written += len(batch)
-                batch = []
-        if batch:
-            cur.executemany(sql, batch)
-            written += len(batch)
+        written = _lines_write(cur, book=book, todo=todo)
         if connection.vendor == "sqlite":
             # One bulk insert into FTS5 instead of a trigger call per line: 3–4× cheaper. Rowids of an
             # INTEGER PRIMARY KEY grow past the largest, so the new lines are exactly those above it.
