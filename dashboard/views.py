@@ -245,6 +245,10 @@ STATE_FIELD_NAMES = {
     "title": "称号",
     "age": "年龄",
     "identity": "身份",
+    "skills": "功法",
+    "spirit_stones": "灵石",
+    "wound": "伤势",
+    "attitude": "态度",
 }
 
 
