@@ -10,6 +10,7 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.db import DataError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
@@ -39,6 +40,10 @@ def page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
             return render(
                 request, "dashboard/error.html", {"message": exc.message, "extra": exc.extra}, status=exc.status_code
             )
+        except (DataError, OverflowError):
+            # a NUL byte or a number past 64 bits in the URL: PostgreSQL / SQLite refuse the value
+            message = "参数无效：含 NUL 字符或数值超出范围"
+            return render(request, "dashboard/error.html", {"message": message, "extra": {}}, status=422)
 
     return wrapper
 
