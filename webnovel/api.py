@@ -1,6 +1,8 @@
 """The one NinjaAPI of the project. Each app contributes a Router; domain errors become
 ``{"message", "extra"}`` JSON with their status, and validation errors a 422 in the same shape."""
 
+import json
+
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DataError
@@ -71,6 +73,17 @@ def _out_of_range(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    cause = exc.__cause__
+    if isinstance(cause, json.JSONDecodeError):
+        # django-ninja wraps a body it cannot parse in an English 400; say what and where, in Chinese.
+        message = f"请求体不是合法的 JSON：第 {cause.lineno} 行第 {cause.colno} 列（{cause.msg}）"
+        extra = {"line": cause.lineno, "column": cause.colno}
+        return api.create_response(request, {"message": message, "extra": extra}, status=exc.status_code)
+    if isinstance(cause, UnicodeDecodeError):
+        message = f"请求体不是 UTF-8 文本：第 {cause.start} 个字节无法解码"
+        return api.create_response(
+            request, {"message": message, "extra": {"byte": cause.start}}, status=exc.status_code
+        )
     return api.create_response(request, {"message": str(exc), "extra": {}}, status=exc.status_code)
 
 

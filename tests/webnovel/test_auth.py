@@ -52,3 +52,18 @@ def test_api_answers_chinese_as_utf8_text(api):
     assert resp["Content-Type"].startswith("application/json")
     assert "青岚剑录".encode() in resp.content
     assert b"\\u" not in resp.content
+
+
+def test_a_body_that_is_not_json_gets_a_chinese_message_with_its_position(api):
+    Book.objects.create(slug="b3", title="书三", root="/tmp/b3")
+    resp = api.post(
+        "/api/books/b3/memory/facts", data='{"category": "world_rules",\n  oops}', content_type="application/json"
+    )
+    assert resp.status_code == 400
+    assert resp.json() == {
+        "message": "请求体不是合法的 JSON：第 2 行第 3 列（Expecting property name enclosed in double quotes）",
+        "extra": {"line": 2, "column": 3},
+    }
+    resp = api.post("/api/books/b3/memory/facts", data=b'{"a": "\xff"}', content_type="application/json")
+    assert resp.status_code == 400
+    assert resp.json()["extra"] == {"byte": 7}
