@@ -23,10 +23,10 @@ DEBUG = _env_bool("DEBUG", False)
 # A fixed development key is only acceptable while DEBUG is on or for local runs; production
 # must set SECRET_KEY (check --deploy flags the default).
 SECRET_KEY = os.environ.get("SECRET_KEY", "django-insecure-webnovel-local-development-key-change-me")
-ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()]
-CSRF_TRUSTED_ORIGINS = [
-    o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
+ALLOWED_HOSTS = [
+    h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()
 ]
+CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
