@@ -183,13 +183,10 @@ def _pct(values: list[float], q: float) -> float | None:
 
 def chapter_next(root: Path, number: int) -> Path:
     """Write chapter ``number`` by copying the last chapter file of the book (same volume folder)."""
-    try:
-        from bench.gen_book import PARAMS_FILE, chapter_append
+    from bench.gen_book import PARAMS_FILE, chapter_append
 
-        if (root / PARAMS_FILE).is_file():
-            return chapter_append(root, number=number)
-    except ImportError:
-        pass
+    if (root / PARAMS_FILE).is_file():  # a generated book writes its next chapter in its own style
+        return chapter_append(root, number=number)
     last = sorted(root.glob("定稿/正文/**/第*章.md"))[-1]
     target = last.with_name(f"第{number:04d}章.md")
     text = last.read_text(encoding="utf-8")

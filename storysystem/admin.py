@@ -113,23 +113,7 @@ class ReferenceEntryAdmin(admin.ModelAdmin):
     show_full_result_count = False
     autocomplete_fields = ["table"]
     readonly_fields = ["raw", "updated_at"]
-    fields = [
-        "table",
-        "code",
-        "position",
-        "skills",
-        "category",
-        "level",
-        "keywords",
-        "intents",
-        "genres",
-        "instruction",
-        "summary",
-        "detail",
-        "extra",
-        "raw",
-        "updated_at",
-    ]
+    fields = ["table", "code", *services.ENTRY_FIELDS, "updated_at"]
 
     def save_model(self, request, obj, form, change):
         services.entry_save(entry=obj)

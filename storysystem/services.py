@@ -13,7 +13,8 @@ from storysystem.models import LibraryState, ReferenceEntry, ReferenceLibrary, R
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.models import Book
 
-_ENTRY_FIELDS = [
+# The editable fields of a reference entry, in display order (the admin form uses them too).
+ENTRY_FIELDS = [
     "position",
     "skills",
     "category",
@@ -96,7 +97,7 @@ def references_import(*, directory: Path, library: str | None = None, dry_run: b
             now = timezone.now()
             for e in to_update:
                 e.updated_at = now
-            ReferenceEntry.objects.bulk_update(to_update, [*_ENTRY_FIELDS, "updated_at"], batch_size=500)
+            ReferenceEntry.objects.bulk_update(to_update, [*ENTRY_FIELDS, "updated_at"], batch_size=500)
         counts["not_in_file"] = len(existing)
         report["tables"][pt.name] = counts
         for k in totals:
