@@ -9,9 +9,14 @@ from ninja import Router
 from entities import schemas as S
 from entities import selectors, services
 from entities.schemas import IngestOut, MergeIn, PendingConfirmIn, PendingRejectIn
+from webnovel.schemas import documented
 from webnovel.selectors import book_get
 
 router = Router(tags=["实体"])
+
+# Limits the selectors enforce, stated in the OpenAPI schema (see ``documented``).
+Depth = documented(int, minimum=1, maximum=5)
+AsOf = documented(int, nullable=True, minimum=0)
 
 EXTRACTION_EXAMPLE = {
     "entities_appeared": [{"id": "linfeng", "type": "角色", "mentions": ["林风"], "confidence": 0.95}],
@@ -34,11 +39,14 @@ EXTRACTION_EXAMPLE = {
 
 
 @router.post(
-    "{book}/chapters/{int:chapter}/extraction",
+    "{book}/chapters/{chapter}/extraction",
     response=IngestOut,
     summary="提交一章的抽取结果（Data Agent）",
     openapi_extra={
-        "requestBody": {"content": {"application/json": {"schema": {"type": "object"}, "example": EXTRACTION_EXAMPLE}}}
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": {"type": "object"}, "example": EXTRACTION_EXAMPLE}},
+        }
     },
 )
 def extraction_ingest(request: HttpRequest, book: str, chapter: int):
@@ -49,7 +57,7 @@ def extraction_ingest(request: HttpRequest, book: str, chapter: int):
     return services.extraction_ingest(book=book_get(slug=book), chapter=chapter, payload=payload)
 
 
-@router.get("{book}/chapters/{int:chapter}/extraction", response=S.ExtractionOut, summary="一章的抽取结果")
+@router.get("{book}/chapters/{chapter}/extraction", response=S.ExtractionOut, summary="一章的抽取结果")
 def extraction_get(request: HttpRequest, book: str, chapter: int) -> dict[str, Any]:
     """Counts, warnings, scenes, chapter_meta and uncertain mentions of the chapter's last extraction."""
     return selectors.extraction_get(book=book_get(slug=book), chapter=chapter)
@@ -89,7 +97,7 @@ def pending_list(request: HttpRequest, book: str, status: str = "pending") -> li
     return selectors.pending_list(book=book_get(slug=book), status=status)
 
 
-@router.post("{book}/entities/pending/{int:pk}/confirm", response=S.ResolutionOut, summary="确认待确认项")
+@router.post("{book}/entities/pending/{pk}/confirm", response=S.ResolutionOut, summary="确认待确认项")
 def pending_confirm(request: HttpRequest, book: str, pk: int, body: PendingConfirmIn) -> dict:
     """Confirm a held item and apply its write; ``entity`` picks an existing entity instead of the suggestion."""
     the_book = book_get(slug=book)
@@ -97,7 +105,7 @@ def pending_confirm(request: HttpRequest, book: str, pk: int, body: PendingConfi
     return services.pending_item_confirm(item=selectors.pending_get(book=the_book, pk=pk), entity=entity)
 
 
-@router.post("{book}/entities/pending/{int:pk}/reject", response=S.ResolutionOut, summary="拒绝待确认项")
+@router.post("{book}/entities/pending/{pk}/reject", response=S.ResolutionOut, summary="拒绝待确认项")
 def pending_reject(request: HttpRequest, book: str, pk: int, body: PendingRejectIn) -> dict:
     """Reject a held item: nothing is written and a re-ingest does not queue it again."""
     the_book = book_get(slug=book)
@@ -127,7 +135,7 @@ def tag_issues(request: HttpRequest, book: str, chapter: int | None = None) -> l
 
 
 @router.get("{book}/entities/{ref}", response=S.EntityDetailOut, summary="实体详情")
-def entity_detail(request: HttpRequest, book: str, ref: str, type: str | None = None, as_of: int | None = None) -> dict:
+def entity_detail(request: HttpRequest, book: str, ref: str, type: str | None = None, as_of: AsOf = None) -> dict:
     """An entity by id (else by alias) with aliases and its state now or as of chapter ``as_of``."""
     return selectors.entity_detail(book=book_get(slug=book), ref=ref, type=type, as_of=as_of)
 
@@ -148,21 +156,19 @@ def entity_changes(
 
 
 @router.get("{book}/entities/{ref}/relationships", response=S.RelationshipsOut, by_alias=True, summary="实体的关系")
-def entity_relationships(request: HttpRequest, book: str, ref: str, as_of: int | None = None) -> dict:
+def entity_relationships(request: HttpRequest, book: str, ref: str, as_of: AsOf = None) -> dict:
     """Relationships in both directions as of a chapter, each with its event history."""
     return selectors.entity_relationships(book=book_get(slug=book), ref=ref, as_of=as_of)
 
 
 @router.get("{book}/entities/{ref}/graph", response=S.GraphOut, by_alias=True, summary="关系图")
-def relationship_graph(request: HttpRequest, book: str, ref: str, depth: int = 1, as_of: int | None = None) -> dict:
+def relationship_graph(request: HttpRequest, book: str, ref: str, depth: Depth = 1, as_of: AsOf = None) -> dict:
     """Entities within ``depth`` hops as of a chapter: nodes, edges and a Mermaid ``graph LR`` text."""
     return selectors.relationship_graph(book=book_get(slug=book), ref=ref, depth=depth, as_of=as_of)
 
 
 @router.get("{book}/entities/{ref}/graph/mermaid", response=str, summary="关系图（Mermaid）")
-def relationship_graph_mermaid(
-    request: HttpRequest, book: str, ref: str, depth: int = 1, as_of: int | None = None
-) -> str:
+def relationship_graph_mermaid(request: HttpRequest, book: str, ref: str, depth: Depth = 1, as_of: AsOf = None) -> str:
     """The Mermaid text of the relationship graph."""
     return selectors.relationship_graph_mermaid(book=book_get(slug=book), ref=ref, depth=depth, as_of=as_of)
 

@@ -6,23 +6,35 @@ from django.http import HttpRequest
 from ninja import Body, Router, Status
 
 from memory import interfaces, orchestrator, selectors, services
+from memory.models import Fact
 from memory.schemas import CloseIn, DecideIn, FactIn, FactOut, PackOut, ReviseIn
 from webnovel.exceptions import InvalidInput
+from webnovel.schemas import documented
 from webnovel.selectors import book_get
 
 router = Router(tags=["长期记忆"])
 
+# Choices and limits the orchestrator and selectors enforce, stated in the OpenAPI schema.
+Chapter = documented(int, minimum=1)
+Task = documented(str, enum=list(orchestrator.TASKS))
+Budget = documented(int, minimum=orchestrator.MIN_BUDGET, maximum=orchestrator.MAX_BUDGET)
+FactLimit = documented(int, minimum=1, maximum=2000)
+FactCategory = documented(str, nullable=True, enum=list(Fact.Category.values))
+FactStatus = documented(str, nullable=True, enum=list(Fact.Status.values))
+PackFormat = documented(str, enum=["json", "text"])
+PackMode = documented(str, nullable=True, enum=["full", "simple"])
 
-@router.get("{book}/chapters/{int:number}/context", response=PackOut | str, summary="章节上下文包")
+
+@router.get("{book}/chapters/{number}/context", response=PackOut | str, summary="章节上下文包")
 def context_pack(
     request: HttpRequest,
     book: str,
-    number: int,
-    task: str = "write",
-    budget: int = orchestrator.DEFAULT_BUDGET,
+    number: Chapter,
+    task: Task = "write",
+    budget: Budget = orchestrator.DEFAULT_BUDGET,
     query: str | None = None,
-    mode: str | None = None,
-    format: str = "json",
+    mode: PackMode = None,
+    format: PackFormat = "json",
 ):
     """The pack the AI reads before writing / reviewing / querying chapter ``number``: every candidate
     item is listed as included or skipped with its layer, priority, token cost and reason. The build
@@ -37,7 +49,12 @@ def context_pack(
 
 @router.get("{book}/context/diff", response=dict[str, Any], summary="两章上下文包的差异")
 def context_diff(
-    request: HttpRequest, book: str, a: int, b: int, task: str = "write", budget: int = orchestrator.DEFAULT_BUDGET
+    request: HttpRequest,
+    book: str,
+    a: Chapter,
+    b: Chapter,
+    task: Task = "write",
+    budget: Budget = orchestrator.DEFAULT_BUDGET,
 ):
     """Items only in chapter ``a``'s pack, only in ``b``'s, and in both with a changed text."""
     return interfaces.context_diff(book=book_get(slug=book), a=a, b=b, task=task, budget=budget)
@@ -47,11 +64,11 @@ def context_diff(
 def fact_list(
     request: HttpRequest,
     book: str,
-    category: str | None = None,
-    status: str | None = None,
+    category: FactCategory = None,
+    status: FactStatus = None,
     subject: str | None = None,
     chapter: int | None = None,
-    limit: int = 200,
+    limit: FactLimit = 200,
 ):
     """Facts filtered by category, status, subject, or established at or before ``chapter``."""
     return selectors.fact_list(

@@ -3,6 +3,9 @@
 from typing import Any
 
 from ninja import Field, Schema
+from pydantic import ConfigDict
+
+from memory.models import Fact
 
 
 class PackItemOut(Schema):
@@ -49,29 +52,35 @@ class FactOut(Schema):
     closed_chapter: int | None
 
 
-class FactIn(Schema):
+class _StrictIn(Schema):
+    # JSON has no lax types: a true or "3" where a number belongs is refused, not read as 1 / 3.
+    model_config = ConfigDict(strict=True)
+
+
+class FactIn(_StrictIn):
     """A fact observed by hand or by an external agent."""
 
-    category: str
-    subject: str
-    field: str
-    value: str
+    # The service checks category and blanks (with Chinese messages); the schema states them.
+    category: str = Field(..., json_schema_extra={"enum": list(Fact.Category.values)})
+    subject: str = Field(..., json_schema_extra={"pattern": r"\S"})
+    field: str = Field(..., json_schema_extra={"pattern": r"\S"})
+    value: str = Field(..., json_schema_extra={"pattern": r"\S"})
     chapter: int = Field(..., ge=0, description="确立该值的章节号（0 = 设定）")
-    confidence: float = 1.0
+    confidence: float = Field(1.0, json_schema_extra={"minimum": 0, "maximum": 1})
     evidence: list[dict[str, Any]] = Field(default_factory=list)
     entity: str = ""
 
 
-class ReviseIn(Schema):
+class ReviseIn(_StrictIn):
     value: str
     chapter: int = Field(..., ge=0)
     reason: str = ""
 
 
-class CloseIn(Schema):
+class CloseIn(_StrictIn):
     chapter: int = Field(..., ge=0)
     reason: str = ""
 
 
-class DecideIn(Schema):
+class DecideIn(_StrictIn):
     note: str = ""

@@ -10,20 +10,37 @@ from ninja import Router
 from storysystem import schemas, selectors, services
 from storysystem.markdown import story_markdown
 from webnovel.exceptions import InvalidInput
+from webnovel.schemas import documented
 from webnovel.selectors import book_get
 
 router = Router(tags=["故事系统"])
+
+# Limits selectors.story_search enforces, stated in the OpenAPI schema (see ``documented``).
+StoryQuery = documented(str, minLength=1)
+MaxResults = documented(int, minimum=1, maximum=100)
+StoryFormat = documented(str, enum=["json", "markdown"])
+
+
+def markdown_too(out: type) -> dict:
+    """The 200 answer of an endpoint with ``format=markdown``: ``out`` as JSON, or text/markdown."""
+    json_body = {"schema": {"$ref": f"#/components/schemas/{out.__name__}"}}
+    markdown = {"schema": {"type": "string"}}
+    return {
+        "responses": {
+            "200": {"description": "OK", "content": {"application/json": json_body, "text/markdown": markdown}}
+        }
+    }
 
 
 @router.get("{book}/story-system/search", response=schemas.SearchOut, summary="检索参考资料库")
 def story_search(
     request: HttpRequest,
     book: str,
-    q: str,
+    q: StoryQuery,
     table: str | None = None,
     skill: str | None = None,
     genre: str | None = None,
-    max_results: int = 10,
+    max_results: MaxResults = 10,
 ):
     """BM25 search of the reference library, filtered by table / skill / genre."""
     return selectors.story_search(
@@ -45,14 +62,24 @@ def _as(data: dict, format: str):
     return data
 
 
-@router.get("{book}/story-system/master", response=schemas.StorySystemOut, summary="全书总设定")
-def story_master(request: HttpRequest, book: str, format: str = "json"):
+@router.get(
+    "{book}/story-system/master",
+    response=schemas.StorySystemOut,
+    summary="全书总设定",
+    openapi_extra=markdown_too(schemas.StorySystemOut),
+)
+def story_master(request: HttpRequest, book: str, format: StoryFormat = "json"):
     """The book's stored master StorySystemDict (``format=markdown``: its Markdown projection)."""
     return _as(selectors.master_story(book=book_get(slug=book)), format)
 
 
-@router.get("{book}/story-system/chapters/{chapter}", response=schemas.ChapterStoryOut, summary="章节设定")
-def story_chapter(request: HttpRequest, book: str, chapter: int, format: str = "json"):
+@router.get(
+    "{book}/story-system/chapters/{chapter}",
+    response=schemas.ChapterStoryOut,
+    summary="章节设定",
+    openapi_extra=markdown_too(schemas.ChapterStoryOut),
+)
+def story_chapter(request: HttpRequest, book: str, chapter: int, format: StoryFormat = "json"):
     """A chapter's stored setting as a StorySystemDict merged with the current master (or Markdown)."""
     return _as(selectors.chapter_story(book=book_get(slug=book), chapter=chapter), format)
 

@@ -8,13 +8,21 @@ from django.http import HttpRequest
 from ninja import Router
 
 from threads import schemas, selectors
+from webnovel.schemas import documented
 from webnovel.selectors import book_get
 
 router = Router(tags=["线索与信息差"])
 
+# Choices and limits the selectors enforce, stated in the OpenAPI schema (see ``documented``).
+ThreadType = documented(str, enum=list(selectors.THREAD_TYPES))
+ThreadStrength = documented(str, enum=list(selectors.THREAD_STRENGTHS))
+# A blank status (``status=``) means "any status", as an absent one does.
+ThreadStatus = documented(str, nullable=True, enum=[*selectors.THREAD_STATUSES, ""])
+LeakLimit = documented(int, minimum=1, maximum=selectors.LEAK_MAX_LIMIT)
+
 
 @router.get("{book}/threads", response=list[schemas.ThreadRowOut], summary="按类型列出线索")
-def thread_list(request: HttpRequest, book: str, type: str, status: str | None = None):
+def thread_list(request: HttpRequest, book: str, type: ThreadType, status: ThreadStatus = None):
     """Threads of one type (伏笔 / 悬念 / 感情线), optionally with one status (进行 / 已收尾 / 已放弃)."""
     return selectors.thread_list(book=book_get(slug=book), type=type, status=status)
 
@@ -26,7 +34,7 @@ def thread_list_overdue(request: HttpRequest, book: str):
 
 
 @router.get("{book}/threads/by-strength", response=list[schemas.ThreadRowOut], summary="按强度列出线索")
-def thread_list_by_strength(request: HttpRequest, book: str, strength: str, status: str | None = None):
+def thread_list_by_strength(request: HttpRequest, book: str, strength: ThreadStrength, status: ThreadStatus = None):
     """Threads of one strength (高 / 中 / 低), optionally with one status."""
     return selectors.thread_list_by_strength(book=book_get(slug=book), strength=strength, status=status)
 
@@ -86,7 +94,7 @@ def report_secrets(request: HttpRequest, book: str):
 
 
 @router.get(
-    "{book}/reports/thread-activity/{int:volume}",
+    "{book}/reports/thread-activity/{volume}",
     response=schemas.ThreadActivityOut,
     tags=["报告"],
     summary="卷内线索活动",
@@ -97,6 +105,8 @@ def report_thread_activity(request: HttpRequest, book: str, volume: int):
 
 
 @router.get("{book}/reports/leaks", response=schemas.LeakScanOut, tags=["报告"], summary="泄密扫描")
-def leak_scan(request: HttpRequest, book: str, secret: str | None = None, limit: int = selectors.LEAK_DEFAULT_LIMIT):
+def leak_scan(
+    request: HttpRequest, book: str, secret: str | None = None, limit: LeakLimit = selectors.LEAK_DEFAULT_LIMIT
+):
     """Chapters where a secret's keywords occur before the reader is told, or under an unaware point of view."""
     return selectors.leak_scan(book=book_get(slug=book), secret=secret, limit=limit)

@@ -2,17 +2,18 @@
 ``{"message", "extra"}`` JSON with their status, and validation errors a 422 in the same shape."""
 
 import json
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DataError
 from django.http import HttpRequest, HttpResponse
-from ninja import NinjaAPI
+from ninja import NinjaAPI, Router, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.renderers import JSONRenderer
 
 from webnovel.auth import API_AUTH
-from webnovel.exceptions import DomainError
+from webnovel.exceptions import DomainError, NotFound
 
 
 class UnicodeJSONRenderer(JSONRenderer):
@@ -21,7 +22,49 @@ class UnicodeJSONRenderer(JSONRenderer):
     json_dumps_params = {"ensure_ascii": False}
 
 
-api = NinjaAPI(
+class ErrorOut(Schema):
+    """The body of every error answer: a message for the author and machine-readable details."""
+
+    message: str
+    extra: Any
+
+
+# Every operation can answer these through the handlers below (auth runs on every endpoint, every
+# path starts with a book that may not exist, every parameter is validated); 400 and 413 only
+# concern a request body.
+ERROR_RESPONSES = {
+    "400": "请求体不是合法的 JSON / UTF-8",
+    "401": "需要认证：缺少或无效的 API 密钥",
+    "403": "密钥无权执行：只读密钥写入，或密钥不属于这本书",
+    "404": "书籍或所指对象不存在",
+    "409": "名称有歧义，或与现有状态冲突",
+    "413": "请求体过大",
+    "422": "参数或请求体无效",
+}
+BODY_ONLY = {"400", "413"}
+
+
+class BookAPI(NinjaAPI):
+    """NinjaAPI whose OpenAPI schema also documents the error answers (``ErrorOut``) of every
+    operation, so that a client (or schemathesis) knows a 404 / 422 is part of the contract."""
+
+    def get_openapi_schema(self, **kwargs: Any) -> dict:
+        schema = super().get_openapi_schema(**kwargs)
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        components["ErrorOut"] = ErrorOut.model_json_schema()
+        ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
+        for operations in schema["paths"].values():
+            for operation in operations.values():
+                # ninja keys responses by int, openapi_extra by str: one key per status (extra wins).
+                responses = operation["responses"] = {str(k): v for k, v in operation.get("responses", {}).items()}
+                for status, text in ERROR_RESPONSES.items():
+                    if status in BODY_ONLY and "requestBody" not in operation:
+                        continue
+                    responses.setdefault(status, {"description": text, **ref})
+        return schema
+
+
+api = BookAPI(
     renderer=UnicodeJSONRenderer(),
     title="webnovel API",
     version="1.0",
@@ -99,6 +142,19 @@ def _register_routers() -> None:
     api.add_router("/books/", entities_router)
     api.add_router("/books/", storysystem_router)
     api.add_router("/books/", memory_router)
+    api.add_router("/", unknown_router)  # last: it matches every path
+
+
+# A path no operation matches (an unknown endpoint, a "/" inside a parameter) answers JSON like
+# every other error, not Django's HTML 404 page.
+unknown_router = Router()
+
+
+@unknown_router.api_operation(
+    ["GET", "POST", "PUT", "PATCH", "DELETE"], "{path:rest}", auth=None, include_in_schema=False
+)
+def endpoint_unknown(request: HttpRequest, rest: str) -> HttpResponse:
+    raise NotFound(f"没有这个接口：{request.method} {request.path}", extra={"path": request.path})
 
 
 _register_routers()

@@ -9,9 +9,19 @@ from django.http import HttpRequest
 from ninja import Router
 
 from webnovel import schemas, search, selectors
-from webnovel.selectors import CHARS_DEFAULT, RECENT_DEFAULT, book_get
+from webnovel.schemas import documented
+from webnovel.selectors import CHARS_DEFAULT, CHARS_MAX, RANGE_MAX, RECENT_DEFAULT, RECENT_MAX, book_get
 
 router = Router(tags=["书籍"])
+
+# Limits the selectors enforce, stated in the OpenAPI schema (see ``documented``).
+Chapter = documented(int, minimum=1)
+Chars = documented(int, minimum=1, maximum=CHARS_MAX)
+Count = documented(int, minimum=1, maximum=RECENT_MAX)
+Last = documented(int, nullable=True, minimum=1, maximum=RANGE_MAX * 10)
+SearchLimit = documented(int, minimum=1, maximum=search.SEARCH_MAX_LIMIT)
+SearchQuery = documented(str, minLength=1, maxLength=search.QUERY_MAX_LENGTH)
+Pattern = documented(str, minLength=1, maxLength=search.REGEX_MAX_LENGTH)
 
 
 @router.get("", response=list[schemas.BookOut], summary="列出所有书")
@@ -26,7 +36,7 @@ def book_list(request: HttpRequest) -> list[dict]:
     return books
 
 
-# ── chapters (literal paths before {int:number}) ──
+# ── chapters (literal paths before {number}: "summaries" would match it) ──
 
 
 @router.get("{book}/chapters", response=list[schemas.ChapterRowOut], tags=["章节"], summary="按章节定位列出章节")
@@ -38,7 +48,7 @@ def chapter_list(request: HttpRequest, book: str, position: str | None = None, v
 @router.get(
     "{book}/chapters/summaries", response=list[schemas.ChapterSummaryOut], tags=["章节"], summary="章节范围的摘要"
 )
-def chapter_summaries(request: HttpRequest, book: str, start: int, end: int):
+def chapter_summaries(request: HttpRequest, book: str, start: Chapter, end: Chapter):
     """The summary of every finalized chapter in [start, end] (at most 500 chapters)."""
     return selectors.chapter_summaries(book=book_get(slug=book), start=start, end=end)
 
@@ -47,37 +57,41 @@ def chapter_summaries(request: HttpRequest, book: str, start: int, end: int):
     "{book}/chapters/recent-tails", response=list[schemas.ChapterTailOut], tags=["章节"], summary="最近 N 章的结尾"
 )
 def chapter_recent_tails(
-    request: HttpRequest, book: str, count: int = RECENT_DEFAULT, chars: int = CHARS_DEFAULT, before: int | None = None
+    request: HttpRequest,
+    book: str,
+    count: Count = RECENT_DEFAULT,
+    chars: Chars = CHARS_DEFAULT,
+    before: int | None = None,
 ):
     """The last ``chars`` characters of each of the ``count`` chapters before ``before`` (default: the newest), oldest first."""
     return selectors.chapter_recent_tails(book=book_get(slug=book), count=count, chars=chars, before=before)
 
 
-@router.get("{book}/chapters/{int:number}", response=schemas.ChapterMetaOut, tags=["章节"], summary="章节 front matter")
+@router.get("{book}/chapters/{number}", response=schemas.ChapterMetaOut, tags=["章节"], summary="章节 front matter")
 def chapter_meta(request: HttpRequest, book: str, number: int):
     """A chapter's front matter."""
     return selectors.chapter_meta(book=book_get(slug=book), number=number)
 
 
-@router.get("{book}/chapters/{int:number}/body", response=str, tags=["章节"], summary="章节正文")
+@router.get("{book}/chapters/{number}/body", response=str, tags=["章节"], summary="章节正文")
 def chapter_body(request: HttpRequest, book: str, number: int):
     """A chapter's body without front matter."""
     return selectors.chapter_body(book=book_get(slug=book), number=number)
 
 
-@router.get("{book}/chapters/{int:number}/tail", response=str, tags=["章节"], summary="章节最后 N 字")
-def chapter_tail(request: HttpRequest, book: str, number: int, chars: int = CHARS_DEFAULT):
+@router.get("{book}/chapters/{number}/tail", response=str, tags=["章节"], summary="章节最后 N 字")
+def chapter_tail(request: HttpRequest, book: str, number: int, chars: Chars = CHARS_DEFAULT):
     """The last ``chars`` characters of a chapter's body."""
     return selectors.chapter_tail(book=book_get(slug=book), number=number, chars=chars)
 
 
-@router.get("{book}/chapters/{int:number}/head", response=str, tags=["章节"], summary="章节前 N 字")
-def chapter_head(request: HttpRequest, book: str, number: int, chars: int = CHARS_DEFAULT):
+@router.get("{book}/chapters/{number}/head", response=str, tags=["章节"], summary="章节前 N 字")
+def chapter_head(request: HttpRequest, book: str, number: int, chars: Chars = CHARS_DEFAULT):
     """The first ``chars`` characters of a chapter's body."""
     return selectors.chapter_head(book=book_get(slug=book), number=number, chars=chars)
 
 
-@router.get("{book}/chapters/{int:number}/summary", response=str, tags=["章节"], summary="章节摘要")
+@router.get("{book}/chapters/{number}/summary", response=str, tags=["章节"], summary="章节摘要")
 def chapter_summary(request: HttpRequest, book: str, number: int):
     """A chapter's summary."""
     return selectors.chapter_summary(book=book_get(slug=book), number=number)
@@ -104,13 +118,13 @@ def volume_list(request: HttpRequest, book: str):
     return selectors.volume_list(book=book_get(slug=book))
 
 
-@router.get("{book}/volumes/{int:volume}/outline", response=str, tags=["大纲"], summary="整卷卷纲")
+@router.get("{book}/volumes/{volume}/outline", response=str, tags=["大纲"], summary="整卷卷纲")
 def volume_outline(request: HttpRequest, book: str, volume: int):
     """A volume's whole 卷纲."""
     return selectors.volume_outline(book=book_get(slug=book), volume=volume)
 
 
-@router.get("{book}/volumes/{int:volume}/outline/section", response=str, tags=["大纲"], summary="卷纲小节")
+@router.get("{book}/volumes/{volume}/outline/section", response=str, tags=["大纲"], summary="卷纲小节")
 def volume_outline_section(request: HttpRequest, book: str, volume: int, heading: str):
     """A ``##`` section of a volume's 卷纲."""
     return selectors.volume_outline_section(book=book_get(slug=book), volume=volume, heading=heading)
@@ -133,9 +147,7 @@ def timeline_recent(request: HttpRequest, book: str):
     return selectors.timeline_recent(book=book_get(slug=book))
 
 
-@router.get(
-    "{book}/timeline/volumes/{int:volume}", response=schemas.TimelineOut, tags=["时间线"], summary="指定卷时间线"
-)
+@router.get("{book}/timeline/volumes/{volume}", response=schemas.TimelineOut, tags=["时间线"], summary="指定卷时间线")
 def timeline_volume(request: HttpRequest, book: str, volume: int):
     """A volume's timeline."""
     return selectors.timeline_volume(book=book_get(slug=book), volume=volume)
@@ -176,7 +188,7 @@ def character_section(request: HttpRequest, book: str, name: str, heading: str):
     return selectors.character_section(book=book_get(slug=book), name=name, heading=heading)
 
 
-@router.get("{book}/aliases/resolve", response=schemas.AliasOut, tags=["设定"], summary="别名解析")
+@router.get("{book}/aliases/resolve", response=schemas.AliasResolveOut, tags=["设定"], summary="别名解析")
 def alias_resolve(request: HttpRequest, book: str, alias: str, type: str | None = None, chapter: int | None = None):
     """Resolve an alias to its canonical name; several entities → 409 with the candidates."""
     return selectors.alias_lookup(book=book_get(slug=book), alias=alias, type=type, chapter=chapter)
@@ -191,14 +203,14 @@ def worldview_section(request: HttpRequest, book: str, heading: str):
 # ── search ──
 
 
-@router.get("{book}/search", response=schemas.SearchOut, tags=["搜索"], summary="关键词搜索")
-def search_keyword(request: HttpRequest, book: str, q: str, limit: int = search.SEARCH_DEFAULT_LIMIT):
+@router.get("{book}/search", response=schemas.KeywordSearchOut, tags=["搜索"], summary="关键词搜索")
+def search_keyword(request: HttpRequest, book: str, q: SearchQuery, limit: SearchLimit = search.SEARCH_DEFAULT_LIMIT):
     """Lines containing ``q`` over the whole book: chapter, line, context."""
     return search.search_keyword(book=book_get(slug=book), q=q, limit=limit)
 
 
 @router.get("{book}/search/regex", response=schemas.RegexSearchOut, tags=["搜索"], summary="正则搜索")
-def search_regex(request: HttpRequest, book: str, pattern: str, limit: int = search.SEARCH_DEFAULT_LIMIT):
+def search_regex(request: HttpRequest, book: str, pattern: Pattern, limit: SearchLimit = search.SEARCH_DEFAULT_LIMIT):
     """Lines matching a regular expression; a bad, too long or too slow pattern is a 422."""
     return search.search_regex(book=book_get(slug=book), pattern=pattern, limit=limit)
 
@@ -207,7 +219,7 @@ def search_regex(request: HttpRequest, book: str, pattern: str, limit: int = sea
 
 
 @router.get("{book}/reports/style-drift", response=schemas.StyleDriftOut, tags=["报告"], summary="文风漂移")
-def style_drift(request: HttpRequest, book: str, last: int | None = None):
+def style_drift(request: HttpRequest, book: str, last: Last = None):
     """The last K chapters' style against the book.yaml baseline, feature by feature."""
     return selectors.style_drift(book=book_get(slug=book), last=last)
 

@@ -1,9 +1,25 @@
 """Response schemas of the core endpoints. Field lists mirror the dicts the selectors return
 (tests/webnovel/test_interfaces_parity.py checks that REST and CLI answers are identical)."""
 
-from typing import Any
+from typing import Annotated, Any
 
 from ninja import Schema
+from pydantic import WithJsonSchema
+
+_JSON_TYPES = {int: "integer", str: "string"}
+
+
+def documented(kind: type, *, nullable: bool = False, **limits: Any) -> Any:
+    """The annotation of a parameter whose OpenAPI schema states the limits (``minimum``,
+    ``maximum``, ``minLength``, ``enum``…) that its selector or service enforces.
+
+    Only the schema changes: pydantic does not check them, the selector still does, so a bad value
+    keeps its precise Chinese message ("参数 chars 必须在 1 到 20000 之间（收到 0）"). Clients (and
+    schemathesis) learn what is accepted without the two ever disagreeing on the wording."""
+    schema = {"type": _JSON_TYPES[kind], **limits}
+    if nullable:
+        return Annotated[kind | None, WithJsonSchema({"anyOf": [schema, {"type": "null"}]})]
+    return Annotated[kind, WithJsonSchema(schema)]
 
 
 class BookOut(Schema):
@@ -96,7 +112,7 @@ class CharacterMetaOut(Schema):
     state: dict[str, Any]
 
 
-class AliasOut(Schema):
+class AliasResolveOut(Schema):
     alias: str
     id: str
     type: str
@@ -111,22 +127,22 @@ class CharacterRowOut(Schema):
     protagonist: bool
 
 
-class SearchHitOut(Schema):
+class LineHitOut(Schema):
     chapter: int
     line: int
     context: str
 
 
-class SearchOut(Schema):
+class KeywordSearchOut(Schema):
     query: str
     total: int
-    hits: list[SearchHitOut]
+    hits: list[LineHitOut]
 
 
 class RegexSearchOut(Schema):
     pattern: str
     total: int
-    hits: list[SearchHitOut]
+    hits: list[LineHitOut]
 
 
 class WeakHooksOut(Schema):
