@@ -32,6 +32,7 @@ from django.db import transaction
 from django.db.models import Count, Max
 
 from entities.models import Alias, AmbiguousMention, Appearance, Entity
+from webnovel.bulk import rows_insert
 from webnovel.models import Book, Chapter
 
 FLUSH_ROWS = 5000
@@ -234,30 +235,32 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
 
     matcher = matcher_get(book=book)
     written = 0
-    appearances: list[Appearance] = []
-    ambiguous: list[AmbiguousMention] = []
-    for chapter in chapters.only("number", "title", "body").order_by("number").iterator(chunk_size=200):
-        scan = chapter_scan(matcher=matcher, chapter=chapter.number, body=chapter.body, title=chapter.title)
+    appearances: list[dict] = []
+    ambiguous: list[dict] = []
+    for number, title, body in (
+        chapters.order_by("number").values_list("number", "title", "body").iterator(chunk_size=200)
+    ):
+        scan = chapter_scan(matcher=matcher, chapter=number, body=body, title=title)
         for pk, hit in scan.entities.items():
             appearances.append(
-                Appearance(
-                    book=book,
-                    entity_id=pk,
-                    chapter=chapter.number,
-                    count=hit["count"],
-                    first_offset=hit["first_offset"],
-                    aliases=hit["aliases"],
-                    source=Appearance.Source.SCAN,
-                )
+                {
+                    "book_id": book.pk,
+                    "entity_id": pk,
+                    "chapter": number,
+                    "count": hit["count"],
+                    "first_offset": hit["first_offset"],
+                    "aliases": hit["aliases"],
+                    "source": Appearance.Source.SCAN.value,
+                }
             )
             affected.add(pk)
         for name, hit in scan.ambiguous.items():
-            ambiguous.append(AmbiguousMention(book=book, chapter=chapter.number, alias=name, **hit))
+            ambiguous.append({"book_id": book.pk, "chapter": number, "alias": name, **hit})
         if len(appearances) >= FLUSH_ROWS:  # bounded memory on a full rebuild of a long book
-            written += len(Appearance.objects.bulk_create(appearances, batch_size=1000))
+            written += rows_insert(Appearance, appearances)
             appearances = []
-    written += len(Appearance.objects.bulk_create(appearances, batch_size=1000))
-    AmbiguousMention.objects.bulk_create(ambiguous, batch_size=1000)
+    written += rows_insert(Appearance, appearances)
+    rows_insert(AmbiguousMention, ambiguous)
     if numbers is None:
         affected |= set(Entity.objects.filter(book=book).values_list("pk", flat=True))
     entity_appearance_refresh(entity_pks=affected)

@@ -1,6 +1,6 @@
 from django.contrib import admin, messages
 
-from memory.models import Chunk, Fact, FactEvent, FactTombstone, MemoryHit
+from memory.models import Chunk, DerivationStamp, Fact, FactEvent, FactTombstone, MemoryHit
 from memory.services import fact_decide
 from webnovel.exceptions import DomainError
 
@@ -134,6 +134,20 @@ class FactTombstoneAdmin(admin.ModelAdmin):
     search_fields = ["key"]
     list_select_related = ["book"]
     show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(DerivationStamp)
+class DerivationStampAdmin(admin.ModelAdmin):
+    """Read-only: deleting a stamp is safe (the next derivation recomputes the book-wide facts)."""
+
+    list_display = ["book", "observations", "facts"]
+    list_select_related = ["book"]
 
     def has_add_permission(self, request):
         return False

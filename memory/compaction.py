@@ -19,10 +19,12 @@ from collections import defaultdict
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
+from django.utils import timezone
 
-from memory.models import Fact, FactEvent, FactTombstone
+from memory.models import DerivationStamp, Fact, FactEvent, FactTombstone
 from memory.resolver import value_normalize
-from memory.services import groups_resolve
+from memory.services import events_insert, facts_delete, groups_resolve, setting_facts_state
+from webnovel.bulk import rows_update
 from webnovel.models import Book
 
 DEFAULT_CAPS = {
@@ -97,9 +99,14 @@ def facts_compact(
                 continue
             keep = fact
     if merged_away:
-        Fact.objects.filter(pk__in=merged_away).delete()
-        Fact.objects.bulk_update(list(to_update.values()), ["evidence"], batch_size=500)
-        FactEvent.objects.bulk_create(events, batch_size=500)
+        facts_delete(merged_away)
+        now = timezone.now()
+        rows_update(
+            Fact,
+            [{"pk": f.pk, "evidence": f.evidence, "updated_at": now} for f in to_update.values()],
+            ["evidence", "updated_at"],
+        )
+        events_insert(events, at=now)
         groups_resolve(book=book, groups=touched)
     dropped = 0
     rank = {Fact.Status.OUTDATED: 0, Fact.Status.TENTATIVE: 1, Fact.Status.ACTIVE: 2}
@@ -125,8 +132,11 @@ def facts_compact(
         victims = ordered[: count - cap]
         tombstones += [FactTombstone(book=book, key=v[3], reason="dropped") for v in victims if v[7] == "derived"]
         if victims:
-            Fact.objects.filter(pk__in=[v[0] for v in victims]).delete()
+            facts_delete([v[0] for v in victims])
             dropped += len(victims)
             groups_resolve(book=book, groups={(v[4], v[5], v[6]) for v in victims})
     FactTombstone.objects.bulk_create(tombstones, batch_size=500, ignore_conflicts=True)
+    if merged_away or dropped:
+        # Our own writes: what the book-wide facts were derived from still holds (see facts_derive).
+        DerivationStamp.objects.filter(book=book).update(facts=setting_facts_state(book=book))
     return {"merged": len(merged_away), "dropped": dropped}

@@ -13,17 +13,22 @@ changes nothing and a re-finalized chapter replaces only its own facts:
   and the extraction's ``chapter_meta`` (subject 章节元数据: the latest chapter's value wins).
 """
 
+import datetime
+import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils import timezone
+
 from entities.models import Entity, Extraction, RelationshipEvent, StateChange
 from entities.replay import op_apply
-from memory.models import Fact, FactEvent, FactTombstone
-from memory.services import GroupKey, fact_key_make, groups_resolve
+from memory.models import DerivationStamp, Fact, FactEvent, FactTombstone
+from memory.services import GroupKey, events_insert, fact_key_make, facts_delete, groups_resolve, setting_facts_state
 from threads.models import Secret, Thread, ThreadHistoryEntry
+from webnovel.bulk import rows_insert, rows_update
 from webnovel.models import Book, Chapter, Document, TimelineRow
 
 C = Fact.Category
@@ -95,7 +100,8 @@ def _book_observations(*, book: Book) -> list[Obs]:
                         [{"kind": "style", "document": doc.key, "section": heading}],
                     )
                 )
-    for ent in Entity.objects.filter(book=book, archived=False).exclude(base_state={}).order_by("entity_id"):
+    entities = Entity.objects.filter(book=book, archived=False).exclude(base_state={}).order_by("entity_id")
+    for ent in entities.only("entity_id", "canonical_name", "base_state"):
         for key in sorted(ent.base_state):
             out.append(
                 Obs(
@@ -109,7 +115,8 @@ def _book_observations(*, book: Book) -> list[Obs]:
                 )
             )
     closes_by_chapter: dict[str, int] = {}
-    for number, closes in Chapter.objects.filter(book=book).order_by("number").values_list("number", "closes"):
+    closing = Chapter.objects.filter(book=book).exclude(closes=[]).order_by("number")
+    for number, closes in closing.values_list("number", "closes"):
         for tid in closes or []:
             closes_by_chapter.setdefault(str(tid), number)
     history: dict[int, list[dict[str, Any]]] = defaultdict(list)
@@ -358,6 +365,30 @@ def _state_observations(*, book: Book, chapters: set[int]) -> list[Obs]:
 # --- apply ---------------------------------------------------------------------------------------
 
 
+def _fact_row(fact: Fact, now: datetime.datetime) -> dict[str, Any]:
+    """An unsaved Fact as a plain row for ``rows_insert`` (status active, not yet superseded)."""
+    return {
+        "book_id": fact.book_id,
+        "key": fact.key,
+        "category": fact.category,
+        "subject": fact.subject,
+        "field": fact.field,
+        "value": fact.value,
+        "status": Fact.Status.ACTIVE.value,
+        "source_chapter": fact.source_chapter,
+        "evidence": fact.evidence,
+        "confidence": fact.confidence,
+        "origin": fact.origin,
+        "entity_ref": fact.entity_ref,
+        "superseded_by_id": None,
+        "revises_id": None,
+        "closed_chapter": fact.closed_chapter,
+        "decided_at": None,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
 def _apply(
     *,
     book: Book,
@@ -394,7 +425,7 @@ def _apply(
     for f in gone:
         groups.add((f.category, f.subject, f.field))
     if gone:
-        Fact.objects.filter(pk__in=[f.pk for f in gone]).delete()
+        facts_delete([f.pk for f in gone])
     new_facts = []
     for key in sorted(set(desired) - set(have)):
         o = desired[key]
@@ -416,11 +447,18 @@ def _apply(
         )
         groups.add((o.category, o.subject[:200], o.field[:200]))
     if new_facts:
-        Fact.objects.bulk_create(new_facts, batch_size=500)
-        created = Fact.objects.filter(book=book, key__in=[f.key for f in new_facts]).only("pk", "key", "source_chapter")
-        FactEvent.objects.bulk_create(
-            [FactEvent(fact=f, action="created", new_status="active", chapter=f.source_chapter) for f in created],
-            batch_size=500,
+        now = timezone.now()
+        rows_insert(Fact, [_fact_row(f, now) for f in new_facts])
+        keys = [f.key for f in new_facts]
+        created = [
+            row
+            for start in range(0, len(keys), 500)
+            for row in Fact.objects.filter(book=book, key__in=keys[start : start + 500]).values_list(
+                "pk", "source_chapter"
+            )
+        ]
+        events_insert(
+            [FactEvent(fact_id=pk, action="created", new_status="active", chapter=ch) for pk, ch in created], at=now
         )
     updates = []
     # A loop an author closed by hand stays closed until the data closes it itself.
@@ -451,11 +489,23 @@ def _apply(
             )
             updates.append(f)
     if updates:
-        Fact.objects.bulk_update(updates, ["evidence", "confidence", "closed_chapter", "entity_ref"], batch_size=500)
+        now = timezone.now()
+        fields = ["evidence", "confidence", "closed_chapter", "entity_ref", "updated_at"]
+        for f in updates:
+            f.updated_at = now
+        rows_update(Fact, [{"pk": f.pk, **{k: getattr(f, k) for k in fields}} for f in updates], fields)
     changed = groups_resolve(book=book, groups=groups)
     if touched is not None:
         touched.update(g[1] for g in groups)
     return {"created": len(new_facts), "deleted": len(gone), "updated": len(updates), "status_changes": changed}
+
+
+def _observations_digest(observations: list[Obs]) -> str:
+    rows = [
+        [o.category, o.subject, o.field, o.value, o.chapter, o.evidence, o.confidence, o.entity_ref, o.closed_chapter]
+        for o in observations
+    ]
+    return hashlib.sha256(json.dumps(rows, ensure_ascii=False, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def facts_derive(
@@ -466,14 +516,20 @@ def facts_derive(
     ``touched``."""
     chapters = sorted(set(chapters))
     stats = defaultdict(int)
-    book_wide = _apply(
-        book=book,
-        observations=_book_observations(book=book),
-        existing=list(Fact.objects.filter(book=book, origin=Fact.Origin.SETTING)),
-        origin=Fact.Origin.SETTING,
-        prefix="s",
-        touched=touched,
-    )
+    observations = _book_observations(book=book)
+    digest = _observations_digest(observations)
+    stamp = DerivationStamp.objects.filter(book=book).first()
+    if stamp is not None and stamp.observations == digest and stamp.facts == setting_facts_state(book=book):
+        book_wide = {}  # same inputs, setting facts untouched since: applying them again changes nothing
+    else:
+        book_wide = _apply(
+            book=book,
+            observations=observations,
+            existing=list(Fact.objects.filter(book=book, origin=Fact.Origin.SETTING)),
+            origin=Fact.Origin.SETTING,
+            prefix="s",
+            touched=touched,
+        )
     existing = Fact.objects.filter(book=book, origin=Fact.Origin.DERIVED)
     if not full:
         existing = existing.filter(source_chapter__in=chapters)
@@ -488,4 +544,8 @@ def facts_derive(
     for part in (book_wide, per_chapter):
         for k, v in part.items():
             stats[k] += v
+    # After the per-chapter facts too: their resolution may have changed setting facts' statuses.
+    DerivationStamp.objects.update_or_create(
+        book=book, defaults={"observations": digest, "facts": setting_facts_state(book=book)}
+    )
     return dict(stats)

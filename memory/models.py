@@ -171,3 +171,20 @@ class MemoryHit(models.Model):
 
     def __str__(self) -> str:
         return f"第{self.chapter}章 {self.task}（{self.used_tokens}/{self.budget_tokens}）"
+
+
+class DerivationStamp(models.Model):
+    """What a book's book-wide facts were last derived from: a digest of the observations and the
+    state of its setting facts right after. While both are unchanged, deriving them again would change
+    nothing, so it is skipped (a finalize would otherwise pay for every thread, secret and entity)."""
+
+    book = models.OneToOneField(Book, on_delete=models.CASCADE, related_name="memory_stamp")
+    observations = models.CharField(max_length=64)
+    facts = models.CharField(max_length=100, help_text="设定事实的 数量:最大id:最后修改时间")
+
+    class Meta:
+        verbose_name = "派生指纹"
+        verbose_name_plural = "派生指纹"
+
+    def __str__(self) -> str:
+        return f"{self.book_id}: {self.observations[:12]}"

@@ -24,6 +24,7 @@ import json
 import logging
 import marshal
 import math
+import operator
 import os
 import re
 import threading
@@ -40,6 +41,7 @@ from django.db.models.functions import Length
 
 from entities.models import Alias, Entity, Extraction
 from memory.models import Chunk
+from webnovel.bulk import rows_insert
 from webnovel.models import Book, Chapter
 
 logger = logging.getLogger(__name__)
@@ -117,7 +119,7 @@ def text_terms(text: str, *, names: "ahocorasick.Automaton | None" = None) -> li
         if len(run) == 1:
             terms.append(run)
         else:
-            terms.extend(run[i : i + 2] for i in range(len(run) - 1))
+            terms += map(operator.add, run[:-1], run[1:])  # the bigrams, without a slice per position
     terms.extend(w.lower() for w in _ASCII_WORD.findall(text))
     if names is not None and text:
         terms.extend("@" + name for _, name in names.iter(text))
@@ -223,10 +225,10 @@ def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
         if not h
         or built.get(n) != _chapter_stamp(content_hash=h, summary=None, body=None, names=names, scenes=scenes.get(n))
     ]
-    new = []
     for start in range(0, len(todo), 500):
         part = sorted(todo[start : start + 500])
         Chunk.objects.filter(book=book, chapter__in=part).delete()
+        rows = []
         for number, content_hash, summary, body in (
             Chapter.objects.filter(book=book, number__in=part)
             .order_by("number")
@@ -235,36 +237,23 @@ def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
             stamp = _chapter_stamp(
                 content_hash=content_hash, summary=summary, body=body, names=names, scenes=scenes.get(number)
             )
-            if summary.strip():
-                new.append(
-                    Chunk(
-                        book=book,
-                        chapter=number,
-                        kind=Chunk.Kind.SUMMARY,
-                        order=0,
-                        text=summary.strip(),
-                        terms=" ".join(text_terms(summary, names=names.automaton)),
-                        source_hash=stamp,
-                    )
-                )
+            pieces = [(Chunk.Kind.SUMMARY.value, 0, summary.strip())] if summary.strip() else []
             # The Data Agent's scenes when the chapter's extraction has them, else body slices.
             parts = scene_chunk_texts(scenes=scenes[number], body=body) if number in scenes else []
-            for i, scene in enumerate(parts or scenes_split(body)):
-                new.append(
-                    Chunk(
-                        book=book,
-                        chapter=number,
-                        kind=Chunk.Kind.SCENE,
-                        order=i,
-                        text=scene,
-                        terms=" ".join(text_terms(scene, names=names.automaton)),
-                        source_hash=stamp,
-                    )
-                )
-            if len(new) >= 2000:
-                Chunk.objects.bulk_create(new, batch_size=500)
-                new = []
-    Chunk.objects.bulk_create(new, batch_size=500)
+            pieces += [(Chunk.Kind.SCENE.value, i, scene) for i, scene in enumerate(parts or scenes_split(body))]
+            rows += [
+                {
+                    "book_id": book.pk,
+                    "chapter": number,
+                    "kind": kind,
+                    "order": order,
+                    "text": text,
+                    "terms": " ".join(text_terms(text, names=names.automaton)),
+                    "source_hash": stamp,
+                }
+                for kind, order, text in pieces
+            ]
+        rows_insert(Chunk, rows)
     return Chunk.objects.filter(book=book).count()
 
 

@@ -2,17 +2,20 @@
 scratchpad import; the memory-hit log. Every status change goes through ``groups_resolve`` so the
 resolver's rules (memory/resolver.py) are applied in one place and every change is in the history."""
 
+import datetime
 import hashlib
 import json
 import logging
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from memory.models import Fact, FactEvent, MemoryHit
 from memory.resolver import FactView, group_resolve
+from webnovel.bulk import rows_insert, rows_update
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.models import Book
 
@@ -89,14 +92,64 @@ def groups_resolve(*, book: Book, groups: Iterable[GroupKey]) -> int:
                 fact.superseded_by_id = new_sup
                 to_update.append(fact)
                 changed += 1
-    if to_update:
-        now = timezone.now()
-        for fact in to_update:
-            fact.updated_at = now
-        Fact.objects.bulk_update(to_update, ["status", "superseded_by", "updated_at"], batch_size=500)
-    if events:
-        FactEvent.objects.bulk_create(events, batch_size=500)
+    now = timezone.now()
+    for fact in to_update:
+        fact.updated_at = now
+    rows_update(
+        Fact,
+        [
+            {"pk": f.pk, "status": f.status, "superseded_by_id": f.superseded_by_id, "updated_at": now}
+            for f in to_update
+        ],
+        ["status", "superseded_by_id", "updated_at"],
+    )
+    events_insert(events, at=now)
     return changed
+
+
+def setting_facts_state(*, book: Book) -> str:
+    """Count, highest id and latest change of the book's setting facts: any write to one moves it
+    (every writer sets updated_at). The memory pipeline records it after its own writes (here and in
+    facts_compact); a change by anyone else since makes the next derivation apply them again."""
+    agg = Fact.objects.filter(book=book, origin=Fact.Origin.SETTING).aggregate(
+        n=Count("id"), m=Max("id"), u=Max("updated_at")
+    )
+    return f"{agg['n']}:{agg['m'] or 0}:{agg['u'].isoformat() if agg['u'] else ''}"
+
+
+def facts_delete(pks: list[int]) -> int:
+    """Delete facts by primary key without Django's deletion collector (which loads every fact and
+    its events first: seconds when compaction drops thousands): their events go with them, and facts
+    that point at them (superseded_by, revises) are unlinked, as the foreign keys' SET_NULL says."""
+    deleted = 0
+    for start in range(0, len(pks), 500):
+        part = pks[start : start + 500]
+        FactEvent.objects.filter(fact_id__in=part).delete()  # no dependants: one DELETE
+        Fact.objects.filter(superseded_by_id__in=part).update(superseded_by=None)
+        Fact.objects.filter(revises_id__in=part).update(revises=None)
+        with connection.cursor() as cur:
+            cur.execute(f"DELETE FROM {Fact._meta.db_table} WHERE id IN ({', '.join(['%s'] * len(part))})", part)
+            deleted += cur.rowcount
+    return deleted
+
+
+def events_insert(events: list[FactEvent], *, at: datetime.datetime) -> int:
+    """Store unsaved FactEvents in one plain insert (derivation writes thousands at a time)."""
+    return rows_insert(
+        FactEvent,
+        [
+            {
+                "fact_id": e.fact_id,
+                "at": at,
+                "action": e.action,
+                "old_status": e.old_status,
+                "new_status": e.new_status,
+                "chapter": e.chapter,
+                "note": e.note,
+            }
+            for e in events
+        ],
+    )
 
 
 @transaction.atomic

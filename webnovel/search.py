@@ -132,11 +132,20 @@ def search_index_update(*, book: Book, numbers: list[int] | None = None, removed
             # One index writer at a time (SQLite serializes writers anyway): two first rebuilds would
             # otherwise both see an empty table and deadlock dropping the GIN index (_lines_write).
             cur.execute("SELECT pg_advisory_xact_lock(%s)", [_WRITER_LOCK])
+        cur.execute(f"SELECT 1 FROM {LINE_TABLE} WHERE book_id = %s LIMIT 1", [book.pk])
+        has_lines = cur.fetchone() is not None
+        cur.execute(f"SELECT 1 FROM {CHAPTER_TABLE} WHERE book_id = %s LIMIT 1", [book.pk])
+        recorded = cur.fetchone() is not None
+        if numbers is not None and (recorded or not has_lines):
+            # A finalize / sync of a few chapters: look at those alone (the cost must not grow with the book).
+            hashes = dict(Chapter.objects.filter(book=book, number__in=numbers).values_list("number", "content_hash"))
+            gone = sorted((set(numbers) | set(removed or [])) - set(hashes))
+            if has_lines:
+                _lines_delete(cur, book_id=book.pk, chapters=sorted(set(hashes) | set(gone)))
+            return _lines_add(cur, book=book, todo=sorted(hashes), hashes=hashes)
         current = dict(Chapter.objects.filter(book=book).values_list("number", "content_hash"))
         cur.execute(f"SELECT chapter, content_hash FROM {CHAPTER_TABLE} WHERE book_id = %s", [book.pk])
         indexed = dict(cur.fetchall())
-        cur.execute(f"SELECT 1 FROM {LINE_TABLE} WHERE book_id = %s LIMIT 1", [book.pk])
-        has_lines = cur.fetchone() is not None
         if numbers is None or (has_lines and not indexed):
             # A full pass (also when the lines predate the per-chapter record). A chapter without a
             # content hash (rows written by hand) is always re-indexed.
@@ -150,22 +159,27 @@ def search_index_update(*, book: Book, numbers: list[int] | None = None, removed
             # Every indexed chapter is stale (a cold or total reindex): one book-wide delete.
             everything = set(indexed) <= set(stale)
             _lines_delete(cur, book_id=book.pk, chapters=None if everything else stale)
-        if not todo:
-            return 0
-        if connection.vendor == "sqlite":
-            cur.execute(f"SELECT COALESCE(MAX(id), 0) FROM {LINE_TABLE}")
-            last_id = cur.fetchone()[0]
-        written = _lines_write(cur, book=book, todo=todo)
-        if connection.vendor == "sqlite":
-            # One bulk insert into FTS5 instead of a trigger call per line: 3–4× cheaper. Rowids of an
-            # INTEGER PRIMARY KEY grow past the largest, so the new lines are exactly those above it.
-            cur.execute(
-                f"INSERT INTO {FTS_TABLE} (rowid, text) SELECT id, text FROM {LINE_TABLE} WHERE id > %s", [last_id]
-            )
-        cur.executemany(
-            f"INSERT INTO {CHAPTER_TABLE} (book_id, chapter, content_hash) VALUES (%s, %s, %s)",
-            [(book.pk, n, _index_key(current[n] or "")) for n in todo],
-        )
+        return _lines_add(cur, book=book, todo=todo, hashes=current)
+
+
+def _lines_add(cur, *, book: Book, todo: list[int], hashes: dict[int, str]) -> int:
+    """Index the lines of chapters ``todo`` (their old lines already deleted) and record the content
+    hash each was indexed from (``hashes``: number → the chapter's content hash); returns how many
+    lines were written."""
+    if not todo:
+        return 0
+    if connection.vendor == "sqlite":
+        cur.execute(f"SELECT COALESCE(MAX(id), 0) FROM {LINE_TABLE}")
+        last_id = cur.fetchone()[0]
+    written = _lines_write(cur, book=book, todo=todo)
+    if connection.vendor == "sqlite":
+        # One bulk insert into FTS5 instead of a trigger call per line: 3–4× cheaper. Rowids of an
+        # INTEGER PRIMARY KEY grow past the largest, so the new lines are exactly those above it.
+        cur.execute(f"INSERT INTO {FTS_TABLE} (rowid, text) SELECT id, text FROM {LINE_TABLE} WHERE id > %s", [last_id])
+    cur.executemany(
+        f"INSERT INTO {CHAPTER_TABLE} (book_id, chapter, content_hash) VALUES (%s, %s, %s)",
+        [(book.pk, n, _index_key(hashes.get(n) or "")) for n in todo],
+    )
     return written
 
 

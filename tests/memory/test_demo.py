@@ -104,3 +104,43 @@ def test_demo_sample_extractions_turn_into_scene_chunks(demo, django_capture_on_
     title = next(i["title"] for i in pack["items"] if i["id"] == "chunk:3:scene:1")
     assert episodic[0][1] == tokens_estimate(f"【{title}】\n{text}\n")
     assert pack["used_tokens"] <= 2000
+
+
+def test_book_wide_facts_are_applied_again_only_when_their_inputs_or_the_facts_changed(demo, monkeypatch):
+    """DerivationStamp: a finalize skips the book-wide facts while nothing they come from changed."""
+    from memory import derivation
+    from memory.models import DerivationStamp
+    from threads.models import Thread
+
+    calls = []
+    real = derivation._apply
+
+    def spy(**kwargs):
+        calls.append(str(kwargs["origin"]))
+        return real(**kwargs)
+
+    monkeypatch.setattr(derivation, "_apply", spy)
+    assert DerivationStamp.objects.filter(book=demo).count() == 1
+    derivation.facts_derive(book=demo, chapters=[24])
+    assert calls == ["derived"]  # book-wide inputs and setting facts unchanged: skipped
+
+    loop = Fact.objects.get(book=demo, origin="setting", category="open_loops", subject="悬念-001")
+    evidence = loop.evidence
+    loop.evidence = []
+    loop.save()  # a hand edit moves updated_at: the next derivation applies the setting facts again
+    calls.clear()
+    derivation.facts_derive(book=demo, chapters=[24])
+    assert calls == ["setting", "derived"]
+    loop.refresh_from_db()
+    assert loop.evidence == evidence
+
+    Thread.objects.filter(book=demo, thread_id="悬念-001").update(title="新的标题")
+    calls.clear()
+    derivation.facts_derive(book=demo, chapters=[24])
+    assert calls == ["setting", "derived"]
+    assert Fact.objects.get(book=demo, origin="setting", category="open_loops", subject="悬念-001").value.startswith(
+        "新的标题："
+    )
+    calls.clear()
+    derivation.facts_derive(book=demo, chapters=[24])
+    assert calls == ["derived"]

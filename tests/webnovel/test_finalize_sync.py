@@ -11,9 +11,10 @@ from django.core.management import CommandError, call_command
 from entities.models import Alias, Entity
 from tests.webnovel.bookfactory import CARD_LINFENG, CHAPTER_2, book_make, book_write, chapter_text
 from threads.models import Thread
-from webnovel.exceptions import NotFound
+from webnovel.exceptions import Conflict, NotFound
 from webnovel.models import Book, Chapter, Fingerprint, SourceFile, Volume
 from webnovel.rebuilder import book_dump, book_rebuild, book_sync, chapter_finalize
+from webnovel.rebuilder.incremental import chapter_path_find
 
 pytestmark = pytest.mark.django_db
 
@@ -126,6 +127,22 @@ def test_finalize_missing_chapter_is_not_found(mini):
         chapter_finalize(book=_book(), number=9)
     with pytest.raises(CommandError, match="第9章的文件不存在"):
         call_command("finalize", "mini", "9")
+
+
+def test_new_chapter_path_is_guessed_next_to_its_neighbour_or_found_by_name(mini):
+    """chapter_path_find: next to chapter N-1 (a stat, no walk), elsewhere by name, two claims → 409."""
+    book = _book()
+    book_write(mini, CHAPTER_4_PATH, CHAPTER_4)  # 第0003章 lives in 第二卷/: the guess
+    assert chapter_path_find(book=book, root=mini, number=4) == CHAPTER_4_PATH
+    odd = "定稿/正文/番外/第0004章.md"
+    os.makedirs(mini / "定稿/正文/番外")
+    os.replace(mini / CHAPTER_4_PATH, mini / odd)
+    assert chapter_path_find(book=book, root=mini, number=4) == odd  # not where guessed: found by name
+    book_write(mini, "定稿/正文/第1卷 青岚初鸣/第0004章.md", CHAPTER_4)
+    with pytest.raises(
+        Conflict, match="第4章有多个文件：定稿/正文/番外/第0004章.md、定稿/正文/第1卷 青岚初鸣/第0004章.md"
+    ):
+        chapter_path_find(book=book, root=mini, number=4)
 
 
 def test_sync_duplicate_number_is_an_error(mini):

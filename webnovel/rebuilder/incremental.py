@@ -4,7 +4,7 @@ which replaces only the rows of the files involved and leaves the database as a 
 would (entities are re-derived from all entity files whenever one of them changed)."""
 
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from django.db import transaction
@@ -86,12 +86,26 @@ def _rebuild_instead(book: Book, root: Path, report: dict[str, Any]) -> dict[str
 
 
 def chapter_path_find(*, book: Book, root: Path, number: int) -> str:
-    """The chapter file of ``number``: its recorded path when still there, else found by name under
-    定稿/正文/ (names only: no other chapter file is read)."""
+    """The chapter file of ``number``: its recorded path when still there; else, for a new chapter,
+    ``第NNNN章.md`` in the folder of the chapter before or after it or directly under 定稿/正文/ when
+    exactly one of those exists (a few stat calls, whatever the book's length); else found by name
+    under 定稿/正文/ (a walk over names only: no other chapter file is read), which also reports two
+    files claiming the number."""
     recorded = Chapter.objects.filter(book=book, number=number).order_by().values_list("source_path", flat=True).first()
     if recorded and (root / recorded).is_file():
         return recorded
     base = root / "定稿" / "正文"
+    name = f"第{number:04d}章.md"
+    neighbours = (
+        Chapter.objects.filter(book=book, number__in=[number - 1, number + 1])
+        .order_by("number")
+        .values_list("source_path", flat=True)
+    )
+    guesses = {os.path.relpath(base / name, root).replace(os.sep, "/")}
+    guesses |= {str(PurePosixPath(path).parent / name) for path in neighbours if path}
+    found = sorted(g for g in guesses if (root / g).is_file())
+    if len(found) == 1:
+        return found[0]
     matches = []
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]

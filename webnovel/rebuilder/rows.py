@@ -1,12 +1,12 @@
 """Parsed dataclasses → model rows, and the per-table writers shared by rebuild, finalize and sync.
 
-Every writer works in bulk (bulk_create in batches, one delete per table); none issues a query per row.
+Every writer works in bulk (plain-row inserts of webnovel.bulk or bulk_create in batches, one delete per
+table); none issues a query per row.
 """
 
 from collections import defaultdict
 from collections.abc import Iterable
 
-from django.db import connection, models
 from django.db.models import Q
 
 from entities.ids import entity_ids_assign
@@ -23,41 +23,11 @@ from webnovel.bookfs import (
     TimelineRowData,
     VolumeData,
 )
+from webnovel.bulk import rows_insert
 from webnovel.fingerprint import fingerprint_compute
 from webnovel.models import Book, Chapter, Document, Fingerprint, Section, SourceFile, TimelineRow, Volume
 
 BATCH = 500
-
-
-def rows_insert(model: type[models.Model], rows: list[dict]) -> int:
-    """INSERT plain rows with one executemany. Why not bulk_create: for a 3,000-chapter rebuild it
-    spends most of its time building model instances and compiling SQL value by value; these tables
-    are plain rows nobody hangs signals on. Every concrete column must be given (Python-side defaults
-    are not applied), so a new model field fails loudly here instead of silently inserting NULL."""
-    if not rows:
-        return 0
-    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
-    names = [f.attname for f in fields]
-    missing = set(names) - set(rows[0])
-    if missing:
-        raise ValueError(f"rows_insert({model.__name__}): missing columns {sorted(missing)}")
-    ops = connection.ops
-    json_fields = [(i, f.encoder) for i, f in enumerate(fields) if isinstance(f, models.JSONField)]
-    params = []
-    for row in rows:
-        values = [row[name] for name in names]
-        for i, encoder in json_fields:
-            values[i] = ops.adapt_json_value(values[i], encoder)
-        params.append(values)
-    qn = ops.quote_name
-    sql = (
-        f"INSERT INTO {qn(model._meta.db_table)} ({', '.join(qn(f.column) for f in fields)}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))})"
-    )
-    with connection.cursor() as cursor:
-        for start in range(0, len(params), BATCH * 4):
-            cursor.executemany(sql, params[start : start + BATCH * 4])
-    return len(rows)
 
 
 def chapters_create(
