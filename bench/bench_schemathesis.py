@@ -192,6 +192,7 @@ def main() -> int:
         "--seed", str(opts.seed),
         "--workers", str(opts.workers),
         "--continue-on-failure",
+        "--generation-with-security-parameters", "false",  # the key header above authenticates
         "--report", "json,ndjson,har",
         "--report-dir", str(reports),
         "--no-color",

@@ -1,7 +1,9 @@
 """The one NinjaAPI of the project. Each app contributes a Router; domain errors become
 ``{"message", "extra"}`` JSON with their status, and validation errors a 422 in the same shape."""
 
+import functools
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -40,8 +42,10 @@ ERROR_RESPONSES = {
     "409": "名称有歧义，或与现有状态冲突",
     "413": "请求体过大",
     "422": "参数或请求体无效",
+    "414": "URL 过长：gunicorn 拒绝超过 4094 字节的请求行（它的 HTML 页面，不经过本 API）",
 }
 BODY_ONLY = {"400", "413"}
+NOT_JSON = {"414"}
 
 
 class BookAPI(NinjaAPI):
@@ -60,7 +64,7 @@ class BookAPI(NinjaAPI):
                 for status, text in ERROR_RESPONSES.items():
                     if status in BODY_ONLY and "requestBody" not in operation:
                         continue
-                    responses.setdefault(status, {"description": text, **ref})
+                    responses.setdefault(status, {"description": text, **({} if status in NOT_JSON else ref)})
         return schema
 
 
@@ -72,6 +76,23 @@ api = BookAPI(
     urls_namespace="api",
     auth=API_AUTH,
 )
+
+
+def _repeated_query_refuse(run: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    # No endpoint takes a list in its query string, so a parameter given twice is ambiguous: Django
+    # would silently keep the last value. Refused before validation (ninja's "view" decorators).
+    @functools.wraps(run)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        repeated = sorted(name for name, values in request.GET.lists() if len(values) > 1)
+        if repeated:
+            message = f"参数重复：{'、'.join(repeated)}（每个查询参数只能给一次）"
+            return api.create_response(request, {"message": message, "extra": {"parameters": repeated}}, status=422)
+        return run(request, *args, **kwargs)
+
+    return wrapper
+
+
+api.add_decorator(_repeated_query_refuse, mode="view")
 
 
 @api.exception_handler(DomainError)
