@@ -146,7 +146,7 @@ class FactTombstoneAdmin(admin.ModelAdmin):
 class DerivationStampAdmin(admin.ModelAdmin):
     """Read-only: deleting a stamp is safe (the next derivation recomputes the book-wide facts)."""
 
-    list_display = ["book", "observations", "facts"]
+    list_display = ["book", "inputs", "facts"]
     list_select_related = ["book"]
 
     def has_add_permission(self, request):

@@ -29,7 +29,7 @@ from memory.models import DerivationStamp, Fact, FactEvent, FactTombstone
 from memory.services import GroupKey, events_insert, fact_key_make, facts_delete, groups_resolve, setting_facts_state
 from threads.models import Secret, Thread, ThreadHistoryEntry
 from webnovel.bulk import rows_insert, rows_update
-from webnovel.models import Book, Chapter, Document, TimelineRow
+from webnovel.models import Book, Chapter, Document, SourceFile, TimelineRow
 
 C = Fact.Category
 
@@ -417,7 +417,14 @@ def _apply(
         else:
             desired[key] = obs
     if origin == Fact.Origin.DERIVED and desired:
-        buried = set(FactTombstone.objects.filter(book=book).values_list("key", flat=True))
+        keys = sorted(desired)
+        buried = {
+            key
+            for start in range(0, len(keys), 500)
+            for key in FactTombstone.objects.filter(book=book, key__in=keys[start : start + 500]).values_list(
+                "key", flat=True
+            )
+        }
         desired = {k: o for k, o in desired.items() if k not in buried}
     have = {f.key: f for f in existing}
     groups: set[GroupKey] = set()
@@ -462,7 +469,10 @@ def _apply(
         )
     updates = []
     # A loop an author closed by hand stays closed until the data closes it itself.
-    by_author = set(FactEvent.objects.filter(fact__book=book, action="author_closed").values_list("fact_id", flat=True))
+    closed_by_hand = FactEvent.objects.filter(fact__book=book, action="author_closed")
+    if len(have) < 500:  # a finalize: only the facts at hand (the book's whole history otherwise)
+        closed_by_hand = closed_by_hand.filter(fact_id__in=[f.pk for f in have.values()])
+    by_author = set(closed_by_hand.values_list("fact_id", flat=True))
     for key in sorted(set(desired) & set(have)):
         o, f = desired[key], have[key]
         if o.closed_chapter is None and f.closed_chapter is not None and f.pk in by_author:
@@ -500,12 +510,20 @@ def _apply(
     return {"created": len(new_facts), "deleted": len(gone), "updated": len(updates), "status_changes": changed}
 
 
-def _observations_digest(observations: list[Obs]) -> str:
-    rows = [
-        [o.category, o.subject, o.field, o.value, o.chapter, o.evidence, o.confidence, o.entity_ref, o.closed_chapter]
-        for o in observations
+def _book_inputs_digest(*, book: Book) -> str:
+    """A digest of what ``_book_observations`` reads, from cheap queries: the content hashes of the
+    book's non-chapter files (threads, secrets, documents, entity files: their rows change only with
+    them, or by hand, which deletes the stamp), the chapters that close threads, and the entities'
+    initial states (entities are also written by ingestion and curation, so they are read as they are)."""
+    files = SourceFile.objects.filter(book=book).exclude(kind="chapter").order_by("path")
+    closes = Chapter.objects.filter(book=book).exclude(closes=[]).order_by("number")
+    entities = Entity.objects.filter(book=book, archived=False).exclude(base_state={}).order_by("entity_id")
+    data = [
+        list(files.values_list("path", "content_hash")),
+        list(closes.values_list("number", "closes")),
+        list(entities.values_list("entity_id", "canonical_name", "base_state")),
     ]
-    return hashlib.sha256(json.dumps(rows, ensure_ascii=False, sort_keys=True, default=str).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(data, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
 
 
 def facts_derive(
@@ -516,15 +534,14 @@ def facts_derive(
     ``touched``."""
     chapters = sorted(set(chapters))
     stats = defaultdict(int)
-    observations = _book_observations(book=book)
-    digest = _observations_digest(observations)
+    digest = _book_inputs_digest(book=book)
     stamp = DerivationStamp.objects.filter(book=book).first()
-    if stamp is not None and stamp.observations == digest and stamp.facts == setting_facts_state(book=book):
+    if stamp is not None and stamp.inputs == digest and stamp.facts == setting_facts_state(book=book):
         book_wide = {}  # same inputs, setting facts untouched since: applying them again changes nothing
     else:
         book_wide = _apply(
             book=book,
-            observations=observations,
+            observations=_book_observations(book=book),
             existing=list(Fact.objects.filter(book=book, origin=Fact.Origin.SETTING)),
             origin=Fact.Origin.SETTING,
             prefix="s",
@@ -546,6 +563,6 @@ def facts_derive(
             stats[k] += v
     # After the per-chapter facts too: their resolution may have changed setting facts' statuses.
     DerivationStamp.objects.update_or_create(
-        book=book, defaults={"observations": digest, "facts": setting_facts_state(book=book)}
+        book=book, defaults={"inputs": digest, "facts": setting_facts_state(book=book)}
     )
     return dict(stats)

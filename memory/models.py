@@ -72,6 +72,7 @@ class Fact(models.Model):
             models.Index(fields=["book", "category", "subject", "field"], name="memory_fact_group_idx"),
             models.Index(fields=["book", "status", "category"], name="memory_fact_status_idx"),
             models.Index(fields=["book", "source_chapter"], name="memory_fact_chapter_idx"),
+            models.Index(fields=["book", "origin", "updated_at"], name="memory_fact_origin_idx"),
         ]
         verbose_name = "记忆事实"
         verbose_name_plural = "记忆事实"
@@ -174,12 +175,14 @@ class MemoryHit(models.Model):
 
 
 class DerivationStamp(models.Model):
-    """What a book's book-wide facts were last derived from: a digest of the observations and the
-    state of its setting facts right after. While both are unchanged, deriving them again would change
-    nothing, so it is skipped (a finalize would otherwise pay for every thread, secret and entity)."""
+    """What a book's book-wide facts were last derived from: a digest of their inputs (the hashes of
+    the book's non-chapter files, the chapters' ``closes``, the entities' initial states) and the state
+    of its setting facts right after. While both are unchanged, deriving them again would change
+    nothing, so it is skipped (a finalize would otherwise read every thread, secret and entity).
+    Saving a thread, secret or document row by hand (the admin) deletes the stamp."""
 
     book = models.OneToOneField(Book, on_delete=models.CASCADE, related_name="memory_stamp")
-    observations = models.CharField(max_length=64)
+    inputs = models.CharField(max_length=64)
     facts = models.CharField(max_length=100, help_text="设定事实的 数量:最大id:最后修改时间")
 
     class Meta:
@@ -187,4 +190,4 @@ class DerivationStamp(models.Model):
         verbose_name_plural = "派生指纹"
 
     def __str__(self) -> str:
-        return f"{self.book_id}: {self.observations[:12]}"
+        return f"{self.book_id}: {self.inputs[:12]}"

@@ -40,6 +40,7 @@ class Entity(models.Model):
         indexes = [
             models.Index(fields=["book", "type", "canonical_name"], name="entity_type_name_idx"),
             models.Index(fields=["book", "canonical_name"], name="entity_name_idx"),
+            models.Index(fields=["book", "first_appearance"], name="entity_first_idx"),
         ]
         verbose_name = "实体"
         verbose_name_plural = "实体"

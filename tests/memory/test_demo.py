@@ -124,23 +124,36 @@ def test_book_wide_facts_are_applied_again_only_when_their_inputs_or_the_facts_c
     derivation.facts_derive(book=demo, chapters=[24])
     assert calls == ["derived"]  # book-wide inputs and setting facts unchanged: skipped
 
-    loop = Fact.objects.get(book=demo, origin="setting", category="open_loops", subject="悬念-001")
+    def loop_fact():
+        return Fact.objects.get(book=demo, origin="setting", category="open_loops", subject="悬念-001")
+
+    loop = loop_fact()
     evidence = loop.evidence
     loop.evidence = []
-    loop.save()  # a hand edit moves updated_at: the next derivation applies the setting facts again
+    loop.save()  # a hand edit of a fact moves updated_at: the next derivation applies them again
     calls.clear()
     derivation.facts_derive(book=demo, chapters=[24])
     assert calls == ["setting", "derived"]
-    loop.refresh_from_db()
-    assert loop.evidence == evidence
+    assert loop_fact().evidence == evidence
 
-    Thread.objects.filter(book=demo, thread_id="悬念-001").update(title="新的标题")
+    thread = Thread.objects.get(book=demo, thread_id="悬念-001")
+    thread.title = "新的标题"
+    thread.save()  # a hand edit of a thread (the admin) forgets the stamp
+    assert not DerivationStamp.objects.filter(book=demo).exists()
     calls.clear()
     derivation.facts_derive(book=demo, chapters=[24])
     assert calls == ["setting", "derived"]
-    assert Fact.objects.get(book=demo, origin="setting", category="open_loops", subject="悬念-001").value.startswith(
-        "新的标题："
-    )
+    assert loop_fact().value.startswith("新的标题：")
     calls.clear()
     derivation.facts_derive(book=demo, chapters=[24])
     assert calls == ["derived"]
+
+    # an entity's initial state changed by curation (not a file) is an input too
+    from entities.models import Entity
+
+    entity = Entity.objects.filter(book=demo).exclude(base_state={}).order_by("entity_id").first()
+    Entity.objects.filter(pk=entity.pk).update(base_state={**entity.base_state, "境界": "化神"})
+    calls.clear()
+    derivation.facts_derive(book=demo, chapters=[24])
+    assert calls == ["setting", "derived"]
+    assert Fact.objects.get(book=demo, origin="setting", subject=entity.canonical_name, field="境界").value == "化神"

@@ -69,6 +69,7 @@ class SourceFile(models.Model):
     class Meta:
         ordering = ["book", "path"]
         constraints = [models.UniqueConstraint(fields=["book", "path"], name="uniq_source_path")]
+        indexes = [models.Index(fields=["book", "kind"], name="source_kind_idx")]
         verbose_name = "源文件"
         verbose_name_plural = "源文件"
 
