@@ -276,14 +276,18 @@ def _keyword_rows(*, book: Book, query: str, limit: int) -> tuple[int, list[tupl
     """(total matching lines, the first ``limit`` of them as (chapter, line, text))."""
     clause, params, indexed = _match(book=book, query=query)
     with connection.cursor() as cur:
-        if not indexed:
-            # No trigram to look up: one pass over the lines yields both the first hits and the count.
-            sql = f"SELECT l.chapter, l.line, l.text, COUNT(*) OVER () {clause} ORDER BY l.chapter, l.line LIMIT {int(limit)}"
-            cur.execute(sql, params)
-            rows = cur.fetchall()
-            return (rows[0][3] if rows else 0), [(c, n, text.rstrip(LINE_END)) for c, n, text, _ in rows]
         cur.execute(f"SELECT COUNT(*) {clause}", params)
         total = cur.fetchone()[0]
+        if not indexed:
+            # No trigram to look up (a single character): the count is one pass over the lines; the
+            # first hits come from walking the (book, chapter, line) index, which stops at ``limit``
+            # (a window COUNT(*) OVER () in the same query would fetch every matching line first).
+            if not total:
+                return 0, []
+            cur.execute(
+                f"SELECT l.chapter, l.line, l.text {clause} ORDER BY l.chapter, l.line LIMIT {int(limit)}", params
+            )
+            return total, [(c, n, text.rstrip(LINE_END)) for c, n, text in cur.fetchall()]
         if total > _ORDERED_SCAN_FROM:
             # A phrase on thousands of lines: sorting them all to keep 50 costs more than walking
             # the lines in (chapter, line) order against the match list and stopping at ``limit``.
