@@ -265,6 +265,20 @@ def parse_chapter(result: FileResult, text: str) -> None:
     result.chapter = chapter
 
 
+def _file_id(fm: dict, name: str, pattern: re.Pattern) -> str:
+    """A thread's / secret's id: ``id:`` in its front matter, else what its file name starts with."""
+    value = _str(fm.get("id"))
+    if not value:
+        match = pattern.match(name)
+        value = match.group(0) if match else ""
+    return value
+
+
+def _file_title(fm: dict, name: str, file_id: str) -> str:
+    """``title:`` in the front matter, else the file name after its id (伏笔-001 断剑之谜.md → 断剑之谜)."""
+    return _str(fm.get("title")) or name[len(file_id) :].strip(" -_")
+
+
 def parse_thread(result: FileResult, text: str) -> None:
     ctx = _Ctx(result)
     rel = result.info.path
@@ -273,10 +287,7 @@ def parse_thread(result: FileResult, text: str) -> None:
         return
     fm, fm_text, body, body_line = split
     name = stem(rel)
-    thread_id = _str(fm.get("id"))
-    if not thread_id:
-        match = THREAD_ID.match(name)
-        thread_id = match.group(0) if match else ""
+    thread_id = _file_id(fm, name, THREAD_ID)
     match = THREAD_ID.match(thread_id)
     if not match or match.group(0) != thread_id:
         ctx.issue(
@@ -286,7 +297,7 @@ def parse_thread(result: FileResult, text: str) -> None:
         )
         return
     thread = ThreadData(thread_id=thread_id, type=match.group(1), path=rel, front_matter=fm)
-    thread.title = _str(fm.get("title")) or name[len(thread_id) :].strip(" -_")
+    thread.title = _file_title(fm, name, thread_id)
     thread.strength = ctx.choice_field(fm, "strength", STRENGTHS, "中", fm_text)
     thread.status = ctx.choice_field(fm, "status", STATUSES, "进行", fm_text)
     thread.opened = ctx.int_field(fm, "opened", fm_text)
@@ -336,15 +347,12 @@ def parse_secret(result: FileResult, text: str) -> None:
         return
     fm, fm_text, body, _body_line = split
     name = stem(rel)
-    secret_id = _str(fm.get("id"))
-    if not secret_id:
-        match = SECRET_ID.match(name)
-        secret_id = match.group(0) if match else ""
+    secret_id = _file_id(fm, name, SECRET_ID)
     if not secret_id:
         ctx.issue("invalid_value", f"信息差文件 {name!r} 缺少 id（应为 信息差-NNN）", line=1)
         return
     secret = SecretData(secret_id=secret_id, path=rel, front_matter=fm, content=body.strip())
-    secret.title = _str(fm.get("title")) or name[len(secret_id) :].strip(" -_")
+    secret.title = _file_title(fm, name, secret_id)
     secret.registered = ctx.int_field(fm, "registered", fm_text)
     secret.reader_told = ctx.int_field(fm, "reader_told", fm_text)
     secret.reader_knows = _bool(fm.get("reader_knows", False))
