@@ -78,21 +78,48 @@ api = BookAPI(
 )
 
 
-def _repeated_query_refuse(run: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    # No endpoint takes a list in its query string, so a parameter given twice is ambiguous: Django
-    # would silently keep the last value. Refused before validation (ninja's "view" decorators).
+_JSON_KINDS = {list: "数组", str: "字符串", bool: "布尔值", type(None): "null", int: "数字", float: "数字"}
+
+
+def _body_not_object(request: HttpRequest) -> str | None:
+    """The JSON type of a write's body when it is valid JSON but not an object, else None."""
+    if request.method not in {"POST", "PUT", "PATCH"}:
+        return None
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        return None  # the 413 handler answers it inside the operation
+    head = body.lstrip()[:1]
+    if not head or head == b"{":
+        return None
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None  # not JSON / not UTF-8: the 400 answer below names the line and column
+    return _JSON_KINDS.get(type(value), "数字")
+
+
+def _ambiguous_input_refuse(run: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    # Refused before validation (ninja's "view" decorators), because ninja would take them silently:
+    # - a query parameter given twice: no endpoint takes a list there, and Django keeps the last value;
+    # - a body that is a JSON array / string / null: every body is an object, and ninja read
+    #   ``[null, null]`` as an object with all its defaults.
     @functools.wraps(run)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         repeated = sorted(name for name, values in request.GET.lists() if len(values) > 1)
         if repeated:
             message = f"参数重复：{'、'.join(repeated)}（每个查询参数只能给一次）"
             return api.create_response(request, {"message": message, "extra": {"parameters": repeated}}, status=422)
+        kind = _body_not_object(request)
+        if kind:
+            message = f"请求体必须是 JSON 对象（收到{kind}）"
+            return api.create_response(request, {"message": message, "extra": {"field": "body"}}, status=422)
         return run(request, *args, **kwargs)
 
     return wrapper
 
 
-api.add_decorator(_repeated_query_refuse, mode="view")
+api.add_decorator(_ambiguous_input_refuse, mode="view")
 
 
 @api.exception_handler(DomainError)

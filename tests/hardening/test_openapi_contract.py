@@ -235,3 +235,19 @@ def test_a_repeated_query_parameter_is_refused(demo, api):
         "extra": {"parameters": ["q", "status"]},
     }
     assert api.get("/api/books/demo-book/characters?status=").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [("[null, null]", "数组"), ("null", "null"), ('"x"', "字符串"), ("3", "数字"), (" true", "布尔值")],
+)
+def test_a_body_that_is_not_a_json_object_is_refused(demo, api, body, kind):
+    response = api.post("/api/books/demo-book/entities/pending/1/reject", data=body, content_type="application/json")
+    assert response.status_code == 422
+    assert response.json() == {"message": f"请求体必须是 JSON 对象（收到{kind}）", "extra": {"field": "body"}}
+
+
+def test_a_body_that_is_not_json_still_names_line_and_column(demo, api):
+    response = api.post("/api/books/demo-book/entities/pending/1/reject", data="[1,", content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["extra"] == {"line": 1, "column": 4}
