@@ -5,6 +5,7 @@ demo run, the tests, and a production deploy (see docs/deploy.md).
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -93,7 +94,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
     }
-    DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SQLITE_TEST_PATH") or None}
+    # The test database is a file (one per test process), not Django's in-memory default: tests that
+    # run two rebuilds in two threads need two real connections to one database.
+    DATABASES["default"]["TEST"] = {
+        "NAME": os.environ.get("SQLITE_TEST_PATH")
+        or str(Path(tempfile.gettempdir()) / f"webnovel-test-{os.getpid()}.sqlite3")
+    }
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
 ATOMIC_REQUESTS = False
 

@@ -305,8 +305,6 @@ def test_concurrent_rebuilds_never_interleave(mini, existing):
 
     from django.db import connection
 
-    if connection.vendor == "sqlite" and not connection.settings_dict["TEST"].get("NAME"):
-        pytest.skip("in-memory SQLite test database: threads share one cache; run with SQLITE_TEST_PATH or PostgreSQL")
     if existing:
         book_rebuild(root=mini)
     reports, failures = [], []
