@@ -95,7 +95,20 @@ def _changes(*, entity: Entity, chapter: int | None) -> QuerySet[StateChange]:
 def entity_state_as_of(*, entity: Entity, chapter: int | None = None) -> dict:
     """The state of ``entity`` at the end of ``chapter`` (None = now): base state + replayed changes."""
     _chapter_check(chapter)
-    return state_replay(entity.base_state, _changes(entity=entity, chapter=chapter).only("op", "field", "new"))
+    return state_replay(entity.base_state, _changes(entity=entity, chapter=chapter).values("op", "field", "new"))
+
+
+def entity_states_as_of(*, entities: list[Entity], chapter: int | None = None) -> dict[int, dict]:
+    """``entity_state_as_of`` of several entities in one query: entity pk → state."""
+    _chapter_check(chapter)
+    rows = StateChange.objects.filter(entity__in=[e.pk for e in entities])
+    if chapter is not None:
+        rows = rows.filter(chapter__lte=chapter)
+    # Plain rows, not models: a context pack or an entity list replays hundreds of changes.
+    changes: dict[int, list[dict]] = defaultdict(list)
+    for change in rows.order_by("chapter", "seq", "id").values("entity_id", "op", "field", "new"):
+        changes[change["entity_id"]].append(change)
+    return {e.pk: state_replay(e.base_state, changes.get(e.pk, ())) for e in entities}
 
 
 def change_to_dict(change: StateChange) -> dict:
@@ -177,17 +190,15 @@ def entity_list(
     if not include_archived:
         rows = rows.filter(archived=False)
     entities = list(rows.order_by("-is_protagonist", "type", "entity_id"))
-    by_entity: dict[int, list] = defaultdict(list)
-    for change in StateChange.objects.filter(entity__in=entities).order_by("chapter", "seq", "id"):
-        by_entity[change.entity_id].append(change)
+    states = entity_states_as_of(entities=entities)
     aliases: dict[int, list] = defaultdict(list)
-    for a in Alias.objects.filter(entity__in=entities).order_by("alias"):
-        aliases[a.entity_id].append(
-            {"alias": a.alias, "valid_from": a.valid_from, "valid_to": a.valid_to, "note": a.note, "source": a.source}
-        )
-    return [
-        entity_to_dict(e, state=state_replay(e.base_state, by_entity[e.id]), aliases=aliases[e.id]) for e in entities
-    ]
+    for a in (
+        Alias.objects.filter(entity__in=[e.pk for e in entities])
+        .order_by("alias")
+        .values("entity_id", "alias", "valid_from", "valid_to", "note", "source")
+    ):
+        aliases[a.pop("entity_id")].append(a)
+    return [entity_to_dict(e, state=states[e.pk], aliases=aliases[e.pk]) for e in entities]
 
 
 def entity_list_core(*, book: Book) -> list[dict]:

@@ -153,6 +153,8 @@ def _working_items(
         if simple
         else selectors.characters_on_stage(book=book, chapter=chapter, task=task, outline_text=outline_text)
     )
+    # Every state shown below in one query (was one query per character).
+    by_pk = selectors.entity_states(entities=[*heroes, *on_stage], as_of=as_of)
     shown = []
     for e in heroes:
         items.append(
@@ -161,7 +163,7 @@ def _working_items(
                 layer="working",
                 kind="state",
                 title=f"主角状态·{e.canonical_name}（截至第{as_of}章）",
-                text=_state_text(states.setdefault(e.entity_id, selectors.entity_state(entity=e, as_of=as_of))),
+                text=_state_text(states.setdefault(e.entity_id, by_pk[e.pk])),
                 priority=92,
             )
         )
@@ -176,7 +178,7 @@ def _working_items(
                 layer="working",
                 kind="state",
                 title=f"在场角色·{e.canonical_name}（截至第{as_of}章）",
-                text=_state_text(states.setdefault(e.entity_id, selectors.entity_state(entity=e, as_of=as_of))),
+                text=_state_text(states.setdefault(e.entity_id, by_pk[e.pk])),
                 priority=80 - rank,
             )
         )
@@ -232,7 +234,7 @@ def _fact_items(
     planned_ends = dict(
         Thread.objects.filter(book=book, planned_end__isnull=False).values_list("thread_id", "planned_end")
     )
-    latest_outdated: dict[tuple[str, str, str], tuple[Fact, str]] = {}
+    latest_outdated: dict[tuple[str, str, str], tuple[selectors.FactRow, str]] = {}
     for fact, status, reason in rows:
         g = (fact.category, fact.subject, fact.field)
         title = f"{CATEGORY_LABELS[fact.category]}·{fact.subject}·{fact.field}（第{fact.source_chapter}章）"

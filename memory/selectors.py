@@ -3,10 +3,11 @@
 
 import re
 from collections import defaultdict
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from entities.models import Appearance, Entity
-from entities.selectors import entity_state_as_of
+from entities.selectors import entity_states_as_of
 from memory.models import Fact, MemoryHit
 from memory.resolver import FactView, group_resolve
 from threads.models import Thread
@@ -96,32 +97,38 @@ def fact_history(*, fact: Fact) -> dict[str, Any]:
     }
 
 
+class FactRow(NamedTuple):
+    """The columns of a fact a context pack reads (a plain row: a pack reads hundreds of facts)."""
+
+    pk: int
+    key: str
+    category: str
+    subject: str
+    field: str
+    value: str
+    source_chapter: int
+    confidence: float
+    entity_ref: str
+    revises_id: int | None
+    closed_chapter: int | None
+    decided_at: datetime | None
+
+
 def facts_as_of(
     *, book: Book, as_of: int, categories: list[str] | None = None, subjects: set[str] | None = None
-) -> list[tuple[Fact, str, str]]:
+) -> list[tuple[FactRow, str, str]]:
     """Facts established at or before ``as_of`` with their status *at that chapter* and the reason,
     re-resolved from the group (so a pack for an old chapter sees that chapter's truth)."""
-    # Evidence is not read here and is the bulk of a row: deferring it halves a pack's build time.
-    rows = Fact.objects.filter(book=book, source_chapter__lte=as_of).only(
-        "pk",
-        "key",
-        "category",
-        "subject",
-        "field",
-        "value",
-        "source_chapter",
-        "confidence",
-        "entity_ref",
-        "revises",
-        "closed_chapter",
-        "decided_at",
-    )
+    # Only the columns a pack reads, as tuples: evidence is the bulk of a row, and model instances
+    # cost more than the query itself.
+    rows = Fact.objects.filter(book=book, source_chapter__lte=as_of)
     if categories:
         rows = rows.filter(category__in=categories)
     if subjects is not None:
         rows = rows.filter(subject__in=sorted(subjects))
-    groups: dict[tuple[str, str, str], list[Fact]] = defaultdict(list)
-    for fact in rows.order_by("category", "subject", "field", "source_chapter", "key"):
+    groups: dict[tuple[str, str, str], list[FactRow]] = defaultdict(list)
+    for row in rows.order_by("category", "subject", "field", "source_chapter", "key").values_list(*FactRow._fields):
+        fact = FactRow._make(row)
         groups[(fact.category, fact.subject, fact.field)].append(fact)
     out = []
     for facts in groups.values():
@@ -174,10 +181,10 @@ def chapter_outline(*, book: Book, chapter: int) -> dict[str, Any]:
     )
     if doc is None:
         return {"volume": volume, "sections": [], "whole_volume": False}
-    sections = list(doc.sections.order_by("order"))
+    sections = list(doc.sections.order_by("order").values("order", "heading", "body"))
     mine = []
     for s in sections:
-        for m in _RANGE.finditer(s.heading or ""):
+        for m in _RANGE.finditer(s["heading"] or ""):
             lo = int(m.group(1))
             hi = int(m.group(2) or lo)
             if lo <= chapter <= hi:
@@ -185,11 +192,11 @@ def chapter_outline(*, book: Book, chapter: int) -> dict[str, Any]:
                 break
     whole = not mine
     # No heading names this chapter: the volume's general sections (those naming no chapter at all).
-    chosen = mine or [s for s in sections if s.body.strip() and not _RANGE.search(s.heading or "")]
+    chosen = mine or [s for s in sections if s["body"].strip() and not _RANGE.search(s["heading"] or "")]
     return {
         "volume": volume,
         "whole_volume": whole,
-        "sections": [{"order": s.order, "heading": s.heading, "body": s.body.strip()} for s in chosen],
+        "sections": [{"order": s["order"], "heading": s["heading"], "body": s["body"].strip()} for s in chosen],
     }
 
 
@@ -198,9 +205,9 @@ def master_outline(*, book: Book) -> list[dict[str, Any]]:
     if doc is None:
         return []
     return [
-        {"order": s.order, "heading": s.heading, "body": s.body.strip()}
-        for s in doc.sections.order_by("order")
-        if s.body.strip()
+        {"order": s["order"], "heading": s["heading"], "body": s["body"].strip()}
+        for s in doc.sections.order_by("order").values("order", "heading", "body")
+        if s["body"].strip()
     ]
 
 
@@ -267,8 +274,9 @@ def protagonists(*, book: Book) -> list[Entity]:
     return list(Entity.objects.filter(book=book, is_protagonist=True, archived=False).order_by("entity_id"))
 
 
-def entity_state(*, entity: Entity, as_of: int) -> dict[str, Any]:
-    return entity_state_as_of(entity=entity, chapter=as_of)
+def entity_states(*, entities: list[Entity], as_of: int) -> dict[int, dict[str, Any]]:
+    """The states of several entities as of a chapter (one query): entity pk → state."""
+    return entity_states_as_of(entities=list({e.pk: e for e in entities}.values()), chapter=as_of)
 
 
 def pacing_signals(*, book: Book, chapter: int, window: int = 10) -> dict[str, Any]:

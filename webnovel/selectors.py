@@ -249,15 +249,17 @@ def volume_outline_section(*, book: Book, volume: int, heading: str) -> str:
 
 def _timeline_rows(rows) -> list[dict]:
     return [
-        {"chapter": r.chapter, "story_time": r.story_time, "event": r.event, "present": list(r.present)} for r in rows
+        {"chapter": r["chapter"], "story_time": r["story_time"], "event": r["event"], "present": list(r["present"])}
+        for r in rows.values("chapter", "story_time", "event", "present")
     ]
 
 
 def _current_volume(*, book: Book) -> int:
-    current = book_current_chapter(book=book)
-    if current is None:
+    # The highest finalized chapter and its volume in one query.
+    latest = Chapter.objects.filter(book=book).order_by("-number").values_list("number", "volume").first()
+    if latest is None:
         raise NotFound(f"《{book.title or book.slug}》还没有定稿章节，无法确定当前卷", extra={"book": book.slug})
-    volume = Chapter.objects.filter(book=book, number=current).values_list("volume", flat=True).first()
+    current, volume = latest
     if volume is None:
         volume = (
             Volume.objects.filter(book=book, start_chapter__lte=current, end_chapter__gte=current)
@@ -271,10 +273,10 @@ def _current_volume(*, book: Book) -> int:
 
 def timeline_volume(*, book: Book, volume: int) -> dict:
     """A volume's timeline: ``{"volume", "rows": [{"chapter", "story_time", "event", "present"}]}``."""
-    rows = TimelineRow.objects.filter(book=book, volume=volume).order_by("order")
-    if not rows.exists() and not Volume.objects.filter(book=book, number=volume).exists():
+    rows = _timeline_rows(TimelineRow.objects.filter(book=book, volume=volume).order_by("order"))
+    if not rows and not Volume.objects.filter(book=book, number=volume).exists():
         raise NotFound(f"第{volume}卷不存在（《{book.title or book.slug}》）", extra={"volume": volume})
-    return {"volume": volume, "rows": _timeline_rows(rows)}
+    return {"volume": volume, "rows": rows}
 
 
 def timeline_current(*, book: Book) -> dict:
