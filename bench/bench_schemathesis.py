@@ -34,6 +34,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -167,6 +168,39 @@ def har_tally(har: Path) -> tuple[Counter, list[dict[str, Any]]]:
     return statuses, server_errors
 
 
+def hypothesis_run(*, calls: int, scale: int) -> dict[str, Any]:
+    """The in-process hypothesis fuzzers of tests/hardening with many more examples than CI uses:
+    ``calls`` API calls (test_openapi_fuzz.py) and ``scale``× the parser properties' examples."""
+    tally_file = Path(tempfile.mkdtemp(prefix="wn-fuzz-")) / "tally.json"
+    env = {
+        **os.environ,
+        "HARDENING_EXAMPLES": str(calls),
+        "HARDENING_SCALE": str(scale),
+        "HARDENING_TALLY": str(tally_file),
+    }
+    start = time.monotonic()
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            "tests/hardening/test_openapi_fuzz.py", "tests/hardening/test_fuzz_parsers.py",
+        ],
+        cwd=REPO, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    tally = json.loads(tally_file.read_text()) if tally_file.exists() else {}
+    shutil.rmtree(tally_file.parent, ignore_errors=True)
+    summary = [line for line in proc.stdout.splitlines() if " passed" in line or " failed" in line]
+    if proc.returncode != 0:
+        print(proc.stdout[-6000:], file=sys.stderr)
+    return {
+        "api calls": tally.get("calls"),
+        "statuses": " · ".join(f"{k}: {v}" for k, v in sorted(tally.get("statuses", {}).items())),
+        "parser examples (fast / slow)": f"{150 * scale} / {40 * scale}",
+        "pytest": summary[-1] if summary else proc.stdout[-300:],
+        "ok": proc.returncode == 0,
+        "seconds": round(time.monotonic() - start, 1),
+    }
+
+
 def main() -> int:
     bench = Bench("schemathesis", description=__doc__)
     bench.parser.add_argument("--max-examples", type=int, default=100, help="test cases per operation and phase")
@@ -174,6 +208,12 @@ def main() -> int:
     bench.parser.add_argument("--seed", type=int, default=1, help="schemathesis seed (reproducible runs)")
     bench.parser.add_argument("--workers", type=int, default=2, help="schemathesis workers = gunicorn workers")
     bench.parser.add_argument("--max-time", type=int, default=None, help="time budget of the run, seconds")
+    bench.parser.add_argument(
+        "--hypothesis",
+        metavar="CALLS,SCALE",
+        default=None,
+        help="also run the in-process hypothesis fuzzers of tests/hardening, e.g. 5000,20",
+    )
     bench.parser.add_argument(
         "--tool-python",
         default=os.environ.get("SCHEMATHESIS_PYTHON", sys.executable),
@@ -277,6 +317,13 @@ def main() -> int:
         print(tail[-30000:], file=sys.stderr)
     if os.environ.get("DATABASE_URL"):
         bench.note("database: $DATABASE_URL (flushed)")
+    if opts.hypothesis:
+        calls, scale = (int(x) for x in opts.hypothesis.split(","))
+        bench.log(f"hypothesis fuzzers: {calls} API calls, parser scale {scale}")
+        row = hypothesis_run(calls=calls, scale=scale)
+        bench.table("in-process hypothesis fuzzers (tests/hardening)", [row])
+        if not row["ok"]:
+            bench.failures.append("hypothesis")
     return bench.finish()
 
 
