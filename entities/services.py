@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max, Min, Q
 from django.utils import timezone
 from pydantic import ValidationError
@@ -67,6 +67,40 @@ def entity_create(
     source: str = "admin",
 ) -> Entity:
     """Create an entity (pinyin id unless given) with its aliases."""
+    return _entity_create(
+        book=book,
+        name=name,
+        type=type,
+        tier=tier,
+        description=description,
+        entity_id=entity_id,
+        aliases=aliases,
+        base_state=base_state,
+        is_protagonist=is_protagonist,
+        first_appearance=first_appearance,
+        source=source,
+    )
+
+
+# The ``_``-prefixed writers below are the bodies of the public atomic services, for callers that
+# already hold a transaction (extraction_ingest): a nested ``atomic`` is a SAVEPOINT and a RELEASE,
+# two more round trips per row on PostgreSQL, and nothing there ever rolls back to one.
+
+
+def _entity_create(
+    *,
+    book: Book,
+    name: str,
+    type: str,
+    tier: str = Entity.Tier.MINOR,
+    description: str = "",
+    entity_id: str | None = None,
+    aliases: Iterable[str | dict] = (),
+    base_state: dict | None = None,
+    is_protagonist: bool = False,
+    first_appearance: int | None = None,
+    source: str = "admin",
+) -> Entity:
     if type not in Entity.Type.values:
         raise InvalidInput(f"未知的实体类型 '{type}'，可选 {'/'.join(Entity.Type.values)}", extra={"type": type})
     if tier not in Entity.Tier.values:
@@ -87,10 +121,7 @@ def entity_create(
         source=source,
     )
     for alias in aliases:
-        if isinstance(alias, str):
-            alias_add(entity=entity, alias=alias, source=source)
-        else:
-            alias_add(entity=entity, source=source, **alias)
+        _alias_add_any(entity, alias, source=source)
     return entity
 
 
@@ -105,6 +136,18 @@ def alias_add(
     source: str = "admin",
 ) -> Alias | None:
     """Give ``entity`` another name (no-op for its canonical name or an alias it already has)."""
+    return _alias_add(entity=entity, alias=alias, valid_from=valid_from, valid_to=valid_to, note=note, source=source)
+
+
+def _alias_add(
+    *,
+    entity: Entity,
+    alias: str,
+    valid_from: int | None = None,
+    valid_to: int | None = None,
+    note: str = "",
+    source: str = "admin",
+) -> Alias | None:
     alias = alias.strip()
     if not alias:
         raise InvalidInput("别名不能为空", extra={"entity": entity.entity_id})
@@ -190,8 +233,43 @@ def state_change_record(
     where: str = "state_change",
 ) -> StateChange:
     """Record one change of one field at ``chapter`` (after the chapter's existing changes)."""
+    return _state_change_insert(
+        entity=entity,
+        chapter=chapter,
+        field=field,
+        op=op,
+        new=new,
+        old=old,
+        reason=reason,
+        confidence=confidence,
+        source=source,
+        where=where,
+    )
+
+
+def _state_change_insert(
+    *,
+    entity: Entity,
+    chapter: int,
+    field: str,
+    op: str,
+    new: Any,
+    old: Any,
+    reason: str,
+    confidence: float | None,
+    source: str,
+    where: str,
+    seqs: dict[int, int] | None = None,
+) -> StateChange:
+    """``seqs`` (entity pk → last seq at ``chapter``) spares the MAX(seq) query for an entity whose
+    changes at this chapter this caller has already written."""
     state_change_check(entity=entity, chapter=chapter, field=field, op=op, new=new, where=where)
-    seq = (StateChange.objects.filter(entity=entity, chapter=chapter).aggregate(m=Max("seq"))["m"] or 0) + 1
+    if seqs is not None and entity.pk in seqs:
+        seq = seqs[entity.pk] + 1
+    else:
+        seq = (StateChange.objects.filter(entity=entity, chapter=chapter).aggregate(m=Max("seq"))["m"] or 0) + 1
+    if seqs is not None:
+        seqs[entity.pk] = seq
     return StateChange.objects.create(
         book_id=entity.book_id,
         entity=entity,
@@ -212,17 +290,36 @@ def state_change_record(
 
 def relationship_summary_refresh(*, relationship_pks: Iterable[int]) -> None:
     """Re-derive description / chapter / last_chapter from the events; drop relationships left without one."""
-    for rel in Relationship.objects.filter(pk__in=list(set(relationship_pks))):
-        events = list(rel.events.order_by("chapter", "id"))
-        if not events:
-            rel.delete()
+    pks = list(set(relationship_pks))
+    if not pks:
+        return
+    # Two queries and one UPDATE for the lot, not three round trips per relationship.
+    events: dict[int, list[tuple[int | None, str]]] = defaultdict(list)
+    for rel_pk, chapter, description in (
+        RelationshipEvent.objects.filter(relationship_id__in=pks)
+        .order_by("chapter", "id")
+        .values_list("relationship_id", "chapter", "description")
+    ):
+        events[rel_pk].append((chapter, description))
+    empty, changed = [], []
+    for rel in Relationship.objects.filter(pk__in=pks).only("pk", "description", "chapter", "last_chapter"):
+        if not events[rel.pk]:
+            empty.append(rel.pk)
             continue
-        described = [ev.description for ev in events if ev.description]
-        chapters = [ev.chapter for ev in events if ev.chapter is not None]
-        rel.description = described[-1] if described else ""
-        rel.chapter = min(chapters) if chapters else None
-        rel.last_chapter = max(chapters) if chapters else None
-        rel.save(update_fields=["description", "chapter", "last_chapter"])
+        described = [description for _, description in events[rel.pk] if description]
+        chapters = [chapter for chapter, _ in events[rel.pk] if chapter is not None]
+        summary = (
+            described[-1] if described else "",
+            min(chapters) if chapters else None,
+            max(chapters) if chapters else None,
+        )
+        if (rel.description, rel.chapter, rel.last_chapter) != summary:
+            rel.description, rel.chapter, rel.last_chapter = summary
+            changed.append(rel)
+    if changed:
+        Relationship.objects.bulk_update(changed, ["description", "chapter", "last_chapter"])
+    if empty:
+        Relationship.objects.filter(pk__in=empty).delete()
 
 
 @transaction.atomic
@@ -236,6 +333,18 @@ def relationship_record(
     source: str = RelationshipEvent.Source.CURATION,
 ) -> Relationship:
     """Create the (from, to, type) relationship or add an event to it."""
+    rel = _relationship_event_add(
+        from_entity=from_entity, to_entity=to_entity, type=type, description=description, chapter=chapter, source=source
+    )
+    relationship_summary_refresh(relationship_pks=[rel.pk])
+    rel.refresh_from_db()
+    return rel
+
+
+def _relationship_event_add(
+    *, from_entity: Entity, to_entity: Entity, type: str, description: str, chapter: int | None, source: str
+) -> Relationship:
+    """The event only: the caller refreshes the relationship's summary (once for all its events)."""
     if from_entity.book_id != to_entity.book_id:
         raise InvalidInput("关系两端必须属于同一本书", extra={"from": from_entity.entity_id, "to": to_entity.entity_id})
     if not type.strip():
@@ -244,8 +353,6 @@ def relationship_record(
         from_entity=from_entity, to_entity=to_entity, type=type.strip(), defaults={"book_id": from_entity.book_id}
     )
     RelationshipEvent.objects.create(relationship=rel, chapter=chapter, description=description, source=source)
-    relationship_summary_refresh(relationship_pks=[rel.pk])
-    rel.refresh_from_db()
     return rel
 
 
@@ -296,9 +403,14 @@ class _Refs:
         self.suggestions = suggestions  # the entities_new items
         self.created: dict[int, Entity] = {}  # entities_new index → entity (once created)
         self.held: set[int] = set()  # entities_new indexes held in the pending queue
+        self.by_id: dict[str, Entity] = {}
+
+    def prefetch(self, refs: Iterable[str]) -> None:
+        """Load every entity the payload names by id in one query (not one per reference)."""
+        self.by_id = {e.entity_id: e for e in Entity.objects.filter(book=self.book, entity_id__in=set(refs))}
 
     def resolve(self, ref: str, *, field: str, type: str | None = None) -> Entity | int:
-        entity = Entity.objects.filter(book=self.book, entity_id=ref).first()
+        entity = self.by_id.get(ref)
         if ref in self.new_items:
             item = self.suggestions[self.new_items[ref]]
             # Inside this payload a suggested id means the suggested entity, even when the id is
@@ -387,6 +499,12 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
     if not Chapter.objects.filter(book=book, number=chapter).exists():
         raise NotFound(f"第{chapter}章不存在（书籍 '{book.slug}'）", extra={"book": book.slug, "chapter": chapter})
     data = _validate(payload)
+    if connection.vendor == "postgresql":
+        # Two ingestions of one chapter at once (an agent retrying) queue here, so the second sees
+        # the first's rows and replaces them instead of inserting beside them (SQLite's IMMEDIATE
+        # transactions already serialize writers).
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [book.pk & 0x7FFFFFFF, chapter])
     previous = Extraction.objects.filter(book=book, chapter=chapter).first()
     if previous is not None:
         _chapter_rows_clear(book=book, chapter=chapter)
@@ -411,6 +529,12 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
             if key:
                 new_items.setdefault(key, i)
     refs = _Refs(book, chapter, new_items, data.entities_new)
+    refs.prefetch(
+        [a.id for a in data.entities_appeared]
+        + [c.entity_id for c in data.state_changes]
+        + [ref for r in data.relationships_new for ref in (r.from_, r.to)]
+        + [u.adopted for u in data.uncertain if u.adopted]
+    )
     appeared_targets = [
         refs.resolve(a.id, field=f"entities_appeared[{i}].id", type=a.type)
         for i, a in enumerate(data.entities_appeared)
@@ -470,6 +594,11 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
             )
 
     touched: set[int] = set()
+    appearances: dict[int, tuple[Entity, int, list[str]]] = {}  # entity pk → (entity, count, aliases)
+
+    def appear(entity: Entity, count: int, aliases: list[str] | None) -> None:
+        _, total, names = appearances.get(entity.pk, (entity, 0, []))
+        appearances[entity.pk] = (entity, total + count, names + list(aliases or []))
 
     # 3. Appearances reported by the agent.
     for i, (a, target) in enumerate(zip(data.entities_appeared, appeared_targets, strict=True)):
@@ -488,19 +617,14 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
                 resolved=resolved,
             )
             continue
-        _appearance_add(
-            entity=entity,
-            chapter=chapter,
-            count=count,
-            source=Appearance.Source.EXTRACTION,
-            aliases=a.mentions if isinstance(a.mentions, list) else None,
-        )
+        appear(entity, count, a.mentions if isinstance(a.mentions, list) else None)
         touched.add(entity.pk)
         adopted["entities_appeared"] += 1
         if band == "warn":
             warn(field, a.confidence, f"出场 '{a.id}' 置信度 {a.confidence}，已采用，请复核")
 
     # 4. State changes, in payload order.
+    seqs: dict[int, int] = {}
     for i, (c, target) in enumerate(zip(data.state_changes, change_targets, strict=True)):
         field = f"state_changes[{i}]"
         entity = refs.entity(target)
@@ -523,7 +647,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
                 c.confidence,
                 f"'{entity.entity_id}.{c.field}' 旧值 {c.old!r} 与重放得到的 {before!r} 不一致",
             )
-        state_change_record(
+        _state_change_insert(
             entity=entity,
             chapter=chapter,
             field=c.field,
@@ -534,6 +658,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
             confidence=c.confidence,
             source=StateChange.Source.EXTRACTION,
             where=field,
+            seqs=seqs,
         )
         touched.add(entity.pk)
         adopted["state_changes"] += 1
@@ -541,6 +666,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
             warn(field, c.confidence, f"状态变更 {entity.entity_id}.{c.field} 置信度 {c.confidence}，已采用，请复核")
 
     # 5. Relationships.
+    relationship_pks: set[int] = set()
     for i, (r, (src, dst)) in enumerate(zip(data.relationships_new, rel_targets, strict=True)):
         field = f"relationships_new[{i}]"
         from_entity, to_entity = refs.entity(src), refs.entity(dst)
@@ -556,7 +682,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
                 resolved=resolved,
             )
             continue
-        relationship_record(
+        rel = _relationship_event_add(
             from_entity=from_entity,
             to_entity=to_entity,
             type=r.type,
@@ -564,9 +690,11 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
             chapter=chapter,
             source=RelationshipEvent.Source.EXTRACTION,
         )
+        relationship_pks.add(rel.pk)
         adopted["relationships_new"] += 1
         if band == "warn":
             warn(field, r.confidence, f"关系 {r.from_}→{r.to}（{r.type}）置信度 {r.confidence}，已采用，请复核")
+    relationship_summary_refresh(relationship_pks=relationship_pks)
 
     # 6. Uncertain mentions: an adopted candidate counts as an appearance; the rest wait for a human.
     for i, (u, target) in enumerate(zip(data.uncertain, uncertain_targets, strict=True)):
@@ -584,13 +712,13 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
                 resolved=resolved,
             )
             continue
-        _appearance_add(
-            entity=entity, chapter=chapter, count=1, source=Appearance.Source.EXTRACTION, aliases=[u.mention]
-        )
+        appear(entity, 1, [u.mention])
         touched.add(entity.pk)
         adopted["uncertain"] += 1
         if band == "warn":
             warn(field, u.confidence, f"'{u.mention}' 判为 {entity.entity_id}，置信度 {u.confidence}，请复核")
+
+    _appearances_write(chapter=chapter, source=Appearance.Source.EXTRACTION, appearances=list(appearances.values()))
 
     if previous is not None:
         _orphans_drop(book=book, entity_ids=previous.summary.get("created_entities", []), keep=set(created_ids))
@@ -605,19 +733,23 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
     migrated_meta = previous.summary.get("migrated_chapter_meta") if previous is not None else None
     if migrated_meta:
         summary["migrated_chapter_meta"] = migrated_meta
-    Extraction.objects.update_or_create(
-        book=book,
-        chapter=chapter,
-        defaults={
-            "payload": payload,
-            "warnings": warnings,
-            "scenes": [s.model_dump() for s in data.scenes],
-            "chapter_meta": {**(migrated_meta or {}), **data.chapter_meta},
-            "uncertain": [u.model_dump() for u in data.uncertain],
-            "summary": summary,
-            "source": "extraction",
-        },
-    )
+    values = {
+        "payload": payload,
+        "warnings": warnings,
+        "scenes": [s.model_dump() for s in data.scenes],
+        "chapter_meta": {**(migrated_meta or {}), **data.chapter_meta},
+        "uncertain": [u.model_dump() for u in data.uncertain],
+        "summary": summary,
+        "source": "extraction",
+    }
+    # No update_or_create (a SAVEPOINT, a SELECT … FOR UPDATE and a RELEASE): ``previous`` was read
+    # after the chapter's lock (PostgreSQL) or inside the single writer's transaction (SQLite).
+    if previous is None:
+        Extraction.objects.create(book=book, chapter=chapter, **values)
+    else:
+        for name, value in values.items():
+            setattr(previous, name, value)
+        previous.save(update_fields=[*values, "updated_at"])
     after_chapter_hooks_schedule(book=book, numbers=[chapter], removed=[])
     return {
         "book": book.slug,
@@ -660,7 +792,7 @@ def _entity_from_suggestion(*, book: Book, chapter: int, item: Any, taken: set[s
                 _alias_add_any(known, alias, source="extraction")
             return known
         entity_id = entity_id_generate(book=book, name=item.name, type=item.type, taken=taken)
-    return entity_create(
+    return _entity_create(
         book=book,
         name=item.name,
         type=item.type,
@@ -676,9 +808,9 @@ def _entity_from_suggestion(*, book: Book, chapter: int, item: Any, taken: set[s
 
 def _alias_add_any(entity: Entity, alias: str | dict, *, source: str) -> None:
     if isinstance(alias, str):
-        alias_add(entity=entity, alias=alias, source=source)
+        _alias_add(entity=entity, alias=alias, source=source)
     else:
-        alias_add(entity=entity, source=source, **alias)
+        _alias_add(entity=entity, source=source, **alias)
 
 
 def _appearance_add(*, entity: Entity, chapter: int, count: int, source: str, aliases: list[str] | None) -> Appearance:
@@ -696,6 +828,41 @@ def _appearance_add(*, entity: Entity, chapter: int, count: int, source: str, al
         row.aliases = merged
         row.save(update_fields=["count", "aliases"])
     return row
+
+
+def _appearances_write(*, chapter: int, source: str, appearances: list[tuple[Entity, int, list[str]]]) -> None:
+    """``_appearance_add`` of several entities at one chapter: one query for the rows already there,
+    one INSERT for the new ones (was a SELECT, SAVEPOINT, INSERT and RELEASE per entity)."""
+    if not appearances:
+        return
+    existing = {
+        row.entity_id: row
+        for row in Appearance.objects.filter(
+            entity_id__in=[e.pk for e, _, _ in appearances], chapter=chapter, source=source
+        )
+    }
+    new = []
+    for entity, count, aliases in appearances:
+        row = existing.get(entity.pk)
+        if row is None:
+            new.append(
+                Appearance(
+                    book_id=entity.book_id,
+                    entity=entity,
+                    chapter=chapter,
+                    source=source,
+                    count=count,
+                    aliases=_alias_counts(aliases),
+                )
+            )
+            continue
+        row.count += count
+        merged = dict(row.aliases)
+        for alias, n in _alias_counts(aliases).items():
+            merged[alias] = merged.get(alias, 0) + n
+        row.aliases = merged
+        row.save(update_fields=["count", "aliases"])
+    Appearance.objects.bulk_create(new)
 
 
 def _alias_counts(aliases: list[str] | None) -> dict[str, int]:
