@@ -10,7 +10,9 @@ This script asks what each request of that mix costs on its own: the synthetic b
 write-scoped API key, with the same random inputs ``bench_load.read_paths`` draws (seeded), one
 warm-up call each and ``repeat`` timed calls. Per endpoint: wall p50 / p95, CPU time of the process
 (``time.process_time``: robust to other processes on the machine, not to cache effects), SQL
-queries per call, response size, and the endpoint's share of the mix's CPU (the mix picks each
+queries per call, Python function calls per call (cProfile's total, in a separate pass: the same
+on any machine, so two versions of the code compare even when the CPU figures are noisy),
+response size, and the endpoint's share of the mix's CPU (the mix picks each
 endpoint equally often). The caches the code keeps per process are warm after the first call, as
 in a long-lived gunicorn worker; a second pass makes each call right after one ingestion POST (the
 payload of bench_load.py's writer, untimed), which is what the load bench's readers meet: the caches
@@ -54,12 +56,16 @@ def mix_draw(*, slug: str, chapters: int, names: list[str], threads: list[str], 
     """``per_endpoint`` paths for every endpoint of the mix, drawn by ``read_paths`` itself (seeded)."""
     random.seed(seed)
     drawn: dict[str, list[str]] = {}
-    for _ in range(per_endpoint * 200):
+    last_new = 0
+    for i in range(per_endpoint * 200 + 1000):
         path = read_paths(slug, chapters, names, threads)
+        if endpoint_of(path) not in drawn:
+            last_new = i
         bucket = drawn.setdefault(endpoint_of(path), [])
         if len(bucket) < per_endpoint:
             bucket.append(path)
-        if len(drawn) >= 14 and all(len(b) >= per_endpoint for b in drawn.values()):
+        # Done when every endpoint seen has its paths and 1,000 draws brought no new endpoint.
+        if i - last_new >= 1000 and all(len(b) >= per_endpoint for b in drawn.values()):
             break
     return drawn
 
@@ -87,6 +93,20 @@ def ingest_one(client, *, slug: str, chapters: int, i: int) -> None:
         raise RuntimeError(f"ingest {n}: {response.status_code} {response.content[:200]!r}")
 
 
+def python_calls(client, paths: list[str]) -> int:
+    """Python function calls made by these requests (cProfile's total): a machine-independent
+    measure of the work, to compare two versions of the code on a busy machine."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for path in paths:
+        client.get(path)
+    profiler.disable()
+    return pstats.Stats(profiler).total_calls
+
+
 def endpoints_measure(
     bench: Bench, client, paths: dict[str, list[str]], *, after_write: tuple[str, int] | None = None
 ) -> list[dict]:
@@ -96,6 +116,7 @@ def endpoints_measure(
     from django.db import connection
 
     rows = []
+    writes: list[float] = []
     for name, todo in paths.items():
         if bench.args.only and not any(part in name for part in bench.args.only.split(",")):
             continue
@@ -114,7 +135,9 @@ def endpoints_measure(
             if after_write:
                 if profiler is not None:
                     profiler.disable()
+                cpu0 = time.process_time()
                 ingest_one(client, slug=after_write[0], chapters=after_write[1], i=i)
+                writes.append(time.process_time() - cpu0)
                 if profiler is not None:
                     profiler.enable()
             with connection.execute_wrapper(counter):
@@ -129,6 +152,7 @@ def endpoints_measure(
             profiler.dump_stats(profile)
             bench.profile_report(profile)
         calls = len(walls)
+        py_calls = None if after_write else python_calls(client, todo[1:]) / calls
         rows.append(
             {
                 "endpoint": name,
@@ -137,6 +161,7 @@ def endpoints_measure(
                 "p95_ms": round(percentile(walls, 95) * 1000, 2),
                 "cpu_ms": round(statistics.fmean(cpus) * 1000, 2),
                 "queries": round(counter.count / calls, 1),
+                "py_calls_k": None if py_calls is None else round(py_calls / 1000, 1),
                 "kB": round(statistics.fmean(sizes) / 1000, 1),
                 "statuses": " ".join(f"{k}×{v}" for k, v in sorted(statuses.items())),
             }
@@ -145,6 +170,12 @@ def endpoints_measure(
     total = sum(r["cpu_ms"] for r in rows) or 1.0
     for r in rows:
         r["mix_cpu_%"] = round(100 * r["cpu_ms"] / total, 1)
+    if writes:
+        bench.extra["ingest_cpu_ms"] = round(statistics.fmean(writes) * 1000, 2)
+        bench.note(
+            f"the ingestion POSTs themselves (with their after-commit memory hook): {len(writes)} calls, "
+            f"CPU {statistics.fmean(writes) * 1000:.1f} ms mean, p50 {percentile(writes, 50) * 1000:.1f} ms"
+        )
     return sorted(rows, key=lambda r: -r["cpu_ms"])
 
 

@@ -9,7 +9,7 @@ what was not found or what was wrong with the input.
 from typing import Any
 
 import yaml
-from django.db.models import Count, F, Max, Sum
+from django.db.models import Count, F, Max, Q, Sum
 
 from entities.models import StateChange
 from entities.replay import state_replay
@@ -526,6 +526,7 @@ def book_stats(*, book: Book) -> dict:
     entities = dict(
         book.entities.filter(archived=False).values_list("type").annotate(n=Count("id")).values_list("type", "n")
     )
+    secrets = book.secrets.aggregate(total=Count("id"), unknown=Count("id", filter=Q(reader_knows=False)))
     n_chapters = chapter_totals["n"] or 0
     text = chapter_totals["text"] or 0
     return {
@@ -536,7 +537,7 @@ def book_stats(*, book: Book) -> dict:
         "characters_of_text": text,
         "average_chapter_length": round(text / n_chapters) if n_chapters else 0,
         "threads": {"total": sum(threads.values()), **{s: threads.get(s, 0) for s in ("进行", "已收尾", "已放弃")}},
-        "secrets": {"total": book.secrets.count(), "reader_unknown": book.secrets.filter(reader_knows=False).count()},
+        "secrets": {"total": secrets["total"], "reader_unknown": secrets["unknown"]},
         "characters": entities.get("角色", 0),
         "entities": {t: entities.get(t, 0) for t in ("角色", "地点", "物品", "势力", "招式")},
         "timeline_rows": book.timeline_rows.count(),
