@@ -16,8 +16,7 @@ router = Router(tags=["线索与信息差"])
 # Choices and limits the selectors enforce, stated in the OpenAPI schema (see ``documented``).
 ThreadType = documented(str, enum=list(selectors.THREAD_TYPES))
 ThreadStrength = documented(str, enum=list(selectors.THREAD_STRENGTHS))
-# A blank status (``status=``) means "any status", as an absent one does.
-ThreadStatus = documented(str, nullable=True, enum=[*selectors.THREAD_STATUSES, ""])
+ThreadStatus = documented(str, nullable=True, enum=list(selectors.THREAD_STATUSES))
 LeakLimit = documented(int, minimum=1, maximum=selectors.LEAK_MAX_LIMIT)
 
 

@@ -15,7 +15,12 @@ def documented(kind: type, *, nullable: bool = False, **limits: Any) -> Any:
 
     Only the schema changes: pydantic does not check them, the selector still does, so a bad value
     keeps its precise Chinese message ("参数 chars 必须在 1 到 20000 之间（收到 0）"). Clients (and
-    schemathesis) learn what is accepted without the two ever disagreeing on the wording."""
+    schemathesis) learn what is accepted without the two ever disagreeing on the wording.
+
+    ``nullable``: the parameter is optional, and a blank value (``?status=``) is read as absent by
+    the selectors (``if status:``), so a choice list also admits ``""``."""
+    if nullable and "enum" in limits:
+        limits = {**limits, "enum": [*limits["enum"], ""]}
     schema = {"type": _JSON_TYPES[kind], **limits}
     if nullable:
         return Annotated[kind | None, WithJsonSchema({"anyOf": [schema, {"type": "null"}]})]

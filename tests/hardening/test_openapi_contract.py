@@ -182,6 +182,12 @@ def test_limits_are_in_the_schema_and_the_messages_stay_chinese(demo, api, spec)
         "title": "Task",
         "type": "string",
     }
+    # Optional choices: a blank value is read as absent (``if status:``), so "" is admitted.
+    assert _param(spec, f"{B}/memory/facts", "category")["anyOf"][0]["enum"][-2:] == ["active_constraints", ""]
+    assert _param(spec, f"{B}/threads", "status") == {
+        "anyOf": [{"enum": ["进行", "已收尾", "已放弃", ""], "type": "string"}, {"type": "null"}],
+        "title": "Status",
+    }
     # The selector, not pydantic, still checks: same message as before.
     response = api.get("/api/books/demo-book/chapters/1/tail", {"chars": 0})
     assert response.status_code == 422
