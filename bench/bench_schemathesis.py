@@ -22,8 +22,14 @@ demo book's real names (``DICTIONARIES``: e.g. the path's book is ``demo-book`` 
 or nearly every call would stop at "书籍不存在". ``EXCLUDED`` lists the check / operation pairs
 switched off, each with its reason.
 
-Latest figures (2026-11-30, schemathesis 4.32.5, SQLite, 100 examples): see bench/README.md and
-docs/hardening.md §3.
+``--hypothesis 5000,20`` also runs the in-process hypothesis fuzzers of tests/hardening with that
+many API calls and 20× the parser properties' examples. ``--tool-python`` picks the interpreter of
+a new tool virtualenv: on Python 3.11.7 schemathesis' coverage phase hits a CPython bug
+(``SystemError: AST constructor recursion depth mismatch``) on one operation; 3.13 does not.
+
+Latest figures (2026-11-30, schemathesis 4.32.5 on Python 3.13, 100 examples, seed 1, 2 workers,
+2 shared cores): 80/80 operations; SQLite 10,496 calls in 161 s, PostgreSQL 10,409 in 274 s; 0 5xx,
+0 tracebacks, 0 failures, exit 0 (statuses in bench/README.md and docs/hardening.md §3).
 """
 
 from __future__ import annotations
