@@ -1,5 +1,6 @@
-"""Schema-driven fuzzing of the whole REST API (what schemathesis does, with hypothesis directly:
-schemathesis' releases pin other versions of our dependencies).
+"""Schema-driven fuzzing of the whole REST API, in process, with hypothesis directly: fast enough for
+every CI run. (The real schemathesis runs against gunicorn in bench/bench_schemathesis.py, from its own
+virtualenv, since its releases pin other versions of our dependencies.)
 
 Every operation of ``/api/openapi.json`` is called with generated path and query parameters (known
 good values of the demo book mixed with hostile ones: path traversal, NUL bytes, huge integers,
@@ -7,7 +8,7 @@ regex bombs, 10,000-character strings) and, for writes, bodies generated from th
 request schema or arbitrary JSON. No answer may be a 500 (the test client re-raises the view's
 exception), and every API error must be JSON with a ``message``.
 
-``HARDENING_EXAMPLES`` scales the number of calls (bench/bench_schemathesis.py runs thousands).
+``HARDENING_EXAMPLES`` scales the number of calls (`bench/bench_schemathesis.py --hypothesis` runs thousands).
 """
 
 import json
