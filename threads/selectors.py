@@ -13,9 +13,10 @@ stored, so they are right the moment a chapter is finalized.
 """
 
 import json
+from collections.abc import Iterator
 
 import ahocorasick
-from django.db.models import Max, TextField
+from django.db.models import Max, QuerySet, TextField
 from django.db.models.functions import Cast
 
 from entities.selectors import alias_resolve
@@ -49,6 +50,29 @@ def thread_get(*, book: Book, thread_id: str) -> Thread:
     return thread
 
 
+def _thread_refs(chapters: QuerySet[Chapter], *, batch: int = 200) -> Iterator[tuple[int, list, list]]:
+    """(number, opens, advances) of ``chapters`` in their order. The two JSON lists come as raw text
+    and are decoded ``batch`` rows per ``json.loads``: Django's decoding of each field of each row
+    was most of the time of the reads that walk every chapter."""
+    rows = chapters.values_list("number", Cast("opens", TextField()), Cast("advances", TextField()))
+    numbers: list[int] = []
+    raw: list[str] = []
+
+    def decoded() -> Iterator[tuple[int, list, list]]:
+        lists = json.loads(f"[{','.join(raw)}]")
+        for number, (opens, advances) in zip(numbers, lists, strict=True):
+            yield number, opens or [], advances or []
+        numbers.clear()
+        raw.clear()
+
+    for number, opens, advances in rows.iterator(chunk_size=batch):
+        numbers.append(number)
+        raw.append(f"[{opens or 'null'},{advances or 'null'}]")
+        if len(numbers) == batch:
+            yield from decoded()
+    yield from decoded()
+
+
 def _activity_map(*, book: Book) -> dict[str, int]:
     """thread id → the latest chapter that opened or advanced it, or that its 履历 cites."""
     last: dict[str, int] = {}
@@ -56,17 +80,9 @@ def _activity_map(*, book: Book) -> dict[str, int]:
         "thread_id", "opened_chapter"
     ):
         last[thread_id] = opened
-    # Only chapters that open or advance something (decoding every chapter's JSON is the cost here),
-    # as raw JSON text decoded in one json.loads: a decode per field per row was most of this read.
-    touching = Chapter.objects.filter(book=book).exclude(opens=[], advances=[])
-    numbers, raw = [], []
-    for number, opens, advances in touching.values_list(
-        "number", Cast("opens", TextField()), Cast("advances", TextField())
-    ):
-        numbers.append(number)
-        raw.append(f"[{opens or 'null'},{advances or 'null'}]")
-    for number, (opens, advances) in zip(numbers, json.loads(f"[{','.join(raw)}]"), strict=True):
-        for thread_id in (*(opens or ()), *(advances or ())):
+    # Only chapters that open or advance something (decoding every chapter's JSON is the cost here).
+    for number, opens, advances in _thread_refs(Chapter.objects.filter(book=book).exclude(opens=[], advances=[])):
+        for thread_id in (*opens, *advances):
             if number > last.get(thread_id, 0):
                 last[thread_id] = number
     history = (
@@ -90,10 +106,8 @@ def _last_activity(*, book: Book, thread: Thread) -> int | None:
     chapters = Chapter.objects.filter(book=book).exclude(opens=[], advances=[])
     if floor is not None:
         chapters = chapters.filter(number__gt=floor)
-    for number, opens, advances in (
-        chapters.order_by("-number").values_list("number", "opens", "advances").iterator(chunk_size=200)
-    ):
-        if thread.thread_id in (opens or ()) or thread.thread_id in (advances or ()):
+    for number, opens, advances in _thread_refs(chapters.order_by("-number")):
+        if thread.thread_id in opens or thread.thread_id in advances:
             return number
     return floor
 
