@@ -275,6 +275,18 @@ def fact_get(*, book: Book, key: str) -> Fact:
     return fact
 
 
+_DERIVATION_LOCK = 0x4D454D4F  # "MEMO": PostgreSQL advisory lock class of a book's derivation
+
+
+def derivation_lock(*, book: Book) -> None:
+    """Queue the derivations of one book until the caller's transaction ends: two hooks at once (two
+    ingestions finishing together) would otherwise insert the same fact keys side by side. SQLite's
+    IMMEDIATE transactions already let one writer in at a time."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", [(_DERIVATION_LOCK << 32) | (book.pk & 0xFFFFFFFF)])
+
+
 def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None, **_: Any) -> None:
     """The after-chapter hook (WEBNOVEL_AFTER_CHAPTER_HOOKS): derive facts, index chunks, compact.
 
@@ -287,6 +299,7 @@ def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list
 
     try:
         with transaction.atomic():
+            derivation_lock(book=book)
             if numbers is None:
                 memory_refresh(book=book)
                 return
@@ -307,6 +320,7 @@ def memory_refresh(*, book: Book) -> dict[str, int]:
     from memory.derivation import facts_derive
     from memory.retrieval import chunks_index
 
+    derivation_lock(book=book)
     numbers = sorted(book.chapters.values_list("number", flat=True))
     derived = facts_derive(book=book, chapters=numbers, full=True)
     chunks = chunks_index(book=book, chapters=numbers, full=True)
