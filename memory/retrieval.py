@@ -28,15 +28,15 @@ import operator
 import os
 import re
 import threading
-import time
 import urllib.request
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import ahocorasick
 from django.conf import settings
-from django.db.models import Count, Max, Sum
+from django.db.models import Count, ExpressionWrapper, F, IntegerField, Max, Sum
 from django.db.models.functions import Length
 
 from entities.models import Alias, Entity, Extraction
@@ -52,6 +52,7 @@ _SCENE_BREAK = re.compile(r"^\s*(?:\*\s*\*\s*\*|-{3,}|＊{3,}|◇+|◆+|~{3,}|�
 SCENE_CHARS = 400
 QUERY_TERMS = 48
 MAX_POSTINGS = 40_000
+SEGMENT_CHAPTERS = 25  # chapters per BM25 segment (see Segment)
 K1 = 1.5
 B = 0.75
 
@@ -258,17 +259,57 @@ def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
 
 
 @dataclass
-class Bm25Index:
-    """Documents are numbered in (chapter, kind, order) order, so every posting list is sorted by
-    chapter too and a search up to chapter N stops at a bisection instead of scanning later chapters."""
+class Segment:
+    """The BM25 postings of one range of chapters (``SEGMENT_CHAPTERS`` of them): rebuilt alone when
+    that range's chunks change, so an ingestion or a finalize re-indexes 25 chapters, not the book.
+    Documents are numbered within the segment in (chapter, kind, order) order; posting lists are
+    arrays (compact, and invisible to the garbage collector, which would otherwise walk millions of
+    list items on every full collection)."""
 
-    stamp: tuple[int, int]
+    number: int
+    stamp: tuple[int, int]  # (chunk count, highest chunk id) of the range
     ids: list[int]
     chapters: list[int]
     kinds: list[str]
     orders: list[int]
-    norms: list[float]  # K1 * (1 - B + B * length / avgdl), per document
-    postings: dict[str, tuple[list[int], list[int]]]  # term -> (documents, term frequencies)
+    lengths: list[int]
+    postings: dict[str, tuple[array, array]]  # term -> (local documents, term frequencies)
+
+
+class Bm25Index:
+    """The book's segments end to end: a document's global number is its segment's offset plus its
+    local number, so documents stay in (chapter, kind, order) order and a search up to chapter N
+    stops at a bisection. Statistics (document count, document frequency, average length) are over
+    the whole book, so a score does not depend on how the book is cut into segments."""
+
+    def __init__(self, segments: list[Segment]):
+        self.segments = segments
+        self.stamp = tuple(s.stamp for s in segments)
+        self.ids: list[int] = []
+        self.chapters: list[int] = []
+        self.kinds: list[str] = []
+        self.orders: list[int] = []
+        self.offsets: list[int] = []
+        lengths: list[int] = []
+        for seg in segments:
+            self.offsets.append(len(self.ids))
+            self.ids += seg.ids
+            self.chapters += seg.chapters
+            self.kinds += seg.kinds
+            self.orders += seg.orders
+            lengths += seg.lengths
+        avgdl = (sum(lengths) / len(lengths)) if lengths else 1.0
+        avgdl = avgdl or 1.0
+        self.norms = [K1 * (1 - B + B * length / avgdl) for length in lengths]  # per document
+
+    def _postings(self, term: str, end: int) -> list[tuple[int, array, array, int]]:
+        """(offset, local docs, tfs, how many local docs are < end) of every segment holding ``term``."""
+        out = []
+        for seg, offset in zip(self.segments, self.offsets, strict=True):
+            posting = seg.postings.get(term)
+            if posting is not None:
+                out.append((offset, posting[0], posting[1], bisect.bisect_left(posting[0], end - offset)))
+        return out
 
     def search(
         self, terms: list[str], *, max_chapter: int, exclude: set[tuple[int, str]], limit: int
@@ -287,29 +328,29 @@ class Bm25Index:
             skip = {d for d in range(lo, end) if (self.chapters[d], self.kinds[d]) in exclude}
         weights = []
         for term, qtf in Counter(terms).items():
-            posting = self.postings.get(term)
-            if not posting or posting[0][0] >= end:
-                continue
-            df = len(posting[0])
+            parts = self._postings(term, end)
+            if not any(stop for *_, stop in parts):
+                continue  # not in any chapter up to max_chapter
+            df = sum(len(docs) for _, docs, _, _ in parts)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            weights.append((-idf, term, qtf, idf))
-        weights.sort()
+            weights.append((-idf, term, qtf, idf, parts))
+        weights.sort(key=lambda w: w[:2])
         scores: dict[int, float] = {}
         scanned = 0
         norms = self.norms
-        for _, term, qtf, idf in weights[:QUERY_TERMS]:
-            docs, tfs = self.postings[term]
-            stop = bisect.bisect_left(docs, end)
+        for _, _, qtf, idf, parts in weights[:QUERY_TERMS]:
+            stop = sum(p[3] for p in parts)
             if scores and scanned + stop > MAX_POSTINGS:
                 break  # the rarest terms are scored first; the common rest barely moves the ranking
             scanned += stop
             w = idf * qtf * (K1 + 1)
-            for i in range(stop):
-                doc = docs[i]
-                if doc in skip:
-                    continue
-                tf = tfs[i]
-                scores[doc] = scores.get(doc, 0.0) + w * tf / (tf + norms[doc])
+            for offset, docs, tfs, local_stop in parts:
+                for i in range(local_stop):
+                    doc = offset + docs[i]
+                    if doc in skip:
+                        continue
+                    tf = tfs[i]
+                    scores[doc] = scores.get(doc, 0.0) + w * tf / (tf + norms[doc])
         if not scores:
             return []
         # Cut at the limit-th best score first (cheap), then order the survivors with the full tie-break.
@@ -322,7 +363,7 @@ class Bm25Index:
 
 
 def _disk_cache_dir() -> Path | None:
-    """Where built indexes are kept between processes (``WEBNOVEL_MEMORY_INDEX_DIR``; default
+    """Where built segments are kept between processes (``WEBNOVEL_MEMORY_INDEX_DIR``; default
     var/memory-index). Off under tests: test databases reuse ids from run to run."""
     configured = os.environ.get("WEBNOVEL_MEMORY_INDEX_DIR", "").strip()
     if configured.lower() in {"off", "0", "none"}:
@@ -334,63 +375,105 @@ def _disk_cache_dir() -> Path | None:
     return Path(settings.BASE_DIR) / "var" / "memory-index"
 
 
-def _disk_key(*, book: Book, stamp: tuple[int, int]) -> str:
-    """A key naming the exact chunk set: the database, the book, the chunk count and highest id (ids
-    only grow), and the total length of the terms (guards against a database recreated with the same
-    ids, e.g. after a flush)."""
-    total = Chunk.objects.filter(book=book).aggregate(t=Sum(Length("terms")))["t"] or 0
+def _segment_stamps(*, book: Book) -> dict[int, tuple[int, int]]:
+    """(chunk count, highest chunk id) of every segment that has chunks: one grouped query."""
+    rows = (
+        Chunk.objects.filter(book=book)
+        .annotate(seg=ExpressionWrapper(F("chapter") / SEGMENT_CHAPTERS, output_field=IntegerField()))
+        .order_by()
+        .values("seg")
+        .annotate(n=Count("id"), m=Max("id"))
+        .values_list("seg", "n", "m")
+    )
+    return {seg: (n, m) for seg, n, m in rows}
+
+
+def _segment_path(*, folder: Path, book: Book, number: int, stamp: tuple[int, int], size: int) -> Path:
+    """The file of one segment: named by the database and book (the prefix every version of that
+    segment shares, so a new version replaces the old file), then its chunk count, highest id and the
+    total length of its terms (guards against a database recreated with the same ids, e.g. a flush)."""
     db = settings.DATABASES["default"]
-    raw = f"{db.get('ENGINE')}|{db.get('HOST')}|{db.get('NAME')}|{book.pk}|{stamp}|{total}"
-    return hashlib.sha1(raw.encode("utf-8")).hexdigest()[:20]
+    prefix = hashlib.sha1(f"{db.get('ENGINE')}|{db.get('HOST')}|{db.get('NAME')}|{book.pk}".encode()).hexdigest()[:16]
+    version = hashlib.sha1(f"{stamp}|{size}".encode()).hexdigest()[:12]
+    return folder / f"{prefix}-{SEGMENT_CHAPTERS}-{number}-{version}.marshal"
+
+
+def _segment_disk_load(path: Path, number: int, stamp: tuple[int, int]) -> Segment | None:
+    try:
+        ids, chapters, kinds, orders, lengths, raw = marshal.loads(path.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    postings = {}
+    for term, (docs, tfs) in raw.items():
+        a, b = array("i"), array("i")
+        a.frombytes(docs)
+        b.frombytes(tfs)
+        postings[term] = (a, b)
+    return Segment(number, stamp, ids, chapters, kinds, orders, lengths, postings)
+
+
+def _segment_disk_save(path: Path, seg: Segment) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        family = path.name.rsplit("-", 1)[0] + "-"
+        for old in path.parent.glob(f"{family}*.marshal"):
+            if old != path:
+                old.unlink(missing_ok=True)  # an older version of this segment: replaced
+        # one temporary file per process and thread: gunicorn workers building the same segment at
+        # once must not rename each other's half-written file
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        raw = {term: (docs.tobytes(), tfs.tobytes()) for term, (docs, tfs) in seg.postings.items()}
+        tmp.write_bytes(marshal.dumps((seg.ids, seg.chapters, seg.kinds, seg.orders, seg.lengths, raw)))
+        tmp.replace(path)
+    except OSError:
+        logger.warning("无法写入检索索引缓存 %s", path, exc_info=True)
 
 
 def bm25_index(*, book: Book) -> Bm25Index:
-    """The book's BM25 index: cached in-process until its chunks change (count or highest id), and on
-    disk so that a fresh process (a ``context`` command) loads it instead of rebuilding it."""
-    agg = Chunk.objects.filter(book=book).aggregate(n=Count("id"), m=Max("id"))
-    stamp = (agg["n"] or 0, agg["m"] or 0)
+    """The book's BM25 index: cached in-process per segment until that segment's chunks change (count
+    or highest id), and on disk so that a fresh process (a ``context`` command) loads the segments
+    instead of rebuilding them."""
+    stamps = _segment_stamps(book=book)
     with _lock:
         cached = _index_cache.get(book.pk)
-        if cached is not None and cached.stamp == stamp:
-            return cached
+    if cached is not None and cached.stamp == tuple(stamps[n] for n in sorted(stamps)):
+        return cached
+    have = {seg.number: seg for seg in cached.segments} if cached is not None else {}
     folder = _disk_cache_dir()
-    path = folder / f"{_disk_key(book=book, stamp=stamp)}.marshal" if folder is not None and stamp[0] else None
-    index = None
-    if path is not None and path.is_file():
-        try:
-            ids, chapters, kinds, orders, norms, postings = marshal.loads(path.read_bytes())
-            index = Bm25Index(stamp, ids, chapters, kinds, orders, norms, postings)
-        except (OSError, ValueError, EOFError, TypeError):
-            index = None
-    if index is None:
-        index = _bm25_build(book=book, stamp=stamp)
-        if path is not None:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                for old in path.parent.glob("*.marshal"):
-                    try:
-                        if old != path and old.stat().st_mtime < time.time() - 3600:
-                            old.unlink(missing_ok=True)  # stale indexes of earlier chunk sets
-                    except FileNotFoundError:
-                        pass  # another worker process removed it first
-                # one temporary file per process and thread: gunicorn workers building the same
-                # index at once must not rename each other's half-written file
-                tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-                data = (index.ids, index.chapters, index.kinds, index.orders, index.norms, index.postings)
-                tmp.write_bytes(marshal.dumps(data))
-                tmp.replace(path)
-            except OSError:
-                logger.warning("无法写入检索索引缓存 %s", path, exc_info=True)
+    segments = []
+    for number in sorted(stamps):
+        seg = have.get(number)
+        if seg is not None and seg.stamp == stamps[number]:
+            segments.append(seg)
+            continue
+        path = None
+        if folder is not None:
+            first = number * SEGMENT_CHAPTERS
+            size = (
+                Chunk.objects.filter(book=book, chapter__gte=first, chapter__lt=first + SEGMENT_CHAPTERS).aggregate(
+                    t=Sum(Length("terms"))
+                )["t"]
+                or 0
+            )
+            path = _segment_path(folder=folder, book=book, number=number, stamp=stamps[number], size=size)
+        seg = _segment_disk_load(path, number, stamps[number]) if path is not None and path.is_file() else None
+        if seg is None:
+            seg = _segment_build(book=book, number=number, stamp=stamps[number])
+            if path is not None:
+                _segment_disk_save(path, seg)
+        segments.append(seg)
+    index = Bm25Index(segments)
     with _lock:
         _index_cache[book.pk] = index
     return index
 
 
-def _bm25_build(*, book: Book, stamp: tuple[int, int]) -> Bm25Index:
+def _segment_build(*, book: Book, number: int, stamp: tuple[int, int]) -> Segment:
     ids, chapters, kinds, orders, lengths = [], [], [], [], []
-    postings: dict[str, tuple[list[int], list[int]]] = {}
+    postings: dict[str, tuple[array, array]] = {}
+    first = number * SEGMENT_CHAPTERS
     rows = (
-        Chunk.objects.filter(book=book)
+        Chunk.objects.filter(book=book, chapter__gte=first, chapter__lt=first + SEGMENT_CHAPTERS)
         .order_by("chapter", "kind", "order")
         .values_list("id", "chapter", "kind", "order", "terms")
     )
@@ -404,14 +487,11 @@ def _bm25_build(*, book: Book, stamp: tuple[int, int]) -> Bm25Index:
         for term, tf in Counter(toks).items():
             posting = postings.get(term)
             if posting is None:
-                postings[term] = ([doc], [tf])
+                postings[term] = (array("i", (doc,)), array("i", (tf,)))
             else:
                 posting[0].append(doc)
                 posting[1].append(tf)
-    avgdl = (sum(lengths) / len(lengths)) if lengths else 1.0
-    avgdl = avgdl or 1.0
-    norms = [K1 * (1 - B + B * length / avgdl) for length in lengths]
-    return Bm25Index(stamp, ids, chapters, kinds, orders, norms, postings)
+    return Segment(number, stamp, ids, chapters, kinds, orders, lengths, postings)
 
 
 # --- embeddings ----------------------------------------------------------------------------------

@@ -25,18 +25,17 @@ def demo(transactional_db):
 
 def test_concurrent_builders_of_one_disk_index_all_succeed(demo, tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("WEBNOVEL_MEMORY_INDEX_DIR", str(tmp_path / "idx"))
-    built = retrieval._bm25_build(book=demo, stamp=(0, 0))
-    assert built.ids  # the demo book has chunks to index
+    stamps = retrieval._segment_stamps(book=demo)
+    assert stamps  # the demo book has chunks to index (24 chapters: one segment)
+    real_build = retrieval._segment_build
     gate = threading.Barrier(6)
 
-    def build(*, book, stamp):
-        index = retrieval.Bm25Index(
-            stamp, built.ids, built.chapters, built.kinds, built.orders, built.norms, built.postings
-        )
+    def build(*, book, number, stamp):
+        segment = real_build(book=book, number=number, stamp=stamp)
         gate.wait(timeout=30)  # every thread reaches the disk write together
-        return index
+        return segment
 
-    monkeypatch.setattr(retrieval, "_bm25_build", build)
+    monkeypatch.setattr(retrieval, "_segment_build", build)
     errors = []
 
     def worker():
@@ -59,5 +58,5 @@ def test_concurrent_builders_of_one_disk_index_all_succeed(demo, tmp_path, monke
             t.join()
     assert errors == []
     assert [r.getMessage() for r in caplog.records if "检索索引缓存" in r.getMessage()] == []
-    assert len(list((tmp_path / "idx").glob("*.marshal"))) == 1
+    assert len(list((tmp_path / "idx").glob("*.marshal"))) == len(stamps)
     assert list((tmp_path / "idx").glob("*.tmp")) == []

@@ -157,3 +157,84 @@ def test_book_wide_facts_are_applied_again_only_when_their_inputs_or_the_facts_c
     derivation.facts_derive(book=demo, chapters=[24])
     assert calls == ["setting", "derived"]
     assert Fact.objects.get(book=demo, origin="setting", subject=entity.canonical_name, field="境界").value == "化神"
+
+
+def _reference_bm25(rows, terms, *, max_chapter, exclude, limit):
+    """BM25 written out plainly over every chunk (no index, no segments): the expected ranking."""
+    import math
+    from collections import Counter
+
+    from memory.retrieval import K1, B
+
+    docs = [(pk, ch, kind, order, Counter(t.split()), len(t.split())) for pk, ch, kind, order, t in rows]
+    n = len(docs)
+    avgdl = sum(d[5] for d in docs) / n
+    scores = {}
+    for term, qtf in Counter(terms).items():
+        df = sum(1 for d in docs if term in d[4])
+        if not any(term in d[4] for d in docs if d[1] <= max_chapter):
+            continue
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for pk, ch, kind, order, tf, length in docs:
+            if ch > max_chapter or (ch, kind) in exclude or term not in tf:
+                continue
+            norm = K1 * (1 - B + B * length / avgdl)
+            scores[(pk, ch, kind, order)] = scores.get((pk, ch, kind, order), 0.0) + idf * qtf * (K1 + 1) * tf[term] / (
+                tf[term] + norm
+            )
+    ranked = sorted(scores.items(), key=lambda kv: (-round(kv[1], 9), -kv[0][1], kv[0][2], kv[0][3]))
+    return [(key[0], round(score, 6)) for key, score in ranked[:limit]]
+
+
+@pytest.mark.parametrize("segment_chapters", [1, 5, 100])
+def test_segmented_bm25_ranks_exactly_as_plain_bm25_over_the_whole_book(demo, monkeypatch, segment_chapters):
+    from memory import retrieval
+
+    monkeypatch.setattr(retrieval, "SEGMENT_CHAPTERS", segment_chapters)
+    retrieval._index_cache.clear()
+    index = retrieval.bm25_index(book=demo)
+    assert len(index.segments) == {1: 24, 5: 5, 100: 1}[segment_chapters]
+    rows = list(
+        Chunk.objects.filter(book=demo)
+        .order_by("chapter", "kind", "order")
+        .values_list("id", "chapter", "kind", "order", "terms")
+    )
+    names = retrieval._name_automaton(book=demo)
+    for query, max_chapter, exclude in [
+        ("林风 剑冢", 24, set()),
+        ("青岚子 断剑", 12, set()),
+        ("剑鸣 夜探", 20, {(3, "summary"), (5, "scene")}),
+        ("林风", 1, set()),
+    ]:
+        terms = retrieval.text_terms(query, names=names)
+        got = [
+            (index.ids[d], round(s, 6))
+            for d, s in index.search(terms, max_chapter=max_chapter, exclude=exclude, limit=8)
+        ]
+        assert got == _reference_bm25(rows, terms, max_chapter=max_chapter, exclude=exclude, limit=8)
+        assert got  # every query finds something in the demo book
+
+
+def test_a_changed_chapter_rebuilds_only_its_segment(demo, monkeypatch, tmp_path):
+    from memory import retrieval
+    from memory.services import memory_after_chapter
+
+    monkeypatch.setattr(retrieval, "SEGMENT_CHAPTERS", 5)
+    monkeypatch.setenv("WEBNOVEL_MEMORY_INDEX_DIR", str(tmp_path))
+    retrieval._index_cache.clear()
+    retrieval.bm25_index(book=demo)
+    assert len(list(tmp_path.glob("*.marshal"))) == 5
+    built = []
+    real = retrieval._segment_build
+    monkeypatch.setattr(retrieval, "_segment_build", lambda **kw: built.append(kw["number"]) or real(**kw))
+    Chunk.objects.filter(book=demo, chapter=12).delete()  # chapter 12's chunks are made again
+    memory_after_chapter(book=demo, numbers=[12], removed=[])
+    index = retrieval.bm25_index(book=demo)
+    assert built == [2]  # chapters 10–14
+    assert Chunk.objects.filter(book=demo, chapter=12).count() > 0
+    assert 12 in index.chapters
+    assert len(list(tmp_path.glob("*.marshal"))) == 5  # the new version of segment 2 replaced the old file
+    retrieval._index_cache.clear()
+    built.clear()
+    retrieval.bm25_index(book=demo)  # a fresh process: every segment from disk
+    assert built == []
