@@ -328,25 +328,38 @@ def memory_refresh(*, book: Book) -> dict[str, int]:
     return {"chapters": len(numbers), **derived, "chunks": chunks, **compacted}
 
 
-@transaction.atomic
+HIT_REFRESH_SECONDS = 60  # an unchanged pack's log row is rewritten at most this often
+
+
 def memory_hit_record(*, book: Book, pack: dict[str, Any]) -> MemoryHit:
-    """Log which facts and chunks went into this chapter's pack (one row per chapter and task)."""
+    """Log which facts and chunks went into this chapter's pack (one row per chapter and task).
+
+    A pack identical to the logged one is not written again unless the log is over a minute old (its
+    ``built_at`` then moves): a context read would otherwise be a write transaction, queued on SQLite
+    behind every ingestion and finalize (the API-key check follows the same rule)."""
     included = [item for item in pack["items"] if item["included"]]
-    hit, _ = MemoryHit.objects.update_or_create(
-        book=book,
-        chapter=pack["chapter"],
-        task=pack["task"],
-        defaults={
-            "budget_tokens": pack["budget_tokens"],
-            "used_tokens": pack["used_tokens"],
-            "mode": pack["mode"],
-            "retrieval": pack.get("retrieval", ""),
-            "items": [item["id"] for item in included],
-            "skipped": len(pack["items"]) - len(included),
-        },
-    )
-    keys = [item["id"].removeprefix("fact:") for item in included if item["id"].startswith("fact:")]
-    hit.facts.set(Fact.objects.filter(book=book, key__in=keys))
+    values = {
+        "budget_tokens": pack["budget_tokens"],
+        "used_tokens": pack["used_tokens"],
+        "mode": pack["mode"],
+        "retrieval": pack.get("retrieval", ""),
+        "items": [item["id"] for item in included],
+        "skipped": len(pack["items"]) - len(included),
+    }
+    keys = sorted(item["id"].removeprefix("fact:") for item in included if item["id"].startswith("fact:"))
+    hit = MemoryHit.objects.filter(book=book, chapter=pack["chapter"], task=pack["task"]).first()
+    if (
+        hit is not None
+        and all(getattr(hit, name) == value for name, value in values.items())
+        and sorted(hit.facts.values_list("key", flat=True)) == keys
+        and hit.built_at > timezone.now() - datetime.timedelta(seconds=HIT_REFRESH_SECONDS)
+    ):
+        return hit
+    with transaction.atomic():
+        hit, _ = MemoryHit.objects.update_or_create(
+            book=book, chapter=pack["chapter"], task=pack["task"], defaults=values
+        )
+        hit.facts.set(Fact.objects.filter(book=book, key__in=keys))
     return hit
 
 

@@ -79,6 +79,25 @@ def test_context_command_json_and_text_and_hit_log(filled):
     assert MemoryHit.objects.filter(book=filled).count() == 2
 
 
+def test_an_unchanged_pack_is_not_logged_again_within_a_minute(filled, django_assert_num_queries):
+    import datetime
+
+    from memory.services import memory_hit_record
+
+    pack = build_memory_pack(book=filled, chapter=7, budget_tokens=500)
+    first = memory_hit_record(book=filled, pack=pack)
+    with django_assert_num_queries(2):  # read the row and its facts; no write
+        again = memory_hit_record(book=filled, pack=pack)
+    assert (again.pk, again.built_at) == (first.pk, first.built_at)
+    MemoryHit.objects.filter(pk=first.pk).update(built_at=first.built_at - datetime.timedelta(minutes=2))
+    refreshed = memory_hit_record(book=filled, pack=pack)  # over a minute old: written, built_at moves
+    assert refreshed.pk == first.pk and refreshed.built_at > first.built_at
+    other = build_memory_pack(book=filled, chapter=7, budget_tokens=300)
+    changed = memory_hit_record(book=filled, pack=other)  # a different pack: written at once
+    assert (changed.pk, changed.budget_tokens) == (first.pk, 300)
+    assert MemoryHit.objects.get(pk=first.pk).items == [i["id"] for i in other["items"] if i["included"]]
+
+
 def test_context_command_diff_and_errors(filled):
     diff = json.loads(run("context", "mem", "3", "--diff", "7", "--budget", "4000"))
     assert (diff["a"]["chapter"], diff["b"]["chapter"]) == (3, 7)
