@@ -48,6 +48,8 @@ class Chapter(models.Model):
             models.Index(fields=["book", "volume", "number"], name="chapter_volume_idx"),
             # finalize / sync replace a chapter by the file it came from
             models.Index(fields=["book", "source_path"], name="chapter_source_idx"),
+            # book stats sum the word counts from the index, never reading past the bodies
+            models.Index(fields=["book", "number", "word_count"], name="chapter_words_idx"),
         ]
         verbose_name = "章节"
         verbose_name_plural = "章节"
