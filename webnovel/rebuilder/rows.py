@@ -7,9 +7,11 @@ table); none issues a query per row.
 from collections import defaultdict
 from collections.abc import Iterable
 
+from django.db import connection
 from django.db.models import Q
 
 from entities.ids import entity_ids_assign
+from entities.mentions import matcher_invalidate
 from entities.models import Alias, Entity
 from threads.models import Secret, Thread, ThreadHistoryEntry
 from webnovel.bookfs import (
@@ -23,7 +25,7 @@ from webnovel.bookfs import (
     TimelineRowData,
     VolumeData,
 )
-from webnovel.bulk import rows_insert
+from webnovel.bulk import rows_insert, rows_update
 from webnovel.fingerprint import fingerprint_compute
 from webnovel.models import Book, Chapter, Document, Fingerprint, Section, SourceFile, TimelineRow, Volume
 
@@ -290,37 +292,44 @@ def entities_write(*, book: Book, entities: list[EntityData]) -> tuple[int, int,
         entity.entity_id = entity_id
         unique.append(entity)
 
-    def model(e: EntityData) -> Entity:
-        return Entity(
-            book=book,
-            entity_id=e.entity_id,
-            type=e.type,
-            canonical_name=e.name[:200],
-            tier=e.tier,
-            description=e.description,
-            base_state=e.base_state,
-            is_protagonist=e.protagonist,
-            source="file",
-            source_path=e.path,
-        )
+    def row(e: EntityData) -> dict:
+        return {
+            "type": e.type,
+            "canonical_name": e.name[:200],
+            "tier": e.tier,
+            "description": e.description,
+            "base_state": e.base_state,
+            "is_protagonist": e.protagonist,
+            "source_path": e.path,
+        }
 
     updates, creates = [], []
     for e in unique:
-        row = model(e)
-        if e.entity_id in existing:
-            # bulk_update is slow (a CASE WHEN per field): only the rows whose file entry changed
-            if current[e.entity_id] != tuple(getattr(row, f) for f in ENTITY_FIELDS):
-                row.pk = existing[e.entity_id][0]
-                updates.append(row)
-        else:
-            creates.append(row)
-    Entity.objects.bulk_update(updates, ENTITY_FIELDS, batch_size=BATCH)
-    Entity.objects.bulk_create(creates, batch_size=BATCH)
+        values = row(e)
+        if e.entity_id not in existing:
+            creates.append(
+                {
+                    "book_id": book.pk,
+                    "entity_id": e.entity_id,
+                    **values,
+                    "first_appearance": None,
+                    "last_appearance": None,
+                    "archived": False,
+                    "source": "file",
+                }
+            )
+        elif current[e.entity_id] != tuple(values[f] for f in ENTITY_FIELDS):
+            updates.append({"pk": existing[e.entity_id][0], **values})  # only the rows whose entry changed
+    rows_update(Entity, updates, ENTITY_FIELDS)
+    rows_insert(Entity, creates)
     stale = [pk for eid, (pk, source) in existing.items() if source == "file" and eid not in seen]
     if stale:
         Entity.objects.filter(pk__in=stale).delete()
     pks = dict(Entity.objects.filter(book=book, entity_id__in=seen).order_by().values_list("entity_id", "pk"))
-    Alias.objects.filter(book=book, source="file").delete()
+    # One DELETE, not Django's collector (it loads every alias to send post_delete, whose only
+    # receiver drops the cached alias automaton: done once below).
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {Alias._meta.db_table} WHERE book_id = %s AND source = %s", [book.pk, "file"])
     curated = set(Alias.objects.filter(book=book).exclude(source="file").order_by().values_list("entity_id", "alias"))
     aliases = []
     for e in unique:
@@ -331,17 +340,18 @@ def entities_write(*, book: Book, entities: list[EntityData]) -> tuple[int, int,
                 continue
             names.add(a.alias)
             aliases.append(
-                Alias(
-                    book=book,
-                    entity_id=pk,
-                    alias=a.alias[:200],
-                    valid_from=a.valid_from,
-                    valid_to=a.valid_to,
-                    note=a.note[:300],
-                    source="file",
-                )
+                {
+                    "book_id": book.pk,
+                    "entity_id": pk,
+                    "alias": a.alias[:200],
+                    "valid_from": a.valid_from,
+                    "valid_to": a.valid_to,
+                    "note": a.note[:300],
+                    "source": "file",
+                }
             )
-    Alias.objects.bulk_create(aliases, batch_size=BATCH)
+    rows_insert(Alias, aliases)
+    matcher_invalidate(book_id=book.pk)  # plain-row writes send no signals
     return len(unique), len(aliases), issues
 
 
