@@ -17,6 +17,8 @@ router = Router(tags=["实体"])
 # Limits the selectors enforce, stated in the OpenAPI schema (see ``documented``).
 Depth = documented(int, minimum=1, maximum=5)
 AsOf = documented(int, nullable=True, minimum=0)
+PageLimit = documented(int, nullable=True, minimum=1, maximum=selectors.ENTITY_PAGE_MAX)
+Offset = documented(int, minimum=0)
 
 EXTRACTION_EXAMPLE = {
     "entities_appeared": [{"id": "linfeng", "type": "角色", "mentions": ["林风"], "confidence": 0.95}],
@@ -65,10 +67,24 @@ def extraction_get(request: HttpRequest, book: str, chapter: int) -> dict[str, A
 
 @router.get("{book}/entities", response=list[S.EntityOut], summary="实体列表")
 def entity_list(
-    request: HttpRequest, book: str, type: str | None = None, tier: str | None = None, include_archived: bool = False
+    request: HttpRequest,
+    book: str,
+    type: str | None = None,
+    tier: str | None = None,
+    include_archived: bool = False,
+    limit: PageLimit = None,
+    offset: Offset = 0,
 ) -> list[dict]:
-    """Entities of the book with aliases and current state, optionally of one type / tier."""
-    return selectors.entity_list(book=book_get(slug=book), type=type, tier=tier, include_archived=include_archived)
+    """Entities of the book with aliases and current state, optionally of one type / tier; protagonist
+    first, then by type and id. ``limit`` (1–1000) and ``offset`` page through a long list."""
+    return selectors.entity_list(
+        book=book_get(slug=book),
+        type=type,
+        tier=tier,
+        include_archived=include_archived,
+        limit=limit,
+        offset=offset,
+    )
 
 
 @router.get("{book}/entities/core", response=list[S.EntityOut], summary="核心实体")

@@ -24,6 +24,8 @@ interface(
         TYPE,
         Arg("tier", str, choices=("核心", "重要", "次要", "装饰")),
         Arg("include_archived", bool, default=False),
+        Arg("limit", int, help="每页条数 1–1000（默认：全部）"),
+        Arg("offset", int, default=0, help="跳过前几条"),
     ),
     group=G,
     rest=f"GET {B}",

@@ -178,10 +178,25 @@ def entity_detail(*, book: Book, ref: str, type: str | None = None, as_of: int |
     return data
 
 
+ENTITY_PAGE_MAX = 1000
+
+
 def entity_list(
-    *, book: Book, type: str | None = None, tier: str | None = None, include_archived: bool = False
+    *,
+    book: Book,
+    type: str | None = None,
+    tier: str | None = None,
+    include_archived: bool = False,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> list[dict]:
-    """Entities of a book (optionally of one type / tier), each with aliases and current state."""
+    """Entities of a book (optionally of one type / tier), each with aliases and current state;
+    protagonist first, then by type and id. ``limit`` / ``offset`` page through a long list (a
+    3,000-chapter book has a thousand entities); without ``limit``, all of them."""
+    if limit is not None and not 1 <= limit <= ENTITY_PAGE_MAX:
+        raise InvalidInput(f"limit 必须在 1 到 {ENTITY_PAGE_MAX} 之间（收到 {limit}）", extra={"limit": limit})
+    if offset < 0:
+        raise InvalidInput(f"offset 不能为负数（收到 {offset}）", extra={"offset": offset})
     rows = Entity.objects.filter(book=book)
     if type:
         rows = rows.filter(type=type)
@@ -189,7 +204,8 @@ def entity_list(
         rows = rows.filter(tier=tier)
     if not include_archived:
         rows = rows.filter(archived=False)
-    entities = list(rows.order_by("-is_protagonist", "type", "entity_id"))
+    rows = rows.order_by("-is_protagonist", "type", "entity_id")
+    entities = list(rows[offset : offset + limit] if limit is not None else rows[offset:])
     states = entity_states_as_of(entities=entities)
     aliases: dict[int, list] = defaultdict(list)
     for a in (

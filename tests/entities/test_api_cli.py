@@ -190,3 +190,18 @@ def test_rest_reject_mermaid_and_reports(api, book):
     assert api.get("/api/books/qinglan/entities/tag-issues").json() == []
     stats = api.get("/api/books/qinglan/entities/stats").json()
     assert (stats["entities"], stats["ambiguous_aliases"], stats["pending"]) == (4, ["宗主"], {"rejected": 1})
+
+
+def test_entity_list_pages_with_limit_and_offset_through_both_doors(api, book):
+    everyone = [e["id"] for e in api.get("/api/books/qinglan/entities").json()]
+    assert everyone == ["linfeng", "jianlao", "songzongzhu", "zhangzongzhu"]  # protagonist first, then by id
+    page = api.get("/api/books/qinglan/entities?limit=2&offset=1").json()
+    assert [e["id"] for e in page] == ["jianlao", "songzongzhu"]
+    assert [e["id"] for e in api.get("/api/books/qinglan/entities?offset=3").json()] == ["zhangzongzhu"]
+    assert api.get("/api/books/qinglan/entities?limit=2&offset=9").json() == []
+    cli = _cli("story", "entity-list", "qinglan", "--limit", "2", "--offset", "1")
+    assert cli == page
+    bad = api.get("/api/books/qinglan/entities?limit=0")
+    assert (bad.status_code, bad.json()["message"]) == (422, "limit 必须在 1 到 1000 之间（收到 0）")
+    bad = api.get("/api/books/qinglan/entities?offset=-1")
+    assert (bad.status_code, bad.json()["message"]) == (422, "offset 不能为负数（收到 -1）")
