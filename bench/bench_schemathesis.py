@@ -88,11 +88,11 @@ EXCLUDED: list[tuple[str, str, str, str]] = [
     ),
     (
         "positive_data_acceptance", "POST", f"{B}/entities/pending/{{pk}}/confirm",
-        "an item already confirmed or rejected is refused: state, not shape (a 422 where 409 fits better)",
+        "an item already confirmed or rejected is refused with a 409: state, not shape",
     ),
     (
         "positive_data_acceptance", "POST", f"{B}/entities/pending/{{pk}}/reject",
-        "an item already confirmed or rejected is refused: state, not shape (a 422 where 409 fits better)",
+        "an item already confirmed or rejected is refused with a 409: state, not shape",
     ),
     (
         "positive_data_acceptance", "POST", f"{B}/memory/import",

@@ -30,7 +30,7 @@ from entities.models import (
 )
 from entities.replay import OPS, is_number
 from entities.schemas import ExtractionIn
-from webnovel.exceptions import Ambiguous, InvalidInput, NotFound
+from webnovel.exceptions import Ambiguous, Conflict, InvalidInput, NotFound
 from webnovel.indexing import after_chapter_hooks_schedule
 from webnovel.models import Book, Chapter
 
@@ -894,7 +894,7 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None) -> 
     without it a new-entity suggestion is created as suggested."""
     item = PendingItem.objects.select_for_update().get(pk=item.pk)
     if item.status != PendingItem.Status.PENDING:
-        raise InvalidInput(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
+        raise Conflict(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
     book, chapter, payload = item.book, item.chapter, item.payload
     result: dict[str, Any] = {"pk": item.pk, "kind": item.kind}
     if item.kind == PendingItem.Kind.ENTITY_NEW:
@@ -985,7 +985,7 @@ def pending_item_reject(*, item: PendingItem, note: str = "") -> dict:
     """Reject a held item: nothing is written, and a re-ingest of the chapter does not re-queue it."""
     item = PendingItem.objects.select_for_update().get(pk=item.pk)
     if item.status != PendingItem.Status.PENDING:
-        raise InvalidInput(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
+        raise Conflict(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
     item.status = PendingItem.Status.REJECTED
     item.resolution = {"note": note}
     item.resolved_at = timezone.now()
@@ -1007,7 +1007,7 @@ def pending_items_bulk(*, items: Iterable[PendingItem], action: str, entity: Ent
                 else:
                     pending_item_reject(item=item)
             done += 1
-        except (InvalidInput, NotFound, Ambiguous) as exc:
+        except (InvalidInput, NotFound, Ambiguous, Conflict) as exc:
             failed += 1
             errors.append(f"#{item.pk}: {exc.message}")
     return {"done": done, "failed": failed, "errors": errors}

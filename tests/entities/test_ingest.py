@@ -4,7 +4,7 @@ from entities.models import Appearance, Entity, Extraction, PendingItem, Relatio
 from entities.selectors import entity_state_as_of, pending_list, relationship_graph
 from entities.services import extraction_ingest, pending_item_confirm, pending_item_reject
 from tests.entities.factories import book_make, entity_make
-from webnovel.exceptions import InvalidInput, NotFound
+from webnovel.exceptions import Conflict, InvalidInput, NotFound
 
 pytestmark = pytest.mark.django_db
 
@@ -186,7 +186,7 @@ def test_confirm_pending_new_entity_applies_the_held_write(book):
     extraction_ingest(book=book, chapter=3, payload=_payload())
     assert pending_list(book=book) == []
     assert entity_state_as_of(entity=lin, chapter=3)["hp"] == -5
-    with pytest.raises(InvalidInput):
+    with pytest.raises(Conflict, match="已处理（已确认）"):
         pending_item_reject(item=inc)
 
 
