@@ -416,9 +416,10 @@ def _segment_disk_save(path: Path, seg: Segment) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         family = path.name.rsplit("-", 1)[0] + "-"
-        for old in path.parent.glob(f"{family}*.marshal"):
-            if old != path:
-                old.unlink(missing_ok=True)  # an older version of this segment: replaced
+        for old in path.parent.glob("*.marshal"):
+            # an older version of this segment, or a whole-book index of the layout before segments
+            if old != path and (old.name.startswith(family) or "-" not in old.name):
+                old.unlink(missing_ok=True)
         # one temporary file per process and thread: gunicorn workers building the same segment at
         # once must not rename each other's half-written file
         tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
