@@ -13,6 +13,9 @@ from webnovel.selectors import book_get
 
 class Command(BaseCommand):
     help = "导入一章的抽取 JSON（与 POST /api/books/{book}/chapters/{n}/extraction 相同）；输出 JSON 结果。"
+    # Called by agents before and after every chapter: skip the system checks (they import the whole URL
+    # conf and API, a third of the command's start); `manage.py check`, migrate and the server run them.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("book", help="书籍 slug")

@@ -14,6 +14,9 @@ from webnovel.selectors import book_get
 
 class Command(BaseCommand):
     help = "输出写作/审阅/查询某章前的上下文包，并记入记忆命中日志。用 --diff 比较两章的包。"
+    # Called by agents before and after every chapter: skip the system checks (they import the whole URL
+    # conf and API, a third of the command's start); `manage.py check`, migrate and the server run them.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("book", help="书籍 slug")

@@ -12,6 +12,9 @@ from webnovel.selectors import book_get
 
 class Command(BaseCommand):
     help = "定稿一章：只重读该章文件与有变化的线索/信息差/设定/大纲/时间线文件，只更新受影响的行。"
+    # Called by agents before and after every chapter: skip the system checks (they import the whole URL
+    # conf and API, a third of the command's start); `manage.py check`, migrate and the server run them.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("book", help="书籍 slug")

@@ -12,6 +12,9 @@ from webnovel.selectors import book_get
 
 class Command(BaseCommand):
     help = "同步一本书：只重读内容哈希有变化（或新增）的文件，删除已删文件的数据；book.yaml 变化时整本重建。"
+    # Called by agents before and after every chapter: skip the system checks (they import the whole URL
+    # conf and API, a third of the command's start); `manage.py check`, migrate and the server run them.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("book", help="书籍 slug")
