@@ -51,38 +51,8 @@ def entity_id_generate(*, book: Book, name: str, type: str, taken: set[str] | No
 # --- entities and aliases -----------------------------------------------------------------------
 
 
-@transaction.atomic
-def entity_create(
-    *,
-    book: Book,
-    name: str,
-    type: str,
-    tier: str = Entity.Tier.MINOR,
-    description: str = "",
-    entity_id: str | None = None,
-    aliases: Iterable[str | dict] = (),
-    base_state: dict | None = None,
-    is_protagonist: bool = False,
-    first_appearance: int | None = None,
-    source: str = "admin",
-) -> Entity:
-    """Create an entity (pinyin id unless given) with its aliases."""
-    return _entity_create(
-        book=book,
-        name=name,
-        type=type,
-        tier=tier,
-        description=description,
-        entity_id=entity_id,
-        aliases=aliases,
-        base_state=base_state,
-        is_protagonist=is_protagonist,
-        first_appearance=first_appearance,
-        source=source,
-    )
-
-
-# The ``_``-prefixed writers below are the bodies of the public atomic services, for callers that
+# The ``_``-prefixed writers below are the bodies of the public atomic services (``entity_create =
+# transaction.atomic(_entity_create)``…), for callers that
 # already hold a transaction (extraction_ingest): a nested ``atomic`` is a SAVEPOINT and a RELEASE,
 # two more round trips per row on PostgreSQL, and nothing there ever rolls back to one.
 
@@ -101,6 +71,7 @@ def _entity_create(
     first_appearance: int | None = None,
     source: str = "admin",
 ) -> Entity:
+    """Create an entity (pinyin id unless given) with its aliases."""
     if type not in Entity.Type.values:
         raise InvalidInput(f"未知的实体类型 '{type}'，可选 {'/'.join(Entity.Type.values)}", extra={"type": type})
     if tier not in Entity.Tier.values:
@@ -125,18 +96,7 @@ def _entity_create(
     return entity
 
 
-@transaction.atomic
-def alias_add(
-    *,
-    entity: Entity,
-    alias: str,
-    valid_from: int | None = None,
-    valid_to: int | None = None,
-    note: str = "",
-    source: str = "admin",
-) -> Alias | None:
-    """Give ``entity`` another name (no-op for its canonical name or an alias it already has)."""
-    return _alias_add(entity=entity, alias=alias, valid_from=valid_from, valid_to=valid_to, note=note, source=source)
+entity_create = transaction.atomic(_entity_create)
 
 
 def _alias_add(
@@ -148,6 +108,7 @@ def _alias_add(
     note: str = "",
     source: str = "admin",
 ) -> Alias | None:
+    """Give ``entity`` another name (no-op for its canonical name or an alias it already has)."""
     alias = alias.strip()
     if not alias:
         raise InvalidInput("别名不能为空", extra={"entity": entity.entity_id})
@@ -170,6 +131,9 @@ def _alias_add(
         row.valid_from, row.valid_to, row.note = valid_from, valid_to, note or row.note
         row.save(update_fields=["valid_from", "valid_to", "note"])
     return row
+
+
+alias_add = transaction.atomic(_alias_add)
 
 
 def entity_appearance_refresh(*, entity_pks: Iterable[int]) -> None:
