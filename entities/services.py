@@ -785,13 +785,18 @@ def _appearance_add(*, entity: Entity, chapter: int, count: int, source: str, al
         defaults={"book_id": entity.book_id, "count": count, "aliases": _alias_counts(aliases)},
     )
     if not created:
-        row.count += count
-        merged = dict(row.aliases)
-        for alias, n in _alias_counts(aliases).items():
-            merged[alias] = merged.get(alias, 0) + n
-        row.aliases = merged
-        row.save(update_fields=["count", "aliases"])
+        _appearance_merge(row, count=count, aliases=aliases)
     return row
+
+
+def _appearance_merge(row: Appearance, *, count: int, aliases: list[str] | None) -> None:
+    """Add another count and its aliases to an appearance row already there, and save it."""
+    row.count += count
+    merged = dict(row.aliases)
+    for alias, n in _alias_counts(aliases).items():
+        merged[alias] = merged.get(alias, 0) + n
+    row.aliases = merged
+    row.save(update_fields=["count", "aliases"])
 
 
 def _appearances_write(*, chapter: int, source: str, appearances: list[tuple[Entity, int, list[str]]]) -> None:
@@ -820,12 +825,7 @@ def _appearances_write(*, chapter: int, source: str, appearances: list[tuple[Ent
                 )
             )
             continue
-        row.count += count
-        merged = dict(row.aliases)
-        for alias, n in _alias_counts(aliases).items():
-            merged[alias] = merged.get(alias, 0) + n
-        row.aliases = merged
-        row.save(update_fields=["count", "aliases"])
+        _appearance_merge(row, count=count, aliases=aliases)
     Appearance.objects.bulk_create(new)
 
 
