@@ -138,11 +138,13 @@ def search_index_update(*, book: Book, numbers: list[int] | None = None, removed
         recorded = cur.fetchone() is not None
         if numbers is not None and (recorded or not has_lines):
             # A finalize / sync of a few chapters: look at those alone (the cost must not grow with the book).
-            hashes = dict(Chapter.objects.filter(book=book, number__in=numbers).values_list("number", "content_hash"))
-            gone = sorted((set(numbers) | set(removed or [])) - set(hashes))
-            if has_lines:
-                _lines_delete(cur, book_id=book.pk, chapters=sorted(set(hashes) | set(gone)))
-            return _lines_add(cur, book=book, todo=sorted(hashes), hashes=hashes)
+            named = set(numbers) | set(removed or [])
+            hashes = dict(Chapter.objects.filter(book=book, number__in=named).values_list("number", "content_hash"))
+            todo = sorted(set(numbers) & set(hashes))
+            gone = sorted(named - set(hashes))
+            if has_lines or recorded:
+                _lines_delete(cur, book_id=book.pk, chapters=sorted(set(todo) | set(gone)))
+            return _lines_add(cur, book=book, todo=todo, hashes=hashes)
         current = dict(Chapter.objects.filter(book=book).values_list("number", "content_hash"))
         cur.execute(f"SELECT chapter, content_hash FROM {CHAPTER_TABLE} WHERE book_id = %s", [book.pk])
         indexed = dict(cur.fetchall())

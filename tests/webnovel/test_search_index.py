@@ -62,6 +62,21 @@ def test_full_pass_drops_removed_chapters_and_explicit_numbers_always_reindex(bo
     assert fts_rows() == 0
 
 
+def test_finalizing_chapters_of_a_book_without_lines_yet_records_them_once(book):
+    # Blank chapters are recorded (hash) but have no line: finalizing one again must replace its
+    # record, not insert a second one (the per-chapter record is keyed by book and chapter).
+    chapter(book, 1, "   ", "h1")
+    chapter(book, 2, "", "h2")
+    assert search.search_index_update(book=book) == 0
+    assert search.search_index_update(book=book, numbers=[1]) == 0
+    Chapter.objects.filter(book=book, number=1).update(body="青铜剑", content_hash="h1b")
+    assert search.search_index_update(book=book, numbers=[1], removed=[2]) == 1
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT chapter, content_hash FROM {search.CHAPTER_TABLE} WHERE book_id = %s", [book.pk])
+        assert sorted(cur.fetchall()) == [(1, f"{search.INDEX_FORMAT}:h1b"), (2, f"{search.INDEX_FORMAT}:h2")]
+    assert hits(book, "青铜剑") == (1, [(1, 1)])
+
+
 def test_chapters_without_a_hash_are_always_reindexed(book):
     chapter(book, 1, "青铜剑", "")
     search.search_index_update(book=book)
