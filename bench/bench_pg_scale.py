@@ -109,20 +109,6 @@ def _phase(book: str, chapters: int) -> dict[str, Any]:
     return out
 
 
-def _pg_recreate(url: str) -> None:
-    import dj_database_url
-    import psycopg
-
-    cfg = dj_database_url.parse(url)
-    kwargs = {k: v for k, v in dict(host=cfg["HOST"], port=cfg["PORT"], user=cfg["USER"]).items() if v}
-    with psycopg.connect(dbname="postgres", autocommit=True, **kwargs) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone()
-        if exists:
-            conn.execute("SET statement_timeout = '60s'")
-            conn.execute(f'DROP DATABASE "{cfg["NAME"]}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{cfg["NAME"]}"')
-
-
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "phase":
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webnovel.settings")
@@ -140,7 +126,7 @@ def main(argv: list[str]) -> int:
     opts = parser.parse_args(argv)
     if opts.quick:
         opts.chapters = 300
-    from bench.common import synthetic_book
+    from bench.common import pg_database_create, synthetic_book
 
     book = synthetic_book(opts.chapters, seed=1)
     load_start = os.getloadavg()[0]
@@ -148,7 +134,7 @@ def main(argv: list[str]) -> int:
     work = Path(tempfile.mkdtemp(prefix="wn-pgscale-"))
     for label, url in (("sqlite", f"sqlite:///{work / 'scale.sqlite3'}"), ("postgresql", opts.pg)):
         if label == "postgresql":
-            _pg_recreate(url)
+            pg_database_create(url, drop=True)
         env = {**os.environ, "DATABASE_URL": url, "PYTHONPATH": str(REPO)}
         env.pop("WEBNOVEL_TESTING", None)
         print(f"{label}: rebuild, finalize ×5, reads on {opts.chapters} chapters …", file=sys.stderr, flush=True)

@@ -141,6 +141,23 @@ def database_url(workdir: Path) -> str:
     return os.environ.get("DATABASE_URL") or f"sqlite:///{workdir / 'bench.sqlite3'}"
 
 
+def pg_database_create(url: str, *, drop: bool = False) -> None:
+    """Create the PostgreSQL database that ``url`` names when it does not exist (``drop``: drop it
+    first if it does, for a run from an empty database), through the server's ``postgres`` database."""
+    import dj_database_url
+    import psycopg
+
+    cfg = dj_database_url.parse(url)
+    kwargs = {k: v for k, v in dict(host=cfg["HOST"], port=cfg["PORT"], user=cfg["USER"]).items() if v}
+    with psycopg.connect(dbname="postgres", autocommit=True, **kwargs) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone()
+        if exists and drop:
+            conn.execute("SET statement_timeout = '60s'")
+            conn.execute(f'DROP DATABASE "{cfg["NAME"]}" WITH (FORCE)')
+        if not exists or drop:
+            conn.execute(f'CREATE DATABASE "{cfg["NAME"]}"')
+
+
 def django_setup(db_url: str | None = None, *, migrate: bool = False) -> None:
     """Point Django at ``db_url`` (default: $DATABASE_URL or a throwaway SQLite file) and set it up."""
     if db_url:
@@ -457,6 +474,8 @@ class Bench:
         """A migrated benchmark database: a new SQLite file per call (or ``$DATABASE_URL``, flushed)."""
         if os.environ.get("DATABASE_URL"):
             url = os.environ["DATABASE_URL"]
+            if url.startswith(("postgres://", "postgresql://")):
+                pg_database_create(url)
             phase_run("bench.common:migrate_phase", db=url)
             phase_run("bench.common:database_flush", db=url)
             return url
