@@ -2,8 +2,8 @@
 
 1. De-duplication: inside one group (category, subject, field), a fact repeating the value of the fact
    just before it (in chapter order) adds nothing: its evidence is merged into the earlier fact and it
-   is deleted. Book-wide facts (origin ``setting``) are recomputed on every update, so they are always
-   the one kept, never the one deleted; contradicted and decided facts are left for the author.
+   is deleted. Book-wide facts (origin ``setting``) are derived again whenever their inputs change, so
+   they are always the one kept, never the one deleted; contradicted and decided facts are left for the author.
 2. Caps: when a category holds more facts than its cap, facts are dropped in this order until it fits —
    outdated (oldest chapter first), then tentative, then active ones (oldest first). Never dropped:
    contradicted facts, book-wide facts, and active world rules / open loops (those categories have no
