@@ -309,6 +309,9 @@ def search_keyword(*, book: Book, q: str, limit: int = SEARCH_DEFAULT_LIMIT) -> 
         raise InvalidInput(
             f"搜索词过长：最多 {QUERY_MAX_LENGTH} 字（收到 {len(query)} 字）", extra={"length": len(query)}
         )
+    if "\x00" in query:
+        # No line holds one, and SQLite's FTS5 query parser stops at it ("unterminated string").
+        raise InvalidInput("搜索词不能含 NUL 字符（\\x00）", extra={"q": query.replace("\x00", "\\x00")[:100]})
     _limit_check(limit)
     _index_ensure(book=book)
     total, rows = _keyword_rows(book=book, query=query, limit=limit)
