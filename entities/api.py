@@ -18,7 +18,7 @@ router = Router(tags=["实体"])
 Depth = documented(int, minimum=1, maximum=5)
 AsOf = documented(int, nullable=True, minimum=0)
 PageLimit = documented(int, nullable=True, minimum=1, maximum=selectors.ENTITY_PAGE_MAX)
-Offset = documented(int, minimum=0)
+Offset = documented(int, minimum=0, maximum=selectors.ENTITY_OFFSET_MAX)
 
 EXTRACTION_EXAMPLE = {
     "entities_appeared": [{"id": "linfeng", "type": "角色", "mentions": ["林风"], "confidence": 0.95}],

@@ -179,6 +179,7 @@ def entity_detail(*, book: Book, ref: str, type: str | None = None, as_of: int |
 
 
 ENTITY_PAGE_MAX = 1000
+ENTITY_OFFSET_MAX = 1_000_000
 
 
 def entity_list(
@@ -195,8 +196,8 @@ def entity_list(
     3,000-chapter book has a thousand entities); without ``limit``, all of them."""
     if limit is not None and not 1 <= limit <= ENTITY_PAGE_MAX:
         raise InvalidInput(f"limit 必须在 1 到 {ENTITY_PAGE_MAX} 之间（收到 {limit}）", extra={"limit": limit})
-    if offset < 0:
-        raise InvalidInput(f"offset 不能为负数（收到 {offset}）", extra={"offset": offset})
+    if not 0 <= offset <= ENTITY_OFFSET_MAX:
+        raise InvalidInput(f"offset 必须在 0 到 {ENTITY_OFFSET_MAX} 之间（收到 {offset}）", extra={"offset": offset})
     rows = Entity.objects.filter(book=book)
     if type:
         rows = rows.filter(type=type)

@@ -202,4 +202,9 @@ def test_entity_list_pages_with_limit_and_offset_through_both_doors(api, book):
     bad = api.get("/api/books/qinglan/entities?limit=0")
     assert (bad.status_code, bad.json()["message"]) == (422, "limit 必须在 1 到 1000 之间（收到 0）")
     bad = api.get("/api/books/qinglan/entities?offset=-1")
-    assert (bad.status_code, bad.json()["message"]) == (422, "offset 不能为负数（收到 -1）")
+    assert (bad.status_code, bad.json()["message"]) == (422, "offset 必须在 0 到 1000000 之间（收到 -1）")
+    bad = api.get("/api/books/qinglan/entities?offset=9223372036854775808")  # past SQLite's 64 bits (fuzzer)
+    assert (bad.status_code, bad.json()["message"]) == (
+        422,
+        "offset 必须在 0 到 1000000 之间（收到 9223372036854775808）",
+    )
