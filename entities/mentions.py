@@ -210,7 +210,8 @@ def alias_counts_all(*, matcher: Matcher, text: str) -> dict[str, int]:
 @transaction.atomic
 def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None) -> dict[str, int]:
     """The chapter indexer (WEBNOVEL_CHAPTER_INDEXERS): apply the manual tags of the changed
-    chapters, then rescan them and refresh first/last appearances. ``numbers=None`` = every chapter."""
+    chapters, then rescan them and refresh first/last appearances. ``numbers=None`` = every chapter.
+    ``warnings`` are the skipped or partly applied tags, for the finalize / sync / rebuild report."""
     from entities.services import entity_appearance_refresh
     from entities.tags import chapter_tags_apply, chapter_tags_clear
 
@@ -220,15 +221,17 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
         chapters = chapters.filter(number__in=numbers)
     for number in removed:
         chapter_tags_clear(book=book, chapter=number)
-    tagged = chapters.exclude(entity_tags=[]).only("number", "entity_tags").order_by("number")
+    tagged = chapters.exclude(entity_tags=[]).only("number", "entity_tags", "source_path").order_by("number")
     if numbers is None:
         # A full rebuild: tags of chapters that no longer carry any are cleared too.
         chapter_tags_clear(book=book, chapter=None, keep=set(tagged.values_list("number", flat=True)))
     elif numbers:
         for number in set(numbers) - set(tagged.values_list("number", flat=True)):
             chapter_tags_clear(book=book, chapter=number)
+    warnings: list[dict] = []
     for chapter in tagged:
-        chapter_tags_apply(book=book, chapter=chapter.number, tags=chapter.entity_tags)
+        result = chapter_tags_apply(book=book, chapter=chapter.number, tags=chapter.entity_tags)
+        warnings += [_tag_warning(chapter, issue) for issue in result["issues"]]
 
     stale = Appearance.objects.filter(book=book, source=Appearance.Source.SCAN)
     ambiguous_stale = AmbiguousMention.objects.filter(book=book)
@@ -271,4 +274,18 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
     if numbers is None:
         affected |= set(Entity.objects.filter(book=book).values_list("pk", flat=True))
     entity_appearance_refresh(entity_pks=affected)
-    return {"appearances": written, "ambiguous": len(ambiguous)}
+    return {"appearances": written, "ambiguous": len(ambiguous), "warnings": warnings}
+
+
+def _tag_warning(chapter: Chapter, issue: dict) -> dict:
+    """A skipped or partly applied tag as a rebuild / finalize / sync report warning."""
+    text = " ".join(issue.get("text", "").split())
+    text = text if len(text) <= 80 else text[:79] + "…"
+    partial = issue.get("partial")
+    return {
+        "code": "entity_tag_partial" if partial else "entity_tag_skipped",
+        "file": chapter.source_path or f"第{chapter.number}章",
+        "line": issue.get("line"),
+        "message": f"第{chapter.number}章实体标签{'部分应用' if partial else '已跳过'}：{issue['message']}  {text}",
+        "level": "warning",
+    }
