@@ -27,7 +27,7 @@ _HEADING = re.compile(r"^#{1,3}\s+(.*)$")
 
 
 def _yaml(data: dict[str, Any]) -> str:
-    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, default_flow_style=None, width=1000)
+    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1000)
 
 
 def _summary_text(text: str) -> str:
