@@ -16,6 +16,7 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from entities import selectors
+from entities.generic import alias_is_generic
 from entities.ids import entity_id_base, entity_ids_assign
 from entities.mentions import matcher_invalidate, mentions_index
 from entities.models import (
@@ -785,10 +786,11 @@ def _entity_from_suggestion(*, book: Book, chapter: int, item: Any, taken: set[s
 
 
 def _alias_add_any(entity: Entity, alias: str | dict, *, source: str) -> None:
-    if isinstance(alias, str):
-        _alias_add(entity=entity, alias=alias, source=source)
-    else:
-        _alias_add(entity=entity, source=source, **alias)
+    fields = {"alias": alias} if isinstance(alias, str) else dict(alias)
+    if source == "extraction" and alias_is_generic(str(fields.get("alias", ""))):
+        # an agent's 他 / 少年 / 老者 names the entity only weakly, as in the migration of old projects
+        fields["generic"] = True
+    _alias_add(entity=entity, source=source, **fields)
 
 
 def _appearance_add(*, entity: Entity, chapter: int, count: int, source: str, aliases: list[str] | None) -> Appearance:

@@ -123,7 +123,7 @@ def test_extraction_marks_a_new_entitys_alias_generic():
                 "suggested_id": "zhaoyuan",
                 "name": "赵元",
                 "type": "角色",
-                "aliases": ["赵师兄", {"alias": "那个少年", "generic": True}],
+                "aliases": ["赵师兄", {"alias": "那个少年", "generic": True}, "师兄"],
                 "confidence": 0.9,
             }
         ]
@@ -133,5 +133,6 @@ def test_extraction_marks_a_new_entitys_alias_generic():
     assert dict(Alias.objects.filter(entity__entity_id="zhaoyuan").values_list("alias", "generic")) == {
         "赵师兄": False,
         "那个少年": True,
+        "师兄": True,  # a bare role word: generic by the rule of entities/generic.py
     }
     assert AmbiguousMention.objects.get(book=book, chapter=1).alias == "那个少年"
