@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import yaml
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -548,13 +549,26 @@ def _book_files(*, root: Path, state: dict, slug: str, commit: bool) -> dict:
     plan = legacy_chapters_plan(root=root)
     files = plan["files"]
     book_yaml = legacy_book_yaml(root=root, slug=slug, title=_state_title(state) or slug)
+    problems = []
     if book_yaml is not None:
         files = {"book.yaml": book_yaml, **files}
+    else:
+        try:
+            existing = yaml.safe_load((root / "book.yaml").read_text(encoding="utf-8-sig")) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            existing = {}
+        declared = existing.get("slug", root.name) if isinstance(existing, dict) else root.name
+        if str(declared) != slug:
+            problems.append(
+                f"book.yaml 的 slug 是 '{declared}'，迁移写入的书是 '{slug}'：rebuild 会建成另一本书，"
+                f"请把 book.yaml 的 slug 改为 {slug}，或用 --book {declared} 重新迁移"
+            )
     result: dict[str, Any] = {
         "chapters": plan["chapters"],
         "summaries": plan["summaries"],
         "written" if commit else "would_write": sorted(files),
         "skipped": plan["skipped"],
+        "problems": problems,
     }
     if commit:
         legacy_files_write(root=root, files=files)

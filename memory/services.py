@@ -425,10 +425,13 @@ def _scratchpad_facts(category: str, item: dict[str, Any]) -> list[dict[str, Any
         source = nested if nested is not None else {k: v for k, v in item.items() if k not in used}
         pairs = [(str(k), v) for k, v in source.items() if v not in (None, "", [], {})]
     else:
-        # a fact without a field (story facts, rules, loops): its text is the value
+        # a fact without a field (story facts, rules, loops): its text is the value, and without a
+        # subject it stands alone (its id), so two loops never supersede each other in the resolver
         value_key, value = _first(item, VALUE_KEYS)
-        pairs = [(value_key or "内容", value)] if value_key else []
-        subject = subject or (category if value_key else None)
+        pairs = [(value_key, value)] if value_key else []
+        if not subject and value_key:
+            digest = hashlib.sha1(_text(value).encode("utf-8")).hexdigest()[:8]
+            subject = str(item.get("id") or f"{category}-{digest}")
     if not subject or not pairs or any(_text(v) == "" for _, v in pairs):
         raise ValueError("缺少 subject、field 或 value（也认 entity / attribute / content 等同义键）")
     evidence = item.get("evidence") or []

@@ -183,7 +183,7 @@ def test_old_memory_scratchpad_maps_what_maps_and_keeps_the_rest(tmp_path):
         ("cs_001.location", "character_facts", "萧炎", "location", "乌坦城", 4),
         ("cs_001.realm", "character_facts", "萧炎", "realm", "斗者", 4),
         ("cs_002", "character_facts", "萧薰儿", "身份", "古族", 2),
-        ("ol_001", "open_loops", "open_loops", "content", "戒指里的老者是谁", 1),
+        ("ol_001", "open_loops", "ol_001", "content", "戒指里的老者是谁", 1),
         ("wr_001", "world_rules", "斗气", "等级", "斗之气、斗者、斗师", 1),
     ]
     kept = LegacyRecord.objects.get(book__slug="doupo", key="memory_scratchpad.relationships")
@@ -210,3 +210,15 @@ def test_extraction_report_lists_only_the_entities_it_created(tmp_path):
     assert extraction_ingest(book=book, chapter=3, payload=payload)["created_entities"] == []
     assert not Entity.objects.filter(book=book, entity_id="xiaozhan").exists()
     assert Entity.objects.filter(book=book, entity_id="yaochen").exists()
+
+
+def test_a_book_yaml_naming_another_book_is_reported_and_kept(tmp_path):
+    root = _project(tmp_path / "doupo")
+    (root / "book.yaml").write_text("slug: dpcq\ntitle: 斗破\n", encoding="utf-8")
+    files = _migrate(root, "--commit")["book_files"]
+    assert "book.yaml" not in files["written"] and len(files["written"]) == 4
+    assert files["problems"] == [
+        "book.yaml 的 slug 是 'dpcq'，迁移写入的书是 'doupo'：rebuild 会建成另一本书，"
+        "请把 book.yaml 的 slug 改为 doupo，或用 --book dpcq 重新迁移"
+    ]
+    assert (root / "book.yaml").read_text(encoding="utf-8") == "slug: dpcq\ntitle: 斗破\n"
