@@ -227,11 +227,19 @@ class AppearanceOut(Schema):
     sources: list[str]
 
 
+class WeakMentionOut(Schema):
+    chapter: int
+    alias: str
+    count: int
+    candidates: list[str]
+
+
 class AppearancesOut(Schema):
     id: str
     first_appearance: int | None
     last_appearance: int | None
     chapters: list[AppearanceOut]
+    weak_mentions: list[WeakMentionOut]
 
 
 class TopEntityOut(Schema):

@@ -391,7 +391,8 @@ def relationship_graph_mermaid(*, book: Book, ref: str, depth: int = 1, as_of: i
 
 
 def entity_appearances(*, book: Book, ref: str) -> dict:
-    """The chapters an entity appears in (scan and extraction rows merged per chapter)."""
+    """The chapters an entity appears in (scan and extraction rows merged per chapter), and apart the
+    weak mentions of its generic aliases (never appearances; ``candidates`` says who else they may mean)."""
     entity = entity_get(book=book, ref=ref)
     chapters: dict[int, dict] = {}
     for row in Appearance.objects.filter(entity=entity).order_by("chapter", "source"):
@@ -405,11 +406,20 @@ def entity_appearances(*, book: Book, ref: str) -> dict:
             item["aliases"] = row.aliases
         elif not item["count"]:
             item["count"] = row.count
+    generic = entity.aliases.filter(generic=True).values_list("alias", flat=True)
+    weak = [
+        {"chapter": m.chapter, "alias": m.alias, "count": m.count, "candidates": m.candidates}
+        for m in AmbiguousMention.objects.filter(book=book, generic=True, alias__in=list(generic)).order_by(
+            "chapter", "alias"
+        )
+        if entity.entity_id in m.candidates
+    ]
     return {
         "id": entity.entity_id,
         "first_appearance": entity.first_appearance,
         "last_appearance": entity.last_appearance,
         "chapters": list(chapters.values()),
+        "weak_mentions": weak,
     }
 
 

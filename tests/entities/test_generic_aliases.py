@@ -5,7 +5,7 @@ import pytest
 
 from entities.mentions import mentions_index
 from entities.models import Alias, AmbiguousMention, Appearance, Entity
-from entities.selectors import chapter_ambiguous_mentions, entity_stats
+from entities.selectors import chapter_ambiguous_mentions, entity_appearances, entity_stats
 from entities.services import alias_add, aliases_generic_set, extraction_ingest
 from tests.entities.factories import book_make, entity_make
 from tests.webnovel.bookfactory import CARD_JIANLAO, ROSTER
@@ -62,6 +62,12 @@ def test_generic_mentions_are_weak_and_never_set_a_first_appearance(book):
             "generic": True,
         },
         {"chapter": 2, "alias": "少年", "count": 1, "first_offset": 5, "candidates": ["linfeng"], "generic": True},
+    ]
+    assert entity_appearances(book=book, ref="linfeng")["weak_mentions"] == [
+        {"chapter": 1, "alias": "他", "count": 1, "candidates": ["jianlao", "linfeng"]},
+        {"chapter": 1, "alias": "少年", "count": 1, "candidates": ["linfeng"]},
+        {"chapter": 2, "alias": "他", "count": 1, "candidates": ["jianlao", "linfeng"]},
+        {"chapter": 2, "alias": "少年", "count": 1, "candidates": ["linfeng"]},
     ]
     stats = entity_stats(book=book)
     assert stats["generic_aliases"] == ["他", "少年", "老者"]
