@@ -72,7 +72,7 @@ def scan_compare(chapters: list[tuple[int, str, str]], names: dict[str, list[str
     table: dict[str, list] = {}
     for i, (name, aliases) in enumerate(names.items()):
         for n in [name, *aliases]:
-            entry = (i, f"e{i}", None, None)
+            entry = (i, f"e{i}", None, None, False)
             if entry not in table.setdefault(n, []):
                 table[n].append(entry)
     all_names = list(table)
