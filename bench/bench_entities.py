@@ -13,6 +13,11 @@
      4 state changes, 2 relationships, 1 uncertain) for ``repeat`` different chapters, then the same
      chapter re-ingested (the idempotent replace path): cold call apart, p50 / p95;
    - rescan of one chapter (the finalize-time indexer ``mentions_index(numbers=[n])``): p50 / p95.
+3. Manual tag scan (pure): ``entity_tags_strip`` of one chapter holding 20,000 and 40,000 unclosed
+   ``<entity a>`` heads (200 / 400 KB; issue 19 item 11), and of as many well-formed tags on their
+   own lines. Before the one-pass tokenizer the unclosed case was quadratic: 31.6 s at 20,000 and
+   114 s at 40,000 in the issue; the old regex measured again on the 2-CPU dev machine (load ~4):
+   38.0 s and 192.1 s, against 0.12 s and 0.36 s now. ``--tags-only`` runs just this part.
 """
 
 from __future__ import annotations
@@ -67,7 +72,7 @@ def scan_compare(chapters: list[tuple[int, str, str]], names: dict[str, list[str
     table: dict[str, list] = {}
     for i, (name, aliases) in enumerate(names.items()):
         for n in [name, *aliases]:
-            entry = (i, f"e{i}", None, None)
+            entry = (i, f"e{i}", None, None, False)
             if entry not in table.setdefault(n, []):
                 table[n].append(entry)
     all_names = list(table)
@@ -236,8 +241,29 @@ def rescan_phase(root: str, repeat: int) -> dict:
 # --- main ------------------------------------------------------------------------------------------------
 
 
+def tags_phase() -> list[dict]:
+    from webnovel.bookfs.text import entity_tags_strip
+
+    rows = []
+    for n in (20_000, 40_000):
+        for label, body in (
+            ("unclosed <entity a>", "<entity a>" * n),
+            ("well-formed, one a line", '正文。<entity-alias ref="林风" alias="风哥"/>\n' * n),
+        ):
+            best = min(_timed(entity_tags_strip, body) for _ in range(3))
+            rows.append({"input": label, "tags": n, "KB": round(len(body.encode()) / 1024), "seconds": round(best, 3)})
+    return rows
+
+
+def _timed(fn, *args) -> float:
+    started = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - started
+
+
 def main() -> None:
     bench = Bench("entities", description=__doc__)
+    bench.parser.add_argument("--tags-only", action="store_true", help="only the manual tag scan (part 3)")
     bench.parser.add_argument(
         "--chapters", type=int, default=None, help="synthetic book size (default 3000; --quick: 300)"
     )
@@ -249,6 +275,12 @@ def main() -> None:
     from bench.common import django_setup
 
     django_setup()
+    bench.log("tag scan: unclosed and well-formed entity tags")
+    bench.table("Manual tag scan: entity_tags_strip of one chapter (best of 3)", tags_phase(),
+                ["input", "tags", "KB", "seconds"])  # fmt: skip
+    if args.tags_only:
+        bench.finish()
+        return
     rows = []
     xyj = xiyouji_inputs()
     if xyj is None:

@@ -45,7 +45,8 @@ def _intermediate(modeladmin, request, queryset, *, form, title, explanation, ac
 class AliasInline(admin.TabularInline):
     model = Alias
     extra = 0
-    fields = ["alias", "valid_from", "valid_to", "note", "source"]
+    fields = ["alias", "valid_from", "valid_to", "note", "source", "generic"]
+    readonly_fields = ["generic"]  # through the AliasAdmin actions (rescans) or the book's files
 
 
 class StateChangeInline(admin.TabularInline):
@@ -161,12 +162,33 @@ class EntityAdmin(admin.ModelAdmin):
 
 @admin.register(Alias)
 class AliasAdmin(admin.ModelAdmin):
-    list_display = ["alias", "entity", "book", "valid_from", "valid_to", "note", "source"]
-    list_filter = ["book", "source"]
+    list_display = ["alias", "entity", "book", "valid_from", "valid_to", "note", "source", "generic"]
+    list_filter = ["book", "source", "generic"]
     search_fields = ["alias", "entity__canonical_name", "entity__entity_id"]
     autocomplete_fields = ["entity"]
     list_select_related = ["entity", "book"]
+    readonly_fields = ["generic"]
     show_full_result_count = False
+    actions = ["mark_generic", "mark_plain"]
+
+    def _generic_set(self, request: HttpRequest, queryset: QuerySet[Alias], generic: bool) -> None:
+        result = services.aliases_generic_set(aliases=queryset, generic=generic)
+        label = "泛称" if generic else "普通别名"
+        self.message_user(request, f"已将 {result['changed']} 个别名标为{label}，并重新扫描提及", messages.SUCCESS)
+        if result["file_owned"]:
+            self.message_user(
+                request,
+                f"{result['file_owned']} 个别名来自书籍文件，未改动：请在 设定/名册.yaml 或角色卡中用 generic_aliases 标注",
+                messages.WARNING,
+            )
+
+    @admin.action(description="标为泛称（弱提及，不计出场）")
+    def mark_generic(self, request: HttpRequest, queryset: QuerySet[Alias]) -> None:
+        self._generic_set(request, queryset, True)
+
+    @admin.action(description="取消泛称")
+    def mark_plain(self, request: HttpRequest, queryset: QuerySet[Alias]) -> None:
+        self._generic_set(request, queryset, False)
 
 
 class StateChangeForm(forms.ModelForm):
@@ -362,8 +384,8 @@ class AppearanceAdmin(admin.ModelAdmin):
 
 @admin.register(AmbiguousMention)
 class AmbiguousMentionAdmin(admin.ModelAdmin):
-    list_display = ["alias", "chapter", "count", "candidates", "book"]
-    list_filter = ["book"]
+    list_display = ["alias", "chapter", "count", "candidates", "generic", "book"]
+    list_filter = ["book", "generic"]
     search_fields = ["alias"]
     show_full_result_count = False
 

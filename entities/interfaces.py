@@ -84,7 +84,7 @@ interface(
 )(selectors.pending_list)
 interface(
     "entity-ambiguous-mentions",
-    help="正文中命中多个实体的别名（只报告，不猜测）",
+    help="正文中命中多个实体的别名与泛称的弱提及（generic；只报告，不猜测）",
     args=(Arg("chapter", int, help="只看这一章"),),
     group=G,
     rest=f"GET {B}/ambiguous-mentions",

@@ -14,6 +14,10 @@ Semantics (documented in docs/entities.md):
 - A name that names several entities (valid at that chapter) is ambiguous: it is reported in
   ``AmbiguousMention`` with its candidates and never attributed. A name whose only entity is outside
   its validity window (林宗主 before chapter 80) is not attributed either.
+- A generic alias (他, 老爷, 那个少年: ``Alias.generic``) is a weak mention: it is reported in
+  ``AmbiguousMention`` with ``generic=True`` and its candidates (even a single one) and never counted
+  as an appearance, so it never sets a first appearance. A name that is generic for one entity and a
+  plain name of another is weak too: which one the text means is not ours to guess.
 - The title and the body of a chapter are scanned; ``first_offset`` is a character offset into the
   body (None when the entity is only named in the title).
 
@@ -37,8 +41,8 @@ from webnovel.models import Book, Chapter
 
 FLUSH_ROWS = 5000
 
-# name → [(entity pk, entity_id, valid_from, valid_to)]
-Names = dict[str, list[tuple[int, str, int | None, int | None]]]
+# name → [(entity pk, entity_id, valid_from, valid_to, generic)]
+Names = dict[str, list[tuple[int, str, int | None, int | None, bool]]]
 
 
 @dataclass
@@ -54,14 +58,15 @@ class Matcher:
         for end, name in self.automaton.iter_long(text):
             yield end - len(name) + 1, name
 
-    def candidates(self, name: str, chapter: int | None) -> list[tuple[int, str]]:
+    def candidates(self, name: str, chapter: int | None) -> list[tuple[int, str, bool]]:
+        """(pk, entity_id, generic) of every entity the name may mean at ``chapter``."""
         out = []
-        for pk, entity_id, valid_from, valid_to in self.names[name]:
+        for pk, entity_id, valid_from, valid_to, generic in self.names[name]:
             if chapter is not None and (
                 (valid_from is not None and chapter < valid_from) or (valid_to is not None and chapter > valid_to)
             ):
                 continue
-            out.append((pk, entity_id))
+            out.append((pk, entity_id, generic))
         return out
 
 
@@ -88,17 +93,17 @@ def names_load(*, book: Book) -> Names:
     for pk, entity_id, name in (
         Entity.objects.filter(book=book).order_by().values_list("pk", "entity_id", "canonical_name")
     ):
-        names[name].append((pk, entity_id, None, None))
-    for pk, entity_id, name, valid_from, valid_to in (
+        names[name].append((pk, entity_id, None, None, False))
+    for pk, entity_id, name, valid_from, valid_to, generic in (
         Alias.objects.filter(book=book)
         .order_by()
-        .values_list("entity_id", "entity__entity_id", "alias", "valid_from", "valid_to")
+        .values_list("entity_id", "entity__entity_id", "alias", "valid_from", "valid_to", "generic")
     ):
         entries = names[name]
         # An alias equal to the canonical name (or repeated) adds nothing unless it narrows a window.
         if any(e[0] == pk and e[2] is None and e[3] is None for e in entries):
             continue
-        entries.append((pk, entity_id, valid_from, valid_to))
+        entries.append((pk, entity_id, valid_from, valid_to, generic))
     return dict(names)
 
 
@@ -130,7 +135,7 @@ class ChapterScan:
     """What one chapter's scan found."""
 
     entities: dict[int, dict] = field(default_factory=dict)  # pk → {count, first_offset, aliases}
-    ambiguous: dict[str, dict] = field(default_factory=dict)  # name → {count, first_offset, candidates}
+    ambiguous: dict[str, dict] = field(default_factory=dict)  # name → {count, first_offset, candidates, generic}
     unattributed: dict[str, int] = field(default_factory=dict)  # names outside their validity window
 
 
@@ -161,7 +166,8 @@ def chapter_scan(*, matcher: Matcher, chapter: int | None, body: str, title: str
         count = title_counts.get(name, 0) + body_counts.get(name, 0)
         offset = body_first.get(name)
         candidates = matcher.candidates(name, chapter)
-        if len(candidates) == 1:
+        generic = any(c[2] for c in candidates)
+        if len(candidates) == 1 and not generic:
             pk = candidates[0][0]
             hit = scan.entities.get(pk)
             if hit is None:
@@ -175,6 +181,7 @@ def chapter_scan(*, matcher: Matcher, chapter: int | None, body: str, title: str
                 "count": count,
                 "first_offset": offset,
                 "candidates": sorted(c[1] for c in candidates),
+                "generic": generic,
             }
         else:
             scan.unattributed[name] = count
@@ -203,7 +210,8 @@ def alias_counts_all(*, matcher: Matcher, text: str) -> dict[str, int]:
 @transaction.atomic
 def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None) -> dict[str, int]:
     """The chapter indexer (WEBNOVEL_CHAPTER_INDEXERS): apply the manual tags of the changed
-    chapters, then rescan them and refresh first/last appearances. ``numbers=None`` = every chapter."""
+    chapters, then rescan them and refresh first/last appearances. ``numbers=None`` = every chapter.
+    ``warnings`` are the skipped or partly applied tags, for the finalize / sync / rebuild report."""
     from entities.services import entity_appearance_refresh
     from entities.tags import chapter_tags_apply, chapter_tags_clear
 
@@ -213,15 +221,17 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
         chapters = chapters.filter(number__in=numbers)
     for number in removed:
         chapter_tags_clear(book=book, chapter=number)
-    tagged = chapters.exclude(entity_tags=[]).only("number", "entity_tags").order_by("number")
+    tagged = chapters.exclude(entity_tags=[]).only("number", "entity_tags", "source_path").order_by("number")
     if numbers is None:
         # A full rebuild: tags of chapters that no longer carry any are cleared too.
         chapter_tags_clear(book=book, chapter=None, keep=set(tagged.values_list("number", flat=True)))
     elif numbers:
         for number in set(numbers) - set(tagged.values_list("number", flat=True)):
             chapter_tags_clear(book=book, chapter=number)
+    warnings: list[dict] = []
     for chapter in tagged:
-        chapter_tags_apply(book=book, chapter=chapter.number, tags=chapter.entity_tags)
+        result = chapter_tags_apply(book=book, chapter=chapter.number, tags=chapter.entity_tags)
+        warnings += [_tag_warning(chapter, issue) for issue in result["issues"]]
 
     stale = Appearance.objects.filter(book=book, source=Appearance.Source.SCAN)
     ambiguous_stale = AmbiguousMention.objects.filter(book=book)
@@ -264,4 +274,18 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
     if numbers is None:
         affected |= set(Entity.objects.filter(book=book).values_list("pk", flat=True))
     entity_appearance_refresh(entity_pks=affected)
-    return {"appearances": written, "ambiguous": len(ambiguous)}
+    return {"appearances": written, "ambiguous": len(ambiguous), "warnings": warnings}
+
+
+def _tag_warning(chapter: Chapter, issue: dict) -> dict:
+    """A skipped or partly applied tag as a rebuild / finalize / sync report warning."""
+    text = " ".join(issue.get("text", "").split())
+    text = text if len(text) <= 80 else text[:79] + "…"
+    partial = issue.get("partial")
+    return {
+        "code": "entity_tag_partial" if partial else "entity_tag_skipped",
+        "file": chapter.source_path or f"第{chapter.number}章",
+        "line": issue.get("line"),
+        "message": f"第{chapter.number}章实体标签{'部分应用' if partial else '已跳过'}：{issue['message']}  {text}",
+        "level": "warning",
+    }

@@ -12,10 +12,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import yaml
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from entities.generic import alias_is_generic
 from entities.models import (
     Alias,
     Appearance,
@@ -29,6 +31,7 @@ from entities.models import (
 )
 from entities.replay import state_replay
 from webnovel.exceptions import InvalidInput, NotFound
+from webnovel.importers.legacy import legacy_book_yaml, legacy_chapters_plan, legacy_files_write
 from webnovel.models import Book
 
 STATE_PATH = Path(".webnovel") / "state.json"
@@ -63,6 +66,7 @@ class _Run:
         self.existing: dict[str, int] = {}
         self.keys: dict[str, dict] = {}
         self.problems: list[str] = []
+        self.generic: list[str] = []  # "entity_id:alias" of pronoun / kinship / role aliases kept generic
 
     def count(self, what: str, created: bool) -> None:
         target = self.created if created else self.existing
@@ -102,26 +106,40 @@ def _entity(run: _Run, ref: Any) -> Entity | None:
     return rows[0] if len(rows) == 1 else None
 
 
-def _alias(run: _Run, entity: Entity, alias: Any) -> None:
+def _alias(run: _Run, entity: Entity, alias: Any, *, note: str = "") -> None:
+    generic = False
     if isinstance(alias, dict):
         name = alias.get("alias") or alias.get("name")
         valid_from, valid_to = _chapter(alias.get("from")), _chapter(alias.get("to"))
-        note = str(alias.get("note", ""))
+        note = str(alias.get("note", "")) or note
+        generic = alias.get("generic") is True
     else:
-        name, valid_from, valid_to, note = alias, None, None, ""
+        name, valid_from, valid_to = alias, None, None
     if not isinstance(name, str) or not name.strip() or name.strip() == entity.canonical_name:
         return
-    _, created = Alias.objects.get_or_create(
+    name = name.strip()
+    # The old plugin imported pronouns and role words (他, 少年, 老者) as plain aliases, crediting
+    # every 他 of the book to one character: they come in generic (weak mentions) and are reported.
+    if alias_is_generic(name):
+        generic = True
+    row, created = Alias.objects.get_or_create(
         entity=entity,
-        alias=name.strip(),
+        alias=name,
         defaults={
             "book": run.book,
             "valid_from": valid_from,
             "valid_to": valid_to,
             "note": note,
             "source": "migration",
+            "generic": generic,
         },
     )
+    if generic and not row.generic and row.source == "migration":
+        row.generic = True
+        row.save(update_fields=["generic"])
+        created = True
+    if generic and f"{entity.entity_id}:{name}" not in run.generic:
+        run.generic.append(f"{entity.entity_id}:{name}")
     run.count("aliases", created)
 
 
@@ -141,7 +159,7 @@ def _entities_v3(run: _Run, data: Any, fallback_chapter: int) -> dict:
             if not isinstance(item, dict):
                 run.keep(f"entities_v3.{type_key}.{entity_id}", item)
                 continue
-            name = item.get("canonical_name") or item.get("name") or entity_id
+            name = str(item.get("canonical_name") or item.get("name") or entity_id)
             tier_raw = item.get("tier")
             tier = TIER_NAMES.get(str(tier_raw).lower(), TIER_NAMES.get(str(tier_raw))) if tier_raw else "次要"
             entity = Entity.objects.filter(book=run.book, entity_id=entity_id).first()
@@ -161,7 +179,12 @@ def _entities_v3(run: _Run, data: Any, fallback_chapter: int) -> dict:
                 run.count("entities", False)
                 if item.get("is_protagonist") and not entity.is_protagonist:
                     Entity.objects.filter(pk=entity.pk).update(is_protagonist=True)
-            for alias in item.get("aliases") or []:
+            # v5 kept the display name beside the canonical one (药老 / 药尘): it stays a name of the entity
+            display = item.get("name")
+            if isinstance(display, str) and display.strip() and display.strip() != entity.canonical_name:
+                _alias(run, entity, display, note="迁移：state.json 的 name")
+            aliases = item.get("aliases") or []
+            for alias in aliases if isinstance(aliases, list) else [aliases]:
                 _alias(run, entity, alias)
             for key in ("first_appearance", "last_appearance"):
                 chapter = _chapter(item.get(key))
@@ -487,6 +510,7 @@ def state_migrate(*, root: Path, commit: bool = False, book_slug: str | None = N
                 raise _DryRun
     except _DryRun:
         pass
+    summary["book_files"] = _book_files(root=root, state=state, slug=summary["book"], commit=commit)
     if commit and not isinstance(marker, dict):
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
         backup = path.with_name(f"state.json.bak-{stamp}")
@@ -504,6 +528,53 @@ def state_migrate(*, root: Path, commit: bool = False, book_slug: str | None = N
                 f"精简后的 state.json 仍有 {summary['slim_bytes']} 字节（progress 等保留键本身过大）；原文件见备份"
             )
     return summary
+
+
+def _state_title(state: dict) -> str | None:
+    """The book's title as the old state.json recorded it (project_info / project / progress / top)."""
+    holders = [
+        h for h in (state.get("project_info"), state.get("project"), state.get("progress")) if isinstance(h, dict)
+    ]
+    for holder in [*holders, {k: state.get(k) for k in ("title", "book_title")}]:
+        for key in ("title", "book_title", "name"):
+            value = holder.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    return None
+
+
+def _book_files(*, root: Path, state: dict, slug: str, commit: bool) -> dict:
+    """The old chapters and summaries converted into the book format (written only with ``commit``;
+    the dry run lists what it would write)."""
+    plan = legacy_chapters_plan(root=root)
+    files = plan["files"]
+    book_yaml = legacy_book_yaml(root=root, slug=slug, title=_state_title(state) or slug)
+    problems = []
+    if book_yaml is not None:
+        files = {"book.yaml": book_yaml, **files}
+    else:
+        try:
+            existing = yaml.safe_load((root / "book.yaml").read_text(encoding="utf-8-sig")) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            existing = {}
+        declared = existing.get("slug", root.name) if isinstance(existing, dict) else root.name
+        if str(declared) != slug:
+            problems.append(
+                f"book.yaml 的 slug 是 '{declared}'，迁移写入的书是 '{slug}'：rebuild 会建成另一本书，"
+                f"请把 book.yaml 的 slug 改为 {slug}，或用 --book {declared} 重新迁移"
+            )
+    result: dict[str, Any] = {
+        "chapters": plan["chapters"],
+        "summaries": plan["summaries"],
+        "written" if commit else "would_write": sorted(files),
+        "skipped": plan["skipped"],
+        "problems": problems,
+    }
+    if commit:
+        legacy_files_write(root=root, files=files)
+    if files:
+        result["next"] = f"python manage.py rebuild {root}"
+    return result
 
 
 def _migrate(*, root: Path, state: dict, book_slug: str | None, source_path: str) -> dict:
@@ -539,6 +610,12 @@ def _migrate(*, root: Path, state: dict, book_slug: str | None, source_path: str
             keys[key] = {"status": "kept"}
     if current_pending:
         keys["entities_v3"]["current_reconciled"] = _current_reconcile(run, current_pending, fallback_chapter)
+    if run.generic:
+        shown = "、".join(a.split(":", 1)[1] for a in run.generic[:10])
+        run.problems.append(
+            f"{len(run.generic)} 个别名是代词或泛称（{shown}{'…' if len(run.generic) > 10 else ''}）："
+            "按泛称导入（弱提及，不计出场），见 generic_aliases"
+        )
     from entities.services import entity_appearance_refresh
 
     entity_appearance_refresh(entity_pks=Entity.objects.filter(book=book).values_list("pk", flat=True))
@@ -551,6 +628,7 @@ def _migrate(*, root: Path, state: dict, book_slug: str | None, source_path: str
         "created": run.created,
         "unchanged": run.existing,
         "problems": run.problems,
+        "generic_aliases": run.generic,
         "changed": bool(run.created) or book_created,
     }
 

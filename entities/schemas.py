@@ -28,6 +28,7 @@ class AliasIn(_In):
     valid_from: int | None = Field(default=None, ge=0, alias="from")
     valid_to: int | None = Field(default=None, ge=0, alias="to")
     note: str = ""
+    generic: bool = False  # 泛称（老爷、他）：弱提及，不计出场
 
 
 class NewEntityIn(_In):
@@ -119,6 +120,7 @@ class AliasOut(Schema):
     valid_to: int | None
     note: str
     source: str
+    generic: bool = False
 
 
 class EntityOut(Schema):
@@ -225,11 +227,19 @@ class AppearanceOut(Schema):
     sources: list[str]
 
 
+class WeakMentionOut(Schema):
+    chapter: int
+    alias: str
+    count: int
+    candidates: list[str]
+
+
 class AppearancesOut(Schema):
     id: str
     first_appearance: int | None
     last_appearance: int | None
     chapters: list[AppearanceOut]
+    weak_mentions: list[WeakMentionOut]
 
 
 class TopEntityOut(Schema):
@@ -247,6 +257,8 @@ class StatsOut(Schema):
     archived: int
     aliases: int
     ambiguous_aliases: list[str]
+    generic_aliases: list[str]
+    weak_mentions: int
     state_changes: int
     relationships: int
     appearances: int
@@ -272,6 +284,7 @@ class AmbiguousMentionOut(Schema):
     count: int
     first_offset: int | None
     candidates: list[str]
+    generic: bool
 
 
 class TagIssuesOut(Schema):

@@ -8,7 +8,7 @@ Each read exists once, here; ``entities.interfaces`` registers the ones exposed 
 from collections import defaultdict
 from typing import Any
 
-from django.db.models import Count, Max, Min, Q, QuerySet
+from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 
 from entities.models import (
     Alias,
@@ -165,7 +165,14 @@ def entity_to_dict(entity: Entity, *, state: dict | None = None, aliases: list[d
 
 def _alias_list(entity: Entity) -> list[dict]:
     return [
-        {"alias": a.alias, "valid_from": a.valid_from, "valid_to": a.valid_to, "note": a.note, "source": a.source}
+        {
+            "alias": a.alias,
+            "valid_from": a.valid_from,
+            "valid_to": a.valid_to,
+            "note": a.note,
+            "source": a.source,
+            "generic": a.generic,
+        }
         for a in entity.aliases.order_by("alias")
     ]
 
@@ -212,7 +219,7 @@ def entity_list(
     for a in (
         Alias.objects.filter(entity__in=[e.pk for e in entities])
         .order_by("alias")
-        .values("entity_id", "alias", "valid_from", "valid_to", "note", "source")
+        .values("entity_id", "alias", "valid_from", "valid_to", "note", "source", "generic")
     ):
         aliases[a.pop("entity_id")].append(a)
     return [entity_to_dict(e, state=states[e.pk], aliases=aliases[e.pk]) for e in entities]
@@ -384,7 +391,8 @@ def relationship_graph_mermaid(*, book: Book, ref: str, depth: int = 1, as_of: i
 
 
 def entity_appearances(*, book: Book, ref: str) -> dict:
-    """The chapters an entity appears in (scan and extraction rows merged per chapter)."""
+    """The chapters an entity appears in (scan and extraction rows merged per chapter), and apart the
+    weak mentions of its generic aliases (never appearances; ``candidates`` says who else they may mean)."""
     entity = entity_get(book=book, ref=ref)
     chapters: dict[int, dict] = {}
     for row in Appearance.objects.filter(entity=entity).order_by("chapter", "source"):
@@ -398,16 +406,26 @@ def entity_appearances(*, book: Book, ref: str) -> dict:
             item["aliases"] = row.aliases
         elif not item["count"]:
             item["count"] = row.count
+    generic = entity.aliases.filter(generic=True).values_list("alias", flat=True)
+    weak = [
+        {"chapter": m.chapter, "alias": m.alias, "count": m.count, "candidates": m.candidates}
+        for m in AmbiguousMention.objects.filter(book=book, generic=True, alias__in=list(generic)).order_by(
+            "chapter", "alias"
+        )
+        if entity.entity_id in m.candidates
+    ]
     return {
         "id": entity.entity_id,
         "first_appearance": entity.first_appearance,
         "last_appearance": entity.last_appearance,
         "chapters": list(chapters.values()),
+        "weak_mentions": weak,
     }
 
 
 def chapter_ambiguous_mentions(*, book: Book, chapter: int | None = None) -> list[dict]:
-    """Aliases found in the text that name several entities (reported, not attributed)."""
+    """Aliases found in the text that name several entities, and the weak mentions of generic aliases
+    (``generic``: 他, 老爷 — with their candidates); reported, never attributed."""
     rows = AmbiguousMention.objects.filter(book=book)
     if chapter is not None:
         rows = rows.filter(chapter=chapter)
@@ -418,6 +436,7 @@ def chapter_ambiguous_mentions(*, book: Book, chapter: int | None = None) -> lis
             "count": r.count,
             "first_offset": r.first_offset,
             "candidates": r.candidates,
+            "generic": r.generic,
         }
         for r in rows.order_by("chapter", "alias")
     ]
@@ -430,7 +449,10 @@ def entity_stats(*, book: Book) -> dict:
     by_type = dict(entities.values_list("type").annotate(n=Count("id")).order_by("type"))
     by_tier = dict(entities.values_list("tier").annotate(n=Count("id")).order_by("tier"))
     names = alias_index(book=book)
-    ambiguous = sorted(a for a, pks in names.items() if len(pks) > 1)
+    generic = set(Alias.objects.filter(book=book, generic=True).order_by().values_list("alias", flat=True))
+    # generic aliases are shared by design (他 names every man): listed apart, not as conflicts
+    ambiguous = sorted(a for a, pks in names.items() if len(pks) > 1 and a not in generic)
+    weak = AmbiguousMention.objects.filter(book=book, generic=True).aggregate(n=Sum("count"))["n"] or 0
     top = (
         Appearance.objects.filter(book=book, source=Appearance.Source.SCAN)
         .values("entity__entity_id", "entity__canonical_name")
@@ -447,6 +469,8 @@ def entity_stats(*, book: Book) -> dict:
         "archived": entities.filter(archived=True).count(),
         "aliases": Alias.objects.filter(book=book).count(),
         "ambiguous_aliases": ambiguous,
+        "generic_aliases": sorted(generic),
+        "weak_mentions": weak,
         "state_changes": StateChange.objects.filter(book=book).count(),
         "relationships": Relationship.objects.filter(book=book).count(),
         "appearances": Appearance.objects.filter(book=book, source=Appearance.Source.SCAN).count(),

@@ -16,8 +16,9 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from entities import selectors
+from entities.generic import alias_is_generic
 from entities.ids import entity_id_base, entity_ids_assign
-from entities.mentions import mentions_index
+from entities.mentions import matcher_invalidate, mentions_index
 from entities.models import (
     Alias,
     Appearance,
@@ -107,13 +108,17 @@ def _alias_add(
     valid_to: int | None = None,
     note: str = "",
     source: str = "admin",
+    generic: bool = False,
 ) -> Alias | None:
-    """Give ``entity`` another name (no-op for its canonical name or an alias it already has)."""
+    """Give ``entity`` another name (no-op for its canonical name or an alias it already has);
+    ``generic`` marks a pronoun / kinship / role word whose mentions are weak."""
     alias = alias.strip()
     if not alias:
         raise InvalidInput("别名不能为空", extra={"entity": entity.entity_id})
     if valid_from is not None and valid_to is not None and valid_from > valid_to:
         raise InvalidInput(f"别名 '{alias}' 的有效区间无效：from {valid_from} > to {valid_to}", extra={"alias": alias})
+    if alias == entity.canonical_name and generic:
+        raise InvalidInput(f"正名 '{alias}' 不能标为泛称", extra={"entity": entity.entity_id, "alias": alias})
     if alias == entity.canonical_name and valid_from is None and valid_to is None and not note:
         return None
     row, created = Alias.objects.get_or_create(
@@ -125,11 +130,16 @@ def _alias_add(
             "valid_to": valid_to,
             "note": note,
             "source": source,
+            "generic": generic,
         },
     )
     if not created and (valid_from is not None or valid_to is not None or note):
         row.valid_from, row.valid_to, row.note = valid_from, valid_to, note or row.note
         row.save(update_fields=["valid_from", "valid_to", "note"])
+    if not created and generic and not row.generic:
+        # marking generic only ever weakens an alias: a later plain mention never un-marks it
+        row.generic = True
+        row.save(update_fields=["generic"])
     return row
 
 
@@ -527,7 +537,9 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
             uncertain_targets.append(None)
 
     # 2. New entities.
-    created_ids: list[str] = []
+    created_ids: list[str] = []  # entities this chapter's extraction created (now or when first ingested)
+    suggested_ids: set[str] = set()  # every entity an entities_new item stands for, matched ones too
+    previously_created = set(previous.summary.get("created_entities", [])) if previous is not None else set()
     taken: set[str] = set()
     for i, item in enumerate(data.entities_new):
         field = f"entities_new[{i}]"
@@ -545,10 +557,12 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
                 resolved=resolved,
             )
             continue
-        entity = _entity_from_suggestion(book=book, chapter=chapter, item=item, taken=taken)
+        entity, created = _entity_from_suggestion(book=book, chapter=chapter, item=item, taken=taken)
         taken.add(entity.entity_id)
         refs.created[i] = entity
-        created_ids.append(entity.entity_id)
+        suggested_ids.add(entity.entity_id)
+        if created or entity.entity_id in previously_created:
+            created_ids.append(entity.entity_id)
         adopted["entities_new"] += 1
         if band == "warn":
             warn(
@@ -685,7 +699,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
     _appearances_write(chapter=chapter, source=Appearance.Source.EXTRACTION, appearances=list(appearances.values()))
 
     if previous is not None:
-        _orphans_drop(book=book, entity_ids=previous.summary.get("created_entities", []), keep=set(created_ids))
+        _orphans_drop(book=book, entity_ids=previously_created, keep=suggested_ids)
     if adopted["entities_new"]:
         # New names: the deterministic scan of this chapter must see them at once (later chapters
         # see them when finalized; ``rescan_mentions`` redoes the earlier ones on demand).
@@ -735,16 +749,16 @@ def _hold_note(confidence: float | None, entity: Any) -> str:
     return f"置信度 {confidence} 低于 {WARN_FROM}，未写入"
 
 
-def _entity_from_suggestion(*, book: Book, chapter: int, item: Any, taken: set[str]) -> Entity:
-    """The entity an entities_new item stands for: the existing one with this id, name and type
-    (re-ingestion), else a new one with the suggested id or a fresh pinyin id."""
+def _entity_from_suggestion(*, book: Book, chapter: int, item: Any, taken: set[str]) -> tuple[Entity, bool]:
+    """The entity an entities_new item stands for, and whether it was created now: the existing one
+    with this id, name and type (re-ingestion), else a new one with the suggested id or a fresh pinyin id."""
     aliases = [a if isinstance(a, str) else a.model_dump() for a in item.aliases]
     if item.suggested_id:
         existing = Entity.objects.filter(book=book, entity_id=item.suggested_id).first()
         if existing is not None and existing.canonical_name == item.name and existing.type == item.type:
             for alias in aliases:
                 _alias_add_any(existing, alias, source="extraction")
-            return existing
+            return existing, False
         entity_id = item.suggested_id if existing is None and item.suggested_id not in taken else None
     else:
         entity_id = None
@@ -754,9 +768,9 @@ def _entity_from_suggestion(*, book: Book, chapter: int, item: Any, taken: set[s
         if known is not None:
             for alias in aliases:
                 _alias_add_any(known, alias, source="extraction")
-            return known
+            return known, False
         entity_id = entity_id_generate(book=book, name=item.name, type=item.type, taken=taken)
-    return _entity_create(
+    entity = _entity_create(
         book=book,
         name=item.name,
         type=item.type,
@@ -768,13 +782,15 @@ def _entity_from_suggestion(*, book: Book, chapter: int, item: Any, taken: set[s
         first_appearance=chapter,
         source="extraction",
     )
+    return entity, True
 
 
 def _alias_add_any(entity: Entity, alias: str | dict, *, source: str) -> None:
-    if isinstance(alias, str):
-        _alias_add(entity=entity, alias=alias, source=source)
-    else:
-        _alias_add(entity=entity, source=source, **alias)
+    fields = {"alias": alias} if isinstance(alias, str) else dict(alias)
+    if source == "extraction" and alias_is_generic(str(fields.get("alias", ""))):
+        # an agent's 他 / 少年 / 老者 names the entity only weakly, as in the migration of old projects
+        fields["generic"] = True
+    _alias_add(entity=entity, source=source, **fields)
 
 
 def _appearance_add(*, entity: Entity, chapter: int, count: int, source: str, aliases: list[str] | None) -> Appearance:
@@ -843,6 +859,22 @@ def entities_archive(*, entities: Iterable[Entity], archived: bool) -> int:
     return Entity.objects.filter(pk__in=pks).exclude(archived=archived).update(archived=archived)
 
 
+@transaction.atomic
+def aliases_generic_set(*, aliases: Iterable[Alias], generic: bool) -> dict[str, int]:
+    """Mark aliases generic (weak mentions) or plain, then rescan the affected books. Aliases from the
+    book's files are left alone (the next sync would undo it): they are marked in 名册 / the card."""
+    pks = [a.pk for a in aliases]
+    rows = Alias.objects.filter(pk__in=pks)
+    file_owned = rows.filter(source="file").count()
+    changed_rows = rows.exclude(source="file").exclude(generic=generic)
+    books = set(changed_rows.values_list("book_id", flat=True))
+    changed = changed_rows.update(generic=generic)
+    for book in Book.objects.filter(pk__in=books):
+        matcher_invalidate(book_id=book.pk)  # .update() sends no signals
+        mentions_index(book=book, numbers=None)
+    return {"changed": changed, "file_owned": file_owned}
+
+
 # --- curation: pending queue and merge -------------------------------------------------------------
 
 
@@ -868,7 +900,7 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None) -> 
                 _alias_add_any(entity, alias, source="curation")
             target = entity
         else:
-            target = _entity_from_suggestion(book=book, chapter=chapter or 0, item=data, taken=set())
+            target, _ = _entity_from_suggestion(book=book, chapter=chapter or 0, item=data, taken=set())
             Entity.objects.filter(pk=target.pk, source="extraction").update(source="curation")
         if chapter is not None and Chapter.objects.filter(book=book, number=chapter).exists():
             mentions_index(book=book, numbers=[chapter], removed=[])

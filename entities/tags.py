@@ -1,20 +1,28 @@
 """Manual entity tags written by the author inside chapter text, applied when the chapter is
 finalized (the rebuilder strips them from the body and keeps them raw in ``Chapter.entity_tags``).
 
-Grammar (attributes in double or single quotes; documented in docs/entities.md)::
+Grammar (attributes in double or single quotes; documented in docs/entities.md). The seed's own
+syntax (seed 000 §3) applies verbatim::
 
-    <entity type="角色" name="赵元" id="zhaoyuan" tier="次要" desc="外门弟子" aliases="赵师兄,老赵"/>
-    <entity type="物品" name="玉佩">description text</entity>
-    <entity-alias ref="林风" alias="林宗主" from="80" note="接任宗主后"/>
-    <entity-update id="linfeng" reason="突破">
-      <set field="realm" value="筑基"/>  <unset field="wound"/>
-      <add field="possessions" value="玉佩"/>  <remove field="possessions" value="断剑"/>
-      <inc field="spirit_stones" value="-5"/>
+    <entity type="角色" id="xiaoyan" name="萧炎" desc="萧家三少爷" tier="核心"><alias>废物</alias></entity>
+    <entity-alias ref="萧炎" alias="岩枭" context="黑角域化名"/>
+    <entity-update ref="萧炎">
+      <set key="realm" value="斗者" reason="突破"/>  <unset key="injury"/>
+      <add key="items" value="玄重尺"/>  <remove key="items" value="玄重尺"/>  <inc key="spirit_stones" delta="1"/>
     </entity-update>
+
+and so does the older dialect beside it: ``field=`` for ``key=``, ``value=`` for ``delta=``,
+``note=`` for ``context=``, ``aliases="赵师兄,老赵"`` on ``<entity>``, ``from=`` / ``to=`` windows on an
+alias, and a ``reason=`` on ``<entity-update>`` for all its operations. ``generic="true"`` on an
+``<alias>`` child or an ``<entity-alias>`` marks a generic alias (weak mentions, docs/entities.md).
 
 ``id=`` names an entity by id, ``ref=`` by id or alias (with optional ``type=``). Values that read as
 numbers (``12``, ``-5``, ``1.5``) are numbers, everything else a string. A bad tag never aborts the
-finalize: it is skipped and reported in ``TagApplication.issues``.
+finalize: it is skipped (or, for one bad operation of an ``<entity-update>``, the others are
+applied) and reported in ``TagApplication.issues`` and in the finalize / sync / rebuild report.
+
+Every pattern here is linear in its input: a head or an operation holds no ``<`` or ``>``, and an
+attribute name is only tried at the start of a word (a rescan per character was quadratic).
 """
 
 import re
@@ -26,10 +34,12 @@ from entities.models import Entity, StateChange, TagApplication
 from webnovel.exceptions import DomainError
 from webnovel.models import Book
 
-_ATTR = re.compile(r"([A-Za-z_][\w-]*)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
-_HEAD = re.compile(r"^<(entity-update|entity-alias|entity)\b([^>]*?)(/?)>", re.DOTALL)
-_OP = re.compile(r"<(set|unset|add|remove|inc)\b([^>]*?)/?>", re.DOTALL)
+_ATTR = re.compile(r"(?<![\w-])([A-Za-z_][\w-]*)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
+_HEAD = re.compile(r"^<(entity-update|entity-alias|entity)(?=[\s/>])([^<>]*)>")
+_OP = re.compile(r"<(set|unset|add|remove|inc)(?=[\s/>])([^<>]*)>")
+_ALIAS_CHILD = re.compile(r"<alias(?=[\s>])([^<>]*)>([^<]*)</alias\s*>")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+_TRUE = {"true", "yes", "1", "是", "y"}
 
 
 def _attrs(text: str) -> dict[str, str]:
@@ -48,16 +58,39 @@ def _int(raw: str | None) -> int | None:
     return int(raw) if raw not in (None, "") and str(raw).strip().isdigit() else None
 
 
+def _alias_fields(attrs: dict[str, str]) -> dict[str, Any]:
+    """The window, note and generic mark of an alias, in either dialect."""
+    return {
+        "valid_from": _int(attrs.get("from")),
+        "valid_to": _int(attrs.get("to")),
+        "note": attrs.get("note") or attrs.get("context") or "",
+        "generic": str(attrs.get("generic", "")).strip().lower() in _TRUE,
+    }
+
+
 def tag_parse(text: str) -> dict[str, Any]:
-    """One raw tag → {"kind", "attrs", "inner", "ops"}; ValueError when it is not a tag we know."""
-    match = _HEAD.match(text.strip())
+    """One raw tag → {"kind", "attrs", "inner", "ops", "aliases"}; ValueError when it is not a tag we
+    know or a paired tag is left unclosed."""
+    text = text.strip()
+    match = _HEAD.match(text)
     if match is None:
         raise ValueError("无法识别的实体标签")
-    kind, head, _ = match.groups()
-    inner = text.strip()[match.end() :]
-    inner = re.sub(rf"</{kind}\s*>\s*$", "", inner)
+    kind, head = match.groups()
+    closed = head.rstrip().endswith("/")
+    if closed:
+        head = head.rstrip()[:-1]
+    inner = text[match.end() :]
+    close = re.search(rf"</{kind}\s*>\s*\Z", inner)
+    if close is not None:
+        inner, closed = inner[: close.start()], True
+    if not closed and kind != "entity-alias":  # <entity-alias …> is complete in its head
+        raise ValueError(f"<{kind}> 没有闭合：缺少 </{kind}>（或写成自闭合的 <{kind} …/>）")
     ops = [{"op": m.group(1), **_attrs(m.group(2))} for m in _OP.finditer(inner)] if kind == "entity-update" else []
-    return {"kind": kind, "attrs": _attrs(head), "inner": inner.strip(), "ops": ops}
+    aliases = []
+    if kind == "entity":
+        aliases = [{"alias": m.group(2).strip(), **_attrs(m.group(1))} for m in _ALIAS_CHILD.finditer(inner)]
+        inner = _ALIAS_CHILD.sub("", inner)
+    return {"kind": kind, "attrs": _attrs(head), "inner": inner.strip(), "ops": ops, "aliases": aliases}
 
 
 def _target(book: Book, attrs: dict[str, str], chapter: int) -> Entity:
@@ -87,73 +120,116 @@ def chapter_tags_clear(*, book: Book, chapter: int | None, keep: set[int] | None
 @transaction.atomic
 def chapter_tags_apply(*, book: Book, chapter: int, tags: list[dict]) -> dict:
     """Apply a chapter's raw tags (replacing what they wrote before); returns what was applied and
-    the issues (bad tags are skipped and reported, never raised)."""
-    from entities.services import alias_add, entity_create, state_change_record
-
+    the issues (bad tags are skipped and reported, never raised; ``partial`` marks a tag of which
+    only some parts applied)."""
     chapter_tags_clear(book=book, chapter=chapter)
     applied: list[str] = []
     issues: list[dict] = []
-    seq = 0
     for tag in tags:
         line, raw = tag.get("line"), tag.get("text", "")
+        problems: list[str] = []
+        done = 0
         try:
             parsed = tag_parse(raw)
-            attrs = parsed["attrs"]
-            if parsed["kind"] == "entity":
-                name, type_ = attrs.get("name"), attrs.get("type", "角色")
-                if not name:
-                    raise ValueError("<entity> 缺少 name 属性")
-                entity = Entity.objects.filter(book=book, entity_id=attrs["id"]).first() if attrs.get("id") else None
-                entity = entity or Entity.objects.filter(book=book, canonical_name=name, type=type_).first()
-                if entity is None:
-                    entity = entity_create(
-                        book=book,
-                        name=name,
-                        type=type_,
-                        tier=attrs.get("tier", Entity.Tier.MINOR),
-                        description=attrs.get("desc") or parsed["inner"],
-                        entity_id=attrs.get("id") or None,
-                        first_appearance=chapter,
-                        source="tag",
-                    )
-                for alias in filter(None, (a.strip() for a in re.split(r"[,，、]", attrs.get("aliases", "")))):
-                    alias_add(entity=entity, alias=alias, source="tag")
-                applied.append(f"entity:{entity.entity_id}")
-            elif parsed["kind"] == "entity-alias":
-                entity = _target(book, attrs, chapter)
-                if not attrs.get("alias"):
-                    raise ValueError("<entity-alias> 缺少 alias 属性")
-                alias_add(
-                    entity=entity,
-                    alias=attrs["alias"],
-                    valid_from=_int(attrs.get("from")),
-                    valid_to=_int(attrs.get("to")),
-                    note=attrs.get("note", ""),
-                    source="tag",
-                )
-                applied.append(f"alias:{entity.entity_id}:{attrs['alias']}")
-            else:
-                entity = _target(book, attrs, chapter)
-                if not parsed["ops"]:
-                    raise ValueError("<entity-update> 内没有 set/unset/add/remove/inc")
-                for op in parsed["ops"]:
-                    if not op.get("field"):
-                        raise ValueError(f"<{op['op']}> 缺少 field 属性")
-                    seq += 1
-                    with transaction.atomic():
-                        state_change_record(
-                            entity=entity,
-                            chapter=chapter,
-                            field=op["field"],
-                            op=op["op"],
-                            new=_value(op.get("value")),
-                            reason=op.get("reason") or attrs.get("reason", ""),
-                            source=StateChange.Source.TAG,
-                            where=f"第{chapter}章第{line}行 <{op['op']}>",
-                        )
-                    applied.append(f"update:{entity.entity_id}.{op['field']}:{op['op']}")
+            handler = {"entity": _entity_tag, "entity-alias": _alias_tag, "entity-update": _update_tag}
+            done = handler[parsed["kind"]](book, chapter, line, parsed, applied, problems)
         except (ValueError, DomainError) as exc:
-            message = exc.message if isinstance(exc, DomainError) else str(exc)
-            issues.append({"line": line, "text": raw, "message": message})
+            problems.append(exc.message if isinstance(exc, DomainError) else str(exc))
+        for message in problems:
+            issues.append({"line": line, "text": raw, "message": message, "partial": done > 0})
     TagApplication.objects.create(book=book, chapter=chapter, applied=applied, issues=issues)
     return {"chapter": chapter, "applied": applied, "issues": issues}
+
+
+def _entity_tag(book, chapter, line, parsed, applied, problems) -> int:
+    from entities.services import alias_add, entity_create
+
+    attrs = parsed["attrs"]
+    name, type_ = attrs.get("name"), attrs.get("type", "角色")
+    known = Entity.objects.filter(book=book, entity_id=attrs["id"]).first() if attrs.get("id") else None
+    if not name and known is not None:
+        name, type_ = known.canonical_name, known.type  # <entity id="linfeng"/>: a known entity, named here
+    if not name:
+        raise ValueError("<entity> 缺少 name 属性（或已有实体的 id）")
+    if type_ not in Entity.Type.values:
+        raise ValueError(f"<entity> 的 type '{type_}' 不在允许范围（{' | '.join(Entity.Type.values)}）")
+    tier = attrs.get("tier", Entity.Tier.MINOR)
+    if tier not in Entity.Tier.values:
+        problems.append(f"<entity> 的 tier '{tier}' 不在允许范围（{' | '.join(Entity.Tier.values)}），按 次要 处理")
+        tier = Entity.Tier.MINOR
+    entity = known or Entity.objects.filter(book=book, canonical_name=name, type=type_).first()
+    if entity is None:
+        entity = entity_create(
+            book=book,
+            name=name,
+            type=type_,
+            tier=tier,
+            description=attrs.get("desc") or parsed["inner"],
+            entity_id=attrs.get("id") or None,
+            first_appearance=chapter,
+            source="tag",
+        )
+    applied.append(f"entity:{entity.entity_id}")
+    aliases = [{"alias": a.strip()} for a in re.split(r"[,，、]", attrs.get("aliases", "")) if a.strip()]
+    for item in aliases + parsed["aliases"]:
+        if not item["alias"]:
+            problems.append("<alias> 为空，已跳过")
+            continue
+        try:
+            with transaction.atomic():
+                alias_add(entity=entity, alias=item["alias"], source="tag", **_alias_fields(item))
+            applied.append(f"alias:{entity.entity_id}:{item['alias']}")
+        except DomainError as exc:
+            problems.append(f"别名 '{item['alias']}'：{exc.message}")
+    return 1
+
+
+def _alias_tag(book, chapter, line, parsed, applied, problems) -> int:
+    from entities.services import alias_add
+
+    attrs = parsed["attrs"]
+    entity = _target(book, attrs, chapter)
+    if not attrs.get("alias"):
+        raise ValueError("<entity-alias> 缺少 alias 属性")
+    alias_add(entity=entity, alias=attrs["alias"], source="tag", **_alias_fields(attrs))
+    applied.append(f"alias:{entity.entity_id}:{attrs['alias']}")
+    return 1
+
+
+def _update_tag(book, chapter, line, parsed, applied, problems) -> int:
+    from entities.services import state_change_record
+
+    attrs = parsed["attrs"]
+    entity = _target(book, attrs, chapter)
+    if not parsed["ops"]:
+        raise ValueError("<entity-update> 内没有 set/unset/add/remove/inc")
+    done = 0
+    for op in parsed["ops"]:
+        name = op["op"]
+        field = op.get("key") or op.get("field")
+        if not field:
+            problems.append(f"<{name}> 缺少 key 属性（或 field）")
+            continue
+        raw = op.get("delta", op.get("value")) if name == "inc" else op.get("value")
+        if raw is None and name in ("set", "add", "remove", "inc"):
+            wanted = "delta 属性（或 value）" if name == "inc" else "value 属性"
+            problems.append(f'<{name} key="{field}"> 缺少 {wanted}')
+            continue
+        try:
+            with transaction.atomic():
+                state_change_record(
+                    entity=entity,
+                    chapter=chapter,
+                    field=field,
+                    op=name,
+                    new=_value(raw),
+                    reason=op.get("reason") or attrs.get("reason", ""),
+                    source=StateChange.Source.TAG,
+                    where=f"第{chapter}章第{line}行 <{name}>",
+                )
+        except DomainError as exc:
+            problems.append(exc.message)
+            continue
+        applied.append(f"update:{entity.entity_id}.{field}:{name}")
+        done += 1
+    return done

@@ -139,9 +139,11 @@ def memory_export(request: HttpRequest, book: str):
     return selectors.scratchpad_export(book=book_get(slug=book))
 
 
-@router.post("{book}/memory/import", response=dict[str, int], summary="导入 memory_scratchpad.json")
+@router.post("{book}/memory/import", response=dict[str, Any], summary="导入 memory_scratchpad.json")
 def memory_import(request: HttpRequest, book: str, payload: Body[dict[str, Any]], replace: bool = False):
-    """Import the plugin's scratchpad (same ids → updated, not duplicated)."""
+    """Import a scratchpad, ours or the old plugin's (same ids → updated, not duplicated): ``mapped`` says
+    which bucket became which category, ``kept`` the buckets kept verbatim, ``skipped`` the items that
+    did not map (with the reason)."""
     return services.scratchpad_import(book=book_get(slug=book), data=payload, replace=replace)
 
 

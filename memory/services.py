@@ -363,12 +363,105 @@ def memory_hit_record(*, book: Book, pack: dict[str, Any]) -> MemoryHit:
     return hit
 
 
-@transaction.atomic
-def scratchpad_import(*, book: Book, data: dict[str, Any], replace: bool = False) -> dict[str, int]:
-    """Import the plugin's ``.webnovel/memory_scratchpad.json`` (buckets of items by category).
+# The old plugin's memory_scratchpad.json named its buckets its own way (character_state …): each
+# maps onto one of our categories; a bucket that maps nowhere is kept verbatim and reported.
+CATEGORY_ALIASES = {
+    **{c: c for c in CATEGORIES},
+    "character_state": "character_facts", "character_states": "character_facts", "characters": "character_facts",
+    "character": "character_facts", "plot_facts": "story_facts", "facts": "story_facts", "events": "story_facts",
+    "story": "story_facts", "rules": "world_rules", "world": "world_rules", "world_state": "world_rules",
+    "loops": "open_loops", "open_threads": "open_loops", "foreshadowing": "open_loops", "promises": "reader_promises",
+    "constraints": "active_constraints", "timeline_events": "timeline",
+}  # fmt: skip
+SUBJECT_KEYS = ("subject", "entity", "entity_id", "character", "character_id", "name", "who", "target")
+FIELD_KEYS = ("field", "attribute", "key", "aspect", "property")
+VALUE_KEYS = ("value", "content", "text", "fact", "description", "summary", "note", "state")
+CHAPTER_KEYS = ("source_chapter", "chapter", "updated_chapter", "last_chapter")
+ITEM_META = {"id", "category", "status", "confidence", "evidence", "updated_at", "created_at", "source", "tags"}
+STATUS_ALIASES = {"open": "active", "current": "active", "resolved": "outdated", "closed": "outdated",
+                  "stale": "outdated", "conflict": "contradicted", "uncertain": "tentative"}  # fmt: skip
 
-    Items keep their plugin ``id`` as key, so importing the same file twice changes nothing. The
-    plugin's statuses are taken as given for outdated items; the others are re-resolved."""
+
+def _first(item: dict[str, Any], keys: tuple[str, ...]) -> tuple[str | None, Any]:
+    for key in keys:
+        if item.get(key) not in (None, "", [], {}):
+            return key, item[key]
+    return None, None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value if value is not None else "").strip()
+
+
+def _scratchpad_facts(category: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+    """One scratchpad item → [{subject, field, value, chapter, confidence, status, evidence, id}];
+    ValueError (the reason, in Chinese) when it cannot be mapped. A character-state item that holds its
+    fields as keys ({entity, realm, location, chapter}) gives one fact per field."""
+    subject_key, subject = _first(item, SUBJECT_KEYS)
+    _, chapter = _first(item, CHAPTER_KEYS)
+    try:
+        chapter = int(chapter or 0)
+        confidence = float(item["confidence"]) if item.get("confidence") is not None else 1.0
+    except (TypeError, ValueError):
+        raise ValueError("章节号或置信度不是数字") from None
+    if chapter < 0:
+        raise ValueError("章节号不能为负")
+    if confidence != confidence or confidence in (float("inf"), float("-inf")):
+        raise ValueError("置信度不是有效数字")
+    status = str(item.get("status") or Fact.Status.ACTIVE).strip().lower()
+    status = STATUS_ALIASES.get(status, status)
+    if status not in STATUSES:
+        raise ValueError(f"状态 '{item.get('status')}' 无法对应（可选：{'、'.join(STATUSES)}）")
+    field_key, field = _first(item, FIELD_KEYS)
+    pairs: list[tuple[str, Any]]
+    if field_key is not None:
+        _, value = _first(item, VALUE_KEYS)
+        pairs = [(_text(field), value)]
+    elif category == Fact.Category.CHARACTER:
+        used = {subject_key, *CHAPTER_KEYS, *ITEM_META}
+        nested = item.get("state") if isinstance(item.get("state"), dict) else None
+        source = nested if nested is not None else {k: v for k, v in item.items() if k not in used}
+        pairs = [(str(k), v) for k, v in source.items() if v not in (None, "", [], {})]
+    else:
+        # a fact without a field (story facts, rules, loops): its text is the value, and without a
+        # subject it stands alone (its id), so two loops never supersede each other in the resolver
+        value_key, value = _first(item, VALUE_KEYS)
+        pairs = [(value_key, value)] if value_key else []
+        if not subject and value_key:
+            digest = hashlib.sha1(_text(value).encode("utf-8")).hexdigest()[:8]
+            subject = str(item.get("id") or f"{category}-{digest}")
+    if not subject or not pairs or any(_text(v) == "" for _, v in pairs):
+        raise ValueError("缺少 subject、field 或 value（也认 entity / attribute / content 等同义键）")
+    evidence = item.get("evidence") or []
+    evidence = evidence if isinstance(evidence, list) else [evidence]
+    evidence = [e if isinstance(e, dict) else {"kind": "note", "text": str(e)} for e in evidence]
+    return [
+        {
+            "subject": _text(subject),
+            "field": field[:200],
+            "value": _text(value),
+            "chapter": chapter,
+            "confidence": confidence,
+            "status": status,
+            "evidence": evidence,
+            "id": str(item.get("id") or "") + (f".{field}" if len(pairs) > 1 and item.get("id") else ""),
+        }
+        for field, value in pairs
+    ]
+
+
+@transaction.atomic
+def scratchpad_import(*, book: Book, data: dict[str, Any], replace: bool = False) -> dict[str, Any]:
+    """Import a ``.webnovel/memory_scratchpad.json``: ours, or the old plugin's (buckets such as
+    ``character_state``). What maps becomes facts (same ids → updated, not duplicated); buckets and
+    items that do not map are kept verbatim in the book's legacy store and reported — the file is
+    never refused as a whole for them.
+
+    The plugin's statuses are taken as given for outdated items; the others are re-resolved."""
+    from entities.models import LegacyRecord
+
     if not isinstance(data, dict):
         raise InvalidInput("记忆文件应为 JSON 对象：{类别: [条目…]}", extra={})
     buckets = data.get("buckets", data) if isinstance(data.get("buckets"), dict) else data
@@ -376,67 +469,82 @@ def scratchpad_import(*, book: Book, data: dict[str, Any], replace: bool = False
         Fact.objects.filter(book=book, origin=Fact.Origin.IMPORT).delete()
     created = updated = 0
     groups: set[GroupKey] = set()
-    for category, items in buckets.items():
-        if category not in CATEGORIES:
-            if isinstance(items, list):
-                raise InvalidInput(
-                    f"记忆文件中有未知类别 '{category}'，可选：{'、'.join(CATEGORIES)}", extra={"category": category}
-                )
-            continue  # metadata such as "version" / "updated_at"
-        if not isinstance(items, list):
-            raise InvalidInput(f"类别 '{category}' 的内容应为列表", extra={"category": category})
+    mapped: dict[str, str] = {}
+    kept: dict[str, Any] = {}
+    skipped: list[dict[str, str]] = []
+    for name, items in buckets.items():
+        category = CATEGORY_ALIASES.get(str(name).strip().lower())
+        if isinstance(items, dict) and category == Fact.Category.CHARACTER:
+            # {subject: {field: value}}: the state of each character keyed by its name
+            items = [
+                {"subject": k, **v} if isinstance(v, dict) else {"subject": k, "value": v} for k, v in items.items()
+            ]
+        if category is None or not isinstance(items, list):
+            if isinstance(items, list | dict):
+                kept[str(name)] = items  # a bucket of something we do not model
+            continue  # scalars are metadata such as "version" / "updated_at"
+        mapped[str(name)] = category
+        unmapped = []
         for index, item in enumerate(items):
-            where = f"{category}[{index}]"
-            if not isinstance(item, dict):
-                raise InvalidInput(f"{where} 应为对象", extra={"item": where})
-            subject = str(item.get("subject") or "").strip()
-            field = str(item.get("field") or "").strip()
-            value = item.get("value")
-            if isinstance(value, list | dict):
-                value = json.dumps(value, ensure_ascii=False)
-            value = str(value if value is not None else "").strip()
-            if not subject or not field or not value:
-                raise InvalidInput(f"{where} 缺少 subject、field 或 value", extra={"item": where})
-            chapter = item.get("source_chapter") or 0
+            where = f"{name}[{index}]"
             try:
-                chapter = int(chapter)
-                confidence = float(item.get("confidence", 1.0) if item.get("confidence") is not None else 1.0)
-            except (TypeError, ValueError) as exc:
-                raise InvalidInput(f"{where} 的 source_chapter 或 confidence 不是数字", extra={"item": where}) from exc
-            status = item.get("status") or Fact.Status.ACTIVE
-            if status not in STATUSES:
-                raise InvalidInput(
-                    f"{where} 的状态 '{status}' 无效，可选：{'、'.join(STATUSES)}", extra={"item": where}
-                )
-            if status == Fact.Status.TENTATIVE:
-                # Our statuses are computed; a plugin-tentative item stays tentative through its confidence.
-                confidence = min(confidence, 0.4)
-            evidence = item.get("evidence") or []
-            if not isinstance(evidence, list):
-                evidence = [evidence]
-            evidence = [e if isinstance(e, dict) else {"kind": "note", "text": str(e)} for e in evidence]
-            key = str(item.get("id") or "") or fact_key_make(
-                prefix="i", category=category, subject=subject, field=field, chapter=chapter, value=value
-            )
-            defaults = {
-                "category": category,
-                "subject": subject,
-                "field": field,
-                "value": value,
-                "source_chapter": chapter,
-                "confidence": max(0.0, min(1.0, confidence)),
-                "evidence": evidence,
-                "origin": Fact.Origin.IMPORT,
-                # The plugin's explicit outdated mark is history we cannot recompute (its successor
-                # may not be in the file), so it is kept as a closure at the fact's own chapter.
-                "closed_chapter": chapter if status == Fact.Status.OUTDATED else None,
-            }
-            fact, was_created = Fact.objects.update_or_create(book=book, key=key, defaults=defaults)
-            if was_created:
-                created += 1
-                FactEvent.objects.create(fact=fact, action="imported", new_status=fact.status, chapter=chapter)
-            else:
-                updated += 1
-            groups.add((category, subject, field))
+                if not isinstance(item, dict):
+                    raise ValueError("不是对象")
+                facts = _scratchpad_facts(category, item)
+            except ValueError as exc:
+                skipped.append({"item": where, "reason": str(exc)})
+                unmapped.append(item)
+                continue
+            for fact_data in facts:
+                was_created = _scratchpad_fact_save(book=book, category=category, data=fact_data)
+                created, updated = created + was_created, updated + (not was_created)
+                groups.add((category, fact_data["subject"], fact_data["field"]))
+        if unmapped:
+            kept[f"{name}.unmapped"] = unmapped
+    for key, value in kept.items():
+        LegacyRecord.objects.update_or_create(
+            book=book,
+            key=f"memory_scratchpad.{key}",
+            defaults={"value": value, "source_path": "memory_scratchpad.json"},
+        )
     groups_resolve(book=book, groups=groups)
-    return {"created": created, "updated": updated}
+    return {
+        "created": created,
+        "updated": updated,
+        "mapped": mapped,
+        "kept": sorted(kept),
+        "skipped": skipped,
+    }
+
+
+def _scratchpad_fact_save(*, book: Book, category: str, data: dict[str, Any]) -> bool:
+    """Upsert one imported fact by its plugin id (or a content key); True when it was created."""
+    chapter, status, confidence = data["chapter"], data["status"], data["confidence"]
+    if status == Fact.Status.TENTATIVE:
+        # Our statuses are computed; a plugin-tentative item stays tentative through its confidence.
+        confidence = min(confidence, 0.4)
+    key = data["id"] or fact_key_make(
+        prefix="i",
+        category=category,
+        subject=data["subject"],
+        field=data["field"],
+        chapter=chapter,
+        value=data["value"],
+    )
+    defaults = {
+        "category": category,
+        "subject": data["subject"][:200],
+        "field": data["field"],
+        "value": data["value"],
+        "source_chapter": chapter,
+        "confidence": max(0.0, min(1.0, confidence)),
+        "evidence": data["evidence"],
+        "origin": Fact.Origin.IMPORT,
+        # The plugin's explicit outdated mark is history we cannot recompute (its successor may not
+        # be in the file), so it is kept as a closure at the fact's own chapter.
+        "closed_chapter": chapter if status == Fact.Status.OUTDATED else None,
+    }
+    fact, was_created = Fact.objects.update_or_create(book=book, key=key[:100], defaults=defaults)
+    if was_created:
+        FactEvent.objects.create(fact=fact, action="imported", new_status=fact.status, chapter=chapter)
+    return was_created

@@ -51,7 +51,9 @@ class Entity(models.Model):
 
 class Alias(models.Model):
     """One name of an entity. The same alias may name several entities (resolution reports the
-    ambiguity); an optional validity window limits it to a chapter range."""
+    ambiguity); an optional validity window limits it to a chapter range. A *generic* alias (a
+    pronoun, a kinship or role word) names the entity only weakly: the scan counts its mentions apart
+    and never lets them set an appearance."""
 
     book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="aliases")
     entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="aliases")
@@ -60,6 +62,10 @@ class Alias(models.Model):
     valid_to = models.PositiveIntegerField(null=True, blank=True)
     note = models.CharField(max_length=300, blank=True)
     source = models.CharField(max_length=20, default="file")
+    generic = models.BooleanField(
+        default=False,
+        help_text="泛称（老爷、二哥哥、那个少年、他）：提及另计为弱提及，不计出场、不定首次出场",
+    )
 
     class Meta:
         ordering = ["book_id", "alias", "entity_id"]

@@ -37,7 +37,8 @@ class Appearance(models.Model):
 
 
 class AmbiguousMention(models.Model):
-    """An alias found in a chapter that names several entities: reported, never guessed."""
+    """An alias found in a chapter that names several entities, or a generic alias (a weak mention,
+    ``generic=True``, even with one candidate): reported, never guessed or counted as an appearance."""
 
     book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="ambiguous_mentions")
     chapter = models.PositiveIntegerField()
@@ -45,6 +46,7 @@ class AmbiguousMention(models.Model):
     count = models.PositiveIntegerField(default=0)
     first_offset = models.IntegerField(null=True, blank=True)
     candidates = models.JSONField(default=list, help_text="候选实体 id")
+    generic = models.BooleanField(default=False, help_text="泛称的弱提及（不计出场）")
 
     class Meta:
         ordering = ["book_id", "chapter", "alias"]

@@ -114,3 +114,25 @@ def test_state_change_admin_validates_through_the_service(admin_client, book):
     assert ok.status_code == 302
     assert StateChange.objects.get(source="curation").seq == 1
     assert entity_state_as_of(entity=lin, chapter=3) == {"hp": 15}
+
+
+def test_alias_admin_marks_generic_through_the_service(admin_client, book):
+    from entities.models import Alias, AmbiguousMention, Appearance
+    from webnovel.models import Chapter
+
+    lin = Entity.objects.get(entity_id="linfeng")
+    Alias.objects.create(book=book, entity=lin, alias="少年", source="admin")
+    Chapter.objects.filter(book=book, number=3).update(body="少年林风，小风。")
+    Alias.objects.filter(entity=lin, alias="小风").update(source="file")
+    from entities.mentions import mentions_index
+
+    mentions_index(book=book, numbers=None, removed=[])
+    assert Appearance.objects.get(entity=lin, chapter=3, source="scan").aliases == {"小风": 1, "少年": 1, "林风": 1}
+    resp = _action(admin_client, "alias", "mark_generic", Alias.objects.filter(entity=lin).values_list("pk", flat=True))
+    assert _messages(resp) == [
+        "已将 1 个别名标为泛称，并重新扫描提及",
+        "1 个别名来自书籍文件，未改动：请在 设定/名册.yaml 或角色卡中用 generic_aliases 标注",
+    ]
+    assert Appearance.objects.get(entity=lin, chapter=3, source="scan").aliases == {"小风": 1, "林风": 1}
+    assert list(AmbiguousMention.objects.filter(book=book).values_list("alias", "generic")) == [("少年", True)]
+    assert admin_client.get("/admin/entities/alias/?generic__exact=1").status_code == 200

@@ -35,6 +35,7 @@ def test_rebuild_scans_mentions_of_the_demo_book():
         "count": 2,
         "first_offset": 305,
         "candidates": ["loc_bailuzhou", "lubailu"],
+        "generic": False,
     }
     # A second rebuild gives the same rows.
     book_rebuild(root=DEMO_BOOK)

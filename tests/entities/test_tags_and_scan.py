@@ -96,6 +96,7 @@ def test_manual_tags_are_applied_at_finalize_and_replaced_on_refinalize(book):
             "line": 9,
             "text": '<entity-update ref="宗主"><set field="mood" value="怒"/></entity-update>',
             "message": "别名歧义: '宗主' 命中 2 个实体，请改用 id 或补充 type 属性",
+            "partial": False,
         }
     ]
     # Re-finalizing the chapter with one tag left replaces what the tags wrote before.
@@ -152,3 +153,88 @@ def test_ingested_new_entity_is_scanned_at_once_and_rescan_command_catches_up(bo
         (2, 1),
     ]
     assert (Entity.objects.get(pk=zhao.pk).first_appearance, Entity.objects.get(pk=zhao.pk).last_appearance) == (1, 2)
+
+
+SEED_TAGS = (
+    '<entity type="角色" id="xiaoyan" name="萧炎" desc="萧家三少爷，斗之力三段" tier="核心">'
+    "<alias>废物</alias><alias>炎儿</alias></entity>\n"
+    '<entity-alias ref="萧炎" alias="岩枭" context="黑角域化名"/>\n'
+    '<entity-update ref="萧炎"><set key="realm" value="斗者" reason="突破"/><add key="items" value="玄重尺"/>'
+    '<inc key="spirit_stones" delta="1"/><unset key="injury"/><remove key="items" value="玄重尺"/></entity-update>\n'
+)
+
+
+def test_the_seeds_tag_syntax_applies_verbatim(tmp_path):
+    import io
+
+    from django.core.management import call_command
+
+    from tests.webnovel.bookfactory import book_make as folder_make
+    from tests.webnovel.bookfactory import book_write
+    from webnovel.rebuilder import book_rebuild
+
+    root = folder_make(tmp_path / "mini")
+    book_rebuild(root=root)
+    book_write(root, "定稿/正文/第二卷/第0004章.md", f"---\ntitle: 斗者\n---\n萧炎睁眼。\n{SEED_TAGS}岩枭走了。\n")
+    out = io.StringIO()
+    call_command("finalize", "mini", "4", stdout=out)
+    assert out.getvalue().splitlines()[0] == "定稿第4章《mini》：成功"
+    xiaoyan = Entity.objects.get(book__slug="mini", entity_id="xiaoyan")
+    assert (xiaoyan.canonical_name, xiaoyan.tier, xiaoyan.description) == ("萧炎", "核心", "萧家三少爷，斗之力三段")
+    assert dict(xiaoyan.aliases.values_list("alias", "note")) == {"岩枭": "黑角域化名", "炎儿": "", "废物": ""}
+    changes = list(StateChange.objects.filter(entity=xiaoyan).values_list("field", "op", "new", "reason"))
+    assert changes == [
+        ("realm", "set", "斗者", "突破"),
+        ("items", "add", "玄重尺", ""),
+        ("spirit_stones", "inc", 1, ""),
+        ("injury", "unset", None, ""),
+        ("items", "remove", "玄重尺", ""),
+    ]
+    assert entity_state_as_of(entity=xiaoyan, chapter=4) == {"realm": "斗者", "items": [], "spirit_stones": 1}
+    assert TagApplication.objects.get(book__slug="mini", chapter=4).issues == []
+    assert Chapter.objects.get(book__slug="mini", number=4).body == "萧炎睁眼。\n岩枭走了。\n"
+
+
+def test_skipped_and_partial_tags_are_in_the_finalize_sync_and_rebuild_reports(tmp_path):
+    import io
+
+    from django.core.management import call_command
+
+    from tests.webnovel.bookfactory import book_make as folder_make
+    from tests.webnovel.bookfactory import book_write
+
+    bad = (
+        '<entity-update ref="林风"><set key="realm" value="筑基"/><set value="x"/><inc key="hp"/></entity-update>\n'
+        '<entity-alias ref="无此人" alias="某甲"/>\n'
+        '<entity type="角色" name="赵元">外门弟子\n'
+    )
+    root = folder_make(tmp_path / "mini")
+    book_write(root, "定稿/正文/第二卷/第0004章.md", f"---\ntitle: 问剑\n---\n林风问剑。\n{bad}完。\n")
+    out = io.StringIO()
+    call_command("rebuild", str(root), stdout=out)
+    text = out.getvalue()
+    assert text.splitlines()[0] == "重建《mini》：成功（4 个实体标签未完全应用，见下）"
+    path = "定稿/正文/第二卷/第0004章.md"
+    assert "实体标签问题 4 个（跳过 2，部分应用 2）：" in text
+    assert f"  [entity_tag_partial] {path}:5  第4章实体标签部分应用：<set> 缺少 key 属性（或 field）" in text
+    assert f'  [entity_tag_partial] {path}:5  第4章实体标签部分应用：<inc key="hp"> 缺少 delta 属性（或 value）' in text
+    assert f"  [entity_tag_skipped] {path}:6  第4章实体标签已跳过：别名 '无此人' 没有对应的实体" in text
+    assert (
+        f"  [entity_tag_skipped] {path}:7  第4章实体标签已跳过：<entity> 没有闭合：缺少 </entity>"
+        '（或写成自闭合的 <entity …/>）  <entity type="角色" name="赵元">' in text
+    )
+    assert StateChange.objects.filter(entity__entity_id="linfeng", field="realm", chapter=4).exists()
+    assert not Entity.objects.filter(book__slug="mini", canonical_name="赵元").exists()
+    # the unclosed head is stripped alone; it never swallows the prose after it
+    assert Chapter.objects.get(book__slug="mini", number=4).body == "林风问剑。\n外门弟子\n完。\n"
+
+    book_write(root, "定稿/正文/第二卷/第0004章.md", f"---\ntitle: 问剑\n---\n林风问剑。\n{bad.splitlines()[1]}\n")
+    for command, args, head in (
+        ("finalize", ["mini", "4"], "定稿第4章《mini》：成功（1 个实体标签未完全应用，见下）"),
+        ("sync", ["mini"], "同步《mini》：成功（1 个实体标签未完全应用，见下）"),
+    ):
+        out = io.StringIO()
+        book_write(root, "定稿/正文/第二卷/第0004章.md", f"---\ntitle: 问剑{command}\n---\n{bad.splitlines()[1]}\n")
+        call_command(command, *args, stdout=out)
+        assert out.getvalue().splitlines()[0] == head, command
+        assert "[entity_tag_skipped] 定稿/正文/第二卷/第0004章.md:4" in out.getvalue()

@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 
 from entities.schemas import ExtractionIn
 from entities.services import _validate, extraction_ingest, extraction_parse
+from entities.tags import tag_parse
 from tests.conftest import DEMO_BOOK
 from tests.hardening.test_openapi_fuzz import _from_schema
 from webnovel.bookfs import file_bytes_parse
-from webnovel.bookfs.text import FrontMatterError, front_matter_split
+from webnovel.bookfs.text import FrontMatterError, entity_tags_strip, front_matter_split
 from webnovel.exceptions import DomainError, InvalidInput
 from webnovel.importers.txt import txt_decode, txt_parse
 from webnovel.models import Book
@@ -55,6 +56,8 @@ FRAGMENTS = [
     "!!binary ",
     '<entity id="linfeng" />',
     '<entity id="" type="x">',
+    "<entity a>",
+    "</entity>",
     "|章节|事件|\n|-|-|\n|1|起|\n",
     "aliases:\n  - {alias: 小风, from: 3, to: 1}\n",
     "key_chapter: maybe\n",
@@ -142,6 +145,59 @@ def test_every_file_kind_survives_arbitrary_bytes(kind, data):
 # --- the txt importer -----------------------------------------------------------------------------
 
 CJK = st.text(alphabet="天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏林风剑", min_size=1, max_size=10)
+
+
+TAG_PIECES = [
+    "<entity a>",
+    '<entity type="角色" name="甲">',
+    "<entity-update id='x'>",
+    "</entity>",
+    "</entity-update>",
+    "<entity-alias ref='a' alias='b'/>",
+    "<entity-alias ref='a' alias='b'>",
+    '<set key="k" value="v"/>',
+    '<inc field="n" delta="1"/>',
+    "<alias>乙</alias>",
+    "<entity",
+    ">",
+    "/>",
+    "<",
+    "\n",
+    "正文",
+    " ",
+    "\u3000",
+]
+
+
+@FAST
+@given(pieces=st.lists(st.sampled_from(TAG_PIECES), max_size=40))
+def test_entity_tags_strip_is_total_and_only_removes_tags(pieces):
+    body = "".join(pieces)
+    clean, tags = entity_tags_strip(body, first_line=3)
+    assert len(clean) + sum(len(t["text"]) for t in tags) <= len(body)
+    lines = body.count("\n") + 3
+    for tag in tags:
+        assert tag["text"].startswith("<entity") and tag["text"] in body and 3 <= tag["line"] <= lines
+        try:
+            parsed = tag_parse(tag["text"])
+        except ValueError as exc:
+            assert str(exc)  # a located, readable reason for the finalize report
+        else:
+            assert parsed["kind"] in ("entity", "entity-alias", "entity-update")
+
+
+def test_entity_tag_scan_is_linear_on_unclosed_heads():
+    """Issue 19 item 11: 20,000 unclosed ``<entity a>`` in a 200 KB chapter took 31.6 s (the old regex
+    rescanned the rest of the text for each); each is now a tag on its own, found in one pass. Times
+    are in bench/bench_entities.py (--tags-only); this checks the answers on the same inputs."""
+    clean, tags = entity_tags_strip("<entity a>" * 20_000)
+    assert (clean, len(tags), tags[-1]) == ("", 20_000, {"line": 1, "text": "<entity a>"})
+    clean, tags = entity_tags_strip("甲<entity a>\n" * 20_000 + '<entity type="物品" name="剑">铁剑</entity>')
+    assert clean == "甲\n" * 20_000 and len(tags) == 20_001
+    assert tags[-1] == {"line": 20_001, "text": '<entity type="物品" name="剑">铁剑</entity>'}
+    big = "<entity-update id='x'>" + "<set a" * 20_000 + "</entity-update>"
+    assert entity_tags_strip(big)[1][0]["text"] == big and tag_parse(big)["ops"] == []
+    assert tag_parse("<entity " + "a" * 200_000 + "/>")["attrs"] == {}
 
 
 @FAST

@@ -53,8 +53,8 @@ STRENGTHS = ("高", "中", "低")
 STATUSES = ("进行", "已收尾", "已放弃")
 TIERS = ("核心", "重要", "次要", "装饰")
 ENTITY_TYPES = ("角色", "地点", "物品", "势力", "招式")
-CARD_RESERVED = ("name", "aliases", "tier", "protagonist", "description", "id")
-ROSTER_RESERVED = ("name", "aliases", "desc", "description", "tier", "id", "state")
+CARD_RESERVED = ("name", "aliases", "generic_aliases", "tier", "protagonist", "description", "id")
+ROSTER_RESERVED = ("name", "aliases", "generic_aliases", "desc", "description", "tier", "id", "state")
 
 
 def file_kind(rel: str) -> str | None:
@@ -377,7 +377,8 @@ def parse_secret(result: FileResult, text: str) -> None:
     result.secret = secret
 
 
-def _aliases(ctx: _Ctx, value: Any, line: int | None) -> list[AliasData]:
+def _aliases(ctx: _Ctx, value: Any, line: int | None, *, generic: bool = False) -> list[AliasData]:
+    """``aliases`` (``generic: true`` marks one entry) or ``generic_aliases`` (every entry generic)."""
     out: list[AliasData] = []
     if value is None or value == "":
         return out
@@ -395,10 +396,11 @@ def _aliases(ctx: _Ctx, value: Any, line: int | None) -> list[AliasData]:
                     valid_from=ctx.int_field(item, "from"),
                     valid_to=ctx.int_field(item, "to"),
                     note=_str(item.get("note")),
+                    generic=generic or _bool(item.get("generic", False)),
                 )
             )
         elif _str(item):
-            out.append(AliasData(alias=_str(item)))
+            out.append(AliasData(alias=_str(item), generic=generic))
     return out
 
 
@@ -421,7 +423,8 @@ def parse_card(result: FileResult, text: str) -> None:
         description=_str(fm.get("description")),
         protagonist=_bool(fm.get("protagonist", False)),
         base_state={k: v for k, v in fm.items() if k not in CARD_RESERVED},
-        aliases=_aliases(ctx, fm.get("aliases"), key_line(fm_text, "aliases")),
+        aliases=_aliases(ctx, fm.get("aliases"), key_line(fm_text, "aliases"))
+        + _aliases(ctx, fm.get("generic_aliases"), key_line(fm_text, "generic_aliases"), generic=True),
     )
     result.entities.append(entity)
     result.documents.append(
@@ -493,7 +496,8 @@ def parse_roster(result: FileResult, text: str) -> None:
                     tier=tier,
                     description=_str(item.get("desc") or item.get("description")),
                     base_state={**extra, **state},
-                    aliases=_aliases(ctx, item.get("aliases"), line),
+                    aliases=_aliases(ctx, item.get("aliases"), line)
+                    + _aliases(ctx, item.get("generic_aliases"), line, generic=True),
                 )
             )
 

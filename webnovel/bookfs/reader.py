@@ -252,7 +252,8 @@ def alias_conflicts_check(entities: list[EntityData]) -> list[Issue]:
     names: dict[tuple[str, str], list[EntityData]] = defaultdict(list)
     for entity in entities:
         names[(entity.type, entity.name)].append(entity)
-        for alias in {a.alias for a in entity.aliases if a.alias != entity.name}:
+        # generic aliases (他, 老爷) are shared by design: their mentions are weak and never attributed
+        for alias in {a.alias for a in entity.aliases if a.alias != entity.name and not a.generic}:
             claims[(entity.type, alias)].append(entity)
     issues = []
     for (type_name, alias), owners in claims.items():

@@ -195,12 +195,38 @@ def title_from_markdown(body: str) -> str:
 
 # Manual entity tags: self-closing <entity …/> and <entity-alias …/>, and paired
 # <entity …>…</entity> / <entity-update …>…</entity-update> (possibly over several lines).
-_ENTITY_TAG = re.compile(
-    r"<entity-update\b[^>]*>.*?</entity-update\s*>"
-    r"|<entity(?:-alias)?\b[^>]*/>"
-    r"|<entity\b[^>]*>.*?</entity\s*>",
-    re.DOTALL,
-)
+# A head holds no "<" or ">" (so a run of unclosed heads is scanned once, not once per head).
+_TAG_HEAD = re.compile(r"<(entity-update|entity-alias|entity)(?=[\s/>])[^<>]*>")
+_TAG_CLOSE = re.compile(r"</(entity-update|entity-alias|entity)\s*>")
+_BLANK_TO_EOL = re.compile(r"[^\S\n]*(?:\n|\Z)")
+
+
+def entity_tag_spans(body: str) -> list[tuple[int, int]]:
+    """(start, end) of every manual entity tag in ``body``, in one pass. A paired head takes the first
+    closing tag of its kind before the next head; a head left unclosed is a tag on its own (the
+    finalize reports it), so it can never swallow the prose up to some later closing tag.
+
+    Linear in the text by construction (the old single regex rescanned the rest of the text for every
+    unclosed head: 20,000 of them took half a minute): heads and closings are found by two linear
+    scans, then paired by walking both lists once."""
+    heads = list(_TAG_HEAD.finditer(body))
+    closes: dict[str, list[tuple[int, int]]] = {"entity": [], "entity-update": [], "entity-alias": []}
+    for m in _TAG_CLOSE.finditer(body):
+        closes[m.group(1)].append((m.start(), m.end()))
+    cursor = dict.fromkeys(closes, 0)
+    spans = []
+    for index, head in enumerate(heads):
+        start, end, kind = head.start(), head.end(), head.group(1)
+        if not head.group(0).endswith("/>"):
+            limit = heads[index + 1].start() if index + 1 < len(heads) else len(body)
+            found, i = closes[kind], cursor[kind]
+            while i < len(found) and found[i][0] < end:
+                i += 1
+            cursor[kind] = i
+            if i < len(found) and found[i][1] <= limit:
+                end = found[i][1]
+        spans.append((start, end))
+    return spans
 
 
 def entity_tags_strip(body: str, *, first_line: int = 1) -> tuple[str, list[dict[str, Any]]]:
@@ -211,17 +237,20 @@ def entity_tags_strip(body: str, *, first_line: int = 1) -> tuple[str, list[dict
     tags: list[dict[str, Any]] = []
     pieces: list[str] = []
     pos = 0
-    for match in _ENTITY_TAG.finditer(body):
-        start, end = match.start(), match.end()
-        if start < pos:
-            continue
-        line_start = body.rfind("\n", 0, start) + 1
-        line_end = body.find("\n", end)
-        line_end = len(body) if line_end == -1 else line_end
-        tags.append({"line": first_line + body.count("\n", 0, start), "text": match.group(0)})
-        if line_start >= pos and not body[line_start:start].strip() and not body[end:line_end].strip():
+    # line bookkeeping advances with the tags (a per-tag count from the top would be quadratic)
+    counted, line, line_start = 0, first_line, 0
+    for start, end in entity_tag_spans(body):
+        newlines = body.count("\n", counted, start)
+        if newlines:
+            line += newlines
+            line_start = body.rfind("\n", counted, start) + 1
+        counted = start
+        tags.append({"line": line, "text": body[start:end]})
+        alone = line_start >= pos and not body[line_start:start].strip()
+        tail = _BLANK_TO_EOL.match(body, end) if alone else None
+        if tail is not None:
             pieces.append(body[pos:line_start])
-            pos = min(line_end + 1, len(body))
+            pos = tail.end()
         else:
             pieces.append(body[pos:start])
             pos = end

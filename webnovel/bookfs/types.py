@@ -122,6 +122,7 @@ class AliasData:
     valid_from: int | None = None
     valid_to: int | None = None
     note: str = ""
+    generic: bool = False  # a pronoun / kinship / role word: weak mentions only
 
 
 @dataclass

@@ -478,7 +478,9 @@ def changes_apply(
     if full and entities_changed:
         numbers = None  # aliases changed: mention-style indexers must look at every chapter again
     if numbers is None or numbers or removed_numbers:
-        report["indexers"] = chapter_indexers_run(book=book, numbers=numbers, removed=removed_numbers)
+        report["indexers"] = chapter_indexers_run(
+            book=book, numbers=numbers, removed=removed_numbers, warnings=report["warnings"]
+        )
         report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=numbers, removed=removed_numbers)
 
 

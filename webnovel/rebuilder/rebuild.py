@@ -112,6 +112,10 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any]) -> Book:
     book.save()
     # indexers see the finished core tables and the updated book row (thresholds, config)
     removed = sorted(previous - {c.number for c in parsed.chapters})
-    report["indexers"] = chapter_indexers_run(book=book, numbers=None, removed=removed)
+    stored = len(report["warnings"])
+    report["indexers"] = chapter_indexers_run(book=book, numbers=None, removed=removed, warnings=report["warnings"])
+    if len(report["warnings"]) != stored:  # skipped manual tags join the stored report
+        book.build_report = {**report, "warnings": list(report["warnings"])}
+        book.save(update_fields=["build_report"])
     report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=None, removed=removed)
     return book

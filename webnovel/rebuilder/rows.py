@@ -348,6 +348,7 @@ def entities_write(*, book: Book, entities: list[EntityData]) -> tuple[int, int,
                     "valid_to": a.valid_to,
                     "note": a.note[:300],
                     "source": "file",
+                    "generic": a.generic,
                 }
             )
     rows_insert(Alias, aliases)

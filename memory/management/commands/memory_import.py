@@ -11,7 +11,10 @@ from webnovel.selectors import book_get
 
 
 class Command(BaseCommand):
-    help = "导入插件的 .webnovel/memory_scratchpad.json（同 id 更新，不重复）。"
+    help = (
+        "导入 .webnovel/memory_scratchpad.json（本系统导出的，或旧插件的，如 character_state 桶）：能对应的写为事实"
+        "（同 id 更新，不重复），对应不上的桶与条目原样保留并在报告中列出。"
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("book", help="书籍 slug")

@@ -22,8 +22,17 @@ def issue_line(issue: dict[str, Any]) -> str:
     return f"  [{issue['code']}] {where}  {issue['message']}"
 
 
+TAG_CODES = ("entity_tag_skipped", "entity_tag_partial")
+TAG_SHOWN = 10  # the first reasons; `story entity-tag-issues` lists them all
+
+
 def report_text(report: dict[str, Any], *, action: str) -> str:
-    lines = [f"{action}《{report['book']}》：{'成功' if report['ok'] else '失败，数据库未改动'}"]
+    tags = [w for w in report.get("warnings", []) if w.get("code") in TAG_CODES]
+    warnings = [w for w in report.get("warnings", []) if w.get("code") not in TAG_CODES]
+    outcome = "成功" if report["ok"] else "失败，数据库未改动"
+    if report["ok"] and tags:
+        outcome += f"（{len(tags)} 个实体标签未完全应用，见下）"
+    lines = [f"{action}《{report['book']}》：{outcome}"]
     counts = report.get("counts")
     if report["ok"] and counts:
         lines.append("  " + "，".join(f"{COUNT_LABELS.get(k, k)} {v}" for k, v in counts.items()))
@@ -39,7 +48,13 @@ def report_text(report: dict[str, Any], *, action: str) -> str:
     if report["errors"]:
         lines.append(f"错误 {len(report['errors'])} 个：")
         lines += [issue_line(i) for i in report["errors"]]
-    if report["warnings"]:
-        lines.append(f"警告 {len(report['warnings'])} 个：")
-        lines += [issue_line(i) for i in report["warnings"]]
+    if tags:
+        skipped = sum(1 for t in tags if t["code"] == "entity_tag_skipped")
+        lines.append(f"实体标签问题 {len(tags)} 个（跳过 {skipped}，部分应用 {len(tags) - skipped}）：")
+        lines += [issue_line(i) for i in tags[:TAG_SHOWN]]
+        if len(tags) > TAG_SHOWN:
+            lines.append(f"  ……其余 {len(tags) - TAG_SHOWN} 个见 `story entity-tag-issues {report['book']}`")
+    if warnings:
+        lines.append(f"警告 {len(warnings)} 个：")
+        lines += [issue_line(i) for i in warnings]
     return "\n".join(lines)
