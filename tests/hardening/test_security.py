@@ -100,6 +100,8 @@ def test_revoked_and_unknown_keys_are_refused(books):
 
 def test_session_writes_need_the_csrf_token(books):
     user = User.objects.create_user("author", password="pw-long-enough-123")
+    perms = ["view_book", "view_chapter", "view_entity", "add_entity", "change_entity"]
+    user.user_permissions.add(*Permission.objects.filter(codename__in=perms))
     client = Client(enforce_csrf_checks=True)
     client.force_login(user)
     assert client.get("/api/books/demo-book/chapters/1").status_code == 200
