@@ -330,9 +330,11 @@ def extraction_parse(*, raw: str | bytes) -> dict:
         # strict: no NaN, 64-bit integers, bounded depth, no lone surrogates (webnovel/jsonsafe.py)
         data = json_loads_strict(raw)
     except JsonRefused as exc:
-        line, column = exc.extra.get("line"), exc.extra.get("column")
-        where = f"（第 {line} 行第 {column} 列）" if line else ""
-        raise InvalidInput(f"抽取 JSON 无效{where}：{exc.message}", extra={"field": "body", **exc.extra}) from exc
+        if exc.detail != exc.message:  # a syntax error: say where, as the command line always did
+            message = f"抽取 JSON 无效（第 {exc.extra['line']} 行第 {exc.extra['column']} 列）：{exc.detail}"
+        else:
+            message = f"抽取 JSON 无效：{exc.message}"
+        raise InvalidInput(message, extra={"field": "body", **exc.extra}) from exc
     if not isinstance(data, dict):
         raise InvalidInput("抽取 JSON 必须是对象", extra={"field": "body"})
     return data

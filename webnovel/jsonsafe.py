@@ -29,9 +29,10 @@ _PATH_SHOWN = 120
 class JsonRefused(InvalidInput):
     """A request body that is not acceptable JSON; ``status_code`` 400 when it is not JSON at all."""
 
-    def __init__(self, message: str, *, extra: Any = None, status: int = 422) -> None:
+    def __init__(self, message: str, *, extra: Any = None, status: int = 422, detail: str = "") -> None:
         super().__init__(message, extra=extra)
         self.status_code = status
+        self.detail = detail or message  # the message without "请求体…" and the position
 
 
 class _Marked:
@@ -89,7 +90,7 @@ def _too_deep(text: str) -> JsonRefused:
     if index is not None:
         line, column = _location(text, index)
         extra.update(line=line, column=column)
-        where = f"：第 {line} 行第 {column} 列"
+        where = f"（第 {line} 行第 {column} 列）"
     return JsonRefused(f"请求体嵌套过深：超过 {JSON_MAX_DEPTH} 层{where}", extra=extra)
 
 
@@ -164,6 +165,7 @@ def json_loads_strict(raw: str | bytes, *, root: str = "body") -> Any:
             f"请求体不是合法的 JSON：第 {exc.lineno} 行第 {exc.colno} 列（{exc.msg}）",
             extra={"line": exc.lineno, "column": exc.colno},
             status=400,
+            detail=exc.msg,
         ) from exc
     except RecursionError:
         raise _too_deep(text) from None
