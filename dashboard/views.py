@@ -44,7 +44,7 @@ def page(*perms: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., H
     def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @login_required
         @wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             missing = [perm for perm in needed if not request.user.has_perm(perm)]
             if missing:
                 message = f"账号 '{request.user.get_username()}' 缺少权限：{'、'.join(missing)}"
@@ -62,12 +62,18 @@ def page(*perms: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., H
                 # a NUL byte or a number past 64 bits in the URL: PostgreSQL / SQLite refuse the value
                 message = "参数无效：含 NUL 字符或数值超出范围"
                 return render(request, "dashboard/error.html", {"message": message, "extra": {}}, status=422)
+
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            # outermost: the login check reads the session table, which a busy database can refuse too
+            try:
+                return guarded(request, *args, **kwargs)
             except OperationalError as exc:
                 if not database_busy(exc):
                     raise
-                response = render(
-                    request, "dashboard/error.html", {"message": DATABASE_BUSY_MESSAGE, "extra": {}}, status=503
-                )
+                # user: None — the page must not touch the session table again to show who is logged in
+                context = {"message": DATABASE_BUSY_MESSAGE, "extra": {}, "user": None}
+                response = render(request, "dashboard/error.html", context, status=503)
                 response["Retry-After"] = str(DATABASE_BUSY_RETRY_AFTER)
                 return response
 

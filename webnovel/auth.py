@@ -13,13 +13,13 @@ coarse stamp that gives up at once when the database is busy (``apikey_touch``).
 
 from datetime import timedelta
 
-from django.db import DatabaseError, connection, transaction
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja.security import APIKeyHeader, HttpBearer
 from ninja.security.session import SessionAuth
 from ninja.utils import check_csrf
 
+from webnovel.busy import write_if_free
 from webnovel.exceptions import PermissionDenied
 from webnovel.models import ApiKey
 from webnovel.models.apikey import apikey_hash
@@ -44,40 +44,12 @@ def request_book(request: HttpRequest) -> str | None:
 
 
 def apikey_touch(key: ApiKey) -> None:
-    """Stamp ``last_used_at`` if the database is free right now; otherwise skip it (never wait).
-
-    On SQLite the busy timeout is dropped to 0 for this one statement, so a rebuild holding the
-    write lock makes it fail at once instead of queueing the read for 30 s; on PostgreSQL a 50 ms
-    ``lock_timeout`` bounds the row lock wait the same way. A lost stamp costs a minute of accuracy."""
+    """Stamp ``last_used_at`` (at most once a minute) if the database is free right now, else skip it:
+    a read never waits for a writer to record that it happened (``webnovel.busy.write_if_free``)."""
     now = timezone.now()
     if key.last_used_at is not None and now - key.last_used_at <= _LAST_USED_RESOLUTION:
         return
-    sqlite = connection.vendor == "sqlite"
-    previous = None
-    try:
-        if sqlite:
-            with connection.cursor() as cursor:
-                cursor.execute("PRAGMA busy_timeout")
-                previous = int(cursor.fetchone()[0])
-                cursor.execute("PRAGMA busy_timeout = 0")
-        with transaction.atomic():
-            if sqlite:
-                ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
-            else:
-                # SET LOCAL semantics, restored before the block ends: inside a caller's transaction
-                # the caller keeps its own lock_timeout (a rollback undoes it as well).
-                with connection.cursor() as cursor:
-                    cursor.execute("SELECT current_setting('lock_timeout')")
-                    (pg_previous,) = cursor.fetchone()
-                    cursor.execute("SELECT set_config('lock_timeout', '50ms', true)")
-                    ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
-                    cursor.execute("SELECT set_config('lock_timeout', %s, true)", [pg_previous])
-    except DatabaseError:
-        pass  # busy: the stamp is best effort by design
-    finally:
-        if previous is not None:
-            with connection.cursor() as cursor:
-                cursor.execute(f"PRAGMA busy_timeout = {previous}")
+    write_if_free(lambda: ApiKey.objects.filter(pk=key.pk).update(last_used_at=now))
 
 
 def apikey_check(request: HttpRequest, raw: str | None) -> ApiKey | None:
