@@ -1,6 +1,9 @@
 from django.contrib import admin
+from django.template.response import TemplateResponse
+from django.urls import reverse
 
 from webnovel.models import ApiKey, Book, Chapter, Document, Fingerprint, Section, SourceFile, TimelineRow, Volume
+from webnovel.models.apikey import apikey_hash
 
 
 class VolumeInline(admin.TabularInline):
@@ -78,7 +81,8 @@ class SourceFileAdmin(admin.ModelAdmin):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    """Keys are created with the ``apikey`` command or the 'add' form; the raw key is shown once."""
+    """Keys are created with the ``apikey`` command or the 'add' form; the raw key is shown once, in
+    the answer to the form (never in a message, which Django keeps in a cookie)."""
 
     list_display = ["name", "prefix", "scope", "book", "revoked", "created_at", "last_used_at"]
     list_filter = ["scope", "revoked", "book"]
@@ -89,14 +93,27 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if not change:
-            from webnovel.models.apikey import apikey_hash
-
             raw = ApiKey.generate_raw()
             obj.prefix, obj.key_hash = raw[:10], apikey_hash(raw)
-            super().save_model(request, obj, form, change)
-            self.message_user(request, f"新密钥（只显示这一次，请立即保存）：{raw}")
-        else:
-            super().save_model(request, obj, form, change)
+            request._apikey_raw = raw  # shown by response_add, in that response only
+        super().save_model(request, obj, form, change)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        # The raw key is rendered into this one response and nowhere else: the usual "added"
+        # message would carry it in the messages cookie (and into the next page, and logs).
+        raw = getattr(request, "_apikey_raw", None)
+        if raw is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {
+            **self.admin_site.each_context(request),
+            "key": obj,
+            "raw": raw,
+            "opts": self.opts,
+            "changelist_url": reverse("admin:webnovel_apikey_changelist"),
+        }
+        response = TemplateResponse(request, "admin/webnovel/apikey/created.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
 
     @admin.action(description="吊销所选密钥")
     def revoke(self, request, queryset):

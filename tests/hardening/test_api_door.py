@@ -220,3 +220,25 @@ def test_session_write_without_csrf_token_is_a_chinese_403(books):
     assert response.status_code == 403
     assert response.json()["message"].startswith("CSRF 校验失败")
     assert not Fact.objects.filter(subject="灵气").exists()
+
+
+def test_admin_add_form_shows_the_new_key_once_and_never_puts_it_in_a_cookie(books):
+    import hashlib
+
+    from webnovel.models import ApiKey
+
+    admin = User.objects.create_superuser("keeper", password="pw-long-enough-123")
+    client = Client()
+    client.force_login(admin)
+    response = client.post("/admin/webnovel/apikey/add/", {"name": "agent", "scope": "write", "book": ""})
+    assert response.status_code == 200
+    assert "no-store" in response["Cache-Control"]
+    page = response.content.decode()
+    raw = re.search(r"wn_[A-Za-z0-9_-]{40,}", page).group()
+    key = ApiKey.objects.get(name="agent")
+    assert key.key_hash == hashlib.sha256(raw.encode()).hexdigest() and key.prefix == raw[:10]
+    cookies = " ".join(morsel.value for morsel in response.cookies.values())
+    assert raw not in cookies and raw[10:] not in cookies
+    # the next page does not show it again
+    assert raw not in client.get("/admin/webnovel/apikey/").content.decode()
+    assert Client(HTTP_X_API_KEY=raw).get("/api/books/").status_code == 200
