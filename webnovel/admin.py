@@ -1,9 +1,41 @@
+import math
+
+from django.conf import settings
 from django.contrib import admin
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.core.exceptions import ValidationError
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from webnovel.models import ApiKey, Book, Chapter, Document, Fingerprint, Section, SourceFile, TimelineRow, Volume
 from webnovel.models.apikey import apikey_hash
+from webnovel.ratelimit import limiter_for
+
+
+class ThrottledAdminAuthenticationForm(AdminAuthenticationForm):
+    """The admin (and dashboard) login, refusing a user name or a client address after
+    ``WEBNOVEL_LOGIN_FAILURE_RATE`` failures (default 10 in 15 minutes, per worker process)."""
+
+    def clean(self):
+        username = (self.cleaned_data.get("username") or "").strip().lower()
+        address = self.request.META.get("REMOTE_ADDR", "") if self.request else ""
+        callers = [f"login-user:{username}", f"login-ip:{address}"]
+        limiter = limiter_for(settings.WEBNOVEL_LOGIN_FAILURE_RATE)
+        wait = max(limiter.wait(caller) for caller in callers)
+        if wait:
+            raise ValidationError(
+                f"登录失败次数过多（{limiter.seconds / 60:g} 分钟内 {limiter.count} 次）：请 {math.ceil(wait / 60)} 分钟后再试",
+                code="throttled",
+            )
+        try:
+            return super().clean()
+        except ValidationError:
+            for caller in callers:
+                limiter.hit(caller)
+            raise
+
+
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 
 class VolumeInline(admin.TabularInline):

@@ -17,7 +17,14 @@ from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 
 from webnovel.auth import API_AUTH, api_auth
-from webnovel.exceptions import DATABASE_BUSY_MESSAGE, DATABASE_BUSY_RETRY_AFTER, DomainError, NotFound, database_busy
+from webnovel.exceptions import (
+    DATABASE_BUSY_MESSAGE,
+    DATABASE_BUSY_RETRY_AFTER,
+    DomainError,
+    NotFound,
+    RateLimited,
+    database_busy,
+)
 from webnovel.jsonsafe import JsonRefused, json_loads_strict
 
 
@@ -144,7 +151,10 @@ api.add_decorator(_repeated_query_refuse, mode="operation")
 
 @api.exception_handler(DomainError)
 def _domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
-    return api.create_response(request, exc.as_dict(), status=exc.status_code)
+    response = api.create_response(request, exc.as_dict(), status=exc.status_code)
+    if isinstance(exc, RateLimited):
+        response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(ValidationError)

@@ -11,8 +11,10 @@ admin session (with CSRF on writes). Checked here, in one place, for every endpo
 Authentication writes nothing a reader must wait for: a key's ``last_used_at`` is a best-effort,
 coarse stamp that gives up at once when the database is busy (``apikey_touch``)."""
 
+import math
 from datetime import timedelta
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja.security import APIKeyHeader, HttpBearer
@@ -20,9 +22,10 @@ from ninja.security.session import SessionAuth
 from ninja.utils import check_csrf
 
 from webnovel.busy import write_if_free
-from webnovel.exceptions import PermissionDenied
+from webnovel.exceptions import PermissionDenied, RateLimited
 from webnovel.models import ApiKey
 from webnovel.models.apikey import apikey_hash
+from webnovel.ratelimit import limiter_for
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 _LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -111,6 +114,30 @@ def session_permissions_needed(app: str, method: str) -> list[str]:
         label, name = model.split(".")
         needed += [f"{label}.add_{name}", f"{label}.change_{name}"]
     return needed
+
+
+def caller_id(request: HttpRequest) -> str:
+    """Who is calling, for rate limits: the key's prefix, the session user, else the client address."""
+    auth = getattr(request, "auth", None)
+    if isinstance(auth, ApiKey):
+        return f"key:{auth.prefix}"
+    if auth is not None and getattr(auth, "pk", None) is not None:
+        return f"user:{auth.pk}"
+    return f"ip:{request.META.get('REMOTE_ADDR', '')}"
+
+
+def rate_check(request: HttpRequest, *, setting: str, what: str) -> None:
+    """Count one ``what`` for the caller against ``settings.<setting>`` ("count/seconds"); over the
+    limit, RateLimited (429 with Retry-After) naming the limit."""
+    limiter = limiter_for(getattr(settings, setting))
+    wait = limiter.hit(f"{setting}:{caller_id(request)}")
+    if wait:
+        retry = max(1, math.ceil(wait))
+        raise RateLimited(
+            f"{what}过于频繁：每 {limiter.seconds:g} 秒最多 {limiter.count} 次，请 {retry} 秒后重试",
+            retry_after=retry,
+            extra={"limit": limiter.count, "seconds": limiter.seconds},
+        )
 
 
 def api_auth(app: str) -> list:

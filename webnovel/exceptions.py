@@ -61,3 +61,13 @@ def database_busy(exc: BaseException) -> bool:
         if "database is locked" in text or "database table is locked" in text or "database is busy" in text:
             return True
     return False
+
+
+class RateLimited(DomainError):
+    """Too many calls of one kind by one caller; ``retry_after`` seconds go into the Retry-After header."""
+
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after: int, extra: Any = None) -> None:
+        super().__init__(message, extra={"retry_after": retry_after, **(extra or {})})
+        self.retry_after = retry_after

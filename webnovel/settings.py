@@ -136,6 +136,11 @@ LOGIN_URL = "/admin/login/"
 # Request bodies (extraction JSON, imports) are bounded; larger ones get a clear 413/422.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024))
 
+# In-process rate limits ("count/seconds", per worker process; docs/hardening.md §6.4): regex
+# searches per API key or login, failed admin logins per user name and per client address.
+WEBNOVEL_REGEX_RATE = os.environ.get("WEBNOVEL_REGEX_RATE", "60/60")
+WEBNOVEL_LOGIN_FAILURE_RATE = os.environ.get("WEBNOVEL_LOGIN_FAILURE_RATE", "10/900")
+
 # Where books live when a command gets a bare slug instead of a folder.
 WEBNOVEL_BOOKS_DIR = Path(os.environ.get("WEBNOVEL_BOOKS_DIR", BASE_DIR / "examples"))
 # Dotted paths called by rebuild / finalize / sync (see webnovel/indexing.py): indexers inside the

@@ -242,3 +242,36 @@ def test_admin_add_form_shows_the_new_key_once_and_never_puts_it_in_a_cookie(boo
     # the next page does not show it again
     assert raw not in client.get("/admin/webnovel/apikey/").content.decode()
     assert Client(HTTP_X_API_KEY=raw).get("/api/books/").status_code == 200
+
+
+@override_settings(WEBNOVEL_REGEX_RATE="3/60")
+def test_regex_search_is_rate_limited_per_caller(books):
+    _, first = apikey_create(name="a", scope="read", book=None)
+    _, second = apikey_create(name="b", scope="read", book=None)
+    url = "/api/books/demo-book/search/regex?pattern=林."
+    client = Client(HTTP_X_API_KEY=first)
+    assert [client.get(url).status_code for _ in range(3)] == [200, 200, 200]
+    refused = client.get(url)
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    assert refused.json()["message"].startswith("正则搜索过于频繁：每 60 秒最多 3 次，请 ")
+    assert refused.json()["extra"]["limit"] == 3
+    assert client.get("/api/books/demo-book/search?q=林风").status_code == 200  # keyword search is not limited
+    assert Client(HTTP_X_API_KEY=second).get(url).status_code == 200  # another caller has its own budget
+
+
+@override_settings(WEBNOVEL_LOGIN_FAILURE_RATE="3/900")
+def test_admin_login_is_throttled_after_failures(books):
+    User.objects.create_superuser("guarded", password="pw-long-enough-123")
+    client = Client(REMOTE_ADDR="198.51.100.7")
+    for _ in range(3):
+        page = client.post("/admin/login/", {"username": "guarded", "password": "wrong"})
+        assert page.status_code == 200 and "登录失败次数过多" not in page.content.decode()
+    page = client.post("/admin/login/", {"username": "guarded", "password": "pw-long-enough-123"})
+    assert page.status_code == 200  # the form again, not the redirect of a successful login
+    assert "登录失败次数过多（15 分钟内 3 次）：请 15 分钟后再试" in page.content.decode()
+    assert "_auth_user_id" not in client.session
+    # the same user name from another address is refused too (the guess is per account)
+    elsewhere = Client(REMOTE_ADDR="203.0.113.9")
+    page = elsewhere.post("/admin/login/", {"username": "guarded", "password": "pw-long-enough-123"})
+    assert "登录失败次数过多" in page.content.decode()
