@@ -94,33 +94,47 @@ def _too_deep(text: str) -> JsonRefused:
     return JsonRefused(f"请求体嵌套过深：超过 {JSON_MAX_DEPTH} 层{where}", extra=extra)
 
 
-def _check(value: Any, path: str) -> None:
-    """Walk the parsed document without recursion; raise at the first refused value."""
-    stack = [(value, path, 0)]
+def _path(root: str, trail: tuple | None) -> str:
+    parts = []
+    while trail is not None:
+        trail, key, in_object = trail
+        parts.append(f".{key}" if in_object else f"[{key}]")
+    return root + "".join(reversed(parts))
+
+
+def _check(value: Any, root: str, *, strings: bool) -> None:
+    """Walk the parsed document without recursion; raise at the first refused value. Paths are
+    built only for the value refused (a trail of parent links), so a 10 MB body stays linear and
+    cheap; ``strings`` False skips the string scan (no ``\\u`` escape in the text: a lone surrogate
+    or a NUL cannot be there, since UTF-8 decoding and the JSON grammar refuse them raw)."""
+    if not isinstance(value, dict | list):
+        if isinstance(value, _Marked):
+            _bad_number(value, root)
+        if strings and isinstance(value, str) and _BAD_CHAR.search(value):
+            _bad_string(value, root)
+        return
+    stack: list[tuple[Any, tuple | None, int]] = [(value, None, 0)]
     while stack:
-        node, where, depth = stack.pop()
-        if isinstance(node, dict):
-            if depth >= JSON_MAX_DEPTH:
-                raise JsonRefused(
-                    f"请求体嵌套过深：超过 {JSON_MAX_DEPTH} 层（位置 {_shown(where)}）",
-                    extra={"path": _shown(where), "max_depth": JSON_MAX_DEPTH},
-                )
-            for key, item in node.items():
-                if _BAD_CHAR.search(key):
-                    _bad_string(key, f"{where} 的键")
-                stack.append((item, f"{where}.{key}", depth + 1))
-        elif isinstance(node, list):
-            if depth >= JSON_MAX_DEPTH:
-                raise JsonRefused(
-                    f"请求体嵌套过深：超过 {JSON_MAX_DEPTH} 层（位置 {_shown(where)}）",
-                    extra={"path": _shown(where), "max_depth": JSON_MAX_DEPTH},
-                )
-            stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(node))
-        elif isinstance(node, str):
-            if _BAD_CHAR.search(node):
-                _bad_string(node, where)
-        elif isinstance(node, _Marked):
-            _bad_number(node, where)
+        node, trail, depth = stack.pop()
+        in_object = isinstance(node, dict)
+        for key, item in node.items() if in_object else enumerate(node):
+            kind = type(item)
+            if kind is str:
+                if strings and _BAD_CHAR.search(item):
+                    _bad_string(item, _path(root, (trail, key, in_object)))
+            elif kind is dict or kind is list:
+                if depth + 1 >= JSON_MAX_DEPTH:
+                    where = _shown(_path(root, (trail, key, in_object)))
+                    raise JsonRefused(
+                        f"请求体嵌套过深：超过 {JSON_MAX_DEPTH} 层（位置 {where}）",
+                        extra={"path": where, "max_depth": JSON_MAX_DEPTH},
+                    )
+                if item:
+                    stack.append((item, (trail, key, in_object), depth + 1))
+            elif kind is _Marked:
+                _bad_number(item, _path(root, (trail, key, in_object)))
+            if in_object and strings and _BAD_CHAR.search(key):
+                _bad_string(key, f"{_path(root, trail)} 的键")
 
 
 def _bad_string(text: str, where: str) -> None:
@@ -169,5 +183,5 @@ def json_loads_strict(raw: str | bytes, *, root: str = "body") -> Any:
         ) from exc
     except RecursionError:
         raise _too_deep(text) from None
-    _check(value, root)
+    _check(value, root, strings="\\u" in text)
     return value
