@@ -10,7 +10,7 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.db import DataError
+from django.db import DataError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
@@ -21,31 +21,65 @@ from entities.models import Entity
 from memory.orchestrator import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, TASKS, build_memory_pack
 from threads import selectors as thread_selectors
 from threads.models import Thread
-from webnovel.exceptions import DomainError, InvalidInput, NotFound
+from webnovel.exceptions import (
+    DATABASE_BUSY_MESSAGE,
+    DATABASE_BUSY_RETRY_AFTER,
+    DomainError,
+    InvalidInput,
+    NotFound,
+    database_busy,
+)
 from webnovel.models import Book
 from webnovel.selectors import book_get
 
 THREAD_TYPES = [t.value for t in Thread.Type]
 
 
-def page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Login required; domain errors render ``dashboard/error.html`` with their status."""
+def page(*perms: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """Login required, and ``webnovel.view_book`` plus ``perms`` (the models the page shows) — the
+    same model permissions the API asks of a session (webnovel/auth.py); they apply to every book.
+    Domain errors render ``dashboard/error.html`` with their status; a busy database is a 503."""
+    needed = ["webnovel.view_book", *perms]
 
-    @login_required
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            return view(request, *args, **kwargs)
-        except DomainError as exc:
-            return render(
-                request, "dashboard/error.html", {"message": exc.message, "extra": exc.extra}, status=exc.status_code
-            )
-        except (DataError, OverflowError):
-            # a NUL byte or a number past 64 bits in the URL: PostgreSQL / SQLite refuse the value
-            message = "参数无效：含 NUL 字符或数值超出范围"
-            return render(request, "dashboard/error.html", {"message": message, "extra": {}}, status=422)
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @login_required
+        @wraps(view)
+        def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            missing = [perm for perm in needed if not request.user.has_perm(perm)]
+            if missing:
+                message = f"账号 '{request.user.get_username()}' 缺少权限：{'、'.join(missing)}"
+                return render(request, "dashboard/error.html", {"message": message, "extra": {}}, status=403)
+            try:
+                return view(request, *args, **kwargs)
+            except DomainError as exc:
+                return render(
+                    request,
+                    "dashboard/error.html",
+                    {"message": exc.message, "extra": exc.extra},
+                    status=exc.status_code,
+                )
+            except (DataError, OverflowError):
+                # a NUL byte or a number past 64 bits in the URL: PostgreSQL / SQLite refuse the value
+                message = "参数无效：含 NUL 字符或数值超出范围"
+                return render(request, "dashboard/error.html", {"message": message, "extra": {}}, status=422)
 
-    return wrapper
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            # outermost: the login check reads the session table, which a busy database can refuse too
+            try:
+                return guarded(request, *args, **kwargs)
+            except OperationalError as exc:
+                if not database_busy(exc):
+                    raise
+                # user: None — the page must not touch the session table again to show who is logged in
+                context = {"message": DATABASE_BUSY_MESSAGE, "extra": {}, "user": None}
+                response = render(request, "dashboard/error.html", context, status=503)
+                response["Retry-After"] = str(DATABASE_BUSY_RETRY_AFTER)
+                return response
+
+        return wrapper
+
+    return decorate
 
 
 def admin_url(name: str, query: str = "") -> str | None:
@@ -75,7 +109,7 @@ def _book_context(book: Book, section: str) -> dict[str, Any]:
     return {"book": book, "section": section}
 
 
-@page
+@page()
 def book_list(request: HttpRequest) -> HttpResponse:
     books = selectors.book_cards()
     for card in books:
@@ -85,7 +119,7 @@ def book_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-@page
+@page()
 def overview(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
     progress = selectors.book_progress(book=book)
@@ -118,7 +152,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "dashboard/overview.html", ctx)
 
 
-@page
+@page("threads.view_thread")
 def thread_board(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
     threads = sources.threads_open(book=book)
@@ -157,7 +191,7 @@ def thread_board(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "dashboard/thread_board.html", ctx)
 
 
-@page
+@page("threads.view_thread")
 def thread_detail(request: HttpRequest, slug: str, thread_id: str) -> HttpResponse:
     book = book_get(slug=slug)
     thread = thread_selectors.thread_get(book=book, thread_id=thread_id)
@@ -203,7 +237,7 @@ def thread_detail(request: HttpRequest, slug: str, thread_id: str) -> HttpRespon
 ENTITIES_SHOWN = 300  # a long book has thousands of entities; search narrows the list
 
 
-@page
+@page("entities.view_entity")
 def entity_list(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
     type_ = request.GET.get("type", "").strip() or None
@@ -265,7 +299,7 @@ def _as_of_choices(changes: list[dict], current: int | None) -> list[int]:
     return chapters
 
 
-@page
+@page("entities.view_entity")
 def entity_detail(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse:
     book = book_get(slug=slug)
     as_of = int_param(request, "as_of")
@@ -339,7 +373,7 @@ STYLE_FEATURE_NAMES = {
 LEAK_REASONS = {"reader_not_told": "读者尚未被告知", "pov_unaware": "视角人物此时不知情"}
 
 
-@page
+@page("threads.view_secret")
 def secrets(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
     scan = request.GET.get("leaks") == "1"
@@ -393,7 +427,7 @@ def secrets(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "dashboard/secrets.html", ctx)
 
 
-@page
+@page("memory.view_fact")
 def context_preview(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
     current = selectors.book_progress(book=book)["current_chapter"]
@@ -447,7 +481,7 @@ def _padded_range(values: list[float]) -> dict[str, float]:
     return {"y_min": round(max(0.0, lo - pad), 4), "y_max": round(hi + pad, 4)}
 
 
-@page
+@page("webnovel.view_fingerprint")
 def style_drift(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
     span = (book.style_baseline_end or 10) - (book.style_baseline_start or 1) + 1

@@ -33,6 +33,7 @@ from entities.replay import OPS, is_number
 from entities.schemas import ExtractionIn
 from webnovel.exceptions import Ambiguous, Conflict, InvalidInput, NotFound
 from webnovel.indexing import after_chapter_hooks_schedule
+from webnovel.jsonsafe import JsonRefused, json_loads_strict
 from webnovel.models import Book, Chapter
 
 ADOPT_ABOVE = 0.8  # > 0.8: adopted silently
@@ -336,10 +337,14 @@ def _relationship_event_add(
 def extraction_parse(*, raw: str | bytes) -> dict:
     """Decode an extraction JSON document, or InvalidInput naming the line and column."""
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        where = f"第 {exc.lineno} 行第 {exc.colno} 列" if isinstance(exc, json.JSONDecodeError) else "编码"
-        raise InvalidInput(f"抽取 JSON 无效（{where}）：{exc}", extra={"field": "body"}) from exc
+        # strict: no NaN, 64-bit integers, bounded depth, no lone surrogates (webnovel/jsonsafe.py)
+        data = json_loads_strict(raw)
+    except JsonRefused as exc:
+        if exc.detail != exc.message:  # a syntax error: say where, as the command line always did
+            message = f"抽取 JSON 无效（第 {exc.extra['line']} 行第 {exc.extra['column']} 列）：{exc.detail}"
+        else:
+            message = f"抽取 JSON 无效：{exc.message}"
+        raise InvalidInput(message, extra={"field": "body", **exc.extra}) from exc
     if not isinstance(data, dict):
         raise InvalidInput("抽取 JSON 必须是对象", extra={"field": "body"})
     return data

@@ -8,6 +8,7 @@ from ninja import Body, Router, Status
 from memory import interfaces, orchestrator, selectors, services
 from memory.models import Fact
 from memory.schemas import CloseIn, DecideIn, FactIn, FactOut, PackOut, ReviseIn
+from webnovel.busy import write_if_free
 from webnovel.exceptions import InvalidInput
 from webnovel.schemas import documented
 from webnovel.selectors import book_get
@@ -38,12 +39,13 @@ def context_pack(
 ):
     """The pack the AI reads before writing / reviewing / querying chapter ``number``: every candidate
     item is listed as included or skipped with its layer, priority, token cost and reason. The build
-    is recorded in the memory-hit log. ``format=text`` returns the human rendering as a string."""
+    is recorded in the memory-hit log (skipped while another writer holds the database). ``format=text`` returns the human rendering as a string."""
     if format not in {"json", "text"}:
         raise InvalidInput(f"未知的格式 '{format}'，可选 json / text", extra={"format": format})
     b = book_get(slug=book)
     pack = interfaces.context_pack(book=b, number=number, task=task, budget=budget, query=query, mode=mode)
-    services.memory_hit_record(book=b, pack=pack)
+    # a read: the hit log is recorded if no writer holds the database now, never waited for
+    write_if_free(lambda: services.memory_hit_record(book=b, pack=pack))
     return orchestrator.pack_text(pack) if format == "text" else pack
 
 

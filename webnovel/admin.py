@@ -1,6 +1,41 @@
+import math
+
+from django.conf import settings
 from django.contrib import admin
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.core.exceptions import ValidationError
+from django.template.response import TemplateResponse
+from django.urls import reverse
 
 from webnovel.models import ApiKey, Book, Chapter, Document, Fingerprint, Section, SourceFile, TimelineRow, Volume
+from webnovel.models.apikey import apikey_hash
+from webnovel.ratelimit import limiter_for
+
+
+class ThrottledAdminAuthenticationForm(AdminAuthenticationForm):
+    """The admin (and dashboard) login, refusing a user name or a client address after
+    ``WEBNOVEL_LOGIN_FAILURE_RATE`` failures (default 10 in 15 minutes, per worker process)."""
+
+    def clean(self):
+        username = (self.cleaned_data.get("username") or "").strip().lower()
+        address = self.request.META.get("REMOTE_ADDR", "") if self.request else ""
+        callers = [f"login-user:{username}", f"login-ip:{address}"]
+        limiter = limiter_for(settings.WEBNOVEL_LOGIN_FAILURE_RATE)
+        wait = max(limiter.wait(caller) for caller in callers)
+        if wait:
+            raise ValidationError(
+                f"登录失败次数过多（{limiter.seconds / 60:g} 分钟内 {limiter.count} 次）：请 {math.ceil(wait / 60)} 分钟后再试",
+                code="throttled",
+            )
+        try:
+            return super().clean()
+        except ValidationError:
+            for caller in callers:
+                limiter.hit(caller)
+            raise
+
+
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 
 class VolumeInline(admin.TabularInline):
@@ -78,7 +113,8 @@ class SourceFileAdmin(admin.ModelAdmin):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    """Keys are created with the ``apikey`` command or the 'add' form; the raw key is shown once."""
+    """Keys are created with the ``apikey`` command or the 'add' form; the raw key is shown once, in
+    the answer to the form (never in a message, which Django keeps in a cookie)."""
 
     list_display = ["name", "prefix", "scope", "book", "revoked", "created_at", "last_used_at"]
     list_filter = ["scope", "revoked", "book"]
@@ -89,14 +125,27 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if not change:
-            from webnovel.models.apikey import apikey_hash
-
             raw = ApiKey.generate_raw()
             obj.prefix, obj.key_hash = raw[:10], apikey_hash(raw)
-            super().save_model(request, obj, form, change)
-            self.message_user(request, f"新密钥（只显示这一次，请立即保存）：{raw}")
-        else:
-            super().save_model(request, obj, form, change)
+            request._apikey_raw = raw  # shown by response_add, in that response only
+        super().save_model(request, obj, form, change)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        # The raw key is rendered into this one response and nowhere else: the usual "added"
+        # message would carry it in the messages cookie (and into the next page, and logs).
+        raw = getattr(request, "_apikey_raw", None)
+        if raw is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {
+            **self.admin_site.each_context(request),
+            "key": obj,
+            "raw": raw,
+            "opts": self.opts,
+            "changelist_url": reverse("admin:webnovel_apikey_changelist"),
+        }
+        response = TemplateResponse(request, "admin/webnovel/apikey/created.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
 
     @admin.action(description="吊销所选密钥")
     def revoke(self, request, queryset):

@@ -3,25 +3,74 @@
 
 import functools
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.db import DataError
+from django.db import DataError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Router, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 
-from webnovel.auth import API_AUTH
-from webnovel.exceptions import DomainError, NotFound
+from webnovel.auth import API_AUTH, api_auth
+from webnovel.exceptions import (
+    DATABASE_BUSY_MESSAGE,
+    DATABASE_BUSY_RETRY_AFTER,
+    DomainError,
+    NotFound,
+    RateLimited,
+    database_busy,
+)
+from webnovel.jsonsafe import JsonRefused, json_loads_strict
+
+
+def _json_finite(value: Any) -> Any:
+    """``value`` (plain JSON types) with NaN / ±Infinity as null, as pydantic's JSON mode writes them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_finite(v) for v in value]
+    return value
 
 
 class UnicodeJSONRenderer(JSONRenderer):
-    """JSON as UTF-8 text: Chinese stays readable (and half the bytes of \\u escapes)."""
+    """JSON as UTF-8 text: Chinese stays readable (and half the bytes of \\u escapes).
 
-    json_dumps_params = {"ensure_ascii": False}
+    Every answer is valid JSON, errors included: a NaN / Infinity that reached a value (a ``.nan`` in a
+    book file, a float query parameter echoed in an error's ``extra``) is written as null, never as
+    the bare ``NaN`` Python's json writes; a lone surrogate is written as its ``\\u`` escape instead
+    of failing to encode."""
+
+    def render(self, request: HttpRequest, data: Any, *, response_status: int) -> bytes:
+        dumps = functools.partial(json.dumps, cls=self.encoder_class, allow_nan=False)
+        try:
+            text = dumps(data, ensure_ascii=False)
+        except ValueError:
+            data = _json_finite(json.loads(json.dumps(data, cls=self.encoder_class)))
+            text = dumps(data, ensure_ascii=False)
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            return dumps(data, ensure_ascii=True).encode("ascii")
+
+
+class StrictParser(Parser):
+    """Request bodies through ``webnovel.jsonsafe``: bounded depth, no NaN / Infinity, 64-bit integers,
+    no lone surrogates or NUL; and always a JSON object (every body of this API is one — ninja would
+    read ``[null, null]`` as an object of defaults). Runs after authentication, inside the operation."""
+
+    def parse_body(self, request: HttpRequest) -> dict:
+        value = json_loads_strict(request.body)
+        if not isinstance(value, dict):
+            kind = _JSON_KINDS.get(type(value), "数字")
+            raise JsonRefused(f"请求体必须是 JSON 对象（收到{kind}）", extra={"field": "body"})
+        return value
 
 
 class ErrorOut(Schema):
@@ -37,12 +86,13 @@ class ErrorOut(Schema):
 ERROR_RESPONSES = {
     "400": "请求体不是合法的 JSON / UTF-8",
     "401": "需要认证：缺少或无效的 API 密钥",
-    "403": "密钥无权执行：只读密钥写入，或密钥不属于这本书",
+    "403": "无权执行：只读密钥写入、密钥不属于这本书，或登录账号缺少权限",
     "404": "书籍或所指对象不存在",
     "409": "名称有歧义，或与现有状态冲突",
     "413": "请求体过大",
     "422": "参数或请求体无效",
     "414": "URL 过长：gunicorn 拒绝超过 4094 字节的请求行（它的 HTML 页面，不经过本 API）",
+    "503": "数据库正忙（另一个写操作持有锁）：稍后重试，见 Retry-After",
 }
 BODY_ONLY = {"400", "413"}
 NOT_JSON = {"414"}
@@ -75,56 +125,36 @@ api = BookAPI(
     description="长篇网文的连续性数据库与上下文引擎。所有接口位于 /api/books/{book}/… 之下。",
     urls_namespace="api",
     auth=API_AUTH,
+    parser=StrictParser(),
 )
 
 
 _JSON_KINDS = {list: "数组", str: "字符串", bool: "布尔值", type(None): "null", int: "数字", float: "数字"}
 
 
-def _body_not_object(request: HttpRequest) -> str | None:
-    """The JSON type of a write's body when it is valid JSON but not an object, else None."""
-    if request.method not in {"POST", "PUT", "PATCH"}:
-        return None
-    try:
-        body = request.body
-    except RequestDataTooBig:
-        return None  # the 413 handler answers it inside the operation
-    head = body.lstrip()[:1]
-    if not head or head == b"{":
-        return None
-    try:
-        value = json.loads(body)
-    except ValueError:
-        return None  # not JSON / not UTF-8: the 400 answer below names the line and column
-    return _JSON_KINDS.get(type(value), "数字")
-
-
-def _ambiguous_input_refuse(run: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    # Refused before validation (ninja's "view" decorators), because ninja would take them silently:
-    # - a query parameter given twice: no endpoint takes a list there, and Django keeps the last value;
-    # - a body that is a JSON array / string / null: every body is an object, and ninja read
-    #   ``[null, null]`` as an object with all its defaults.
+def _repeated_query_refuse(run: Callable[..., Any]) -> Callable[..., Any]:
+    # A query parameter given twice: no endpoint takes a list there, and Django keeps the last value.
+    # An "operation" decorator: it runs after authentication (an anonymous caller gets its 401 first).
     @functools.wraps(run)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         repeated = sorted(name for name, values in request.GET.lists() if len(values) > 1)
         if repeated:
             message = f"参数重复：{'、'.join(repeated)}（每个查询参数只能给一次）"
             return api.create_response(request, {"message": message, "extra": {"parameters": repeated}}, status=422)
-        kind = _body_not_object(request)
-        if kind:
-            message = f"请求体必须是 JSON 对象（收到{kind}）"
-            return api.create_response(request, {"message": message, "extra": {"field": "body"}}, status=422)
         return run(request, *args, **kwargs)
 
     return wrapper
 
 
-api.add_decorator(_ambiguous_input_refuse, mode="view")
+api.add_decorator(_repeated_query_refuse, mode="operation")
 
 
 @api.exception_handler(DomainError)
 def _domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
-    return api.create_response(request, exc.as_dict(), status=exc.status_code)
+    response = api.create_response(request, exc.as_dict(), status=exc.status_code)
+    if isinstance(exc, RateLimited):
+        response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(ValidationError)
@@ -162,19 +192,24 @@ def _out_of_range(request: HttpRequest, exc: Exception) -> HttpResponse:
     )
 
 
+@api.exception_handler(OperationalError)
+def _database_busy(request: HttpRequest, exc: OperationalError) -> HttpResponse:
+    # A write that waited its whole busy / lock timeout behind another writer (a long rebuild):
+    # the request was fine and nothing was written; the client should retry, not report a bug.
+    if not database_busy(exc):
+        raise exc
+    response = api.create_response(
+        request, {"message": DATABASE_BUSY_MESSAGE, "extra": {"retry_after": DATABASE_BUSY_RETRY_AFTER}}, status=503
+    )
+    response["Retry-After"] = str(DATABASE_BUSY_RETRY_AFTER)
+    return response
+
+
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     cause = exc.__cause__
-    if isinstance(cause, json.JSONDecodeError):
-        # django-ninja wraps a body it cannot parse in an English 400; say what and where, in Chinese.
-        message = f"请求体不是合法的 JSON：第 {cause.lineno} 行第 {cause.colno} 列（{cause.msg}）"
-        extra = {"line": cause.lineno, "column": cause.colno}
-        return api.create_response(request, {"message": message, "extra": extra}, status=exc.status_code)
-    if isinstance(cause, UnicodeDecodeError):
-        message = f"请求体不是 UTF-8 文本：第 {cause.start} 个字节无法解码"
-        return api.create_response(
-            request, {"message": message, "extra": {"byte": cause.start}}, status=exc.status_code
-        )
+    if isinstance(cause, DomainError):  # raised by StrictParser while ninja read the body
+        return api.create_response(request, cause.as_dict(), status=cause.status_code)
     return api.create_response(request, {"message": str(exc), "extra": {}}, status=exc.status_code)
 
 
@@ -185,11 +220,12 @@ def _register_routers() -> None:
     from threads.api import router as threads_router
     from webnovel.book_api import router as core_router
 
-    api.add_router("/books/", core_router)
-    api.add_router("/books/", threads_router)
-    api.add_router("/books/", entities_router)
-    api.add_router("/books/", storysystem_router)
-    api.add_router("/books/", memory_router)
+    # Each app's router checks a session user's permissions on that app's models (webnovel/auth.py).
+    api.add_router("/books/", core_router, auth=api_auth("webnovel"))
+    api.add_router("/books/", threads_router, auth=api_auth("threads"))
+    api.add_router("/books/", entities_router, auth=api_auth("entities"))
+    api.add_router("/books/", storysystem_router, auth=api_auth("storysystem"))
+    api.add_router("/books/", memory_router, auth=api_auth("memory"))
     api.add_router("/", unknown_router)  # last: it matches every path
 
 

@@ -9,6 +9,7 @@ from django.http import HttpRequest
 from ninja import Router
 
 from webnovel import schemas, search, selectors
+from webnovel.auth import rate_check
 from webnovel.schemas import documented
 from webnovel.selectors import CHARS_DEFAULT, CHARS_MAX, RANGE_MAX, RECENT_DEFAULT, RECENT_MAX, book_get
 
@@ -209,9 +210,19 @@ def search_keyword(request: HttpRequest, book: str, q: SearchQuery, limit: Searc
     return search.search_keyword(book=book_get(slug=book), q=q, limit=limit)
 
 
-@router.get("{book}/search/regex", response=schemas.RegexSearchOut, tags=["搜索"], summary="正则搜索")
+@router.get(
+    "{book}/search/regex",
+    response=schemas.RegexSearchOut,
+    tags=["搜索"],
+    summary="正则搜索",
+    openapi_extra={
+        "responses": {"429": {"description": "正则搜索过于频繁（每个密钥 / 账号的次数上限，见 Retry-After）"}}
+    },
+)
 def search_regex(request: HttpRequest, book: str, pattern: Pattern, limit: SearchLimit = search.SEARCH_DEFAULT_LIMIT):
-    """Lines matching a regular expression; a bad, too long or too slow pattern is a 422."""
+    """Lines matching a regular expression; a bad, too long or too slow pattern is a 422. Each caller
+    (key or login) may run ``WEBNOVEL_REGEX_RATE`` searches (default 60 a minute per worker process): 429 past it."""
+    rate_check(request, setting="WEBNOVEL_REGEX_RATE", what="正则搜索")
     return search.search_regex(book=book_get(slug=book), pattern=pattern, limit=limit)
 
 

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -21,9 +22,16 @@ def _env_bool(name: str, default: bool) -> bool:
 
 
 DEBUG = _env_bool("DEBUG", False)
-# A fixed development key is only acceptable while DEBUG is on or for local runs; production
-# must set SECRET_KEY (check --deploy flags the default).
-SECRET_KEY = os.environ.get("SECRET_KEY", "django-insecure-webnovel-local-development-key-change-me")
+PRODUCTION = _env_bool("WEBNOVEL_PRODUCTION", False)
+# A fixed development key is only acceptable for local runs: with it anyone can forge sessions and
+# CSRF tokens. A production run without its own SECRET_KEY refuses to start.
+_DEVELOPMENT_KEY = "django-insecure-webnovel-local-development-key-change-me"
+SECRET_KEY = os.environ.get("SECRET_KEY", "").strip() or _DEVELOPMENT_KEY
+if PRODUCTION and (SECRET_KEY == _DEVELOPMENT_KEY or len(SECRET_KEY) < 50):
+    raise ImproperlyConfigured(
+        "WEBNOVEL_PRODUCTION=1 需要在环境变量 SECRET_KEY 中设置至少 50 个字符的随机密钥"
+        "（例如 python -c 'import secrets; print(secrets.token_urlsafe(60))'）；拒绝以开发密钥启动"
+    )
 ALLOWED_HOSTS = [
     h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()
 ]
@@ -128,6 +136,11 @@ LOGIN_URL = "/admin/login/"
 # Request bodies (extraction JSON, imports) are bounded; larger ones get a clear 413/422.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024))
 
+# In-process rate limits ("count/seconds", per worker process; docs/hardening.md §6.4): regex
+# searches per API key or login, failed admin logins per user name and per client address.
+WEBNOVEL_REGEX_RATE = os.environ.get("WEBNOVEL_REGEX_RATE", "60/60")
+WEBNOVEL_LOGIN_FAILURE_RATE = os.environ.get("WEBNOVEL_LOGIN_FAILURE_RATE", "10/900")
+
 # Where books live when a command gets a bare slug instead of a folder.
 WEBNOVEL_BOOKS_DIR = Path(os.environ.get("WEBNOVEL_BOOKS_DIR", BASE_DIR / "examples"))
 # Dotted paths called by rebuild / finalize / sync (see webnovel/indexing.py): indexers inside the
@@ -137,7 +150,7 @@ WEBNOVEL_AFTER_CHAPTER_HOOKS: list[str] = ["memory.services.memory_after_chapter
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-if _env_bool("WEBNOVEL_PRODUCTION", False):
+if PRODUCTION:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT", True)

@@ -28,7 +28,8 @@ def browser(db):
         pytest.skip(f"demo book absent: {DEMO_BOOK}")
     assert book_rebuild(root=DEMO_BOOK)["ok"] is True
     client = Client(raise_request_exception=True)
-    client.force_login(User.objects.create_user("author", password="pw-long-enough-123", is_staff=True))
+    # a superuser: every page must render past the permission check (tests/hardening/test_api_door.py)
+    client.force_login(User.objects.create_superuser("author", password="pw-long-enough-123"))
     return client
 
 

@@ -82,6 +82,7 @@ def test_every_operation_documents_its_json_errors(spec):
         "409",
         "414",
         "422",
+        "503",
     ]
     # 400 (not JSON / not UTF-8) and 413 (too large) concern a request body only.
     assert sorted(spec["paths"][f"{B}/memory/facts"]["post"]["responses"]) == [
@@ -94,6 +95,7 @@ def test_every_operation_documents_its_json_errors(spec):
         "413",
         "414",
         "422",
+        "503",
     ]
     assert _component(spec, f"{B}/search", status="404") == {
         "description": "The body of every error answer: a message for the author and machine-readable details.",

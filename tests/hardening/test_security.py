@@ -100,6 +100,8 @@ def test_revoked_and_unknown_keys_are_refused(books):
 
 def test_session_writes_need_the_csrf_token(books):
     user = User.objects.create_user("author", password="pw-long-enough-123")
+    perms = ["view_book", "view_chapter", "view_entity", "add_entity", "change_entity"]
+    user.user_permissions.add(*Permission.objects.filter(codename__in=perms))
     client = Client(enforce_csrf_checks=True)
     client.force_login(user)
     assert client.get("/api/books/demo-book/chapters/1").status_code == 200
@@ -150,9 +152,13 @@ def test_check_deploy_is_clean_with_production_settings():
     proc = _check_deploy(production)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert "no issues" in proc.stdout
-    # and it does catch a production run that forgot its secret key
-    proc = _check_deploy({"DEBUG": "0", "WEBNOVEL_PRODUCTION": "1"})
-    assert proc.returncode != 0
+    # a production run that forgot its secret key (or gives a short one) refuses to start at all
+    for key in ({}, {"SECRET_KEY": ""}, {"SECRET_KEY": "short-key"}):
+        proc = _check_deploy({"DEBUG": "0", "WEBNOVEL_PRODUCTION": "1", **key})
+        assert proc.returncode != 0
+        assert "WEBNOVEL_PRODUCTION=1 需要在环境变量 SECRET_KEY 中设置至少 50 个字符的随机密钥" in proc.stderr
+    # without production settings, the development key still serves a local run (check flags it)
+    proc = _check_deploy({"DEBUG": "0"})
     assert "security.W009" in proc.stderr + proc.stdout
 
 
