@@ -8,12 +8,8 @@ what was not found or what was wrong with the input.
 
 from typing import Any
 
-import yaml
 from django.db.models import Count, F, Max, Q, Sum
 
-from entities.models import StateChange
-from entities.replay import state_replay
-from entities.selectors import alias_resolve
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.fingerprint import fingerprints_sum
 from webnovel.models import Book, Chapter, Document, Fingerprint, Section, TimelineRow, Volume
@@ -216,6 +212,12 @@ def _section(*, document: Document, heading: str, label: str) -> str:
     )
 
 
+def document_section(*, document: Document, heading: str, label: str) -> str:
+    """A ``##`` section of a settings document by heading (exact, then case-insensitive); NotFound
+    lists the headings it has. ``label`` names the document in the message (e.g. 林风的角色卡)."""
+    return _section(document=document, heading=heading, label=label)
+
+
 def _document_text(document: Document) -> str:
     return document.body
 
@@ -297,121 +299,7 @@ def timeline_recent(*, book: Book) -> list[dict]:
     return [timeline_volume(book=book, volume=v) for v in volumes]
 
 
-def _character_names(*, book: Book, name: str) -> tuple[str, set[str], bool]:
-    """(canonical name, every name of the character called ``name``, whether it is a known entity)."""
-    try:
-        entity = alias_resolve(book=book, alias=name, type="角色")
-    except NotFound:
-        return name, {name}, False
-    return entity.canonical_name, {entity.canonical_name, *entity.aliases.values_list("alias", flat=True)}, True
-
-
-def timeline_character(*, book: Book, name: str, volume: int | None = None) -> dict:
-    """Timeline rows where a character is present, matched by canonical name or any alias
-    (optionally within one volume): ``{"character", "names", "rows": [{"volume", "chapter", …}]}``.
-    A name that is no entity still matches rows that list it as written; otherwise it is a 404."""
-    canonical, names, known = _character_names(book=book, name=name)
-    rows = TimelineRow.objects.filter(book=book)
-    if volume is not None:
-        volume_get(book=book, number=volume)
-        rows = rows.filter(volume=volume)
-    fields = ("volume", "chapter", "story_time", "event", "present")
-    picked = [
-        dict(zip(fields, row, strict=True))
-        for row in rows.order_by("volume", "order").values_list(*fields)
-        if names.intersection(p.strip() for p in row[4])
-    ]
-    if not picked and not known:
-        raise NotFound(f"角色 '{name}' 不存在", extra={"character": name})
-    return {"character": canonical, "names": sorted(names), "rows": picked}
-
-
-# ── settings: character cards and worldview ─────────────────────────────────────────────────────
-
-
-def _card(*, book: Book, name: str) -> tuple[Any, Document]:
-    entity = alias_resolve(book=book, alias=name, type="角色")
-    document = Document.objects.filter(book=book, kind=Document.Kind.CHARACTER_CARD, key=entity.canonical_name).first()
-    if document is None:
-        raise NotFound(f"角色 '{entity.canonical_name}' 没有角色卡", extra={"character": entity.canonical_name})
-    return entity, document
-
-
-_CARD_IDENTITY = ("name", "aliases", "tier", "protagonist", "description", "id")
-# PostgreSQL's jsonb does not keep key order, so card keys are printed in one fixed order on every
-# database: the format's keys first (docs/book-format.md), then any others alphabetically.
-_CARD_ORDER = (*_CARD_IDENTITY, "status", "location", "realm", "possessions", "faction")
-
-
-def _card_ordered(front_matter: dict) -> dict:
-    rank = {key: i for i, key in enumerate(_CARD_ORDER)}
-    return {k: front_matter[k] for k in sorted(front_matter, key=lambda k: (rank.get(k, len(rank)), k))}
-
-
-def character_meta(*, book: Book, name: str) -> dict:
-    """A character card's front matter, the character named by canonical name or alias:
-    ``{"id", "name", "aliases", "tier", "state": {realm, location, status, possessions, …}}``."""
-    entity, document = _card(book=book, name=name)
-    fm = _card_ordered(document.front_matter or {})
-    return {
-        "id": entity.entity_id,
-        "name": entity.canonical_name,
-        "aliases": sorted(entity.aliases.values_list("alias", flat=True)),
-        "tier": entity.tier,
-        "protagonist": entity.is_protagonist,
-        "state": {k: v for k, v in fm.items() if k not in _CARD_IDENTITY},
-    }
-
-
-def character_card(*, book: Book, name: str) -> str:
-    """The whole character card: its YAML front matter (keys in the format's order) between ``---``
-    lines, then the body."""
-    _, document = _card(book=book, name=name)
-    front = yaml.safe_dump(_card_ordered(document.front_matter or {}), allow_unicode=True, sort_keys=False).strip()
-    return f"---\n{front}\n---\n{document.body}"
-
-
-def character_section(*, book: Book, name: str, heading: str) -> str:
-    """A ``##`` section of a character card (外貌, 性格, …)."""
-    entity, document = _card(book=book, name=name)
-    return _section(document=document, heading=heading, label=f"{entity.canonical_name}的角色卡")
-
-
-def alias_lookup(*, book: Book, alias: str, type: str | None = None, chapter: int | None = None) -> dict:
-    """Resolve an alias (or canonical name) to its entity: ``{"alias", "id", "type", "canonical_name"}``.
-    Several entities → 409 listing the candidates."""
-    entity = alias_resolve(book=book, alias=alias, type=type or None, chapter=chapter)
-    return {"alias": alias, "id": entity.entity_id, "type": entity.type, "canonical_name": entity.canonical_name}
-
-
-def character_list(*, book: Book, status: str | None = None) -> list[dict]:
-    """Characters (entities of type 角色, not archived), optionally with a given ``status`` (存活,
-    死亡, …): the current status, i.e. the card's state with every recorded change replayed.
-    ``[{"id", "name", "tier", "status", "protagonist"}]`` in id order."""
-    rows = list(book.entities.filter(type="角色", archived=False).order_by("entity_id"))
-    # One query for every character's changes (not one replay query per character).
-    changes: dict[int, list[dict]] = {}
-    for change in (
-        StateChange.objects.filter(entity__in=rows)
-        .order_by("entity_id", "chapter", "seq", "id")
-        .values("entity_id", "op", "field", "new")
-    ):
-        changes.setdefault(change["entity_id"], []).append(change)
-    out = []
-    for e in rows:
-        current = state_replay(e.base_state, changes.get(e.pk, ())).get("status")
-        if status and current != status:
-            continue
-        out.append(
-            {
-                "id": e.entity_id,
-                "name": e.canonical_name,
-                "tier": e.tier,
-                "status": current,
-                "protagonist": e.is_protagonist,
-            }
-        )
-    return out
+# ── settings: worldview (the character reads live in entities.selectors: they replay state) ──
 
 
 def worldview_section(*, book: Book, heading: str) -> str:
