@@ -51,12 +51,17 @@ def test_thread_basics_hang_is_computed_from_last_advance(demo, api):
         "status": "进行",
         "opened_chapter": 5,
         "planned_end": None,
+        "planned_end_volume": None,
         "closed_chapter": None,
+        "planned_end_chapter": None,
+        "planned_end_note": "",
         "last_activity_chapter": 8,
         "current_chapter": 24,
         "hang": 16,
         "threshold": 10,
+        "past_planned_end": False,
         "overdue": True,
+        "overdue_reason": "已悬置 16 章（最后推进于第8章），超过阈值 10",
     }
     assert story("thread", "demo-book", "悬念-001") == expected
     assert api.get("/api/books/demo-book/threads/悬念-001").json() == expected
@@ -93,6 +98,9 @@ def test_thread_overdue_list(demo, api):
                 "last_activity_chapter": 8,
                 "hang": 16,
                 "threshold": 10,
+                "planned_end_chapter": None,
+                "past_planned_end": False,
+                "overdue_reason": "已悬置 16 章（最后推进于第8章），超过阈值 10",
                 "over_by": 6,
             }
         ],
