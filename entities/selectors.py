@@ -24,7 +24,7 @@ from entities.models import (
 from entities.replay import state_replay
 from webnovel.exceptions import Ambiguous, InvalidInput, NotFound
 from webnovel.models import Book, Document, TimelineRow
-from webnovel.selectors import book_current_chapter, document_section, volume_get
+from webnovel.selectors import book_current_chapter, document_section, timeline_volume_check
 
 
 def _alias_matches(*, book: Book, alias: str, type: str | None, chapter: int | None) -> QuerySet[Entity]:
@@ -399,7 +399,7 @@ def timeline_character(*, book: Book, name: str, volume: int | None = None) -> d
     canonical, names, known = _character_names(book=book, name=name)
     rows = TimelineRow.objects.filter(book=book)
     if volume is not None:
-        volume_get(book=book, number=volume)
+        timeline_volume_check(book=book, volume=volume)
         rows = rows.filter(volume=volume)
     fields = ("volume", "chapter", "story_time", "event", "present")
     picked = [
@@ -683,5 +683,5 @@ def tag_issues_list(*, book: Book, chapter: int | None = None) -> list[dict]:
 def pending_get(*, book: Book, pk: int) -> PendingItem:
     item = PendingItem.objects.filter(book=book, pk=pk).first()
     if item is None:
-        raise NotFound(f"待确认项 #{pk} 不存在（书籍 '{book.slug}'）", extra={"pk": pk})
+        raise NotFound(f"待确认项 #{pk} 不存在（《{book.title or book.slug}》）", extra={"pk": pk})
     return item

@@ -548,7 +548,7 @@ def master_get(*, book: Book) -> StorySetting:
     setting = StorySetting.objects.filter(book=book, chapter__isnull=True).first()
     if setting is None:
         raise NotFound(
-            f"书籍 '{book.slug}' 还没有故事系统总设定：先运行 story_system \"<题材描述>\" --book {book.slug} --persist",
+            f'《{book.title or book.slug}》还没有故事系统总设定：先运行 story_system "<题材描述>" --book {book.slug} --persist',
             extra={"book": book.slug},
         )
     return setting
@@ -557,7 +557,9 @@ def master_get(*, book: Book) -> StorySetting:
 def chapter_setting_get(*, book: Book, chapter: int) -> StorySetting:
     setting = StorySetting.objects.filter(book=book, chapter=chapter).first()
     if setting is None:
-        raise NotFound(f"书籍 '{book.slug}' 第{chapter}章没有章节设定", extra={"book": book.slug, "chapter": chapter})
+        raise NotFound(
+            f"《{book.title or book.slug}》第{chapter}章没有章节设定", extra={"book": book.slug, "chapter": chapter}
+        )
     return setting
 
 

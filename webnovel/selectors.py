@@ -8,7 +8,7 @@ what was not found or what was wrong with the input.
 
 from typing import Any
 
-from django.db.models import Count, F, Max, Q, Sum
+from django.db.models import Count, F, Max, Min, Q, Sum
 
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.fingerprint import fingerprints_sum
@@ -256,6 +256,23 @@ def _timeline_rows(rows) -> list[dict]:
     ]
 
 
+# A book without volumes (no book.yaml ``volumes:``, no volume folders: a new or an imported book)
+# counts as one volume, number 1, for the timeline reads; its timeline is 时间线/第1卷.md.
+WHOLE_BOOK_VOLUME = 1
+
+
+def _volumeless(*, book: Book) -> bool:
+    return not Volume.objects.filter(book=book).exists()
+
+
+def timeline_volume_check(*, book: Book, volume: int) -> None:
+    """NotFound naming the volume unless the book has it (or it is the whole book of a book
+    without volumes)."""
+    if volume == WHOLE_BOOK_VOLUME and _volumeless(book=book):
+        return
+    volume_get(book=book, number=volume)
+
+
 def _current_volume(*, book: Book) -> int:
     # The highest finalized chapter and its volume in one query.
     latest = Chapter.objects.filter(book=book).order_by("-number").values_list("number", "volume").first()
@@ -268,16 +285,19 @@ def _current_volume(*, book: Book) -> int:
             .values_list("number", flat=True)
             .first()
         )
+    if volume is None and _volumeless(book=book):
+        volume = WHOLE_BOOK_VOLUME
     if volume is None:
         raise NotFound(f"第{current}章不属于任何卷，无法确定当前卷", extra={"chapter": current})
     return volume
 
 
 def timeline_volume(*, book: Book, volume: int) -> dict:
-    """A volume's timeline: ``{"volume", "rows": [{"chapter", "story_time", "event", "present"}]}``."""
+    """A volume's timeline: ``{"volume", "rows": [{"chapter", "story_time", "event", "present"}]}``
+    (a book without volumes: volume 1 is the whole book)."""
     rows = _timeline_rows(TimelineRow.objects.filter(book=book, volume=volume).order_by("order"))
-    if not rows and not Volume.objects.filter(book=book, number=volume).exists():
-        raise NotFound(f"第{volume}卷不存在（《{book.title or book.slug}》）", extra={"volume": volume})
+    if not rows:
+        timeline_volume_check(book=book, volume=volume)
     return {"volume": volume, "rows": rows}
 
 
@@ -365,13 +385,27 @@ def fingerprint_features_derive(*, totals: dict[str, float]) -> dict[str, float]
     return out
 
 
+def _no_style_baseline(book: Book) -> NotFound:
+    # Say how to fix it, with a range this book has: its first ten finalized chapters (or fewer).
+    span = Chapter.objects.filter(book=book).aggregate(first=Min("number"), last=Max("number"))
+    first = span["first"] or 1
+    last = min(first + 9, span["last"] or first + 9)
+    example = f"style_baseline: [{first}, {last}]"
+    return NotFound(
+        f"《{book.title or book.slug}》的 book.yaml 没有设置 style_baseline（文风基线：以哪几章的文风为准），"
+        f"无法比较文风漂移。请在书籍文件夹的 book.yaml 里加一行，例如：{example}"
+        f"（以第{first}–{last}章为基线），然后运行 sync。",
+        extra={"book": book.slug, "field": "style_baseline", "example": example},
+    )
+
+
 def style_drift(*, book: Book, last: int | None = None) -> dict:
     """The style of the last ``last`` chapters (default: as many as the baseline) against the
     baseline range of book.yaml, feature by feature: ``{"baseline": {"start", "end", "chapters"},
     "current": {…}, "features": [{"feature", "baseline", "current", "change", "drifted"}]}``.
     ``change`` is (current − baseline) / baseline; drifted when |change| > 0.2."""
     if book.style_baseline_start is None or book.style_baseline_end is None:
-        raise NotFound("book.yaml 没有设置 style_baseline（文风基线章节范围）", extra={"book": book.slug})
+        raise _no_style_baseline(book)
     base_start, base_end = book.style_baseline_start, book.style_baseline_end
     size = last if last is not None else (base_end - base_start + 1 or 10)
     _bounded("last", size, 1, RANGE_MAX * 10)

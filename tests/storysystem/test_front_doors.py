@@ -150,7 +150,7 @@ def test_rest_refusals_and_missing(api, book):
     )
     assert resp.status_code == 422
     assert api.get(f"{BASE}/chapters/2").status_code == 404
-    assert api.get(f"{BASE}/chapters/2").json()["message"] == "书籍 'tuihun' 第2章没有章节设定"
+    assert api.get(f"{BASE}/chapters/2").json()["message"] == "《退婚之后》第2章没有章节设定"
     assert api.post(f"{BASE}/build", {"query": "x", "chapter": 0}, content_type="application/json").status_code == 422
 
 

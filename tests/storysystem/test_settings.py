@@ -30,7 +30,7 @@ def test_persist_writes_database_and_both_files(book, tmp_path):
     on_disk = json.loads((tmp_path / ".story-system" / "MASTER_SETTING.json").read_text(encoding="utf-8"))
     assert on_disk == data
     md = (tmp_path / ".story-system" / "MASTER_SETTING.md").read_text(encoding="utf-8")
-    assert md.startswith("# tuihun 故事系统总设定\n\n" + BEGIN + "\n## Meta\n")
+    assert md.startswith("# 《退婚之后》故事系统总设定\n\n" + BEGIN + "\n## Meta\n")
     assert "- `打脸节奏缺最后一拍补刀`（来源：S-PA-002）\n" in md
     assert md.count(BEGIN) == 1 and md.count(END) == 1
 

@@ -69,11 +69,21 @@ def test_style_drift_sums_counts_before_dividing(book):
     assert (feature["current"], feature["change"], feature["drifted"]) == (50.0, 1.5, True)
 
 
-def test_style_drift_without_a_baseline_is_404(book):
+def test_style_drift_without_a_baseline_says_how_to_set_it(book):
     Book.objects.filter(pk=book.pk).update(style_baseline_start=None, style_baseline_end=None)
     book.refresh_from_db()
-    with pytest.raises(NotFound, match="style_baseline"):
+    with pytest.raises(NotFound) as exc:
         selectors.style_drift(book=book)
+    assert exc.value.message == (
+        "《书》的 book.yaml 没有设置 style_baseline（文风基线：以哪几章的文风为准），无法比较文风漂移。"
+        "请在书籍文件夹的 book.yaml 里加一行，例如：style_baseline: [1, 10]（以第1–10章为基线），然后运行 sync。"
+    )
+    # The example is a range the book has: its first ten finalized chapters, or all of them.
+    for n in range(3, 6):
+        Chapter.objects.create(book=book, number=n, body="正文。")
+    with pytest.raises(NotFound) as exc:
+        selectors.style_drift(book=book)
+    assert exc.value.extra == {"book": "b", "field": "style_baseline", "example": "style_baseline: [3, 5]"}
 
 
 def test_weak_hook_streak_stops_at_the_first_strong_hook(book):

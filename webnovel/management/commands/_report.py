@@ -23,7 +23,8 @@ def issue_line(issue: dict[str, Any]) -> str:
 
 
 def report_text(report: dict[str, Any], *, action: str) -> str:
-    lines = [f"{action}《{report['book']}》：{'成功' if report['ok'] else '失败，数据库未改动'}"]
+    name = report.get("title") or report["book"]
+    lines = [f"{action}《{name}》：{'成功' if report['ok'] else '失败，数据库未改动'}"]
     counts = report.get("counts")
     if report["ok"] and counts:
         lines.append("  " + "，".join(f"{COUNT_LABELS.get(k, k)} {v}" for k, v in counts.items()))
