@@ -117,7 +117,21 @@ def _last_activity(*, book: Book, thread: Thread) -> int | None:
 
 
 def _volume_ends(*, book: Book) -> dict[int, int | None]:
-    return dict(Volume.objects.filter(book=book).values_list("number", "end_chapter"))
+    """volume → its last chapter: book.yaml's range, else (a volume known from its folder) its last
+    finalized chapter once a later volume has begun; None while it may still grow."""
+    ends = dict(Volume.objects.filter(book=book).values_list("number", "end_chapter"))
+    if any(end is None for end in ends.values()):
+        last = dict(
+            Chapter.objects.filter(book=book, volume__isnull=False)
+            .values_list("volume")
+            .annotate(m=Max("number"))
+            .values_list("volume", "m")
+        )
+        newest = max(last, default=None)
+        for number, end in ends.items():
+            if end is None and number in last and number < newest:
+                ends[number] = last[number]
+    return ends
 
 
 def _planned_end_resolve(thread: Thread, volume_ends: dict[int, int | None]) -> tuple[int | None, str]:
@@ -129,23 +143,38 @@ def _planned_end_resolve(thread: Thread, volume_ends: dict[int, int | None]) -> 
     volume = thread.planned_end_volume
     if volume is None:
         return None, ""
-    end = volume_ends.get(volume)
-    if end is None:
+    if volume not in volume_ends:
         return None, f"计划收尾于第{volume}卷，该卷尚未写到（book.yaml 没有它的章节范围），不计超期"
+    end = volume_ends[volume]
+    if end is None:
+        return None, f"计划收尾于第{volume}卷，该卷尚未写完（book.yaml 没有它的章节范围），不计超期"
     return end, ""
 
 
-def _open_at(thread: Thread, now: int) -> bool:
-    # Open at chapter ``now``: opened by then, and still 进行 — or closed (已收尾) only after it.
+def _open_at(thread: Thread, now: int, current: int | None) -> bool:
+    # Open at chapter ``now``: opened by then, and still 进行 — or, looking back (now < current),
+    # closed (已收尾) only after it. At the current chapter the status alone decides.
     if thread.opened_chapter is not None and thread.opened_chapter > now:
         return False
     if thread.status == Thread.Status.OPEN:
         return True
-    return thread.status == Thread.Status.CLOSED and thread.closed_chapter is not None and thread.closed_chapter > now
+    looking_back = current is not None and now < current
+    return (
+        looking_back
+        and thread.status == Thread.Status.CLOSED
+        and thread.closed_chapter is not None
+        and thread.closed_chapter > now
+    )
 
 
 def _hang_row(
-    thread: Thread, *, book: Book, last_activity: int | None, now: int | None, volume_ends: dict[int, int | None]
+    thread: Thread,
+    *,
+    book: Book,
+    last_activity: int | None,
+    now: int | None,
+    current: int | None,
+    volume_ends: dict[int, int | None],
 ) -> dict:
     """The one definition of how long a thread has hung at chapter ``now`` and whether it is overdue.
 
@@ -156,7 +185,7 @@ def _hang_row(
     threshold = book.threshold(thread.type)
     planned_chapter, planned_note = _planned_end_resolve(thread, volume_ends)
     hang = None
-    if now is not None and last_activity is not None and _open_at(thread, now):
+    if now is not None and last_activity is not None and _open_at(thread, now, current):
         hang = max(0, now - last_activity)
     hung_too_long = hang is not None and hang > threshold
     past_plan = hang is not None and planned_chapter is not None and now > planned_chapter
@@ -191,15 +220,20 @@ def thread_hangs(*, book: Book, as_of: int | None = None) -> dict:
     now = as_of if as_of is not None else current
     activity = _activity_map(book=book, upto=as_of)
     volume_ends = _volume_ends(book=book)
-    threads = Thread.objects.filter(book=book).exclude(status=Thread.Status.ABANDONED)
-    if as_of is None:
+    threads = Thread.objects.filter(book=book, status__in=[Thread.Status.OPEN, Thread.Status.CLOSED])
+    if now is None or current is None or now >= current:
         threads = threads.filter(status=Thread.Status.OPEN)
     rows = {}
     for thread in threads.order_by("type", "thread_id"):
-        if now is not None and not _open_at(thread, now):
+        if now is not None and not _open_at(thread, now, current):
             continue
         rows[thread.thread_id] = _hang_row(
-            thread, book=book, last_activity=activity.get(thread.thread_id), now=now, volume_ends=volume_ends
+            thread,
+            book=book,
+            last_activity=activity.get(thread.thread_id),
+            now=now,
+            current=current,
+            volume_ends=volume_ends,
         )
     return {"as_of": now, "current_chapter": current, "threads": rows}
 
@@ -226,9 +260,9 @@ def thread_basics(*, book: Book, thread_id: str) -> dict:
     thread = thread_get(book=book, thread_id=thread_id)
     current = book_current_chapter(book=book)
     last = _last_activity(book=book, thread=thread)
-    row = _hang_row(thread, book=book, last_activity=last, now=current, volume_ends=_volume_ends(book=book))
-    if thread.status != Thread.Status.OPEN:
-        row.update(hang=None, past_planned_end=False, overdue=False, overdue_reason="")
+    row = _hang_row(
+        thread, book=book, last_activity=last, now=current, current=current, volume_ends=_volume_ends(book=book)
+    )
     row["current_chapter"] = current
     return row
 

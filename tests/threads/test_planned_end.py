@@ -76,3 +76,25 @@ def test_overdue_uses_the_volume_last_chapter(book, api):
         7,
         unwritten["planned_end_note"],
     )
+
+
+def test_a_volume_known_only_from_its_folder_ends_once_the_next_one_begins(tmp_path, db):
+    # No volumes: in book.yaml; the chapter folders 第1卷 (1–2) and 第二卷 (3) make the volumes.
+    root = book_make(
+        tmp_path / "folders",
+        {
+            "book.yaml": "slug: folders\ntitle: 青岚剑录\n",
+            "线索/伏笔-002.md": _thread("伏笔-002", "第1卷"),
+            "线索/伏笔-003.md": _thread("伏笔-003", "第2卷"),
+        },
+    )
+    assert book_rebuild(root=root)["ok"]
+    rows = thread_hangs(book=Book.objects.get(slug="folders"))["threads"]
+    assert (rows["伏笔-002"]["planned_end_chapter"], rows["伏笔-002"]["overdue_reason"]) == (
+        2,
+        "已超过计划收尾章（第2章）",
+    )
+    assert (rows["伏笔-003"]["planned_end_chapter"], rows["伏笔-003"]["overdue"]) == (None, False)
+    assert (
+        rows["伏笔-003"]["planned_end_note"] == "计划收尾于第2卷，该卷尚未写完（book.yaml 没有它的章节范围），不计超期"
+    )
