@@ -17,8 +17,9 @@ from webnovel.models import Book, Fingerprint
 
 
 def threads_open(*, book: Book) -> list[dict]:
-    """Open threads with how long each has hung and its type's threshold (``threads.selectors``'
-    definition: chapters since the latest opening, advance or 履历 citation; computed now)."""
+    """Open threads with how long each has hung and its type's threshold (``threads.selectors.
+    thread_hangs``: chapters since the latest opening, advance or 履历 citation, or past the planned
+    end; computed now)."""
     return [
         {
             "thread_id": row["id"],
@@ -26,11 +27,14 @@ def threads_open(*, book: Book) -> list[dict]:
             "title": row["title"],
             "strength": row["strength"],
             "opened_chapter": row["opened_chapter"],
-            "planned_end": row["planned_end"],
+            "planned_end": f"第{row['planned_end_volume']}卷" if row["planned_end_volume"] else row["planned_end"],
+            "planned_end_chapter": row["planned_end_chapter"],
+            "planned_end_note": row["planned_end_note"],
             "last_chapter": row["last_activity_chapter"],
             "hang": row["hang"] or 0,
             "threshold": row["threshold"],
             "overdue": row["overdue"],
+            "overdue_reason": row["overdue_reason"],
         }
         for row in thread_selectors.thread_list_open_with_hang(book=book)["threads"]
     ]

@@ -168,7 +168,8 @@ def thread_board(request: HttpRequest, slug: str) -> HttpResponse:
                 value=t["hang"],
                 href=t["href"],
                 highlight=t["overdue"],
-                title=f"{t['thread_id']} {t['title']}：已悬 {t['hang']} 章（阈值 {t['threshold']}）",
+                title=f"{t['thread_id']} {t['title']}：已悬 {t['hang']} 章（阈值 {t['threshold']}）"
+                + (f"，{t['overdue_reason']}" if t["overdue_reason"] else ""),
             )
             for t in rows
         ]
@@ -203,7 +204,13 @@ def thread_detail(request: HttpRequest, slug: str, thread_id: str) -> HttpRespon
     marks = [charts.Mark(h["chapter"], h["text"], "history") for h in history if h["chapter"] is not None]
     marks += [charts.Mark(t["chapter"], f"{t['kind']}（章节设定）", "touch") for t in touches]
     chapters = [m.chapter for m in marks] + [
-        c for c in (thread.opened_chapter, thread.planned_end, thread.closed_chapter) if c
+        c
+        for c in (
+            thread.opened_chapter,
+            state["planned_end_chapter"] if state else thread.planned_end,
+            thread.closed_chapter,
+        )
+        if c
     ]
     start = min(chapters + [current or 1, 1])
     end = max(chapters + [current, start + 1])

@@ -193,3 +193,43 @@ def relationship_graph_mermaid(request: HttpRequest, book: str, ref: str, depth:
 def entity_appearances(request: HttpRequest, book: str, ref: str) -> dict:
     """Chapters the entity appears in, with counts, first offsets and the names used."""
     return selectors.entity_appearances(book=book_get(slug=book), ref=ref)
+
+
+# ── characters (tags 设定 / 时间线: the reads of the settings, served here because they replay state) ──
+
+
+@router.get("{book}/characters", response=list[S.CharacterRowOut], tags=["设定"], summary="列出角色")
+def character_list(request: HttpRequest, book: str, status: str | None = None):
+    """Characters with their current status and location, optionally only those with a given status."""
+    return selectors.character_list(book=book_get(slug=book), status=status)
+
+
+@router.get("{book}/characters/{name}", response=S.CharacterMetaOut, tags=["设定"], summary="角色：静态信息 + 当前状态")
+def character_meta(request: HttpRequest, book: str, name: str, as_of: AsOf = None):
+    """A character (by canonical name or alias, with a card or only in the roster): its static
+    fields and its state now or as of chapter ``as_of`` (initial state + every change replayed)."""
+    return selectors.character_meta(book=book_get(slug=book), name=name, as_of=as_of)
+
+
+@router.get("{book}/characters/{name}/card", response=str, tags=["设定"], summary="整张角色卡")
+def character_card(request: HttpRequest, book: str, name: str):
+    """The whole character card: YAML front matter, then the body."""
+    return selectors.character_card(book=book_get(slug=book), name=name)
+
+
+@router.get("{book}/characters/{name}/section", response=str, tags=["设定"], summary="角色卡小节")
+def character_section(request: HttpRequest, book: str, name: str, heading: str):
+    """A ``##`` section of a character card."""
+    return selectors.character_section(book=book_get(slug=book), name=name, heading=heading)
+
+
+@router.get("{book}/aliases/resolve", response=S.AliasResolveOut, tags=["设定"], summary="别名解析")
+def alias_resolve(request: HttpRequest, book: str, alias: str, type: str | None = None, chapter: int | None = None):
+    """Resolve an alias to its canonical name; several entities → 409 with the candidates."""
+    return selectors.alias_lookup(book=book_get(slug=book), alias=alias, type=type, chapter=chapter)
+
+
+@router.get("{book}/timeline/character", response=S.CharacterTimelineOut, tags=["时间线"], summary="角色在场的时间线")
+def timeline_character(request: HttpRequest, book: str, name: str, volume: int | None = None):
+    """Timeline rows where a character (by canonical name or any alias) is present."""
+    return selectors.timeline_character(book=book_get(slug=book), name=name, volume=volume)

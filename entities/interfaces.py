@@ -103,3 +103,56 @@ interface(
     group=G,
     rest="GET /api/books/{book}/chapters/{chapter}/extraction",
 )(selectors.extraction_get)
+
+# ── characters: the P0 reads of 设定 (card or roster entry, state replayed) ──
+BOOK = "/api/books/{book}"
+NAME = Arg("name", str, required=True, positional=True, help="角色正名、别名或实体 id")
+
+interface(
+    "character",
+    help="角色：卡片或名册的静态信息 + 截至某章（默认当前）重放后的状态（境界、位置、状态、持有物……）",
+    args=(NAME, AS_OF),
+    group="设定",
+    rest=f"GET {BOOK}/characters/{{name}}",
+)(selectors.character_meta)
+interface(
+    "character-card",
+    help="整张角色卡（front matter 为初始设定 + 正文）",
+    args=(NAME,),
+    text=True,
+    group="设定",
+    rest=f"GET {BOOK}/characters/{{name}}/card",
+)(selectors.character_card)
+interface(
+    "character-section",
+    help="角色卡的一个 ## 小节",
+    args=(NAME, Arg("heading", str, required=True, positional=True, help="## 小节标题")),
+    text=True,
+    group="设定",
+    rest=f"GET {BOOK}/characters/{{name}}/section",
+)(selectors.character_section)
+interface(
+    "alias-resolve",
+    help="把别名解析为正名（多个实体 → 409 列出候选）",
+    args=(
+        Arg("alias", str, required=True, positional=True, help="别名或正名"),
+        TYPE,
+        Arg("chapter", int, help="按此章的别名有效期解析"),
+    ),
+    group="设定",
+    rest=f"GET {BOOK}/aliases/resolve",
+)(selectors.alias_lookup)
+interface(
+    "character-list",
+    help="列出角色及其当前状态与位置，可按当前状态（存活、死亡……）过滤",
+    args=(Arg("status", str, help="状态"),),
+    group="设定",
+    rest=f"GET {BOOK}/characters",
+)(selectors.character_list)
+interface(
+    "timeline-character",
+    help="某角色在场的时间线条目（按正名或任一别名匹配）",
+    args=(NAME, Arg("volume", int, help="只看这一卷")),
+    group="时间线",
+    rest=f"GET {BOOK}/timeline/character",
+)(selectors.timeline_character)

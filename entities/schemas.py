@@ -6,6 +6,8 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
+from webnovel.schemas import TimelineRowOut
+
 EntityType = Literal["角色", "地点", "物品", "势力", "招式"]
 Tier = Literal["核心", "重要", "次要", "装饰"]
 Confidence = float | None
@@ -315,3 +317,48 @@ class ResolutionOut(Schema):
     entity: str | None = None
     relationship: list[str] | None = None
     status: str | None = None
+
+
+# ── characters (the 设定 reads) ──
+
+
+class CharacterMetaOut(Schema):
+    id: str
+    name: str
+    aliases: list[str]
+    tier: str
+    protagonist: bool
+    description: str
+    source: str = Field(description="角色卡 | 名册 | 正文标签 | 抽取 | 迁移 | 后台")
+    source_path: str
+    as_of: int | None = Field(description="状态截至的章节（默认当前章；书中尚无定稿章时为 null：初始设定）")
+    current_chapter: int | None
+    state: dict[str, Any] = Field(description="初始设定重放至 as_of 的全部状态变更")
+    changed_in: dict[str, int] = Field(description="每个变更过的状态键最后一次变更所在章")
+    sections: list[str] = Field(description="角色卡的 ## 小节（无角色卡为空）")
+
+
+class CharacterRowOut(Schema):
+    id: str
+    name: str
+    tier: str
+    status: Any
+    location: Any
+    protagonist: bool
+
+
+class AliasResolveOut(Schema):
+    alias: str
+    id: str
+    type: str
+    canonical_name: str
+
+
+class CharacterTimelineRowOut(TimelineRowOut):
+    volume: int
+
+
+class CharacterTimelineOut(Schema):
+    character: str
+    names: list[str]
+    rows: list[CharacterTimelineRowOut]

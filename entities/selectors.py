@@ -8,6 +8,7 @@ Each read exists once, here; ``entities.interfaces`` registers the ones exposed 
 from collections import defaultdict
 from typing import Any
 
+import yaml
 from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 
 from entities.models import (
@@ -22,7 +23,8 @@ from entities.models import (
 )
 from entities.replay import state_replay
 from webnovel.exceptions import Ambiguous, InvalidInput, NotFound
-from webnovel.models import Book
+from webnovel.models import Book, Document, TimelineRow
+from webnovel.selectors import book_current_chapter, document_section, timeline_volume_check
 
 
 def _alias_matches(*, book: Book, alias: str, type: str | None, chapter: int | None) -> QuerySet[Entity]:
@@ -258,6 +260,163 @@ def entity_changes_list(
         "canonical_name": entity.canonical_name,
         "changes": entity_state_changes(entity=entity, field=field, from_chapter=from_chapter, to_chapter=to_chapter),
     }
+
+
+# --- characters: the P0 character reads (card or roster entry + replayed state) -----------------
+
+# The format's identity keys of a character card (docs/book-format.md); every other key of the front
+# matter is initial state (``Entity.base_state``), which is what replay starts from.
+CARD_IDENTITY = ("name", "aliases", "tier", "protagonist", "description", "id")
+# PostgreSQL's jsonb does not keep key order, so keys are printed in one fixed order on every
+# database: the format's keys first, then any others alphabetically.
+_CARD_ORDER = (*CARD_IDENTITY, "status", "location", "realm", "possessions", "faction")
+
+
+def _card_ordered(front_matter: dict) -> dict:
+    rank = {key: i for i, key in enumerate(_CARD_ORDER)}
+    return {k: front_matter[k] for k in sorted(front_matter, key=lambda k: (rank.get(k, len(rank)), k))}
+
+
+def _character(*, book: Book, name: str) -> Entity:
+    # By name or alias, as an author asks; an agent holding an id (from entity-list) may pass that.
+    entity = Entity.objects.filter(book=book, entity_id=name, type=Entity.Type.CHARACTER).first()
+    return entity or alias_resolve(book=book, alias=name, type=Entity.Type.CHARACTER)
+
+
+def _card_document(*, book: Book, entity: Entity) -> Document | None:
+    return Document.objects.filter(book=book, kind=Document.Kind.CHARACTER_CARD, key=entity.canonical_name).first()
+
+
+def _card(*, book: Book, name: str) -> tuple[Entity, Document]:
+    entity = _character(book=book, name=name)
+    document = _card_document(book=book, entity=entity)
+    if document is None:
+        where = f"（定义于 {entity.source_path}；角色信息见 story character）" if entity.source_path else ""
+        raise NotFound(
+            f"角色 '{entity.canonical_name}' 没有角色卡{where}",
+            extra={"character": entity.canonical_name, "source_path": entity.source_path},
+        )
+    return entity, document
+
+
+def _character_source(entity: Entity, document: Document | None) -> str:
+    if document is not None:
+        return "角色卡"
+    if entity.source_path.endswith("名册.yaml"):
+        return "名册"
+    return {"file": "正文标签", "extraction": "抽取", "migration": "迁移", "admin": "后台"}.get(
+        entity.source, entity.source
+    )
+
+
+def character_meta(*, book: Book, name: str, as_of: int | None = None) -> dict:
+    """A character (canonical name or alias) with its state now or at the end of chapter ``as_of``:
+    the card's (or the roster entry's) initial state with every recorded change replayed, as
+    ``entity`` answers it. ``{"id", "name", "aliases", "tier", "protagonist", "description",
+    "source", "source_path", "as_of", "current_chapter", "state", "changed_in", "sections"}``;
+    ``as_of`` is the chapter the state is as of (the current chapter when omitted; None when the
+    book has no finalized chapter: the initial state), ``changed_in`` the chapter of each state key's
+    last change up to then, ``sections`` the card's ``##`` headings ([] without a card)."""
+    _chapter_check(as_of)
+    entity = _character(book=book, name=name)
+    current = book_current_chapter(book=book)
+    changes = list(_changes(entity=entity, chapter=as_of).values("chapter", "op", "field", "new"))
+    changed_in: dict[str, int] = {}
+    for change in changes:
+        changed_in[change["field"]] = change["chapter"]
+    document = _card_document(book=book, entity=entity)
+    sections = []
+    if document is not None:
+        sections = [h for h in document.sections.order_by("order").values_list("heading", flat=True) if h]
+    return {
+        "id": entity.entity_id,
+        "name": entity.canonical_name,
+        "aliases": sorted(entity.aliases.values_list("alias", flat=True)),
+        "tier": entity.tier,
+        "protagonist": entity.is_protagonist,
+        "description": entity.description,
+        "source": _character_source(entity, document),
+        "source_path": entity.source_path,
+        "as_of": as_of if as_of is not None else current,
+        "current_chapter": current,
+        "state": _card_ordered(state_replay(entity.base_state, changes)),
+        "changed_in": _card_ordered(changed_in),
+        "sections": sections,
+    }
+
+
+def character_card(*, book: Book, name: str) -> str:
+    """The whole character card as written: its YAML front matter (keys in the format's order;
+    the *initial* state — ``character`` answers the current one) between ``---`` lines, then the body."""
+    _, document = _card(book=book, name=name)
+    front = yaml.safe_dump(_card_ordered(document.front_matter or {}), allow_unicode=True, sort_keys=False).strip()
+    return f"---\n{front}\n---\n{document.body}"
+
+
+def character_section(*, book: Book, name: str, heading: str) -> str:
+    """A ``##`` section of a character card (外貌, 性格, …)."""
+    entity, document = _card(book=book, name=name)
+    return document_section(document=document, heading=heading, label=f"{entity.canonical_name}的角色卡")
+
+
+def alias_lookup(*, book: Book, alias: str, type: str | None = None, chapter: int | None = None) -> dict:
+    """Resolve an alias (or canonical name) to its entity: ``{"alias", "id", "type", "canonical_name"}``.
+    Several entities → 409 listing the candidates."""
+    entity = alias_resolve(book=book, alias=alias, type=type or None, chapter=chapter)
+    return {"alias": alias, "id": entity.entity_id, "type": entity.type, "canonical_name": entity.canonical_name}
+
+
+def character_list(*, book: Book, status: str | None = None) -> list[dict]:
+    """Characters (entities of type 角色, not archived), optionally with a given current ``status``
+    (存活, 死亡, …), each with its current status and location (initial state with every recorded
+    change replayed): ``[{"id", "name", "tier", "status", "location", "protagonist"}]`` in id order."""
+    rows = list(book.entities.filter(type=Entity.Type.CHARACTER, archived=False).order_by("entity_id"))
+    states = entity_states_as_of(entities=rows)
+    out = []
+    for e in rows:
+        state = states[e.pk]
+        if status and state.get("status") != status:
+            continue
+        out.append(
+            {
+                "id": e.entity_id,
+                "name": e.canonical_name,
+                "tier": e.tier,
+                "status": state.get("status"),
+                "location": state.get("location"),
+                "protagonist": e.is_protagonist,
+            }
+        )
+    return out
+
+
+def _character_names(*, book: Book, name: str) -> tuple[str, set[str], bool]:
+    """(canonical name, every name of the character called ``name``, whether it is a known entity)."""
+    try:
+        entity = _character(book=book, name=name)
+    except NotFound:
+        return name, {name}, False
+    return entity.canonical_name, {entity.canonical_name, *entity.aliases.values_list("alias", flat=True)}, True
+
+
+def timeline_character(*, book: Book, name: str, volume: int | None = None) -> dict:
+    """Timeline rows where a character is present, matched by canonical name or any alias
+    (optionally within one volume): ``{"character", "names", "rows": [{"volume", "chapter", …}]}``.
+    A name that is no entity still matches rows that list it as written; otherwise it is a 404."""
+    canonical, names, known = _character_names(book=book, name=name)
+    rows = TimelineRow.objects.filter(book=book)
+    if volume is not None:
+        timeline_volume_check(book=book, volume=volume)
+        rows = rows.filter(volume=volume)
+    fields = ("volume", "chapter", "story_time", "event", "present")
+    picked = [
+        dict(zip(fields, row, strict=True))
+        for row in rows.order_by("volume", "order").values_list(*fields)
+        if names.intersection(p.strip() for p in row[4])
+    ]
+    if not picked and not known:
+        raise NotFound(f"角色 '{name}' 不存在", extra={"character": name})
+    return {"character": canonical, "names": sorted(names), "rows": picked}
 
 
 # --- relationships -------------------------------------------------------------------------------
@@ -548,5 +707,5 @@ def tag_issues_list(*, book: Book, chapter: int | None = None) -> list[dict]:
 def pending_get(*, book: Book, pk: int) -> PendingItem:
     item = PendingItem.objects.filter(book=book, pk=pk).first()
     if item is None:
-        raise NotFound(f"待确认项 #{pk} 不存在（书籍 '{book.slug}'）", extra={"pk": pk})
+        raise NotFound(f"待确认项 #{pk} 不存在（《{book.title or book.slug}》）", extra={"pk": pk})
     return item

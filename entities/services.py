@@ -476,7 +476,9 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
     adopted, 0.5–0.8 adopted with a recorded warning, < 0.5 held in the pending queue. Re-ingesting a
     chapter replaces what its previous extraction wrote (idempotent)."""
     if not Chapter.objects.filter(book=book, number=chapter).exists():
-        raise NotFound(f"第{chapter}章不存在（书籍 '{book.slug}'）", extra={"book": book.slug, "chapter": chapter})
+        raise NotFound(
+            f"第{chapter}章不存在（《{book.title or book.slug}》）", extra={"book": book.slug, "chapter": chapter}
+        )
     data = _validate(payload)
     if connection.vendor == "postgresql":
         # Two ingestions of one chapter at once (an agent retrying) queue here, so the second sees

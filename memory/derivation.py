@@ -135,8 +135,8 @@ def _book_observations(*, book: Book) -> list[Obs]:
             closed = opened
         desc = _short(thread.description, 160)
         value = f"{thread.title}：{desc}" if desc else thread.title or thread.thread_id
-        if thread.planned_end:
-            value += f"（计划第{thread.planned_end}章前后收尾）"
+        if thread.planned_end_label:  # 第40章, or 第7卷 (seed 002 §1.2 allows both)
+            value += f"（计划{thread.planned_end_label}前后收尾）"
         evidence = [{"kind": "thread", "id": thread.thread_id, "chapter": opened}] + history.get(thread.pk, [])
         out.append(Obs(C.OPEN_LOOP, thread.thread_id, thread.type, value, opened, evidence, closed_chapter=closed))
         if closed is not None:
@@ -151,14 +151,14 @@ def _book_observations(*, book: Book) -> list[Obs]:
                     [{"kind": "thread", "id": thread.thread_id, "chapter": closed}],
                 )
             )
-        if thread.strength == Thread.Strength.HIGH and thread.planned_end:
+        if thread.strength == Thread.Strength.HIGH and thread.planned_end_label:
             plan = _short(thread.closing_plan, 120) or thread.title
             out.append(
                 Obs(
                     C.READER_PROMISE,
                     thread.thread_id,
                     "兑现",
-                    f"{thread.title}：{plan}（计划第{thread.planned_end}章前后）",
+                    f"{thread.title}：{plan}（计划{thread.planned_end_label}前后）",
                     opened,
                     [{"kind": "thread", "id": thread.thread_id, "chapter": opened}],
                     closed_chapter=closed,

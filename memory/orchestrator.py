@@ -30,7 +30,7 @@ from memory import selectors
 from memory.models import Fact
 from memory.retrieval import chunks_search, text_terms
 from memory.tokens import tokens_estimate, tokens_truncate
-from threads.models import Thread
+from threads.selectors import thread_hangs
 from webnovel.exceptions import InvalidInput
 from webnovel.models import Book
 
@@ -231,9 +231,9 @@ def _fact_items(
         book=book, as_of=as_of, categories=[C.CHARACTER, C.STORY, C.TIMELINE], subjects=subjects
     )
     context_terms = set(text_terms(context_text))
-    planned_ends = dict(
-        Thread.objects.filter(book=book, planned_end__isnull=False).values_list("thread_id", "planned_end")
-    )
+    # How long each loop has hung, and whether it is overdue, at the pack's chapter: the threads
+    # app's one definition (the same answer as threads/overdue and the memory health report).
+    hangs = thread_hangs(book=book, as_of=as_of)["threads"]
     latest_outdated: dict[tuple[str, str, str], tuple[selectors.FactRow, str]] = {}
     for fact, status, reason in rows:
         g = (fact.category, fact.subject, fact.field)
@@ -277,11 +277,15 @@ def _fact_items(
             mentioned = bool(set(text_terms(fact.subject)) & context_terms) if fact.subject else False
             item.priority = 74 if mentioned else 58
         elif fact.category == C.OPEN_LOOP:
-            # Due (planned end within 5 chapters), overdue (hanging past the book's threshold for its
-            # type) or named in the outline: the loops this chapter should think about first.
-            planned = planned_ends.get(fact.subject)
+            # Due (planned end within 5 chapters), overdue (thread_hangs: hung past its type's
+            # threshold since its last activity, or past its planned end) or named in the outline:
+            # the loops this chapter should think about first.
+            hang = hangs.get(fact.subject)
+            planned = hang["planned_end_chapter"] if hang else None
             due = planned is not None and planned <= chapter + 5
-            overdue = chapter - fact.source_chapter > book.threshold(fact.field) > 0
+            overdue = bool(hang and hang["overdue"])
+            if overdue:
+                item.title += f"【超期：{hang['overdue_reason']}】"
             item.priority = 78 if due or overdue or fact.subject in context_text else 70
         elif fact.category == C.READER_PROMISE:
             if fact.subject == "章末钩子":

@@ -11,8 +11,10 @@ from entities.selectors import entity_states_as_of
 from memory.models import Fact, MemoryHit
 from memory.resolver import FactView, group_resolve
 from threads.models import Thread
+from threads.selectors import thread_hangs
 from webnovel.exceptions import InvalidInput
 from webnovel.models import Book, Chapter, Document, TimelineRow, Volume
+from webnovel.selectors import book_current_chapter
 
 RECENT_CHAPTERS = 5
 TAIL_CHARS = 300
@@ -325,35 +327,36 @@ def memory_health(*, book: Book, chapter: int | None = None) -> dict[str, Any]:
     """Health of the book's memory at ``chapter`` (default: the latest): open loops overdue, contradicted
     facts, constraints that drifted (a later fact of the same subject and field disagrees with the
     constraint), and counts per category and status."""
-    from webnovel.selectors import book_current_chapter
-
     now = chapter if chapter is not None else (book_current_chapter(book=book) or 0)
-    thresholds = {t: book.threshold(t) for t in Thread.Type.values}
-    overdue = []
-    for fact in Fact.objects.filter(book=book, category=Fact.Category.OPEN_LOOP, status=Fact.Status.ACTIVE).order_by(
-        "source_chapter", "key"
+    # How long a loop has hung is the threads app's one definition (threads.selectors.thread_hangs:
+    # since its last activity, or past its planned end), at the report's chapter.
+    loops: dict[str, tuple[str, str]] = {}  # thread id → its open-loop fact (key, value), the active one first
+    for subject, key, value, status in (
+        Fact.objects.filter(book=book, category=Fact.Category.OPEN_LOOP)
+        .order_by("source_chapter", "key")
+        .values_list("subject", "key", "value", "status")
     ):
-        thread = Thread.objects.filter(book=book, thread_id=fact.subject).first()
-        limit = thresholds.get(fact.field)
-        planned = thread.planned_end if thread else None
-        hang = now - fact.source_chapter
-        late_plan = planned is not None and now > planned
-        if (limit and hang > limit) or late_plan:
-            overdue.append(
-                {
-                    "id": fact.key,
-                    "thread": fact.subject,
-                    "type": fact.field,
-                    "value": fact.value,
-                    "opened": fact.source_chapter,
-                    "hanging": hang,
-                    "threshold": limit,
-                    "planned_end": planned,
-                    "reason": f"已超过计划收尾章（第{planned}章）"
-                    if late_plan
-                    else f"已悬置 {hang} 章，超过阈值 {limit}",
-                }
-            )
+        if subject not in loops or status == Fact.Status.ACTIVE:
+            loops[subject] = (key, value)
+    overdue = []
+    for row in thread_hangs(book=book, as_of=now)["threads"].values():
+        if not row["overdue"]:
+            continue
+        key, value = loops.get(row["id"], (None, row["title"]))
+        overdue.append(
+            {
+                "id": key,
+                "thread": row["id"],
+                "type": row["type"],
+                "value": value,
+                "opened": row["opened_chapter"],
+                "last_activity": row["last_activity_chapter"],
+                "hanging": row["hang"],
+                "threshold": row["threshold"],
+                "planned_end": row["planned_end_chapter"],
+                "reason": row["overdue_reason"],
+            }
+        )
     contradicted = [
         fact_to_dict(f)
         for f in Fact.objects.filter(book=book, status=Fact.Status.CONTRADICTED)

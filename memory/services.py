@@ -271,7 +271,7 @@ def fact_decide(*, fact: Fact, note: str = "") -> Fact:
 def fact_get(*, book: Book, key: str) -> Fact:
     fact = Fact.objects.filter(book=book, key=key).first()
     if fact is None:
-        raise NotFound(f"书籍 '{book.slug}' 中没有 key 为 '{key}' 的记忆事实", extra={"key": key})
+        raise NotFound(f"《{book.title or book.slug}》中没有 key 为 '{key}' 的记忆事实", extra={"key": key})
     return fact
 
 

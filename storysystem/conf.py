@@ -45,18 +45,48 @@ DEFAULTS: dict[str, Any] = {
     "generic_dynamic_tables": ["桥段套路", "爽点与节奏", "场景写法"],
     "base_top_k": 1,
     "dynamic_top_k": 2,
-    # Which master-constraint fields a chapter may touch, and how (see override rules).
+    # Which setting fields a chapter may touch, and how (see override rules): ours, then seed 003
+    # §10.4's. 全局毒点 stays append-only (a chapter adds prohibitions, never changes or removes the
+    # master's: the guarantee the seed's "locked" gives), 全局禁区补充 is the seed's append-only twin.
     "override_policy": {
-        "locked": ["核心调性", "主冲突模板", "金手指硬限制", "主角硬约束"],
-        "append_only": ["全局毒点"],
-        "override_allowed": ["节奏策略"],
+        "locked": [
+            "核心调性",
+            "主冲突模板",
+            "金手指硬限制",
+            "主角硬约束",
+            "主路由题材",
+            "主角底层人设",
+            "世界规则闭环",
+        ],
+        "append_only": ["全局毒点", "命名语系", "长线伏笔", "长线关系提醒", "全局禁区补充"],
+        "override_allowed": ["节奏策略", "本章桥段", "本章场景", "本章节奏目标", "本章局部情绪侧重", "本章输出重点"],
     },
     # Where a master constraint is read from when the route row has no column of that name.
     "constraint_sources": {"金手指硬限制": [["金手指与设定", "数值控制边界"]]},
 }
 
+# The master constraints the library fills (each has a value, possibly empty, in every dict).
 MASTER_FIELDS: tuple[str, ...] = ("核心调性", "节奏策略", "主冲突模板", "金手指硬限制", "主角硬约束", "全局毒点")
-LIST_FIELDS: frozenset[str] = frozenset({"金手指硬限制", "主角硬约束", "全局毒点"})
+# Seed 003 §10.4's other fields: set by the author (``--set``), present in a dict only once given.
+SEED_FIELDS: tuple[str, ...] = (
+    "主路由题材",
+    "主角底层人设",
+    "世界规则闭环",
+    "命名语系",
+    "长线伏笔",
+    "长线关系提醒",
+    "全局禁区补充",
+    "本章桥段",
+    "本章场景",
+    "本章节奏目标",
+    "本章局部情绪侧重",
+    "本章输出重点",
+)
+SETTING_FIELDS: tuple[str, ...] = (*MASTER_FIELDS, *SEED_FIELDS)
+# List fields (``a|b`` on the command line): the hard rules and every append-only field.
+LIST_FIELDS: frozenset[str] = frozenset(
+    {"金手指硬限制", "主角硬约束", "全局毒点", "命名语系", "长线伏笔", "长线关系提醒", "全局禁区补充"}
+)
 NEVER_ANTI_PATTERN = "反套路变种"
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from storysystem.conf import LIST_FIELDS, MASTER_FIELDS, anti_pattern_fields, conf
+from storysystem.conf import LIST_FIELDS, MASTER_FIELDS, SETTING_FIELDS, anti_pattern_fields, conf
 from storysystem.models import StorySetting
 from storysystem.search import Doc, index_get, index_pinned, split_multi
 from webnovel.exceptions import InvalidInput, NotFound
@@ -428,16 +428,20 @@ def override_policy_for(*, book: Book | None) -> dict[str, list[str]]:
             if isinstance(custom.get(key), list):
                 policy[key] = [str(v) for v in custom[key]]
     listed = {f for fields in policy.values() for f in fields}
-    policy["locked"] += [f for f in MASTER_FIELDS if f not in listed]
+    policy["locked"] += [f for f in SETTING_FIELDS if f not in listed]
     return policy
 
 
 def overrides_clean(*, overrides: dict[str, Any] | None) -> dict[str, Any]:
-    """Author-given field values, checked against the master fields; list fields accept ``a|b``."""
+    """Author-given field values, checked against the setting fields (ours and seed 003 §10.4's);
+    list fields accept ``a|b``."""
     clean: dict[str, Any] = {}
     for name, value in (overrides or {}).items():
-        if name not in MASTER_FIELDS:
-            raise InvalidInput(f"未知的设定字段「{name}」，可用字段：{'、'.join(MASTER_FIELDS)}", extra={"field": name})
+        if name not in SETTING_FIELDS:
+            raise InvalidInput(
+                f"未知的设定字段「{name}」，可用字段：{'、'.join(SETTING_FIELDS)}",
+                extra={"field": name, "available": list(SETTING_FIELDS)},
+            )
         if name in LIST_FIELDS:
             clean[name] = (
                 split_multi(value) if isinstance(value, str) else [str(v).strip() for v in value if str(v).strip()]
@@ -485,7 +489,10 @@ def _story_system_build(
     row = _row_payload(route)
     ruling = index_get().doc_by_key.get(_key(route["ruling"])) if route["ruling"] else None
     constraints, constraint_trace = _master_constraints(row, base, dynamic, overrides)
-    author_anti = [t for t in constraints["全局毒点"] if "全局毒点" in overrides] + list(add_anti_patterns or [])
+    author_anti = [
+        *(t for name in ("全局毒点", "全局禁区补充") if name in overrides for t in constraints[name]),
+        *(add_anti_patterns or []),
+    ]
     anti = anti_patterns_merge(
         anti_patterns_of(row) if row else [],
         anti_patterns_of(ruling.payload) if ruling else [],
@@ -541,7 +548,7 @@ def master_get(*, book: Book) -> StorySetting:
     setting = StorySetting.objects.filter(book=book, chapter__isnull=True).first()
     if setting is None:
         raise NotFound(
-            f"书籍 '{book.slug}' 还没有故事系统总设定：先运行 story_system \"<题材描述>\" --book {book.slug} --persist",
+            f'《{book.title or book.slug}》还没有故事系统总设定：先运行 story_system "<题材描述>" --book {book.slug} --persist',
             extra={"book": book.slug},
         )
     return setting
@@ -550,8 +557,15 @@ def master_get(*, book: Book) -> StorySetting:
 def chapter_setting_get(*, book: Book, chapter: int) -> StorySetting:
     setting = StorySetting.objects.filter(book=book, chapter=chapter).first()
     if setting is None:
-        raise NotFound(f"书籍 '{book.slug}' 第{chapter}章没有章节设定", extra={"book": book.slug, "chapter": chapter})
+        raise NotFound(
+            f"《{book.title or book.slug}》第{chapter}章没有章节设定", extra={"book": book.slug, "chapter": chapter}
+        )
     return setting
+
+
+def _fields_present(*values: dict[str, Any]) -> list[str]:
+    # The master constraints always; a seed field once the master or the chapter gives it.
+    return [n for n in SETTING_FIELDS if n in MASTER_FIELDS or any(v.get(n) not in (None, "", []) for v in values)]
 
 
 def effective_merge(
@@ -562,7 +576,7 @@ def effective_merge(
     contributions = contributions or {}
     chapter_fields = contributions.get("fields", {})
     fields: dict[str, dict[str, Any]] = {}
-    for name in MASTER_FIELDS:
+    for name in _fields_present(master["master_constraints"], chapter_fields):
         mv = master["master_constraints"].get(name, [] if name in LIST_FIELDS else "")
         cv = chapter_fields.get(name)
         if name in policy["append_only"]:
@@ -654,7 +668,7 @@ def _chapter_contributions(
     derived, _ = _master_constraints(row, [], [], {})
     fields: dict[str, Any] = {}
     ignored: dict[str, Any] = {}
-    for name in MASTER_FIELDS:
+    for name in SETTING_FIELDS:
         mv = master["master_constraints"].get(name)
         if name in explicit:
             value = explicit[name]
@@ -672,7 +686,7 @@ def _chapter_contributions(
         anti_patterns_of(row) if row else [],
         anti_patterns_of(ruling.payload) if ruling else [],
         *[anti_patterns_of(_payload_of(item)) for item in dynamic],
-        _author_items([t for t in explicit.get("全局毒点", [])] + list(add_anti_patterns or [])),
+        _author_items([*explicit.get("全局毒点", []), *explicit.get("全局禁区补充", []), *(add_anti_patterns or [])]),
     )
     trace = []
     if own_route:

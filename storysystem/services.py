@@ -176,7 +176,8 @@ STORY_DIR = ".story-system"
 def _story_dir(book: Book) -> Path:
     if not (book.root or "").strip():
         raise InvalidInput(
-            f"书籍 '{book.slug}' 没有书籍文件夹（root），无法写出 .story-system 文件", extra={"book": book.slug}
+            f"《{book.title or book.slug}》没有书籍文件夹（root），无法写出 .story-system 文件",
+            extra={"book": book.slug},
         )
     return Path(book.root) / STORY_DIR
 
@@ -200,7 +201,7 @@ def story_files_write(*, book: Book) -> list[str]:
     markdown.block_write(
         path=directory / "MASTER_SETTING.md",
         body=markdown.story_markdown(master.data),
-        title=f"{book.slug} 故事系统总设定",
+        title=f"《{book.title or book.slug}》故事系统总设定",
     )
     written += [f"{STORY_DIR}/MASTER_SETTING.json", f"{STORY_DIR}/MASTER_SETTING.md"]
     for setting in StorySetting.objects.filter(book=book, chapter__isnull=False).order_by("chapter"):
@@ -210,7 +211,7 @@ def story_files_write(*, book: Book) -> list[str]:
         markdown.block_write(
             path=directory / "chapters" / f"{stem}.md",
             body=markdown.story_markdown(data),
-            title=f"{book.slug} 第{setting.chapter}章故事设定",
+            title=f"《{book.title or book.slug}》第{setting.chapter}章故事设定",
         )
         written += [f"{STORY_DIR}/chapters/{stem}.json", f"{STORY_DIR}/chapters/{stem}.md"]
     return written

@@ -10,7 +10,17 @@ class ThreadHistoryInline(admin.TabularInline):
 
 @admin.register(Thread)
 class ThreadAdmin(admin.ModelAdmin):
-    list_display = ["book", "thread_id", "type", "title", "strength", "status", "opened_chapter", "planned_end"]
+    list_display = [
+        "book",
+        "thread_id",
+        "type",
+        "title",
+        "strength",
+        "status",
+        "opened_chapter",
+        "planned_end",
+        "planned_end_volume",
+    ]
     list_filter = ["book", "type", "strength", "status"]
     search_fields = ["thread_id", "title", "description"]
     list_select_related = ["book"]

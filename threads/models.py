@@ -28,7 +28,10 @@ class Thread(models.Model):
     strength = models.CharField(max_length=2, choices=Strength.choices, default=Strength.MEDIUM)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     opened_chapter = models.PositiveIntegerField(null=True, blank=True)
-    planned_end = models.PositiveIntegerField(null=True, blank=True)
+    planned_end = models.PositiveIntegerField(null=True, blank=True, help_text="计划收尾章（写作章号时）")
+    planned_end_volume = models.PositiveIntegerField(
+        null=True, blank=True, help_text="计划收尾卷（写作「第N卷」时；该卷最后一章在查询时由 book.yaml 得出）"
+    )
     closed_chapter = models.PositiveIntegerField(null=True, blank=True)
     description = models.TextField(blank=True)
     closing_plan = models.TextField(blank=True)
@@ -44,6 +47,15 @@ class Thread(models.Model):
 
     def __str__(self) -> str:
         return f"{self.thread_id} {self.title}"
+
+    @property
+    def planned_end_label(self) -> str:
+        """``planned_end`` as the author wrote it: 第40章, 第7卷, or '' when it has none."""
+        if self.planned_end is not None:
+            return f"第{self.planned_end}章"
+        if self.planned_end_volume is not None:
+            return f"第{self.planned_end_volume}卷"
+        return ""
 
 
 class ThreadHistoryEntry(models.Model):

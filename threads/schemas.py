@@ -1,6 +1,7 @@
 """Response schemas of the threads endpoints (fields mirror the selectors' dicts)."""
 
 from ninja import Schema
+from pydantic import Field
 
 
 class ThreadRowOut(Schema):
@@ -10,18 +11,23 @@ class ThreadRowOut(Schema):
     strength: str
     status: str
     opened_chapter: int | None
-    planned_end: int | None
+    planned_end: int | None = Field(description="计划收尾章（写作章号时）")
+    planned_end_volume: int | None = Field(description="计划收尾卷（写作「第N卷」时）")
     closed_chapter: int | None
 
 
 class ThreadBasicsOut(ThreadRowOut):
     """A thread's basics plus its hang computed at query time (null unless status is 进行)."""
 
+    planned_end_chapter: int | None = Field(description="计划收尾的章：planned_end，或计划卷在 book.yaml 里的最后一章")
+    planned_end_note: str = Field(description="计划卷尚未写到（book.yaml 没有它的章节范围）时的说明")
     last_activity_chapter: int | None
     current_chapter: int | None
-    hang: int | None
+    hang: int | None = Field(description="当前最大章号 − 最后推进章")
     threshold: int
-    overdue: bool
+    past_planned_end: bool
+    overdue: bool = Field(description="hang > threshold，或已过计划收尾章")
+    overdue_reason: str
 
 
 class HistoryEntryOut(Schema):
@@ -43,7 +49,10 @@ class OverdueThreadOut(Schema):
     last_activity_chapter: int | None
     hang: int
     threshold: int
-    over_by: int
+    planned_end_chapter: int | None
+    past_planned_end: bool
+    overdue_reason: str
+    over_by: int = Field(description="hang − threshold（仅因超过计划收尾章而超期时可为负）")
 
 
 class OverdueOut(Schema):

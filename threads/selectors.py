@@ -6,8 +6,10 @@ stored, so they are right the moment a chapter is finalized.
 
 - A thread's last activity is the latest chapter that opened it, advanced it (chapter front
   matter ``threads.advances``) or is cited by one of its 履历 entries. Its hang is
-  ``current − last activity`` and only threads with status 进行 hang. It is overdue when
-  hang > the threshold of its type.
+  ``current − last activity`` and only open threads hang. It is overdue when hang > the threshold
+  of its type, or when the current chapter is past its planned end (``planned_end: 40``, or
+  ``第7卷``: that volume's last chapter in book.yaml). ``thread_hangs`` is that definition, at any
+  chapter; the memory health report, the context pack and the dashboard read it from there.
 - A secret the reader does not know (``reader_knows`` false) has accumulated
   ``current − registered`` chapters; it is over the limit when that is > ``secret_accumulation``.
 """
@@ -73,34 +75,36 @@ def _thread_refs(chapters: QuerySet[Chapter], *, batch: int = 200) -> Iterator[t
     yield from decoded()
 
 
-def _activity_map(*, book: Book) -> dict[str, int]:
-    """thread id → the latest chapter that opened or advanced it, or that its 履历 cites."""
+def _activity_map(*, book: Book, upto: int | None = None) -> dict[str, int]:
+    """thread id → the latest chapter (≤ ``upto`` when given) that opened or advanced it, or that
+    its 履历 cites."""
     last: dict[str, int] = {}
-    for thread_id, opened in Thread.objects.filter(book=book, opened_chapter__isnull=False).values_list(
-        "thread_id", "opened_chapter"
-    ):
-        last[thread_id] = opened
+    opened = Thread.objects.filter(book=book, opened_chapter__isnull=False)
+    chapters = Chapter.objects.filter(book=book)
+    history = ThreadHistoryEntry.objects.filter(thread__book=book, chapter__isnull=False)
+    if upto is not None:
+        opened = opened.filter(opened_chapter__lte=upto)
+        chapters = chapters.filter(number__lte=upto)
+        history = history.filter(chapter__lte=upto)
+    for thread_id, chapter in opened.values_list("thread_id", "opened_chapter"):
+        last[thread_id] = chapter
     # Only chapters that open or advance something (decoding every chapter's JSON is the cost here).
-    for number, opens, advances in _thread_refs(Chapter.objects.filter(book=book).exclude(opens=[], advances=[])):
+    for number, opens, advances in _thread_refs(chapters.exclude(opens=[], advances=[])):
         for thread_id in (*opens, *advances):
             if number > last.get(thread_id, 0):
                 last[thread_id] = number
-    history = (
-        ThreadHistoryEntry.objects.filter(thread__book=book, chapter__isnull=False)
-        .values_list("thread__thread_id")
-        .annotate(m=Max("chapter"))
-        .values_list("thread__thread_id", "m")
-    )
-    for thread_id, chapter in history:
+    for thread_id, chapter in (
+        history.values_list("thread__thread_id").annotate(m=Max("chapter")).values_list("thread__thread_id", "m")
+    ):
         if chapter > last.get(thread_id, 0):
             last[thread_id] = chapter
     return last
 
 
 def _last_activity(*, book: Book, thread: Thread) -> int | None:
-    """One thread's last activity (same rule as ``_activity_map``) without reading every chapter:
-    walk chapters from the newest down and stop at the first that opens or advances it, or at the
-    latest chapter already known from the thread file and its 履历."""
+    """One thread's last activity (same rule as ``_activity_map``, up to the current chapter)
+    without reading every chapter: walk chapters from the newest down and stop at the first that
+    opens or advances it, or at the latest chapter already known from the thread file and its 履历."""
     known = thread.history.filter(chapter__isnull=False).aggregate(m=Max("chapter"))["m"]
     floor = max((c for c in (thread.opened_chapter, known) if c is not None), default=None)
     chapters = Chapter.objects.filter(book=book).exclude(opens=[], advances=[])
@@ -112,10 +116,126 @@ def _last_activity(*, book: Book, thread: Thread) -> int | None:
     return floor
 
 
-def _hang(thread: Thread, *, last_activity: int | None, current: int | None) -> int | None:
-    if thread.status != Thread.Status.OPEN or current is None or last_activity is None:
-        return None
-    return max(0, current - last_activity)
+def _volume_ends(*, book: Book) -> dict[int, int | None]:
+    """volume → its last chapter: book.yaml's range, else (a volume known from its folder) its last
+    finalized chapter once a later volume has begun; None while it may still grow."""
+    ends = dict(Volume.objects.filter(book=book).values_list("number", "end_chapter"))
+    if any(end is None for end in ends.values()):
+        last = dict(
+            Chapter.objects.filter(book=book, volume__isnull=False)
+            .values_list("volume")
+            .annotate(m=Max("number"))
+            .values_list("volume", "m")
+        )
+        newest = max(last, default=None)
+        for number, end in ends.items():
+            if end is None and number in last and number < newest:
+                ends[number] = last[number]
+    return ends
+
+
+def _planned_end_resolve(thread: Thread, volume_ends: dict[int, int | None]) -> tuple[int | None, str]:
+    """(the chapter a thread is planned to close by, a note when it cannot be known). ``planned_end:
+    第7卷`` is the last chapter of volume 7 in book.yaml; a volume book.yaml does not give a chapter
+    range yet is not written: no chapter, so never overdue by its plan."""
+    if thread.planned_end is not None:
+        return thread.planned_end, ""
+    volume = thread.planned_end_volume
+    if volume is None:
+        return None, ""
+    if volume not in volume_ends:
+        return None, f"计划收尾于第{volume}卷，该卷尚未写到（book.yaml 没有它的章节范围），不计超期"
+    end = volume_ends[volume]
+    if end is None:
+        return None, f"计划收尾于第{volume}卷，该卷尚未写完（book.yaml 没有它的章节范围），不计超期"
+    return end, ""
+
+
+def _open_at(thread: Thread, now: int, current: int | None) -> bool:
+    # Open at chapter ``now``: opened by then, and still 进行 — or, looking back (now < current),
+    # closed (已收尾) only after it. At the current chapter the status alone decides.
+    if thread.opened_chapter is not None and thread.opened_chapter > now:
+        return False
+    if thread.status == Thread.Status.OPEN:
+        return True
+    looking_back = current is not None and now < current
+    return (
+        looking_back
+        and thread.status == Thread.Status.CLOSED
+        and thread.closed_chapter is not None
+        and thread.closed_chapter > now
+    )
+
+
+def _hang_row(
+    thread: Thread,
+    *,
+    book: Book,
+    last_activity: int | None,
+    now: int | None,
+    current: int | None,
+    volume_ends: dict[int, int | None],
+) -> dict:
+    """The one definition of how long a thread has hung at chapter ``now`` and whether it is overdue.
+
+    hang = now − last activity (seed 002 §1.2: 当前最大章号 − 最后推进章), for a thread open at
+    ``now`` (None otherwise, or when nothing is finalized); overdue when hang > the threshold of its
+    type (book.yaml ``thresholds``), or when ``now`` is past its planned end (a chapter, or the last
+    chapter of a planned volume)."""
+    threshold = book.threshold(thread.type)
+    planned_chapter, planned_note = _planned_end_resolve(thread, volume_ends)
+    hang = None
+    if now is not None and last_activity is not None and _open_at(thread, now, current):
+        hang = max(0, now - last_activity)
+    hung_too_long = hang is not None and hang > threshold
+    past_plan = hang is not None and planned_chapter is not None and now > planned_chapter
+    reasons = []
+    if past_plan:
+        reasons.append(f"已超过计划收尾章（第{planned_chapter}章）")
+    if hung_too_long:
+        reasons.append(f"已悬置 {hang} 章（最后推进于第{last_activity}章），超过阈值 {threshold}")
+    return {
+        **_thread_row(thread),
+        "planned_end_chapter": planned_chapter,
+        "planned_end_note": planned_note,
+        "last_activity_chapter": last_activity,
+        "hang": hang,
+        "threshold": threshold,
+        "past_planned_end": past_plan,
+        "overdue": hung_too_long or past_plan,
+        "overdue_reason": "；".join(reasons),
+    }
+
+
+def thread_hangs(*, book: Book, as_of: int | None = None) -> dict:
+    """How long every thread open at chapter ``as_of`` (default: the current chapter) has hung, and
+    whether it is overdue — the one definition every reader uses (threads, the memory health report,
+    the context pack, the dashboard): ``{"as_of", "current_chapter", "threads": {thread id: row}}``,
+    rows in (type, id) order, each ``_thread_row`` + ``planned_end_chapter``, ``planned_end_note``,
+    ``last_activity_chapter``, ``hang``, ``threshold``, ``past_planned_end``, ``overdue``,
+    ``overdue_reason``. Only what happened by ``as_of`` counts."""
+    if as_of is not None and as_of < 0:
+        raise InvalidInput(f"as_of 必须是非负整数章节号（收到 {as_of}）", extra={"as_of": as_of})
+    current = book_current_chapter(book=book)
+    now = as_of if as_of is not None else current
+    activity = _activity_map(book=book, upto=as_of)
+    volume_ends = _volume_ends(book=book)
+    threads = Thread.objects.filter(book=book, status__in=[Thread.Status.OPEN, Thread.Status.CLOSED])
+    if now is None or current is None or now >= current:
+        threads = threads.filter(status=Thread.Status.OPEN)
+    rows = {}
+    for thread in threads.order_by("type", "thread_id"):
+        if now is not None and not _open_at(thread, now, current):
+            continue
+        rows[thread.thread_id] = _hang_row(
+            thread,
+            book=book,
+            last_activity=activity.get(thread.thread_id),
+            now=now,
+            current=current,
+            volume_ends=volume_ends,
+        )
+    return {"as_of": now, "current_chapter": current, "threads": rows}
 
 
 def _thread_row(thread: Thread) -> dict:
@@ -127,27 +247,24 @@ def _thread_row(thread: Thread) -> dict:
         "status": thread.status,
         "opened_chapter": thread.opened_chapter,
         "planned_end": thread.planned_end,
+        "planned_end_volume": thread.planned_end_volume,
         "closed_chapter": thread.closed_chapter,
     }
 
 
 def thread_basics(*, book: Book, thread_id: str) -> dict:
-    """A thread's basics plus its hang computed now: ``{"id", "type", "title", "strength",
-    "status", "opened_chapter", "planned_end", "closed_chapter", "last_activity_chapter",
-    "current_chapter", "hang", "threshold", "overdue"}``."""
+    """A thread's basics plus its hang computed now (``thread_hangs``' definition): ``{"id", "type",
+    "title", "strength", "status", "opened_chapter", "planned_end", "planned_end_volume",
+    "closed_chapter", "planned_end_chapter", "planned_end_note", "last_activity_chapter",
+    "current_chapter", "hang", "threshold", "past_planned_end", "overdue", "overdue_reason"}``."""
     thread = thread_get(book=book, thread_id=thread_id)
     current = book_current_chapter(book=book)
     last = _last_activity(book=book, thread=thread)
-    hang = _hang(thread, last_activity=last, current=current)
-    threshold = book.threshold(thread.type)
-    return {
-        **_thread_row(thread),
-        "last_activity_chapter": last,
-        "current_chapter": current,
-        "hang": hang,
-        "threshold": threshold,
-        "overdue": hang is not None and hang > threshold,
-    }
+    row = _hang_row(
+        thread, book=book, last_activity=last, now=current, current=current, volume_ends=_volume_ends(book=book)
+    )
+    row["current_chapter"] = current
+    return row
 
 
 def thread_history(*, book: Book, thread_id: str) -> dict:
@@ -172,35 +289,31 @@ def thread_description(*, book: Book, thread_id: str) -> str:
 
 
 def thread_list_open_with_hang(*, book: Book) -> dict:
-    """Every open (进行) thread with how long it has hung now, in (type, id) order:
-    ``{"current_chapter", "threads": [{"id", "type", "title", "strength", "status", "opened_chapter",
-    "planned_end", "closed_chapter", "last_activity_chapter", "hang", "threshold", "overdue"}]}``.
-    ``hang`` is None when there is no finalized chapter or no known activity; overdue when
-    hang > the threshold of its type (book.yaml)."""
-    current = book_current_chapter(book=book)
-    activity = _activity_map(book=book)
-    rows = []
-    for thread in Thread.objects.filter(book=book, status=Thread.Status.OPEN).order_by("type", "thread_id"):
-        last = activity.get(thread.thread_id)
-        hang = _hang(thread, last_activity=last, current=current)
-        threshold = book.threshold(thread.type)
-        rows.append(
-            {
-                **_thread_row(thread),
-                "last_activity_chapter": last,
-                "hang": hang,
-                "threshold": threshold,
-                "overdue": hang is not None and hang > threshold,
-            }
-        )
-    return {"current_chapter": current, "threads": rows}
+    """Every open (进行) thread with how long it has hung now (``thread_hangs``), in (type, id)
+    order: ``{"current_chapter", "threads": [row, …]}``. ``hang`` is None when there is no finalized
+    chapter or no known activity."""
+    hangs = thread_hangs(book=book)
+    return {"current_chapter": hangs["current_chapter"], "threads": list(hangs["threads"].values())}
+
+
+_OVERDUE_KEYS = (
+    "id",
+    "type",
+    "title",
+    "strength",
+    "last_activity_chapter",
+    "hang",
+    "threshold",
+    "planned_end_chapter",
+    "past_planned_end",
+    "overdue_reason",
+)
 
 
 def _overdue_rows(*, book: Book) -> tuple[int | None, list[dict]]:
     listing = thread_list_open_with_hang(book=book)
-    keys = ("id", "type", "title", "strength", "last_activity_chapter", "hang", "threshold")
     rows = [
-        {**{k: row[k] for k in keys}, "over_by": row["hang"] - row["threshold"]}
+        {**{k: row[k] for k in _OVERDUE_KEYS}, "over_by": row["hang"] - row["threshold"]}
         for row in listing["threads"]
         if row["overdue"]
     ]
@@ -209,9 +322,10 @@ def _overdue_rows(*, book: Book) -> tuple[int | None, list[dict]]:
 
 
 def thread_list_overdue(*, book: Book) -> dict:
-    """Open threads that have hung longer than their type's threshold, most overdue first:
-    ``{"current_chapter", "threads": [{"id", "type", "title", "strength", "last_activity_chapter",
-    "hang", "threshold", "over_by"}]}``."""
+    """Open threads that have hung longer than their type's threshold or are past their planned
+    end (``thread_hangs``), most overdue first: ``{"current_chapter", "threads": [{"id", "type",
+    "title", "strength", "last_activity_chapter", "hang", "threshold", "planned_end_chapter",
+    "past_planned_end", "overdue_reason", "over_by"}]}`` (``over_by`` = hang − threshold)."""
     current, rows = _overdue_rows(book=book)
     return {"current_chapter": current, "threads": rows}
 

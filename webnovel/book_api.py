@@ -154,45 +154,7 @@ def timeline_volume(request: HttpRequest, book: str, volume: int):
     return selectors.timeline_volume(book=book_get(slug=book), volume=volume)
 
 
-@router.get(
-    "{book}/timeline/character", response=schemas.CharacterTimelineOut, tags=["时间线"], summary="角色在场的时间线"
-)
-def timeline_character(request: HttpRequest, book: str, name: str, volume: int | None = None):
-    """Timeline rows where a character (by canonical name or any alias) is present."""
-    return selectors.timeline_character(book=book_get(slug=book), name=name, volume=volume)
-
-
 # ── settings ──
-
-
-@router.get("{book}/characters", response=list[schemas.CharacterRowOut], tags=["设定"], summary="列出角色")
-def character_list(request: HttpRequest, book: str, status: str | None = None):
-    """Characters, optionally with a given current status."""
-    return selectors.character_list(book=book_get(slug=book), status=status)
-
-
-@router.get("{book}/characters/{name}", response=schemas.CharacterMetaOut, tags=["设定"], summary="角色卡 front matter")
-def character_meta(request: HttpRequest, book: str, name: str):
-    """A character card's front matter (the character by canonical name or alias)."""
-    return selectors.character_meta(book=book_get(slug=book), name=name)
-
-
-@router.get("{book}/characters/{name}/card", response=str, tags=["设定"], summary="整张角色卡")
-def character_card(request: HttpRequest, book: str, name: str):
-    """The whole character card: YAML front matter, then the body."""
-    return selectors.character_card(book=book_get(slug=book), name=name)
-
-
-@router.get("{book}/characters/{name}/section", response=str, tags=["设定"], summary="角色卡小节")
-def character_section(request: HttpRequest, book: str, name: str, heading: str):
-    """A ``##`` section of a character card."""
-    return selectors.character_section(book=book_get(slug=book), name=name, heading=heading)
-
-
-@router.get("{book}/aliases/resolve", response=schemas.AliasResolveOut, tags=["设定"], summary="别名解析")
-def alias_resolve(request: HttpRequest, book: str, alias: str, type: str | None = None, chapter: int | None = None):
-    """Resolve an alias to its canonical name; several entities → 409 with the candidates."""
-    return selectors.alias_lookup(book=book_get(slug=book), alias=alias, type=type, chapter=chapter)
 
 
 @router.get("{book}/worldview/section", response=str, tags=["设定"], summary="世界观小节")

@@ -13,7 +13,6 @@ B = "/api/books/{book}"
 NUMBER = Arg("number", int, required=True, positional=True, help="章节号")
 VOLUME = Arg("volume", int, required=True, positional=True, help="卷号")
 HEADING = Arg("heading", str, required=True, positional=True, help="## 小节标题")
-NAME = Arg("name", str, required=True, positional=True, help="角色正名或别名")
 CHARS = Arg("chars", int, default=selectors.CHARS_DEFAULT, help=f"字符数（1–{selectors.CHARS_MAX}，默认 500）")
 LIMIT = Arg(
     "limit", int, default=search.SEARCH_DEFAULT_LIMIT, help=f"最多返回几条（1–{search.SEARCH_MAX_LIMIT}，默认 50）"
@@ -150,56 +149,7 @@ interface(
     group="时间线",
     rest=f"GET {B}/timeline/volumes/{{volume}}",
 )(selectors.timeline_volume)
-interface(
-    "timeline-character",
-    help="某角色在场的时间线条目（按正名或任一别名匹配）",
-    args=(NAME, Arg("volume", int, help="只看这一卷")),
-    group="时间线",
-    rest=f"GET {B}/timeline/character",
-)(selectors.timeline_character)
-
 # ── settings ──
-interface(
-    "character",
-    help="角色卡的 front matter（境界、位置、状态、持有物……）",
-    args=(NAME,),
-    group="设定",
-    rest=f"GET {B}/characters/{{name}}",
-)(selectors.character_meta)
-interface(
-    "character-card",
-    help="整张角色卡（front matter + 正文）",
-    args=(NAME,),
-    text=True,
-    group="设定",
-    rest=f"GET {B}/characters/{{name}}/card",
-)(selectors.character_card)
-interface(
-    "character-section",
-    help="角色卡的一个 ## 小节",
-    args=(NAME, HEADING),
-    text=True,
-    group="设定",
-    rest=f"GET {B}/characters/{{name}}/section",
-)(selectors.character_section)
-interface(
-    "alias-resolve",
-    help="把别名解析为正名（多个实体 → 409 列出候选）",
-    args=(
-        Arg("alias", str, required=True, positional=True, help="别名或正名"),
-        Arg("type", str, choices=("角色", "地点", "物品", "势力", "招式"), help="实体类型"),
-        Arg("chapter", int, help="按此章的别名有效期解析"),
-    ),
-    group="设定",
-    rest=f"GET {B}/aliases/resolve",
-)(selectors.alias_lookup)
-interface(
-    "character-list",
-    help="列出角色，可按当前状态（存活、死亡……）过滤",
-    args=(Arg("status", str, help="状态"),),
-    group="设定",
-    rest=f"GET {B}/characters",
-)(selectors.character_list)
 interface(
     "worldview-section",
     help="世界观的一个 ## 小节",

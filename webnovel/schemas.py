@@ -98,40 +98,6 @@ class TimelineOut(Schema):
     rows: list[TimelineRowOut]
 
 
-class CharacterTimelineRowOut(TimelineRowOut):
-    volume: int
-
-
-class CharacterTimelineOut(Schema):
-    character: str
-    names: list[str]
-    rows: list[CharacterTimelineRowOut]
-
-
-class CharacterMetaOut(Schema):
-    id: str
-    name: str
-    aliases: list[str]
-    tier: str
-    protagonist: bool
-    state: dict[str, Any]
-
-
-class AliasResolveOut(Schema):
-    alias: str
-    id: str
-    type: str
-    canonical_name: str
-
-
-class CharacterRowOut(Schema):
-    id: str
-    name: str
-    tier: str
-    status: Any
-    protagonist: bool
-
-
 class LineHitOut(Schema):
     chapter: int
     line: int

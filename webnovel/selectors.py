@@ -8,12 +8,8 @@ what was not found or what was wrong with the input.
 
 from typing import Any
 
-import yaml
-from django.db.models import Count, F, Max, Q, Sum
+from django.db.models import Count, F, Max, Min, Q, Sum
 
-from entities.models import StateChange
-from entities.replay import state_replay
-from entities.selectors import alias_resolve
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.fingerprint import fingerprints_sum
 from webnovel.models import Book, Chapter, Document, Fingerprint, Section, TimelineRow, Volume
@@ -216,6 +212,12 @@ def _section(*, document: Document, heading: str, label: str) -> str:
     )
 
 
+def document_section(*, document: Document, heading: str, label: str) -> str:
+    """A ``##`` section of a settings document by heading (exact, then case-insensitive); NotFound
+    lists the headings it has. ``label`` names the document in the message (e.g. 林风的角色卡)."""
+    return _section(document=document, heading=heading, label=label)
+
+
 def _document_text(document: Document) -> str:
     return document.body
 
@@ -254,6 +256,23 @@ def _timeline_rows(rows) -> list[dict]:
     ]
 
 
+# A book without volumes (no book.yaml ``volumes:``, no volume folders: a new or an imported book)
+# counts as one volume, number 1, for the timeline reads; its timeline is 时间线/第1卷.md.
+WHOLE_BOOK_VOLUME = 1
+
+
+def _volumeless(*, book: Book) -> bool:
+    return not Volume.objects.filter(book=book).exists()
+
+
+def timeline_volume_check(*, book: Book, volume: int) -> None:
+    """NotFound naming the volume unless the book has it (or it is the whole book of a book
+    without volumes)."""
+    if volume == WHOLE_BOOK_VOLUME and _volumeless(book=book):
+        return
+    volume_get(book=book, number=volume)
+
+
 def _current_volume(*, book: Book) -> int:
     # The highest finalized chapter and its volume in one query.
     latest = Chapter.objects.filter(book=book).order_by("-number").values_list("number", "volume").first()
@@ -266,16 +285,19 @@ def _current_volume(*, book: Book) -> int:
             .values_list("number", flat=True)
             .first()
         )
+    if volume is None and _volumeless(book=book):
+        volume = WHOLE_BOOK_VOLUME
     if volume is None:
         raise NotFound(f"第{current}章不属于任何卷，无法确定当前卷", extra={"chapter": current})
     return volume
 
 
 def timeline_volume(*, book: Book, volume: int) -> dict:
-    """A volume's timeline: ``{"volume", "rows": [{"chapter", "story_time", "event", "present"}]}``."""
+    """A volume's timeline: ``{"volume", "rows": [{"chapter", "story_time", "event", "present"}]}``
+    (a book without volumes: volume 1 is the whole book)."""
     rows = _timeline_rows(TimelineRow.objects.filter(book=book, volume=volume).order_by("order"))
-    if not rows and not Volume.objects.filter(book=book, number=volume).exists():
-        raise NotFound(f"第{volume}卷不存在（《{book.title or book.slug}》）", extra={"volume": volume})
+    if not rows:
+        timeline_volume_check(book=book, volume=volume)
     return {"volume": volume, "rows": rows}
 
 
@@ -297,121 +319,7 @@ def timeline_recent(*, book: Book) -> list[dict]:
     return [timeline_volume(book=book, volume=v) for v in volumes]
 
 
-def _character_names(*, book: Book, name: str) -> tuple[str, set[str], bool]:
-    """(canonical name, every name of the character called ``name``, whether it is a known entity)."""
-    try:
-        entity = alias_resolve(book=book, alias=name, type="角色")
-    except NotFound:
-        return name, {name}, False
-    return entity.canonical_name, {entity.canonical_name, *entity.aliases.values_list("alias", flat=True)}, True
-
-
-def timeline_character(*, book: Book, name: str, volume: int | None = None) -> dict:
-    """Timeline rows where a character is present, matched by canonical name or any alias
-    (optionally within one volume): ``{"character", "names", "rows": [{"volume", "chapter", …}]}``.
-    A name that is no entity still matches rows that list it as written; otherwise it is a 404."""
-    canonical, names, known = _character_names(book=book, name=name)
-    rows = TimelineRow.objects.filter(book=book)
-    if volume is not None:
-        volume_get(book=book, number=volume)
-        rows = rows.filter(volume=volume)
-    fields = ("volume", "chapter", "story_time", "event", "present")
-    picked = [
-        dict(zip(fields, row, strict=True))
-        for row in rows.order_by("volume", "order").values_list(*fields)
-        if names.intersection(p.strip() for p in row[4])
-    ]
-    if not picked and not known:
-        raise NotFound(f"角色 '{name}' 不存在", extra={"character": name})
-    return {"character": canonical, "names": sorted(names), "rows": picked}
-
-
-# ── settings: character cards and worldview ─────────────────────────────────────────────────────
-
-
-def _card(*, book: Book, name: str) -> tuple[Any, Document]:
-    entity = alias_resolve(book=book, alias=name, type="角色")
-    document = Document.objects.filter(book=book, kind=Document.Kind.CHARACTER_CARD, key=entity.canonical_name).first()
-    if document is None:
-        raise NotFound(f"角色 '{entity.canonical_name}' 没有角色卡", extra={"character": entity.canonical_name})
-    return entity, document
-
-
-_CARD_IDENTITY = ("name", "aliases", "tier", "protagonist", "description", "id")
-# PostgreSQL's jsonb does not keep key order, so card keys are printed in one fixed order on every
-# database: the format's keys first (docs/book-format.md), then any others alphabetically.
-_CARD_ORDER = (*_CARD_IDENTITY, "status", "location", "realm", "possessions", "faction")
-
-
-def _card_ordered(front_matter: dict) -> dict:
-    rank = {key: i for i, key in enumerate(_CARD_ORDER)}
-    return {k: front_matter[k] for k in sorted(front_matter, key=lambda k: (rank.get(k, len(rank)), k))}
-
-
-def character_meta(*, book: Book, name: str) -> dict:
-    """A character card's front matter, the character named by canonical name or alias:
-    ``{"id", "name", "aliases", "tier", "state": {realm, location, status, possessions, …}}``."""
-    entity, document = _card(book=book, name=name)
-    fm = _card_ordered(document.front_matter or {})
-    return {
-        "id": entity.entity_id,
-        "name": entity.canonical_name,
-        "aliases": sorted(entity.aliases.values_list("alias", flat=True)),
-        "tier": entity.tier,
-        "protagonist": entity.is_protagonist,
-        "state": {k: v for k, v in fm.items() if k not in _CARD_IDENTITY},
-    }
-
-
-def character_card(*, book: Book, name: str) -> str:
-    """The whole character card: its YAML front matter (keys in the format's order) between ``---``
-    lines, then the body."""
-    _, document = _card(book=book, name=name)
-    front = yaml.safe_dump(_card_ordered(document.front_matter or {}), allow_unicode=True, sort_keys=False).strip()
-    return f"---\n{front}\n---\n{document.body}"
-
-
-def character_section(*, book: Book, name: str, heading: str) -> str:
-    """A ``##`` section of a character card (外貌, 性格, …)."""
-    entity, document = _card(book=book, name=name)
-    return _section(document=document, heading=heading, label=f"{entity.canonical_name}的角色卡")
-
-
-def alias_lookup(*, book: Book, alias: str, type: str | None = None, chapter: int | None = None) -> dict:
-    """Resolve an alias (or canonical name) to its entity: ``{"alias", "id", "type", "canonical_name"}``.
-    Several entities → 409 listing the candidates."""
-    entity = alias_resolve(book=book, alias=alias, type=type or None, chapter=chapter)
-    return {"alias": alias, "id": entity.entity_id, "type": entity.type, "canonical_name": entity.canonical_name}
-
-
-def character_list(*, book: Book, status: str | None = None) -> list[dict]:
-    """Characters (entities of type 角色, not archived), optionally with a given ``status`` (存活,
-    死亡, …): the current status, i.e. the card's state with every recorded change replayed.
-    ``[{"id", "name", "tier", "status", "protagonist"}]`` in id order."""
-    rows = list(book.entities.filter(type="角色", archived=False).order_by("entity_id"))
-    # One query for every character's changes (not one replay query per character).
-    changes: dict[int, list[dict]] = {}
-    for change in (
-        StateChange.objects.filter(entity__in=rows)
-        .order_by("entity_id", "chapter", "seq", "id")
-        .values("entity_id", "op", "field", "new")
-    ):
-        changes.setdefault(change["entity_id"], []).append(change)
-    out = []
-    for e in rows:
-        current = state_replay(e.base_state, changes.get(e.pk, ())).get("status")
-        if status and current != status:
-            continue
-        out.append(
-            {
-                "id": e.entity_id,
-                "name": e.canonical_name,
-                "tier": e.tier,
-                "status": current,
-                "protagonist": e.is_protagonist,
-            }
-        )
-    return out
+# ── settings: worldview (the character reads live in entities.selectors: they replay state) ──
 
 
 def worldview_section(*, book: Book, heading: str) -> str:
@@ -477,13 +385,27 @@ def fingerprint_features_derive(*, totals: dict[str, float]) -> dict[str, float]
     return out
 
 
+def _no_style_baseline(book: Book) -> NotFound:
+    # Say how to fix it, with a range this book has: its first ten finalized chapters (or fewer).
+    span = Chapter.objects.filter(book=book).aggregate(first=Min("number"), last=Max("number"))
+    first = span["first"] or 1
+    last = min(first + 9, span["last"] or first + 9)
+    example = f"style_baseline: [{first}, {last}]"
+    return NotFound(
+        f"《{book.title or book.slug}》的 book.yaml 没有设置 style_baseline（文风基线：以哪几章的文风为准），"
+        f"无法比较文风漂移。请在书籍文件夹的 book.yaml 里加一行，例如：{example}"
+        f"（以第{first}–{last}章为基线），然后运行 sync。",
+        extra={"book": book.slug, "field": "style_baseline", "example": example},
+    )
+
+
 def style_drift(*, book: Book, last: int | None = None) -> dict:
     """The style of the last ``last`` chapters (default: as many as the baseline) against the
     baseline range of book.yaml, feature by feature: ``{"baseline": {"start", "end", "chapters"},
     "current": {…}, "features": [{"feature", "baseline", "current", "change", "drifted"}]}``.
     ``change`` is (current − baseline) / baseline; drifted when |change| > 0.2."""
     if book.style_baseline_start is None or book.style_baseline_end is None:
-        raise NotFound("book.yaml 没有设置 style_baseline（文风基线章节范围）", extra={"book": book.slug})
+        raise _no_style_baseline(book)
     base_start, base_end = book.style_baseline_start, book.style_baseline_end
     size = last if last is not None else (base_end - base_start + 1 or 10)
     _bounded("last", size, 1, RANGE_MAX * 10)

@@ -217,7 +217,9 @@ def test_context_preview_bad_budget_keeps_the_form(curator, book):
 def test_style_page_without_baseline_is_an_empty_state(curator, book):
     resp = curator.get("/dashboard/qinglan/style/")
     assert resp.status_code == 200
-    assert "尚无数据：book.yaml 没有设置 style_baseline" in resp.content.decode()
+    page = unescape(resp.content.decode())
+    assert "尚无数据：《青岚剑录》的 book.yaml 没有设置 style_baseline" in page
+    assert "例如：style_baseline: [" in page
 
 
 def test_entity_list_is_capped_with_a_note(curator, book, monkeypatch):

@@ -160,7 +160,7 @@ def test_schema_error_names_the_field(book):
 def test_missing_chapter_is_404(book):
     with pytest.raises(NotFound) as exc:
         extraction_ingest(book=book, chapter=99, payload={})
-    assert exc.value.message == "第99章不存在（书籍 'qinglan'）"
+    assert exc.value.message == "第99章不存在（《青岚剑录》）"
 
 
 def test_confirm_pending_new_entity_applies_the_held_write(book):

@@ -166,7 +166,7 @@ def test_health_report(filled, api):
     fact_observe(book=filled, category="character_facts", subject="剑老", field="身份", value="祖师", chapter=6)
     report = api.get("/api/books/mem/memory/health?chapter=45").json()
     assert [(o["thread"], o["reason"]) for o in report["open_loops_overdue"]] == [
-        ("伏笔-001", "已超过计划收尾章（第40章）")
+        ("伏笔-001", "已超过计划收尾章（第40章）；已悬置 44 章（最后推进于第1章），超过阈值 30")
     ]
     assert sorted(c["value"] for c in report["contradicted"]) == ["残魂", "祖师"]
     assert [d["reason"] for d in report["constraints_drifted"]] == ["约束要求「内门」，但第3章之后为「外门」"]

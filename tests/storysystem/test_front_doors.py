@@ -150,7 +150,7 @@ def test_rest_refusals_and_missing(api, book):
     )
     assert resp.status_code == 422
     assert api.get(f"{BASE}/chapters/2").status_code == 404
-    assert api.get(f"{BASE}/chapters/2").json()["message"] == "书籍 'tuihun' 第2章没有章节设定"
+    assert api.get(f"{BASE}/chapters/2").json()["message"] == "《退婚之后》第2章没有章节设定"
     assert api.post(f"{BASE}/build", {"query": "x", "chapter": 0}, content_type="application/json").status_code == 422
 
 
@@ -279,3 +279,44 @@ def test_admin_entry_extra_must_be_an_object_and_numbers_become_text(staff):
     assert staff.post(f"/admin/storysystem/referenceentry/{entry.pk}/change/", data).status_code == 302
     entry.refresh_from_db()
     assert entry.extra["节奏类型"] == "3" and entry.raw[10] == "3"
+
+
+def test_cli_takes_the_seed_options(book, tmp_path, capsys):
+    # --story-root names the book by its folder; --chapter takes the seed's chapter_015.
+    _run(capsys, "玄幻退婚流", "--story-root", str(tmp_path), "--persist")
+    result = _run(
+        capsys,
+        "压抑一点，后面爆",
+        "--story-root",
+        str(tmp_path),
+        "--chapter",
+        "chapter_015",
+        "--persist",
+        "--set",
+        "本章输出重点=林风第一次拔剑",
+    )
+    assert "已写入 .story-system/chapters/chapter_015.json" in result.err
+    assert json.loads(result.out)["meta"]["chapter"] == 15
+    assert chapter_effective(book=book, chapter=15)["fields"]["本章输出重点"]["value"] == "林风第一次拔剑"
+    assert json.loads(_run(capsys, "x", "--book", "tuihun", "--chapter", "第15章").out)["meta"]["chapter"] == 15
+    with pytest.raises(CommandError, match="--chapter 应为章号，如 15、chapter_015 或 第15章（收到 ch15）"):
+        call_command("story_system", "x", "--book", "tuihun", "--chapter", "ch15")
+    with pytest.raises(CommandError, match="没有以 .* 为文件夹的书籍：先运行 rebuild"):
+        call_command("story_system", "x", "--story-root", str(tmp_path / "elsewhere"), "--persist")
+
+
+def test_cli_csv_dir_imports_the_library_first(db, tmp_path, capsys):
+    csv_dir = tmp_path / "mylib"
+    csv_dir.mkdir()
+    (csv_dir / "桥段套路.csv").write_text(
+        "编号,适用技能,分类,层级,关键词,意图与同义词,适用题材,大模型指令,核心摘要,详细展开,桥段名称\n"
+        "MY-001,write,桥段,中,雪夜访友,雪夜访友怎么写,全部,写雪,雪夜访友的写法,细节,雪夜访友\n",
+        encoding="utf-8",
+    )
+    result = _run(capsys, "雪夜访友", "--csv-dir", str(csv_dir))
+    assert "资料库 mylib：新增 1，更新 0，未变 0" in result.err
+    assert ReferenceEntry.objects.filter(table__library__name="mylib", code="MY-001").exists()
+    again = _run(capsys, "雪夜访友", "--csv-dir", str(csv_dir))
+    assert "资料库 mylib：新增 0，更新 0，未变 1" in again.err
+    with pytest.raises(CommandError, match="目录不存在"):
+        call_command("story_system", "x", "--csv-dir", str(tmp_path / "none"))

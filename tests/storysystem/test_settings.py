@@ -30,7 +30,7 @@ def test_persist_writes_database_and_both_files(book, tmp_path):
     on_disk = json.loads((tmp_path / ".story-system" / "MASTER_SETTING.json").read_text(encoding="utf-8"))
     assert on_disk == data
     md = (tmp_path / ".story-system" / "MASTER_SETTING.md").read_text(encoding="utf-8")
-    assert md.startswith("# tuihun 故事系统总设定\n\n" + BEGIN + "\n## Meta\n")
+    assert md.startswith("# 《退婚之后》故事系统总设定\n\n" + BEGIN + "\n## Meta\n")
     assert "- `打脸节奏缺最后一拍补刀`（来源：S-PA-002）\n" in md
     assert md.count(BEGIN) == 1 and md.count(END) == 1
 
@@ -197,8 +197,20 @@ def test_book_yaml_can_change_the_policy(book, master):
     story_chapter_build(book=book, chapter=2, query="x", overrides={"核心调性": "轻松搞笑"}, persist=True)
     effective = chapter_effective(book=book, chapter=2)
     assert effective["fields"]["核心调性"]["origin"] == "chapter"
-    # fields listed nowhere fall back to locked (the safe side)
-    assert effective["override_policy"]["locked"] == ["主冲突模板", "金手指硬限制", "主角硬约束"]
+    # fields listed nowhere fall back to locked (the safe side); append_only keeps its default
+    assert effective["override_policy"]["locked"] == [
+        "主冲突模板",
+        "金手指硬限制",
+        "主角硬约束",
+        "主路由题材",
+        "主角底层人设",
+        "世界规则闭环",
+        "本章桥段",
+        "本章场景",
+        "本章节奏目标",
+        "本章局部情绪侧重",
+        "本章输出重点",
+    ]
 
 
 def test_book_without_root_cannot_persist(db):
@@ -216,3 +228,77 @@ def test_a_vague_query_falls_back_to_the_books_genre_before_the_generic_route(bo
     assert data["meta"]["explicit_genre"] is None and data["meta"]["inferred_genre"] == "玄幻退婚流"
     # without a book (or with an explicit genre) the usual order holds
     assert story_master_build(book=book, query="随便写点什么", genre="现言")[0]["route"]["method"] == "explicit"
+
+
+# ---------------------------------------------------------------- seed 003 §10.4's field sets
+
+
+def test_seed_override_allowed_fields_are_set_per_chapter(book, master):
+    data, _ = story_chapter_build(
+        book=book,
+        chapter=15,
+        query="压抑一点，后面爆",
+        overrides={"本章输出重点": "林风第一次拔剑", "本章场景": "雨夜山门"},
+        persist=True,
+    )
+    assert data["master_constraints"]["本章输出重点"] == "林风第一次拔剑"
+    assert data["field_origins"]["本章场景"] == "chapter"
+    effective = chapter_effective(book=book, chapter=15)["fields"]
+    assert effective["本章输出重点"] == {
+        "value": "林风第一次拔剑",
+        "origin": "chapter",
+        "policy": "override_allowed",
+        "master_value": "",
+    }
+    # A seed field nobody gave is not in the dict; another chapter does not inherit this one's.
+    assert "本章桥段" not in effective
+    assert "本章输出重点" not in chapter_effective(book=book, chapter=16)["fields"]
+
+
+def test_seed_locked_fields_come_from_the_master_only(book):
+    story_master_build(
+        book=book, query="玄幻退婚流", overrides={"主路由题材": "玄幻", "世界规则闭环": "灵气守恒"}, persist=True
+    )
+    assert master_story(book=book)["master_constraints"]["主路由题材"] == "玄幻"
+    with pytest.raises(InvalidInput) as exc:
+        story_chapter_build(book=book, chapter=3, query="x", overrides={"主路由题材": "言情"})
+    assert exc.value.message == (
+        "第3章不能修改锁定字段「主路由题材」：锁定字段只认总设定（总设定：玄幻；本章请求：言情）。如需修改，请重建总设定。"
+    )
+    with pytest.raises(InvalidInput, match="锁定字段「主角底层人设」.*总设定：（空）"):
+        story_chapter_build(book=book, chapter=3, query="x", overrides={"主角底层人设": "嘴硬心软"})
+    # Repeating the master's value is no change.
+    data, _ = story_chapter_build(book=book, chapter=3, query="x", overrides={"世界规则闭环": "灵气守恒"})
+    assert data["master_constraints"]["世界规则闭环"] == "灵气守恒"
+
+
+def test_seed_append_only_fields_are_the_union(book):
+    story_master_build(book=book, query="玄幻退婚流", overrides={"长线伏笔": "断剑来历|师父旧伤"}, persist=True)
+    story_chapter_build(
+        book=book,
+        chapter=7,
+        query="x",
+        overrides={"长线伏笔": "师父旧伤|雾海图", "全局禁区补充": "不写主角求饶"},
+        persist=True,
+    )
+    fields = chapter_effective(book=book, chapter=7)["fields"]
+    assert fields["长线伏笔"] == {
+        "value": ["断剑来历", "师父旧伤", "雾海图"],
+        "origin": "master+chapter",
+        "policy": "append_only",
+        "added_by_chapter": ["雾海图"],
+    }
+    assert fields["全局禁区补充"]["value"] == ["不写主角求饶"]
+    # A 全局禁区补充 is a prohibition: it joins the chapter's effective anti-patterns.
+    anti = chapter_effective(book=book, chapter=7)["anti_patterns"]
+    assert {"text": "不写主角求饶", "origin": "chapter"}.items() <= next(
+        a for a in anti if a["text"] == "不写主角求饶"
+    ).items()
+
+
+def test_an_unknown_field_lists_every_field(book, master):
+    with pytest.raises(InvalidInput) as exc:
+        story_chapter_build(book=book, chapter=2, query="x", overrides={"文风": "冷"})
+    assert exc.value.message.startswith("未知的设定字段「文风」，可用字段：核心调性、节奏策略、")
+    assert exc.value.message.endswith("本章局部情绪侧重、本章输出重点")
+    assert len(exc.value.extra["available"]) == 18

@@ -26,7 +26,7 @@ def book():
 def test_create_prints_the_raw_key_once_and_stores_its_hash(book):
     output = run("create", "--name", "agent", "--scope", "write", "--book", "b1")
     first, raw = output.strip().split("\n")
-    assert first == "已创建密钥 agent（write，书籍 b1）。请立即保存，它不会再显示："
+    assert first == "已创建密钥 agent（write，《书一》（b1））。请立即保存，它不会再显示："
     key = ApiKey.objects.get()
     assert raw.startswith("wn_")
     assert (key.name, key.scope, key.book, key.prefix, key.key_hash) == (

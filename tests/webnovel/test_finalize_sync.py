@@ -293,7 +293,7 @@ def test_finalize_and_sync_commands(mini, capsys):
     book_write(mini, "定稿/正文/第0005章.md", chapter_text(title="五"))
     call_command("sync", "mini")
     text = capsys.readouterr().out
-    assert "同步《mini》：成功" in text and "新增文件 1：定稿/正文/第0005章.md" in text
+    assert "同步《青岚剑录》：成功" in text and "新增文件 1：定稿/正文/第0005章.md" in text
     with pytest.raises(CommandError, match="章节号必须是正整数"):
         call_command("finalize", "mini", "0")
     with pytest.raises(CommandError, match="书籍 'nope' 不存在"):

@@ -51,12 +51,17 @@ def test_thread_basics_hang_is_computed_from_last_advance(demo, api):
         "status": "进行",
         "opened_chapter": 5,
         "planned_end": None,
+        "planned_end_volume": None,
         "closed_chapter": None,
+        "planned_end_chapter": None,
+        "planned_end_note": "",
         "last_activity_chapter": 8,
         "current_chapter": 24,
         "hang": 16,
         "threshold": 10,
+        "past_planned_end": False,
         "overdue": True,
+        "overdue_reason": "已悬置 16 章（最后推进于第8章），超过阈值 10",
     }
     assert story("thread", "demo-book", "悬念-001") == expected
     assert api.get("/api/books/demo-book/threads/悬念-001").json() == expected
@@ -93,6 +98,9 @@ def test_thread_overdue_list(demo, api):
                 "last_activity_chapter": 8,
                 "hang": 16,
                 "threshold": 10,
+                "planned_end_chapter": None,
+                "past_planned_end": False,
+                "overdue_reason": "已悬置 16 章（最后推进于第8章），超过阈值 10",
                 "over_by": 6,
             }
         ],
@@ -290,23 +298,16 @@ def test_timeline_by_character_matches_aliases(demo, api):
 # ── settings ──
 
 
-def test_character_front_matter_by_alias(demo, api):
-    expected = {
-        "id": "linfeng",
-        "name": "林风",
-        "aliases": ["小风", "林小子", "林师弟", "青岚剑子"],
-        "tier": "核心",
-        "protagonist": True,
-        "state": {
-            "status": "存活",
-            "location": "青岚宗",
-            "realm": "炼气三层",
-            "possessions": ["断剑青岚"],
-            "faction": "青岚宗",
-        },
-    }
-    assert story("character", "demo-book", "林风") == expected
-    assert api.get("/api/books/demo-book/characters/小风").json() == expected
+def test_character_by_alias_answers_the_current_state(demo, api):
+    # The full answer (as_of, changed_in, a roster character) is tested in tests/entities/test_characters.py.
+    data = story("character", "demo-book", "林风")
+    assert (data["id"], data["as_of"], data["state"]["realm"], data["state"]["location"]) == (
+        "linfeng",
+        24,
+        "筑基初期",
+        "雾海",
+    )
+    assert api.get("/api/books/demo-book/characters/小风").json() == data
 
 
 def test_character_card_and_section(demo, api):
@@ -360,7 +361,14 @@ def test_character_list(demo, api):
         ("zhaoqian", "伏诛"),  # set by the <entity-update> tag of chapter 19
         ("zhouhu", None),  # declared by the <entity> tag of chapter 4
     ]
-    assert rows[1] == {"id": "linfeng", "name": "林风", "tier": "核心", "status": "存活", "protagonist": True}
+    assert rows[1] == {
+        "id": "linfeng",
+        "name": "林风",
+        "tier": "核心",
+        "status": "存活",
+        "location": "雾海",
+        "protagonist": True,
+    }
     alive = api.get("/api/books/demo-book/characters", {"status": "存活"}).json()
     assert [r["id"] for r in alive] == ["linfeng", "lubailu", "shenmo", "suwanqing", "yunhezhenren"]
 

@@ -2,7 +2,6 @@
 
 import pytest
 
-from entities.models import Alias, Entity, StateChange
 from webnovel import selectors
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.models import Book, Chapter, Fingerprint, TimelineRow, Volume
@@ -16,33 +15,6 @@ def book(db):
     Volume.objects.create(book=book, number=1, start_chapter=1, end_chapter=2)
     Volume.objects.create(book=book, number=2, start_chapter=3, end_chapter=4)
     return book
-
-
-def test_character_status_is_the_replayed_current_state(book):
-    hero = Entity.objects.create(
-        book=book, entity_id="jia", type="角色", canonical_name="甲", base_state={"status": "存活"}
-    )
-    Entity.objects.create(book=book, entity_id="yi", type="角色", canonical_name="乙", base_state={"status": "存活"})
-    StateChange.objects.create(book=book, entity=hero, chapter=5, field="status", op="set", new="死亡")
-    assert [(c["id"], c["status"]) for c in selectors.character_list(book=book)] == [("jia", "死亡"), ("yi", "存活")]
-    assert [c["id"] for c in selectors.character_list(book=book, status="存活")] == ["yi"]
-
-
-def test_timeline_character_falls_back_to_the_written_name(book):
-    TimelineRow.objects.create(book=book, volume=1, order=0, chapter=1, event="路过", present=["路人丙"])
-    assert [r["event"] for r in selectors.timeline_character(book=book, name="路人丙")["rows"]] == ["路过"]
-    with pytest.raises(NotFound, match="无名"):
-        selectors.timeline_character(book=book, name="无名")
-
-
-def test_timeline_character_matches_every_alias(book):
-    hero = Entity.objects.create(book=book, entity_id="jia", type="角色", canonical_name="甲")
-    Alias.objects.create(book=book, entity=hero, alias="阿甲")
-    TimelineRow.objects.create(book=book, volume=1, order=0, chapter=1, present=["阿甲", "乙"])
-    TimelineRow.objects.create(book=book, volume=2, order=0, chapter=3, present=["乙"])
-    TimelineRow.objects.create(book=book, volume=2, order=1, chapter=4, present=["甲"])
-    data = selectors.timeline_character(book=book, name="阿甲")
-    assert (data["character"], data["names"], [r["chapter"] for r in data["rows"]]) == ("甲", ["甲", "阿甲"], [1, 4])
 
 
 def test_recent_tails_before_a_chapter_and_bounds(book):
@@ -97,11 +69,21 @@ def test_style_drift_sums_counts_before_dividing(book):
     assert (feature["current"], feature["change"], feature["drifted"]) == (50.0, 1.5, True)
 
 
-def test_style_drift_without_a_baseline_is_404(book):
+def test_style_drift_without_a_baseline_says_how_to_set_it(book):
     Book.objects.filter(pk=book.pk).update(style_baseline_start=None, style_baseline_end=None)
     book.refresh_from_db()
-    with pytest.raises(NotFound, match="style_baseline"):
+    with pytest.raises(NotFound) as exc:
         selectors.style_drift(book=book)
+    assert exc.value.message == (
+        "《书》的 book.yaml 没有设置 style_baseline（文风基线：以哪几章的文风为准），无法比较文风漂移。"
+        "请在书籍文件夹的 book.yaml 里加一行，例如：style_baseline: [1, 10]（以第1–10章为基线），然后运行 sync。"
+    )
+    # The example is a range the book has: its first ten finalized chapters, or all of them.
+    for n in range(3, 6):
+        Chapter.objects.create(book=book, number=n, body="正文。")
+    with pytest.raises(NotFound) as exc:
+        selectors.style_drift(book=book)
+    assert exc.value.extra == {"book": "b", "field": "style_baseline", "example": "style_baseline: [3, 5]"}
 
 
 def test_weak_hook_streak_stops_at_the_first_strong_hook(book):

@@ -280,7 +280,7 @@ def test_rebuild_command_json_and_errors(mini, capsys):
     out = json.loads(capsys.readouterr().out)
     assert (out["ok"], out["counts"]["chapters"]) == (True, 3)
     call_command("rebuild", str(mini))
-    assert "重建《mini》：成功" in capsys.readouterr().out
+    assert "重建《青岚剑录》：成功" in capsys.readouterr().out  # the title, not the slug
     with pytest.raises(CommandError, match="书籍文件夹不存在"):
         call_command("rebuild", str(mini / "nope"))
     book_write(mini, "book.yaml", "slug: mini\nvolumes: [\n")

@@ -301,9 +301,9 @@ def parse_thread(result: FileResult, text: str) -> None:
     thread.strength = ctx.choice_field(fm, "strength", STRENGTHS, "中", fm_text)
     thread.status = ctx.choice_field(fm, "status", STATUSES, "进行", fm_text)
     thread.opened = ctx.int_field(fm, "opened", fm_text)
-    thread.planned_end = ctx.int_field(fm, "planned_end", fm_text)
+    thread.planned_end, thread.planned_end_volume = _planned_end(ctx, fm, fm_text)
     thread.closed = ctx.int_field(fm, "closed", fm_text)
-    if thread.strength == "高" and thread.planned_end is None:
+    if thread.strength == "高" and thread.planned_end is None and thread.planned_end_volume is None:
         ctx.issue(
             "missing_planned_end", f"高强度线索 {thread_id} 缺少 planned_end", line=key_line(fm_text, "strength") or 1
         )
@@ -319,6 +319,26 @@ def parse_thread(result: FileResult, text: str) -> None:
         if first and first[0][0] == "":
             thread.description = first[0][1]
     result.thread = thread
+
+
+def _planned_end(ctx: _Ctx, fm: dict[str, Any], fm_text: str) -> tuple[int | None, int | None]:
+    """(chapter, volume) of a thread's ``planned_end``: the format allows a chapter number
+    (``40`` / ``第40章``) or a volume (``第7卷`` / ``第七卷``), whose last chapter is looked up at
+    query time (the volume may not be written yet)."""
+    value = fm.get("planned_end")
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("第") and text.endswith("卷"):
+            volume = numeral_parse(text[1:-1].strip())
+            if volume is not None and volume > 0:
+                return None, volume
+            ctx.issue(
+                "invalid_value",
+                f"字段 planned_end 应为章节号或「第N卷」，实际为 {value!r}",
+                line=key_line(fm_text, "planned_end"),
+            )
+            return None, None
+    return ctx.int_field(fm, "planned_end", fm_text), None
 
 
 def _history(ctx: _Ctx, thread: ThreadData, section: str, first_line: int) -> None:

@@ -95,6 +95,7 @@ class ThreadData:
     status: str = "进行"
     opened: int | None = None
     planned_end: int | None = None
+    planned_end_volume: int | None = None  # planned_end: 第N卷 (its last chapter is resolved at query time)
     closed: int | None = None
     description: str = ""
     closing_plan: str = ""

@@ -33,8 +33,8 @@ def book_dump(*, book: Book) -> str:
         history.setdefault(thread_id, []).append({"order": order, "chapter": chapter, "text": text})
     threads = _rows(
         Thread.objects.filter(book=book).order_by("thread_id"),
-        ["thread_id", "type", "title", "strength", "status", "opened_chapter", "planned_end", "closed_chapter",
-         "description", "closing_plan", "front_matter", "source_path"],
+        ["thread_id", "type", "title", "strength", "status", "opened_chapter", "planned_end", "planned_end_volume",
+         "closed_chapter", "description", "closing_plan", "front_matter", "source_path"],
         key=("thread_id",),
     )  # fmt: skip
     for thread in threads:

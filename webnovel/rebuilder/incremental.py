@@ -41,6 +41,7 @@ NON_CHAPTER_KINDS = ("book", "thread", "secret", "roster", "timeline", *DOCUMENT
 def _report(book: Book) -> dict[str, Any]:
     return {
         "book": book.slug,
+        "title": book.title,  # messages name a book by its title
         "ok": True,
         "errors": [],
         "warnings": [],
@@ -57,7 +58,9 @@ def _report(book: Book) -> dict[str, Any]:
 def _root(book: Book) -> Path:
     root = Path(book.root)
     if not root.is_dir():
-        raise NotFound(f"书籍《{book.slug}》的文件夹不存在：{root}", extra={"book": book.slug, "root": str(root)})
+        raise NotFound(
+            f"《{book.title or book.slug}》的书籍文件夹不存在：{root}", extra={"book": book.slug, "root": str(root)}
+        )
     return root
 
 

@@ -32,6 +32,7 @@ COUNT_KEYS = (
 def report_new(*, slug: str, parsed: ParsedBook | None = None) -> dict[str, Any]:
     report: dict[str, Any] = {
         "book": slug,
+        "title": parsed.config.title if parsed is not None else "",  # messages name a book by its title
         "ok": True,
         "errors": [],
         "warnings": [],

@@ -124,6 +124,7 @@ def threads_create(*, book: Book, threads: list[ThreadData]) -> int:
                 status=t.status,
                 opened_chapter=t.opened,
                 planned_end=t.planned_end,
+                planned_end_volume=t.planned_end_volume,
                 closed_chapter=t.closed,
                 description=t.description,
                 closing_plan=t.closing_plan,

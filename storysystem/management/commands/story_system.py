@@ -1,14 +1,41 @@
-"""``python manage.py story_system "玄幻退婚流" [--genre G] [--book B] [--chapter N] [--persist]``."""
+"""``python manage.py story_system "玄幻退婚流" [--genre G] [--book B | --story-root DIR] [--chapter N]
+[--csv-dir DIR] [--persist]`` — the seed's options (``--csv-dir``, ``--story-root``, ``--chapter
+chapter_015``) alongside ours."""
 
 import json
+import re
 import sys
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from storysystem import markdown, services
 from storysystem.selectors import story_system_build
-from webnovel.exceptions import DomainError
+from webnovel.exceptions import DomainError, NotFound
+from webnovel.models import Book
 from webnovel.selectors import book_get
+
+# chapter_015 (the seed's file stem), 15, 第15章
+_CHAPTER = re.compile(r"^(?:chapter_0*(\d+)|0*(\d+)|第\s*0*(\d+)\s*章)$")
+
+
+def _chapter(value: str) -> int:
+    match = _CHAPTER.match(value.strip())
+    if not match:
+        raise CommandError(f"--chapter 应为章号，如 15、chapter_015 或 第15章（收到 {value}）")
+    return int(next(g for g in match.groups() if g is not None))
+
+
+def _book_at(root: str) -> Book:
+    """The book whose folder is ``root`` (the seed's story root: where .story-system/ lives)."""
+    path = Path(root).expanduser().resolve()
+    book = Book.objects.filter(root=str(path)).first()
+    if book is None:
+        raise NotFound(
+            f"没有以 {path} 为文件夹的书籍：先运行 rebuild {root}，或改用 --book <slug>",
+            extra={"story_root": str(path)},
+        )
+    return book
 
 
 def _pair(value: str) -> tuple[str, str]:
@@ -24,8 +51,17 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("query", help="题材或调性描述，如「玄幻退婚流」「压抑一点，后面爆」")
         parser.add_argument("--genre", help="显式题材，优先于从查询词推断")
-        parser.add_argument("--book", help="书籍 slug（--persist 与 --chapter 必填）")
-        parser.add_argument("--chapter", type=int, help="章号：生成该章在总设定之上的章节设定")
+        parser.add_argument("--book", help="书籍 slug（--persist 与 --chapter 需要 --book 或 --story-root）")
+        parser.add_argument(
+            "--story-root", help="书籍文件夹（.story-system/ 所在处）：代替 --book 指定书籍（该文件夹须已 rebuild）"
+        )
+        parser.add_argument(
+            "--chapter", type=_chapter, help="章号（15、chapter_015 或 第15章）：生成该章在总设定之上的章节设定"
+        )
+        parser.add_argument(
+            "--csv-dir",
+            help="参考资料 CSV 目录：先以目录名为资料库名导入（幂等：未变的行不动），再生成；其余已启用的资料库照常参与",
+        )
         parser.add_argument("--persist", action="store_true", help="写入数据库与 <书>/.story-system/ 文件")
         parser.add_argument(
             "--format", choices=["markdown", "json", "both"], default="json", help="输出格式（默认 json）"
@@ -43,11 +79,25 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        if (options["persist"] or options["chapter"] is not None) and not options["book"]:
-            raise CommandError("--persist 与 --chapter 需要 --book <slug>")
+        if (options["persist"] or options["chapter"] is not None) and not (options["book"] or options["story_root"]):
+            raise CommandError("--persist 与 --chapter 需要 --book <slug>（或 --story-root <书籍文件夹>）")
         overrides = dict(_pair(v) for v in options["set"])
         try:
             book = book_get(slug=options["book"]) if options["book"] else None
+            if options["story_root"]:
+                at_root = _book_at(options["story_root"])
+                if book is not None and book.pk != at_root.pk:
+                    raise CommandError(
+                        f"--book {book.slug} 与 --story-root {options['story_root']}（《{at_root.title or at_root.slug}》）"
+                        "不是同一本书"
+                    )
+                book = at_root
+            if options["csv_dir"]:
+                report = services.references_import(directory=Path(options["csv_dir"]))
+                self.stderr.write(
+                    f"资料库 {report['library']}：新增 {report['created']}，更新 {report['updated']}，"
+                    f"未变 {report['unchanged']}"
+                )
             if options["chapter"] is not None:
                 data, files = services.story_chapter_build(
                     book=book,

@@ -32,7 +32,8 @@ def report_text(report: dict[str, Any], *, action: str) -> str:
     outcome = "成功" if report["ok"] else "失败，数据库未改动"
     if report["ok"] and tags:
         outcome += f"（{len(tags)} 个实体标签未完全应用，见下）"
-    lines = [f"{action}《{report['book']}》：{outcome}"]
+    name = report.get("title") or report["book"]
+    lines = [f"{action}《{name}》：{outcome}"]
     counts = report.get("counts")
     if report["ok"] and counts:
         lines.append("  " + "，".join(f"{COUNT_LABELS.get(k, k)} {v}" for k, v in counts.items()))

@@ -51,7 +51,7 @@ class Command(BaseCommand):
         book = book_get(slug=options["book"]) if options["book"] else None
         key, raw = apikey_create(name=options["name"], scope=options["scope"], book=book)
         result = {**apikey_row(key), "key": raw}
-        where = f"书籍 {book.slug}" if book else "所有书"
+        where = f"《{book.title or book.slug}》（{book.slug}）" if book else "所有书"
         text = f"已创建密钥 {key.name}（{key.scope}，{where}）。请立即保存，它不会再显示：\n{raw}"
         return result, text
 
