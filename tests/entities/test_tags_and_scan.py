@@ -178,7 +178,7 @@ def test_the_seeds_tag_syntax_applies_verbatim(tmp_path):
     book_write(root, "定稿/正文/第二卷/第0004章.md", f"---\ntitle: 斗者\n---\n萧炎睁眼。\n{SEED_TAGS}岩枭走了。\n")
     out = io.StringIO()
     call_command("finalize", "mini", "4", stdout=out)
-    assert out.getvalue().splitlines()[0] == "定稿第4章《mini》：成功"
+    assert out.getvalue().splitlines()[0] == "定稿第4章《青岚剑录》：成功"
     xiaoyan = Entity.objects.get(book__slug="mini", entity_id="xiaoyan")
     assert (xiaoyan.canonical_name, xiaoyan.tier, xiaoyan.description) == ("萧炎", "核心", "萧家三少爷，斗之力三段")
     assert dict(xiaoyan.aliases.values_list("alias", "note")) == {"岩枭": "黑角域化名", "炎儿": "", "废物": ""}
@@ -213,7 +213,7 @@ def test_skipped_and_partial_tags_are_in_the_finalize_sync_and_rebuild_reports(t
     out = io.StringIO()
     call_command("rebuild", str(root), stdout=out)
     text = out.getvalue()
-    assert text.splitlines()[0] == "重建《mini》：成功（4 个实体标签未完全应用，见下）"
+    assert text.splitlines()[0] == "重建《青岚剑录》：成功（4 个实体标签未完全应用，见下）"
     path = "定稿/正文/第二卷/第0004章.md"
     assert "实体标签问题 4 个（跳过 2，部分应用 2）：" in text
     assert f"  [entity_tag_partial] {path}:5  第4章实体标签部分应用：<set> 缺少 key 属性（或 field）" in text
@@ -230,8 +230,8 @@ def test_skipped_and_partial_tags_are_in_the_finalize_sync_and_rebuild_reports(t
 
     book_write(root, "定稿/正文/第二卷/第0004章.md", f"---\ntitle: 问剑\n---\n林风问剑。\n{bad.splitlines()[1]}\n")
     for command, args, head in (
-        ("finalize", ["mini", "4"], "定稿第4章《mini》：成功（1 个实体标签未完全应用，见下）"),
-        ("sync", ["mini"], "同步《mini》：成功（1 个实体标签未完全应用，见下）"),
+        ("finalize", ["mini", "4"], "定稿第4章《青岚剑录》：成功（1 个实体标签未完全应用，见下）"),
+        ("sync", ["mini"], "同步《青岚剑录》：成功（1 个实体标签未完全应用，见下）"),
     ):
         out = io.StringIO()
         book_write(root, "定稿/正文/第二卷/第0004章.md", f"---\ntitle: 问剑{command}\n---\n{bad.splitlines()[1]}\n")
