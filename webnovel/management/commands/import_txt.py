@@ -46,6 +46,14 @@ class Command(BaseCommand):
         if not book.chapters:
             self._emit(report, options)
             raise CommandError(f"没有找到章节标题：{source}（标题规则见 docs/import.md）")
+        if book.out_of_range:
+            self._emit(report, options)
+            first = book.out_of_range[0]
+            raise CommandError(
+                f"{source}:{first.line}：{first.reason}：{first.text}"
+                + (f"（另有 {len(book.out_of_range) - 1} 处）" if len(book.out_of_range) > 1 else "")
+                + ("" if options["renumber"] else "；章节号可加 --renumber 按出现顺序重新编号")
+            )
         if book.duplicates and not options["renumber"]:
             self._emit(report, options)
             numbers = "、".join(str(n) for n in book.duplicates)
@@ -78,7 +86,9 @@ class Command(BaseCommand):
         for volume in report["volumes"]:
             lines.append(f"  第{volume['number']}卷 {volume['name']}：章节 {volume['chapters']}")
         if report["gaps"]:
-            lines.append("缺号：" + "、".join(str(n) for n in report["gaps"]))
+            shown = "、".join(str(a) if a == b else f"{a}–{b}" for a, b in report["gaps"])
+            more = "……" if sum(b - a + 1 for a, b in report["gaps"]) < report["missing"] else ""
+            lines.append(f"缺号 {report['missing']} 个：{shown}{more}")
         if report["duplicates"]:
             lines.append("重号：" + "、".join(str(n) for n in report["duplicates"]))
         if report["toc_skipped"]:
