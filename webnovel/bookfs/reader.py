@@ -159,7 +159,14 @@ def book_read(root: Path) -> ParsedBook:
             config = result.config
         results.append(result)
     book = results_collect(root, results, config)
-    if missing_book_yaml:
+    if missing_book_yaml and not any(r.info.kind == "chapter" for r in results):
+        # an empty or wrong folder must never become (or replace) a book with nothing in it
+        book.issues.append(
+            Issue(
+                "not_a_book", ".", None, f"{root} 不是书籍文件夹：既没有 book.yaml，也没有 定稿/正文/ 下的章节", ERROR
+            )
+        )
+    elif missing_book_yaml:
         book.issues.append(Issue("missing_file", "book.yaml", None, "书籍文件夹缺少 book.yaml，书名与分卷为空"))
     book.issues.extend(book_validate(book))
     return book

@@ -61,7 +61,7 @@ def _root(book: Book) -> Path:
     return root
 
 
-def _rebuild_instead(book: Book, root: Path, report: dict[str, Any]) -> dict[str, Any]:
+def _rebuild_instead(book: Book, root: Path, report: dict[str, Any], *, replace: bool = False) -> dict[str, Any]:
     """book.yaml changed: rebuild the whole book, unless its slug changed (a rebuild would then
     create a second book and leave this one, with its curated data, behind)."""
     config = file_read(root, "book.yaml", "book").config if (root / "book.yaml").is_file() else None
@@ -78,7 +78,7 @@ def _rebuild_instead(book: Book, root: Path, report: dict[str, Any]) -> dict[str
             ).as_dict()
         ]
         return report
-    full = book_rebuild(root=root)
+    full = book_rebuild(root=root, replace=replace)
     for key in ("added", "changed", "removed", "unreadable"):
         full[key] = report[key]
     full["rebuilt"] = True
@@ -176,6 +176,10 @@ def _stored(book: Book, **filters: Any) -> dict[str, tuple[str, int, int | None]
     return {path: (sha, size, mtime) for path, sha, size, mtime in rows_}
 
 
+def stored_kinds(book: Book) -> list[str]:
+    return list(SourceFile.objects.filter(book=book).order_by().values_list("kind", flat=True))
+
+
 @transaction.atomic
 def _mtimes_refresh(*, book: Book, touched: dict[str, int]) -> None:
     """Record the new mtime of files whose content did not change, so the next finalize trusts it."""
@@ -224,9 +228,11 @@ def chapter_finalize(*, book: Book, number: int) -> dict[str, Any]:
     return report
 
 
-def book_sync(*, book: Book) -> dict[str, Any]:
+def book_sync(*, book: Book, replace: bool = False) -> dict[str, Any]:
     """Re-read only the files whose sha256 differs from SourceFile (and new ones), drop the rows of
-    deleted files; a changed book.yaml means a full rebuild. Unreadable files are reported and skipped."""
+    deleted files; a changed book.yaml means a full rebuild. Unreadable files are reported and skipped.
+    A sync that would drop more than half of the book's chapters (an emptied or unmounted folder) is
+    refused with a ``would_delete`` error unless ``replace``."""
     root = _root(book)
     report = _report(book)
     listing = book_files_list(root)
@@ -237,8 +243,23 @@ def book_sync(*, book: Book) -> dict[str, Any]:
         SourceFile.objects.filter(book=book, path__in=set(stored) - present).order_by().values_list("path", "kind")
     )
     report["removed"] = [p for p, _ in removed]
+    gone = [p for p, kind in removed if kind == "chapter"]
+    before = sum(1 for kind in stored_kinds(book) if kind == "chapter")
+    if not replace and len(gone) * 2 > before > 0:
+        report["ok"] = False
+        report["errors"] = [
+            Issue(
+                "would_delete",
+                ".",
+                None,
+                f"拒绝同步：将删除 {len(gone)}/{before} 章，超过一半（{'、'.join(gone[:5])}"
+                f"{' 等' if len(gone) > 5 else ''}）；文件夹 {root} 是否被清空或未挂载？确认删除请加 --replace",
+                ERROR,
+            ).as_dict()
+        ]
+        return report
     if "book.yaml" in report["added"] + report["changed"] + report["removed"]:
-        return _rebuild_instead(book, root, report)
+        return _rebuild_instead(book, root, report, replace=replace)
     changes_apply(book=book, root=root, results=results, removed=removed, listing=listing, report=report, full=True)
     if report["ok"]:
         _mtimes_refresh(book=book, touched=touched)
