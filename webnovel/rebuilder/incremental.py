@@ -25,7 +25,9 @@ from webnovel.bookfs import (
     file_read,
     file_sha256,
 )
+from webnovel.bookfs import reader
 from webnovel.bookfs.files import CHAPTER_NAME, VOLUME_NAME
+from webnovel.bookfs.reader import REFUSED_KINDS, refused_issue
 from webnovel.bookfs.text import numeral_parse
 from webnovel.exceptions import Conflict, NotFound
 from webnovel.indexing import after_chapter_hooks_schedule, chapter_indexers_run
@@ -147,8 +149,11 @@ def _scan(
                 stat = None
             if stat is not None and (stat.st_size, stat.st_mtime_ns) == (previous[1], previous[2]):
                 continue
+        if kind in REFUSED_KINDS:
+            report["unreadable"].append({"file": rel, "message": refused_issue(rel, kind).message})
+            continue
         try:
-            data, mtime_ns = file_bytes_read(root / rel)
+            data, mtime_ns = file_bytes_read(root / rel, root=None if reader.LINKS_OUTSIDE_ALLOWED else root)
         except OSError as exc:
             report["unreadable"].append({"file": rel, "message": f"无法读取：{exc.strerror or exc}"})
             continue
