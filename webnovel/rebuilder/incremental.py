@@ -24,8 +24,8 @@ from webnovel.bookfs import (
     file_bytes_read,
     file_read,
     file_sha256,
+    reader,
 )
-from webnovel.bookfs import reader
 from webnovel.bookfs.files import CHAPTER_NAME, VOLUME_NAME
 from webnovel.bookfs.reader import REFUSED_KINDS, refused_issue
 from webnovel.bookfs.text import numeral_parse
