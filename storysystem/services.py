@@ -55,6 +55,12 @@ def references_import(*, directory: Path, library: str | None = None, dry_run: b
     if errors:
         raise InvalidInput(f"导入失败：{len(errors)} 处错误；首个：{errors[0]}", extra={"errors": errors})
     name = library or directory.resolve().name
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("资料库名称（目录名）不是 UTF-8 编码：请用 --library 指定", extra={}) from None
+    if not name.strip() or len(name) > 100 or "\x00" in name:
+        raise InvalidInput(f"资料库名称须为 1–100 个字符：{name[:120]!r}", extra={"library": name[:120]})
     lib, _ = ReferenceLibrary.objects.get_or_create(name=name)
     report: dict[str, Any] = {"library": name, "directory": str(directory), "dry_run": dry_run, "tables": {}}
     totals = {"created": 0, "updated": 0, "unchanged": 0}
