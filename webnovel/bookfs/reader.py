@@ -164,6 +164,11 @@ def file_bytes_parse(
         line = data[: exc.start].count(b"\n") + 1
         result.issues.append(Issue("unreadable", rel, line, "文件不是 UTF-8 编码", ERROR))
         return result
+    if "\x00" in text:
+        # PostgreSQL text columns refuse NUL; SQLite would keep a body no other tool shows the same way
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        result.issues.append(Issue("unreadable", rel, line, "文件含 NUL 字符（\\x00），不是文本文件", ERROR))
+        return result
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     return file_parse(result, text, folder_name=root.name)
