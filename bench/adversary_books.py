@@ -131,9 +131,10 @@ CASES: list[Case] = [
     # item 8: hostile content
     Case(
         "yaml_set_tag",
-        "front matter 含 !!set {1, a}",
+        "front matter 含 !!set {1, a}（读作列表）",
         "rebuild",
         _write(*_chapter("0005", "title: x\ntags: !!set {1, a}")),
+        False,
     ),
     Case(
         "yaml_python_tag",
