@@ -12,7 +12,7 @@ from storysystem import csvio, markdown, selectors
 from storysystem.models import LibraryState, ReferenceEntry, ReferenceLibrary, ReferenceTable, StorySetting
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.models import Book
-from webnovel.safefs import book_file_write, path_inside
+from webnovel.safefs import book_file_write, path_inside, regular_file_read
 
 # The editable fields of a reference entry, in display order (the admin form uses them too).
 ENTRY_FIELDS = [
@@ -128,6 +128,7 @@ def references_export(*, directory: Path, library: str) -> list[Path]:
     directory = Path(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        directory = directory.resolve()  # the folder the user named, as it resolves; links under it are refused
     except OSError as exc:
         raise InvalidInput(
             f"无法创建目录 {directory}：{exc.strerror or exc}", extra={"directory": str(directory)}
@@ -181,6 +182,7 @@ def entry_save(*, entry: ReferenceEntry) -> ReferenceEntry:
 # ---------------------------------------------------------------- master and chapter settings
 
 STORY_DIR = ".story-system"
+GENERATED_MAX_BYTES = 64 * 1024 * 1024  # a generated setting is a few KB; a FIFO or /dev/zero planted there is refused
 
 
 def _story_root(book: Book) -> Path:
@@ -204,7 +206,7 @@ def _markdown_current(*, root: Path, relative: str) -> str | None:
     by a full disk, say) is a clear error, never a traceback."""
     path = path_inside(root=root, relative=relative)
     try:
-        data = path.read_bytes()
+        data, _mtime = regular_file_read(path, max_bytes=GENERATED_MAX_BYTES, root=root)
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -121,7 +121,9 @@ def file_write(*, path: Path, text: str | bytes) -> Path:
     """``book_file_write`` for a file the user named (``--output``): atomic, and a symlink at the target
     is refused; the folder it sits in is the root."""
     path = Path(os.path.abspath(path))
-    return book_file_write(root=path.parent, relative=path.name, text=text)
+    # The folder the user named is taken as it resolves (``/tmp`` may itself be a link); only a link at
+    # the file itself is refused.
+    return book_file_write(root=path.parent.resolve(), relative=path.name, text=text)
 
 
 class OutsideRoot(OSError):

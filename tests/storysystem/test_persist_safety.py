@@ -98,3 +98,14 @@ def test_rest_build_with_persist_through_a_symlink_is_a_422(api, book, tmp_path,
     assert response.status_code == 422
     assert response.json()["message"] == "拒绝写入：.story-system 是符号链接（可能指向书籍目录之外）"
     assert list(outside.iterdir()) == []
+
+
+def test_a_fifo_planted_at_the_markdown_file_is_refused_without_blocking(book, persisted):
+    import os
+
+    md = persisted / "MASTER_SETTING.md"
+    md.unlink()
+    os.mkfifo(md)
+    with pytest.raises(InvalidInput, match=r"无法读取 \.story-system/MASTER_SETTING\.md：不是普通文件"):
+        story_master_build(book=book, query="都市赘婿", persist=True)
+    assert StorySetting.objects.get(book=book, chapter__isnull=True).query == "玄幻退婚流"

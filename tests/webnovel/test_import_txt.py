@@ -452,3 +452,13 @@ def test_force_refuses_a_symlinked_chapter_folder(novel, tmp_path):
     with pytest.raises(CommandError, match="符号链接"):
         run(novel, out, "--force")
     assert list(outside.iterdir()) == []
+
+
+def test_an_oversized_source_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    from webnovel.management.commands import import_txt
+
+    monkeypatch.setattr(import_txt, "TXT_MAX_BYTES", 100)
+    source = tmp_path / "big.txt"
+    source.write_text("第1章 起\n" + "字" * 100 + "\n", encoding="utf-8")
+    with pytest.raises(CommandError, match=r"无法读取 txt 文件 .*big.txt：文件过大（313 字节，上限 100 字节）"):
+        run(source, tmp_path / "out")

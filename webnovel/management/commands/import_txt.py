@@ -10,6 +10,10 @@ from django.core.validators import validate_unicode_slug
 from webnovel.exceptions import DomainError
 from webnovel.importers.folder import txt_book_write
 from webnovel.importers.txt import txt_decode, txt_parse
+from webnovel.safefs import regular_file_read
+
+# A 20-million-character novel is ~60 MB of UTF-8; past this it is not a novel (or not one file).
+TXT_MAX_BYTES = 256 * 1024 * 1024
 
 
 class Command(BaseCommand):
@@ -36,7 +40,11 @@ class Command(BaseCommand):
             except ValidationError as exc:
                 raise CommandError(f"slug 不合法：{options['slug']}（只能含字母、数字、汉字、- 和 _）") from exc
         try:
-            text, encoding = txt_decode(source.read_bytes())
+            data, _mtime = regular_file_read(source, max_bytes=TXT_MAX_BYTES)
+        except OSError as exc:
+            raise CommandError(f"无法读取 txt 文件 {source}：{exc.strerror or exc}") from exc
+        try:
+            text, encoding = txt_decode(data)
         except UnicodeDecodeError as exc:
             raise CommandError(f"无法识别编码：{source}（支持 UTF-8、UTF-16 带 BOM、GB18030）") from exc
         book = txt_parse(text, renumber=options["renumber"])
