@@ -143,3 +143,24 @@ def test_a_card_entity_without_ingested_rows_is_deleted_when_its_card_goes(demo)
     (demo / "设定" / "角色" / "云鹤真人.md").unlink()
     assert book_sync(book=book)["ok"] is True
     assert not Entity.objects.filter(book=book, canonical_name="云鹤真人").exists()
+
+
+def test_a_chapter_linked_to_etc_passwd_is_neither_indexed_nor_served(demo, api):
+    book = Book.objects.get(slug="demo-book")
+    link = demo / "定稿" / "正文" / "第2卷" / "第0025章.md"
+    link.symlink_to("/etc/passwd")
+    report = book_sync(book=book)
+    assert report["unreadable"] == [
+        {
+            "file": "定稿/正文/第2卷/第0025章.md",
+            "code": "outside_book",
+            "message": "是指向书籍文件夹之外的符号链接，拒绝读取（确需如此请设置 WEBNOVEL_BOOK_LINKS_OUTSIDE=1）",
+        }
+    ]
+    assert not Chapter.objects.filter(book=book, number=25).exists()
+    rebuilt = book_rebuild(root=demo)
+    assert [(e["code"], e["file"]) for e in rebuilt["errors"]] == [("outside_book", "定稿/正文/第2卷/第0025章.md")]
+    assert api.get("/api/books/demo-book/chapters/24/body").status_code == 200
+    assert api.get("/api/books/demo-book/chapters/25/body").status_code == 404
+    found = api.get("/api/books/demo-book/search", {"q": "root"}).content.decode()
+    assert "root:x:0:0" not in found

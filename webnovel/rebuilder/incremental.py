@@ -34,6 +34,7 @@ from webnovel.indexing import after_chapter_hooks_schedule, chapter_indexers_run
 from webnovel.models import Book, Chapter, Document, Fingerprint, SourceFile, TimelineRow, Volume
 from webnovel.rebuilder import rows
 from webnovel.rebuilder.rebuild import book_lock, book_rebuild
+from webnovel.safefs import OutsideRoot
 
 DOCUMENT_KINDS = ("character_card", "worldview", "master_outline", "volume_outline", "style")
 ENTITY_KINDS = ("character_card", "roster")
@@ -142,6 +143,9 @@ def _scan(
     results, touched = [], {}
     for rel, kind in listing:
         previous = stored.get(rel)
+        if kind in REFUSED_KINDS:
+            report["unreadable"].append({"file": rel, "code": kind, "message": refused_issue(rel, kind).message})
+            continue
         if trust_stat and previous is not None and previous[2] is not None:
             try:
                 stat = os.stat(os.path.join(root, rel))
@@ -149,13 +153,15 @@ def _scan(
                 stat = None
             if stat is not None and (stat.st_size, stat.st_mtime_ns) == (previous[1], previous[2]):
                 continue
-        if kind in REFUSED_KINDS:
-            report["unreadable"].append({"file": rel, "message": refused_issue(rel, kind).message})
-            continue
         try:
             data, mtime_ns = file_bytes_read(root / rel, root=None if reader.LINKS_OUTSIDE_ALLOWED else root)
+        except OutsideRoot as exc:
+            report["unreadable"].append({"file": rel, "code": "outside_book", "message": exc.strerror})
+            continue
         except OSError as exc:
-            report["unreadable"].append({"file": rel, "message": f"无法读取：{exc.strerror or exc}"})
+            report["unreadable"].append(
+                {"file": rel, "code": "unreadable", "message": f"无法读取：{exc.strerror or exc}"}
+            )
             continue
         sha = file_sha256(data)
         if previous is not None and previous[0] == sha:
@@ -165,7 +171,7 @@ def _scan(
         result = file_bytes_parse(root, rel, kind, data, sha256=sha, mtime_ns=mtime_ns)
         bad = [i for i in result.issues if i.code == "unreadable"]
         if bad:
-            report["unreadable"].append({"file": rel, "message": bad[0].message})
+            report["unreadable"].append({"file": rel, "code": "unreadable", "message": bad[0].message})
             continue
         report["changed" if previous is not None else "added"].append(rel)
         results.append(result)
