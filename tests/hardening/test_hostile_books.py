@@ -42,3 +42,16 @@ def test_the_table_of_cases_answers_as_documented(tmp_path_factory):
     for name, (answer, start) in expected.items():
         result = case_run(by_name[name], tmp_path_factory.mktemp(name))
         assert (result["answer"], result["message"][: len(start)]) == (answer, start), result
+
+
+@pytest.mark.parametrize("command", ["finalize", "context"])
+@pytest.mark.parametrize("number", ["0", "9223372036854775808", "-5"])
+def test_chapter_arguments_out_of_range_are_command_errors(tmp_path, command, number):
+    from django.core.management import CommandError, call_command
+
+    from bench.adversary_books import SLUG, base_book
+    from webnovel.rebuilder import book_rebuild
+
+    assert book_rebuild(root=base_book(tmp_path / SLUG))["ok"] is True
+    with pytest.raises(CommandError, match=f"章节号必须是 1…10,000,000 的整数：{number}"):
+        call_command(command, SLUG, number)
