@@ -8,7 +8,7 @@ work inside a transaction that is rolled back, so its summary is exact.
 """
 
 import json
-import shutil
+import math
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from entities.replay import state_replay
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.importers.legacy import legacy_book_yaml, legacy_chapters_plan, legacy_files_write
 from webnovel.models import Book
+from webnovel.safefs import book_file_write, regular_file_read
 
 STATE_PATH = Path(".webnovel") / "state.json"
 SLIM_LIMIT = 5 * 1024
@@ -470,17 +471,86 @@ def _book_for(root: Path, slug: str | None) -> tuple[Book, bool]:
     return Book.objects.create(slug=root.name, title=root.name, root=str(root)), True
 
 
+STATE_MAX_BYTES = 64 * 1024 * 1024
+STATE_MAX_DEPTH = 100
+STATE_INT_MAX = 2**63 - 1  # what every integer column holds; a 5,000-digit number is no chapter
+
+
+def _json_constant(name: str) -> Any:
+    raise ValueError(f"不支持 {name}（不是有效的 JSON 数值）")
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"数值 {text[:30]} 超出范围")
+    return value
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > 19 or abs(int(text)) > STATE_INT_MAX:
+        raise ValueError(f"整数 {text[:30]}{'…' if len(text) > 30 else ''} 超出 64 位范围")
+    return int(text)
+
+
+def _state_values_check(data: Any, path: Path) -> None:
+    """Refuse, at the boundary, what later code cannot store: nesting past ``STATE_MAX_DEPTH``, NUL
+    characters (PostgreSQL text) and lone surrogates such as ``"\\ud800"`` (not encodable as UTF-8),
+    naming the JSON path."""
+    stack: list[tuple[Any, str, int]] = [(data, "$", 1)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > STATE_MAX_DEPTH:
+            raise InvalidInput(
+                f"{path} 嵌套超过 {STATE_MAX_DEPTH} 层（{where}）", extra={"path": str(path), "at": where}
+            )
+        if isinstance(value, dict):
+            for key, item in value.items():
+                stack.append((key, f"{where} 的键", depth + 1))
+                stack.append((item, f"{where}.{key}", depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value))
+        elif isinstance(value, str):
+            if "\x00" in value:
+                raise InvalidInput(f"{path} 的 {where} 含 NUL 字符", extra={"path": str(path), "at": where})
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidInput(
+                    f"{path} 的 {where} 含无效的 Unicode 代理字符（如 \\ud800）", extra={"path": str(path), "at": where}
+                ) from None
+
+
 def state_file_read(*, path: Path) -> dict:
+    """state.json as a dict. Only a regular file is read, at most ``STATE_MAX_BYTES``; not UTF-8, not
+    JSON, NaN / Infinity, integers past 64 bits, deep nesting, NUL and lone surrogates are each a clear
+    ``InvalidInput`` with the line or JSON path, never an exception from deeper down."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        raw, _mtime = regular_file_read(path, max_bytes=STATE_MAX_BYTES)
+    except FileNotFoundError:
+        raise NotFound(f"找不到 {path}", extra={"path": str(path)}) from None
+    except OSError as exc:
+        raise InvalidInput(f"无法读取 {path}：{exc.strerror or exc}", extra={"path": str(path)}) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InvalidInput(f"{path} 第 {line} 行不是 UTF-8 编码", extra={"path": str(path), "line": line}) from None
+    try:
+        data = json.loads(text, parse_constant=_json_constant, parse_int=_json_int, parse_float=_json_float)
     except FileNotFoundError:
         raise NotFound(f"找不到 {path}", extra={"path": str(path)}) from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(
             f"{path} 不是有效的 JSON（第 {exc.lineno} 行第 {exc.colno} 列）", extra={"path": str(path)}
         ) from exc
+    except ValueError as exc:
+        raise InvalidInput(f"{path}：{exc}", extra={"path": str(path)}) from None
+    except RecursionError:
+        raise InvalidInput(f"{path} 嵌套过深", extra={"path": str(path)}) from None
     if not isinstance(data, dict):
         raise InvalidInput(f"{path} 的顶层必须是对象", extra={"path": str(path)})
+    _state_values_check(data, path)
     return data
 
 
@@ -514,13 +584,13 @@ def state_migrate(*, root: Path, commit: bool = False, book_slug: str | None = N
     if commit and not isinstance(marker, dict):
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
         backup = path.with_name(f"state.json.bak-{stamp}")
-        shutil.copy2(path, backup)
+        book_file_write(root=root, relative=STATE_PATH.with_name(backup.name), text=path.read_bytes())
         slim = slim_state(
             state=state,
             marker={"by": "webnovel migrate_state", "at": timezone.now().isoformat(), "backup": backup.name,
                     "book": summary["book"]},
         )  # fmt: skip
-        path.write_text(json.dumps(slim, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        book_file_write(root=root, relative=STATE_PATH, text=json.dumps(slim, ensure_ascii=False, indent=2) + "\n")
         summary["backup"] = str(backup)
         summary["slim_bytes"] = path.stat().st_size
         if summary["slim_bytes"] >= SLIM_LIMIT:

@@ -7,10 +7,12 @@ row-numbered errors.
 
 import csv
 import io
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from storysystem.conf import CONTRACT_FIELDS
+from webnovel.safefs import regular_file_read
 
 BOM = "\ufeff"
 
@@ -36,23 +38,53 @@ class ParsedTable:
     errors: list[str] = field(default_factory=list)
 
 
+# A reference table is a few hundred KB; the same cap as a book file keeps /dev/zero and a stray dump out.
+CSV_MAX_BYTES = int(os.environ.get("WEBNOVEL_FILE_MAX_BYTES", 64 * 1024 * 1024))
+NAME_MAX = 100  # ReferenceEntry.code / key column; ReferenceTable.name allows 200
+
+
 def table_parse(path: Path) -> ParsedTable:
-    """Parse one CSV file; problems go to ``errors`` as Chinese messages naming file and row."""
-    data = path.read_bytes()
+    """Parse one CSV file; problems go to ``errors`` as Chinese messages naming file and row. Only a
+    regular file is read, and at most ``CSV_MAX_BYTES`` of it."""
+    shown = path.name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    try:
+        path.name.encode("utf-8")
+        data, _mtime = regular_file_read(path, max_bytes=CSV_MAX_BYTES)
+    except UnicodeEncodeError:
+        data, problem = b"", "文件名不是 UTF-8 编码，请改名"
+    except OSError as exc:
+        data, problem = b"", f"无法读取：{exc.strerror or exc}"
+    else:
+        problem = ""
     table = ParsedTable(
-        name=path.stem,
+        name=shown[:-4] if shown.endswith(".csv") else shown,
         path=path,
         columns=[],
         key_column="编号",
         has_bom=data.startswith(BOM.encode("utf-8")),
         line_terminator="\r\n" if b"\r\n" in data else "\n",
     )
+    if problem:
+        table.errors.append(f"{shown}：{problem}")
+        return table
+    if len(table.name) > 200:
+        table.errors.append(f"{shown}：表名超过 200 个字符")
+        return table
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        table.errors.append(f"{path.name}：不是 UTF-8 编码（字节位置 {exc.start}）")
+        table.errors.append(f"{shown}：不是 UTF-8 编码（字节位置 {exc.start}）")
         return table
-    records = list(csv.reader(io.StringIO(text, newline="")))
+    if "\x00" in text:
+        # PostgreSQL text refuses NUL; say where instead of failing at the insert
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        table.errors.append(f"{shown} 第{line}行：含 NUL 字符（\\x00）")
+        return table
+    try:
+        records = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        table.errors.append(f"{shown}：CSV 格式错误：{exc}")
+        return table
     if not records:
         table.errors.append(f"{path.name}：文件为空，缺少表头")
         return table
@@ -66,6 +98,9 @@ def table_parse(path: Path) -> ParsedTable:
         table.errors.append(f"{path.name} 第1行：表头有空列名")
         return table
     table.key_column = "编号" if "编号" in header else header[0]
+    if len(table.key_column) > NAME_MAX:
+        table.errors.append(f"{shown} 第1行：键列名超过 {NAME_MAX} 个字符")
+        return table
     key_index = header.index(table.key_column)
     seen: dict[str, int] = {}
     for number, cells in enumerate(records[1:], start=2):
@@ -77,6 +112,9 @@ def table_parse(path: Path) -> ParsedTable:
         code = cells[key_index].strip()
         if not code:
             table.errors.append(f"{path.name} 第{number}行：缺少{table.key_column}")
+            continue
+        if len(code) > NAME_MAX:
+            table.errors.append(f"{path.name} 第{number}行：{table.key_column} 超过 {NAME_MAX} 个字符")
             continue
         if code in seen:
             table.errors.append(f"{path.name} 第{number}行：{table.key_column} '{code}' 与第{seen[code]}行重复")

@@ -1,8 +1,9 @@
 """The Markdown projection of a StorySystemDict, and the marked block that is the only part of a
 Markdown file the system ever rewrites (authors keep notes around it)."""
 
-from pathlib import Path
 from typing import Any
+
+from webnovel.exceptions import InvalidInput
 
 BEGIN = "<!-- STORY-SYSTEM:BEGIN -->"
 END = "<!-- STORY-SYSTEM:END -->"
@@ -102,25 +103,48 @@ def story_markdown(data: dict[str, Any]) -> str:
             lines.append(
                 f"- {t['kind']}：{t['code']}（{t['table']}，{t.get('library', '')}，得分 {t.get('score', '')}）"
             )
-    return "\n".join(lines).rstrip() + "\n"
+    return "\n".join(_one_line(line) for line in lines).rstrip() + "\n"
 
 
-def block_write(*, path: Path, body: str, title: str) -> bool:
-    """Write ``body`` between the markers of ``path``; text outside them is never touched. A file
-    without markers gets the block appended; a missing file is created. Returns True if it changed."""
+_LINE_BREAKS = str.maketrans({"\r": "\\r", "\n": "\\n", "\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\x85"})
+
+
+def _one_line(line: str) -> str:
+    """Each entry of the projection is one Markdown line. A query, an override or a reference cell may
+    hold line breaks or comment delimiters: escaped, they can neither start a heading of their own nor
+    forge a BEGIN / END marker that would make the next persist cut the author's notes."""
+    return line.translate(_LINE_BREAKS).replace("<!--", "&lt;!--").replace("-->", "--&gt;")
+
+
+def block_merge(*, text: str | None, body: str, title: str, name: str) -> str:
+    """The new content of a generated Markdown file: ``body`` between the markers of ``text`` (the file as
+    it is, None when absent); text outside them is never touched. A file without either marker gets the
+    block appended. A file with one marker missing, or either marker twice, or END before BEGIN is
+    refused (``InvalidInput`` naming the file and the line): guessing where the block ends would delete
+    the author's notes."""
     block = f"{BEGIN}\n{body.rstrip()}\n{END}"
-    if path.exists():
-        text = path.read_text(encoding="utf-8")
+    if text is None:
+        return f"# {title}\n\n{block}\n\n<!-- 标记之外的内容归作者所有，重新生成时不会被改动。 -->\n"
+    begins, ends = _marker_lines(text, BEGIN), _marker_lines(text, END)
+    if not begins and not ends:
+        return text.rstrip("\n") + ("\n\n" if text.strip() else "") + block + "\n"
+    if len(begins) == 1 and len(ends) == 1 and begins[0] < ends[0]:
         start, end = text.find(BEGIN), text.find(END)
-        if start != -1 and end > start:
-            new = text[:start] + block + text[end + len(END) :]
-        else:
-            new = text.rstrip("\n") + ("\n\n" if text.strip() else "") + block + "\n"
-    else:
-        text = None
-        new = f"# {title}\n\n{block}\n\n<!-- 标记之外的内容归作者所有，重新生成时不会被改动。 -->\n"
-    if new == text:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(new, encoding="utf-8")
-    return True
+        return text[:start] + block + text[end + len(END) :]
+    found = "；".join(
+        f"{marker} 第{'、'.join(map(str, lines))}行" if lines else f"缺少 {marker}"
+        for marker, lines in ((BEGIN, begins), (END, ends))
+    )
+    raise InvalidInput(
+        f"{name} 的生成块标记不完整或重复（{found}）：为免删掉标记之间作者的内容，文件未改动；"
+        f"请恢复成一对 {BEGIN} … {END}，或删除整个生成块后重试",
+        extra={"file": name, "begin_lines": begins, "end_lines": ends},
+    )
+
+
+def _marker_lines(text: str, marker: str) -> list[int]:
+    lines, start = [], 0
+    while (found := text.find(marker, start)) != -1:
+        lines.append(text.count("\n", 0, found) + 1)
+        start = found + len(marker)
+    return lines

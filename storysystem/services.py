@@ -12,6 +12,7 @@ from storysystem import csvio, markdown, selectors
 from storysystem.models import LibraryState, ReferenceEntry, ReferenceLibrary, ReferenceTable, StorySetting
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.models import Book
+from webnovel.safefs import book_file_write, path_inside, regular_file_read
 
 # The editable fields of a reference entry, in display order (the admin form uses them too).
 ENTRY_FIELDS = [
@@ -54,6 +55,12 @@ def references_import(*, directory: Path, library: str | None = None, dry_run: b
     if errors:
         raise InvalidInput(f"导入失败：{len(errors)} 处错误；首个：{errors[0]}", extra={"errors": errors})
     name = library or directory.resolve().name
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("资料库名称（目录名）不是 UTF-8 编码：请用 --library 指定", extra={}) from None
+    if not name.strip() or len(name) > 100 or "\x00" in name:
+        raise InvalidInput(f"资料库名称须为 1–100 个字符：{name[:120]!r}", extra={"library": name[:120]})
     lib, _ = ReferenceLibrary.objects.get_or_create(name=name)
     report: dict[str, Any] = {"library": name, "directory": str(directory), "dry_run": dry_run, "tables": {}}
     totals = {"created": 0, "updated": 0, "unchanged": 0}
@@ -119,12 +126,16 @@ def references_export(*, directory: Path, library: str) -> list[Path]:
     if lib is None:
         raise NotFound(f"资料库 '{library}' 不存在", extra={"library": library})
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        directory = directory.resolve()  # the folder the user named, as it resolves; links under it are refused
+    except OSError as exc:
+        raise InvalidInput(
+            f"无法创建目录 {directory}：{exc.strerror or exc}", extra={"directory": str(directory)}
+        ) from None
     written = []
     for table in lib.tables.all():
-        path = directory / f"{table.name}.csv"
-        path.write_bytes(table_csv(table=table))
-        written.append(path)
+        written.append(book_file_write(root=directory, relative=f"{table.name}.csv", text=table_csv(table=table)))
     return written
 
 
@@ -171,50 +182,74 @@ def entry_save(*, entry: ReferenceEntry) -> ReferenceEntry:
 # ---------------------------------------------------------------- master and chapter settings
 
 STORY_DIR = ".story-system"
+GENERATED_MAX_BYTES = 64 * 1024 * 1024  # a generated setting is a few KB; a FIFO or /dev/zero planted there is refused
 
 
-def _story_dir(book: Book) -> Path:
+def _story_root(book: Book) -> Path:
     if not (book.root or "").strip():
         raise InvalidInput(
             f"《{book.title or book.slug}》没有书籍文件夹（root），无法写出 .story-system 文件",
             extra={"book": book.slug},
         )
-    return Path(book.root) / STORY_DIR
+    return Path(book.root)
 
 
-def _json_write(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+def _json_text(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
 def chapter_file_stem(chapter: int) -> str:
     return f"chapter_{chapter:03d}"
 
 
+def _markdown_current(*, root: Path, relative: str) -> str | None:
+    """The generated Markdown file as it is now (None when absent); a file that is not UTF-8 (cut short
+    by a full disk, say) is a clear error, never a traceback."""
+    path = path_inside(root=root, relative=relative)
+    try:
+        data, _mtime = regular_file_read(path, max_bytes=GENERATED_MAX_BYTES, root=root)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InvalidInput(f"无法读取 {relative}：{exc.strerror or exc}", extra={"file": relative}) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InvalidInput(
+            f"{relative} 第{line}行不是 UTF-8（文件可能被截断）：文件未改动；请修复或删除该文件后重试",
+            extra={"file": relative, "line": line},
+        ) from None
+
+
 def story_files_write(*, book: Book) -> list[str]:
     """Write the book's master and every chapter setting to ``<book>/.story-system/`` (JSON whole,
-    Markdown only inside the markers). Returns the paths written, relative to the book root."""
-    directory = _story_dir(book)
+    Markdown only inside the markers). Returns the paths written, relative to the book root.
+
+    Every file's new content is computed first — a Markdown file with broken markers refuses the whole
+    persist before anything is written — then each is written atomically through ``book_file_write``
+    (no symlink, nothing outside the book folder, never a truncated file)."""
+    root = _story_root(book)
     master = selectors.master_get(book=book)
-    written = []
-    _json_write(directory / "MASTER_SETTING.json", master.data)
-    markdown.block_write(
-        path=directory / "MASTER_SETTING.md",
-        body=markdown.story_markdown(master.data),
-        title=f"《{book.title or book.slug}》故事系统总设定",
-    )
-    written += [f"{STORY_DIR}/MASTER_SETTING.json", f"{STORY_DIR}/MASTER_SETTING.md"]
+    files: list[tuple[str, str]] = []
+
+    def add(stem: str, data: dict[str, Any], title: str) -> None:
+        md = f"{stem}.md"
+        files.append((f"{stem}.json", _json_text(data)))
+        current = _markdown_current(root=root, relative=md)
+        files.append((md, markdown.block_merge(text=current, body=markdown.story_markdown(data), title=title, name=md)))
+
+    add(f"{STORY_DIR}/MASTER_SETTING", master.data, f"《{book.title or book.slug}》故事系统总设定")
     for setting in StorySetting.objects.filter(book=book, chapter__isnull=False).order_by("chapter"):
         data = selectors.chapter_story(book=book, chapter=setting.chapter)
-        stem = chapter_file_stem(setting.chapter)
-        _json_write(directory / "chapters" / f"{stem}.json", data)
-        markdown.block_write(
-            path=directory / "chapters" / f"{stem}.md",
-            body=markdown.story_markdown(data),
-            title=f"《{book.title or book.slug}》第{setting.chapter}章故事设定",
+        add(
+            f"{STORY_DIR}/chapters/{chapter_file_stem(setting.chapter)}",
+            data,
+            f"《{book.title or book.slug}》第{setting.chapter}章故事设定",
         )
-        written += [f"{STORY_DIR}/chapters/{stem}.json", f"{STORY_DIR}/chapters/{stem}.md"]
-    return written
+    for relative, text in files:
+        book_file_write(root=root, relative=relative, text=text)
+    return [relative for relative, _ in files]
 
 
 @transaction.atomic

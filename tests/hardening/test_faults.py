@@ -132,12 +132,12 @@ def test_file_vanishing_or_unreadable_mid_sync_is_reported_and_nothing_else_lost
         path.write_text(path.read_text(encoding="utf-8") + EDIT, encoding="utf-8")
     real_read = incremental.file_bytes_read
 
-    def racing_read(path):
+    def racing_read(path, **kwargs):
         if path.name == "第0003章.md":
             path.unlink()  # listed a moment ago, gone now
         if path.name == "第0007章.md":
             path.write_bytes(b"---\ntitle: \xff\xfe\n---\n")  # rewritten as garbage while we read
-        return real_read(path)
+        return real_read(path, **kwargs)
 
     monkeypatch.setattr(incremental, "file_bytes_read", racing_read)
     report = book_sync(book=book)

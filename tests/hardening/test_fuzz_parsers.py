@@ -67,6 +67,20 @@ FRAGMENTS = [
     "1e999",
     "\x00",
     "\ufeff",
+    # issue 19 item 8: hostile book content that once raised from rebuild / sync / finalize
+    "tags: !!set {1, a}\n",
+    "!!set ",
+    "volumes: 5\n",
+    "地点: 5\n",
+    ".nan",
+    "-.inf",
+    "1.0e+999",
+    '"\\0"',
+    '"\\ud800"',
+    "9223372036854775808",
+    "-1",
+    "第99999999999999999999章",
+    "slug: " + "s" * 120 + "\n",
 ]
 TEXT = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12)), max_size=30).map("".join)
 
@@ -140,6 +154,54 @@ def test_every_file_kind_parses_anything_into_issues_not_exceptions(kind, text, 
 def test_every_file_kind_survives_arbitrary_bytes(kind, data):
     result = file_bytes_parse(Path("/nonexistent/book"), RELS[kind], kind, data)
     _issues_are_clear(result)
+
+
+HOSTILE = [
+    ("book", "slug: x\nvolumes: 5\n"),
+    ("book", "slug: x\nvolumes:\n  - number: -1\n  - number: 9223372036854775808\n"),
+    ("book", "slug: x\nstyle_baseline: [1, 99999999999999999999]\nthresholds: {伏笔: .nan}\n"),
+    ("book", "slug: " + "长" * 101 + "\n"),
+    ("book", "slug: a/b\n"),
+    ("roster", "地点: 5\n角色: [{name: 甲, aliases: [{alias: 乙, from: 1180591620717411303424}]}]\n"),
+    ("chapter", "---\ntitle: x\ntags: !!set {1, a, 2.5}\n---\n正文\n"),
+    ("chapter", "---\nvolume: .nan\n---\n正文\n"),
+    ("chapter", "---\nvolume: -3\n---\n正文\n"),
+    ("chapter", '---\ntitle: "a\\0b"\n---\n正文\n'),
+    ("chapter", '---\ntitle: "\\ud800"\n---\n正文\n'),
+    ("chapter", "---\ntitle: x\n---\n正\x00文\n"),
+    ("chapter", "---\nx: !!python/object/apply:os.system [id]\n---\n"),
+    ("thread", "---\nopened: 99999999999999999999\n---\n## 履历\n- 第99999999999999999999章：x\n"),
+    ("secret", "---\nregistered: -1\nknown_to: [{name: 甲, since: 1e400}]\n---\n"),
+    ("timeline", "| 章 | 事件 |\n|---|---|\n| 99999999999 | x |\n"),
+]
+
+
+@pytest.mark.parametrize(("kind", "text"), HOSTILE)
+def test_hostile_book_content_gives_located_issues_and_storable_values(kind, text):
+    result = file_bytes_parse(Path("/nonexistent/book"), RELS[kind], kind, text.encode("utf-8"))
+    _issues_are_clear(result)
+    stored = json.dumps(
+        [result.chapter.__dict__ if result.chapter else None, result.config.config if result.config else None],
+        ensure_ascii=False,
+        allow_nan=False,  # what the JSON columns accept
+        default=str,
+    )
+    assert "\\u0000" not in stored
+    for number in (
+        ([result.chapter.number, result.chapter.volume] if result.chapter else [])
+        + ([v.number for v in result.config.volumes] if result.config else [])
+        + ([h.chapter for h in result.thread.history] + [result.thread.opened] if result.thread else [])
+        + ([result.secret.registered] if result.secret else [])
+        + [t.chapter for t in result.timeline]
+    ):
+        assert number is None or 1 <= number <= 10_000_000
+
+
+def test_chapter_file_names_outside_the_range_are_errors():
+    for name in ("第0000章.md", "第9223372036854775808章.md", "第一千万零一章.md"):
+        result = file_bytes_parse(Path("/b"), f"定稿/正文/{name}", "chapter", b"---\ntitle: x\n---\n")
+        assert result.chapter is None
+        assert [(i.code, i.level) for i in result.issues] == [("out_of_range", "error")], name
 
 
 # --- the txt importer -----------------------------------------------------------------------------

@@ -294,8 +294,10 @@ def test_finalize_and_sync_commands(mini, capsys):
     call_command("sync", "mini")
     text = capsys.readouterr().out
     assert "同步《青岚剑录》：成功" in text and "新增文件 1：定稿/正文/第0005章.md" in text
-    with pytest.raises(CommandError, match="章节号必须是正整数"):
+    with pytest.raises(CommandError, match="章节号必须是 1…10,000,000 的整数：0"):
         call_command("finalize", "mini", "0")
+    with pytest.raises(CommandError, match="章节号必须是 1…10,000,000 的整数：9223372036854775808"):
+        call_command("finalize", "mini", "9223372036854775808")
     with pytest.raises(CommandError, match="书籍 'nope' 不存在"):
         call_command("sync", "nope")
 

@@ -146,7 +146,8 @@ def test_parse_volumes_with_ranges_and_intro():
 def test_parse_reports_gaps_and_duplicates():
     text = "第1章 a\n一\n第2章 b\n二\n第2章 b2\n二二\n第5章 e\n五\n"
     book = txt_parse(text)
-    assert book.gaps == [3, 4]
+    assert book.gaps == [[3, 4]]
+    assert book.missing == 2
     assert book.duplicates == [2]
     assert [c.number for c in book.chapters] == [1, 2, 2, 5]
     renumbered = txt_parse(text, renumber=True)
@@ -283,7 +284,8 @@ def test_command_gb18030_and_dry_run(tmp_path):
     source.write_bytes("第一回 甲\n一\n第三回 丙\n三\n".encode("gb18030"))
     report = json.loads(run(source, tmp_path / "out", "--json", "--dry-run"))
     assert report["encoding"] == "gb18030"
-    assert report["gaps"] == [2]
+    assert report["gaps"] == [[2, 2]]
+    assert report["missing"] == 1
     assert report["files"] == []
     assert not (tmp_path / "out").exists()
 
@@ -370,3 +372,93 @@ def test_xiyouji_import_and_rebuild(tmp_path):
     assert rebuilt["counts"]["chapters"] == 100
     assert rebuilt["counts"]["words"] == XIYOUJI_CHARACTERS
     assert Chapter.objects.get(book__slug="xiyouji", number=100).title == "径回东土 五圣成真"
+
+
+# --- absurd numbers, gaps as ranges, --force writes aside (issue 19 item 5) -------------------------
+
+
+def test_gaps_are_ranges_computed_from_the_numbers_seen():
+    book = txt_parse("第1章 a\n一\n第3000000章 b\n二\n第3000005章 c\n三\n")
+    assert book.gaps == [[2, 2999999], [3000001, 3000004]]
+    assert book.missing == 2999998 + 4
+    assert len(json.dumps(book.report())) < 2000
+
+
+def test_gap_ranges_are_bounded_in_number():
+    book = txt_parse("".join(f"第{n}章 t\n正文\n" for n in range(1, 600, 2)))
+    assert len(book.gaps) == 100 and book.gaps[0] == [2, 2]
+    assert book.missing == 299
+
+
+def test_a_64_bit_heading_is_a_clear_error_naming_the_line(tmp_path):
+    source = tmp_path / "huge.txt"
+    source.write_text("第1章 起\n一\n第9223372036854775808章 终\n二\n", encoding="utf-8")
+    book = txt_parse(source.read_text(encoding="utf-8"))
+    assert [r.as_dict() for r in book.out_of_range] == [
+        {
+            "line": 3,
+            "text": "第9223372036854775808章 终",
+            "reason": "章节号 9223372036854775808 超出范围（1…10,000,000）",
+        }
+    ]
+    with pytest.raises(CommandError) as exc:
+        run(source, tmp_path / "out")
+    assert str(exc.value) == (
+        f"{source}:3：章节号 9223372036854775808 超出范围（1…10,000,000）：第9223372036854775808章 终"
+        "；章节号可加 --renumber 按出现顺序重新编号"
+    )
+    assert not (tmp_path / "out").exists()
+    report = json.loads(run(source, tmp_path / "out", "--renumber", "--json"))
+    assert report["files"] == ["book.yaml", "定稿/正文/第0001章.md", "定稿/正文/第0002章.md"]
+
+
+def test_an_absurd_volume_number_is_refused_even_with_renumber(tmp_path):
+    source = tmp_path / "vol.txt"
+    source.write_text("第一章 甲\n一\n第99999999卷 乙\n第二章 丙\n二\n", encoding="utf-8")
+    with pytest.raises(CommandError, match=r":3：卷号 99999999 超出范围"):
+        run(source, tmp_path / "out", "--renumber")
+
+
+def test_force_writes_aside_and_keeps_the_old_chapters_when_the_write_fails(novel, tmp_path, monkeypatch):
+    from webnovel.importers import folder
+
+    out = tmp_path / "book"
+    run(novel, out)
+    before = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    real = folder.book_file_write
+    calls = {"n": 0}
+
+    def full_disk(**kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise folder.InvalidInput("写入失败：No space left on device（原文件未改动）")
+        return real(**kwargs)
+
+    monkeypatch.setattr(folder, "book_file_write", full_disk)
+    with pytest.raises(CommandError, match="No space left on device"):
+        run(novel, out, "--force")
+    after = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert after == before  # the old 定稿/正文/ is whole, and no staging folder is left behind
+    assert not [p for p in out.iterdir() if p.name.startswith(".import-")]
+
+
+def test_force_refuses_a_symlinked_chapter_folder(novel, tmp_path):
+    out = tmp_path / "book"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (out / "定稿").mkdir(parents=True)
+    (out / "book.yaml").write_text("slug: x\n")
+    (out / "定稿" / "正文").symlink_to(outside)
+    with pytest.raises(CommandError, match="符号链接"):
+        run(novel, out, "--force")
+    assert list(outside.iterdir()) == []
+
+
+def test_an_oversized_source_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    from webnovel.management.commands import import_txt
+
+    monkeypatch.setattr(import_txt, "TXT_MAX_BYTES", 100)
+    source = tmp_path / "big.txt"
+    source.write_text("第1章 起\n" + "字" * 100 + "\n", encoding="utf-8")
+    with pytest.raises(CommandError, match=r"无法读取 txt 文件 .*big.txt：文件过大（313 字节，上限 100 字节）"):
+        run(source, tmp_path / "out")

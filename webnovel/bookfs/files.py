@@ -25,6 +25,7 @@ from webnovel.bookfs.text import (
 )
 from webnovel.bookfs.types import (
     ERROR,
+    NUMBER_MAX,
     WARNING,
     AliasData,
     BookConfig,
@@ -46,6 +47,9 @@ VOLUME_NAME = re.compile(rf"^第({NUMERAL})卷\s*(.*?)(?:\.md)?$")
 THREAD_ID = re.compile(r"^(伏笔|悬念|感情线)-\d+")
 SECRET_ID = re.compile(r"^信息差-\d+")
 HISTORY_LINE = re.compile(rf"^\s*[-*+]\s*第\s*({NUMERAL})\s*章\s*[：:]\s*(.*)$")
+
+# Book.slug is a 100-character unicode slug: checked here, so a bad one is a located error, not an IntegrityError.
+SLUG = re.compile(r"^[-\w]{1,100}\Z")
 
 CHAPTER_POSITIONS = ("推进", "过渡", "日常")
 MOODS = ("压抑", "铺垫", "小爽", "大爽", "转折")
@@ -117,16 +121,24 @@ class _Ctx:
         if isinstance(value, bool):
             value = None
         elif isinstance(value, int):
-            return value
+            return self.number_check(value, key, line=key_line(fm_text, key) if fm_text else None)
         elif isinstance(value, str):
             parsed = numeral_parse(value.strip().lstrip("第").rstrip("章"))
             if parsed is not None:
-                return parsed
+                return self.number_check(parsed, key, line=key_line(fm_text, key) if fm_text else None)
         self.issue(
             "invalid_value",
             f"字段 {key} 应为章节号（整数），实际为 {data.get(key)!r}",
             line=key_line(fm_text, key) if fm_text else None,
         )
+        return None
+
+    def number_check(self, value: int, what: str, *, line: int | None) -> int | None:
+        """A chapter or volume number at the boundary: 1…NUMBER_MAX, else an ``out_of_range`` error (a
+        64-bit overflow or a negative volume would otherwise reach the database as an exception)."""
+        if 1 <= value <= NUMBER_MAX:
+            return value
+        self.issue("out_of_range", f"{what} 的值 {value} 超出范围（1…{NUMBER_MAX:,}）", line=line, level=ERROR)
         return None
 
     def choice_field(self, data: dict[str, Any], key: str, choices: tuple[str, ...], default: str, fm_text: str) -> str:
@@ -178,6 +190,12 @@ def _sections(body: str, body_line: int) -> list[SectionData]:
     ]
 
 
+def _yaml_line(text: str, key: str) -> int | None:
+    """The line of a top-level ``key`` in a plain YAML file (``key_line`` counts from a front matter)."""
+    line = key_line(text, key)
+    return line - 1 if line else None
+
+
 def parse_book_yaml(result: FileResult, text: str, folder_name: str) -> None:
     ctx = _Ctx(result)
     try:
@@ -192,13 +210,27 @@ def parse_book_yaml(result: FileResult, text: str, folder_name: str) -> None:
         return
     data = jsonable(data)
     config = BookConfig(slug=_str(data.get("slug")) or folder_name, config=data)
+    if not SLUG.match(config.slug):
+        where = "book.yaml 的 slug" if _str(data.get("slug")) else "文件夹名（book.yaml 未写 slug）"
+        ctx.issue(
+            "invalid_value",
+            f"{where} {config.slug[:120]!r} 不合法：须为 1–100 个字母、数字、汉字、- 或 _",
+            line=_yaml_line(text, "slug") or 1,
+            level=ERROR,
+        )
+        return
     config.title = _str(data.get("title"))
     config.genre = _str(data.get("genre"))
-    for item in data.get("volumes") or []:
-        if not isinstance(item, dict) or ctx.int_field(item, "number") is None:
+    volumes = data.get("volumes") or []
+    if not isinstance(volumes, list):
+        ctx.issue("invalid_value", f"volumes 应为分卷列表，实际为 {volumes!r}", line=_yaml_line(text, "volumes"))
+        volumes = []
+    for item in volumes:
+        number = ctx.int_field(item, "number") if isinstance(item, dict) else None
+        if number is None:
             ctx.issue("invalid_value", f"volumes 条目需要 number：{item!r}")
             continue
-        volume = VolumeData(number=ctx.int_field(item, "number"), name=_str(item.get("name")))
+        volume = VolumeData(number=number, name=_str(item.get("name")))
         chapters = item.get("chapters")
         if isinstance(chapters, list | tuple) and len(chapters) == 2:
             volume.start_chapter = ctx.int_field({"chapters": chapters[0]}, "chapters")
@@ -207,8 +239,13 @@ def parse_book_yaml(result: FileResult, text: str, folder_name: str) -> None:
             ctx.issue("invalid_value", f"第{volume.number}卷的 chapters 应为 [首章, 末章]，实际为 {chapters!r}")
         config.volumes.append(volume)
     baseline = data.get("style_baseline")
-    if isinstance(baseline, list | tuple) and len(baseline) == 2 and all(isinstance(n, int) for n in baseline):
-        config.style_baseline = (baseline[0], baseline[1])
+    if (
+        isinstance(baseline, list | tuple)
+        and len(baseline) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in baseline)
+    ):
+        first, last = (ctx.number_check(n, "style_baseline", line=_yaml_line(text, "style_baseline")) for n in baseline)
+        config.style_baseline = (first, last) if first is not None and last is not None else None
     elif baseline is not None:
         ctx.issue("invalid_value", f"style_baseline 应为 [首章, 末章]，实际为 {baseline!r}")
     thresholds = data.get("thresholds") or {}
@@ -227,12 +264,18 @@ def parse_chapter(result: FileResult, text: str) -> None:
     ctx = _Ctx(result)
     rel = result.info.path
     parts = rel.split("/")
-    number = numeral_parse(CHAPTER_NAME.match(parts[-1]).group(1))
+    number = ctx.number_check(numeral_parse(CHAPTER_NAME.match(parts[-1]).group(1)), "文件名中的章节号", line=None)
+    if number is None:
+        return
     chapter = ChapterData(number=number, path=rel, sha256=result.info.sha256)
     for folder in parts[2:-1]:
         match = VOLUME_NAME.match(folder)
         if match:
-            chapter.folder_volume = numeral_parse(match.group(1))
+            chapter.folder_volume = ctx.number_check(
+                numeral_parse(match.group(1)), f"文件夹 {folder} 的卷号", line=None
+            )
+            if chapter.folder_volume is None:
+                return
             chapter.folder_volume_name = match.group(2).strip()
     split = _markdown(ctx, text)
     if split is None:
@@ -347,7 +390,9 @@ def _history(ctx: _Ctx, thread: ThreadData, section: str, first_line: int) -> No
             continue
         match = HISTORY_LINE.match(line)
         if match:
-            chapter = numeral_parse(match.group(1))
+            chapter = ctx.number_check(numeral_parse(match.group(1)), "履历的章节号", line=first_line + offset)
+            if chapter is None:
+                continue
             thread.history.append(
                 HistoryData(
                     order=len(thread.history), chapter=chapter, text=match.group(2).strip(), line=first_line + offset
@@ -482,6 +527,9 @@ def parse_roster(result: FileResult, text: str) -> None:
 
     for type_name, items in data.items():
         section_start = (line_of(f"{type_name}:") or 1) - 1
+        if items is not None and not isinstance(items, list):
+            ctx.issue("invalid_value", f"名册 {type_name} 应为条目列表，实际为 {items!r}", line=section_start + 1)
+            continue
         if type_name not in ENTITY_TYPES:
             ctx.issue(
                 "invalid_value",
@@ -555,7 +603,9 @@ def parse_document(result: FileResult, text: str, kind: str) -> None:
 def parse_timeline(result: FileResult, text: str) -> None:
     ctx = _Ctx(result)
     rel = result.info.path
-    volume = numeral_parse(VOLUME_NAME.match(stem(rel)).group(1))
+    volume = ctx.number_check(numeral_parse(VOLUME_NAME.match(stem(rel)).group(1)), "文件名中的卷号", line=None)
+    if volume is None:
+        return
     split = _markdown(ctx, text)
     if split is None:
         return
@@ -568,6 +618,8 @@ def parse_timeline(result: FileResult, text: str) -> None:
             chapter = numeral_parse(match.group(0)) if match else None
             if chapter is None:
                 ctx.issue("invalid_value", f"时间线「章」列应为章节号：{chapter_cell!r}", line=line)
+            else:
+                chapter = ctx.number_check(chapter, "时间线「章」列", line=line)
         result.timeline.append(
             TimelineRowData(
                 volume=volume,

@@ -4,7 +4,6 @@ Written by hand rather than on python-frontmatter: the reader is the floor of ev
 benchmark, and one pass (read bytes → sha256 → decode → split → libyaml) keeps it lean.
 """
 
-import errno
 import hashlib
 import os
 from collections import defaultdict
@@ -22,15 +21,38 @@ from webnovel.bookfs.types import (
     SourceInfo,
     VolumeData,
 )
+from webnovel.safefs import OutsideRoot, regular_file_read
 
 SKIPPED_DIRS = frozenset({"工作区"})
 # A chapter is ~10 KB and a whole 10-million-character outline ~30 MB; anything bigger is a mistake.
 FILE_MAX_BYTES = int(os.environ.get("WEBNOVEL_FILE_MAX_BYTES", 64 * 1024 * 1024))
 
 
+# Kinds ``book_files_list`` gives to entries it refuses to read; ``file_read`` turns them into error issues.
+OUTSIDE = "outside_book"
+BAD_NAME = "bad_name"
+REFUSED_KINDS = frozenset({OUTSIDE, BAD_NAME})
+# Symlinks that leave the book folder are refused unless this is set: a book's files are then whatever
+# the link points at (``/etc``, ``/proc/1/cwd``), read by the rebuilder and served to any read key.
+LINKS_OUTSIDE_ALLOWED = os.environ.get("WEBNOVEL_BOOK_LINKS_OUTSIDE", "") == "1"
+
+
+def _inside(real: str, root_real: str) -> bool:
+    return real == root_real or real.startswith(root_real + os.sep)
+
+
+def printable_path(rel: str) -> str:
+    """A relative path safe to store and print: bytes of a non-UTF-8 file name become U+FFFD."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def book_files_list(root: Path, *, skip_top: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     """[(relative path, kind)] of every file the rebuilder reads, sorted by path. Skips dot entries,
-    工作区/ and the top-level folders in ``skip_top``; never reads a file."""
+    工作区/ and the top-level folders in ``skip_top``; never reads a file.
+
+    Entries it refuses get a kind of ``REFUSED_KINDS``: a symlink (file or folder) resolving outside the
+    book (not followed, unless ``WEBNOVEL_BOOK_LINKS_OUTSIDE=1``), and a book file whose path is not
+    valid UTF-8 (it could be neither stored nor named in a message)."""
     found: list[tuple[str, str]] = []
     root_str = str(root)
     skipped = SKIPPED_DIRS | skip_top
@@ -48,31 +70,69 @@ def book_files_list(root: Path, *, skip_top: frozenset[str] = frozenset()) -> li
             name = entry.name
             if name.startswith("."):
                 continue
-            if entry.is_dir():
+            rel = entry.path[prefix:].replace(os.sep, "/")
+            try:
+                is_dir = entry.is_dir()
+                is_link = entry.is_symlink()
+            except OSError:  # a link into /proc/1/cwd: even stat is refused
+                found.append((printable_path(rel), OUTSIDE))
+                continue
+            if is_dir:
                 if folder == root_str and name in skipped:
                     continue
-                if entry.is_symlink():
-                    # a link back into the book (or a cycle) would read files twice: only links to
-                    # folders outside the book are followed, each once
+                if is_link:
                     real = os.path.realpath(entry.path)
-                    if real in linked or real.startswith(root_real + os.sep) or real == root_real:
+                    if _inside(real, root_real):
+                        continue  # a link back into the book (or a cycle) would read files twice
+                    if not LINKS_OUTSIDE_ALLOWED:
+                        found.append((printable_path(rel), OUTSIDE))
+                        continue
+                    if real in linked:
                         continue
                     linked.add(real)
                 stack.append(entry.path)
                 continue
-            rel = entry.path[prefix:].replace(os.sep, "/")
             kind = file_kind(rel)
-            if kind is not None:
-                found.append((rel, kind))
+            if kind is None:
+                continue
+            try:
+                rel.encode("utf-8")
+            except UnicodeEncodeError:
+                found.append((printable_path(rel), BAD_NAME))
+                continue
+            if is_link and not LINKS_OUTSIDE_ALLOWED and not _inside(os.path.realpath(entry.path), root_real):
+                found.append((rel, OUTSIDE))
+                continue
+            found.append((rel, kind))
     found.sort()
     return found
 
 
+def refused_issue(rel: str, kind: str) -> Issue:
+    if kind == BAD_NAME:
+        return Issue(BAD_NAME, rel, None, "文件名或其所在文件夹名不是 UTF-8 编码，无法读取：请改名", ERROR)
+    return Issue(
+        OUTSIDE,
+        rel,
+        None,
+        "是指向书籍文件夹之外的符号链接，拒绝读取（确需如此请设置 WEBNOVEL_BOOK_LINKS_OUTSIDE=1）",
+        ERROR,
+    )
+
+
 def file_read(root: Path, rel: str, kind: str) -> FileResult:
     """Read, hash and parse one file. A file that cannot be read or decoded gives an ``unreadable``
-    error issue (and an empty hash) instead of raising."""
+    error issue (and an empty hash) instead of raising; a refused entry (``REFUSED_KINDS``) its own."""
+    if kind in REFUSED_KINDS:
+        result = FileResult(info=SourceInfo(path=rel, kind=kind, sha256="", size=0))
+        result.issues.append(refused_issue(rel, kind))
+        return result
     try:
-        data, mtime_ns = file_bytes_read(root / rel)
+        data, mtime_ns = file_bytes_read(root / rel, root=None if LINKS_OUTSIDE_ALLOWED else root)
+    except OutsideRoot as exc:
+        result = FileResult(info=SourceInfo(path=rel, kind=kind, sha256="", size=0))
+        result.issues.append(Issue(OUTSIDE, rel, None, exc.strerror, ERROR))
+        return result
     except OSError as exc:
         result = FileResult(info=SourceInfo(path=rel, kind=kind, sha256="", size=0))
         result.issues.append(Issue("unreadable", rel, None, f"无法读取文件：{exc.strerror or exc}", ERROR))
@@ -80,15 +140,12 @@ def file_read(root: Path, rel: str, kind: str) -> FileResult:
     return file_bytes_parse(root, rel, kind, data, mtime_ns=mtime_ns)
 
 
-def file_bytes_read(path: Path) -> tuple[bytes, int]:
-    """The bytes of a file and its mtime, taken from the same open file. A file over
-    ``FILE_MAX_BYTES`` raises OSError(EFBIG) before it is read: every caller already reports an
-    OSError as an unreadable file, so a stray 5 GB file fails clearly instead of exhausting memory."""
-    with open(path, "rb") as handle:
-        stat = os.fstat(handle.fileno())
-        if stat.st_size > FILE_MAX_BYTES:
-            raise OSError(errno.EFBIG, f"文件过大（{stat.st_size} 字节，上限 {FILE_MAX_BYTES} 字节）")
-        return handle.read(), stat.st_mtime_ns
+def file_bytes_read(path: Path, *, root: Path | None = None) -> tuple[bytes, int]:
+    """The bytes of a regular file and its mtime, taken from the same open file. A file over
+    ``FILE_MAX_BYTES``, a device, a FIFO or (with ``root``) a path resolving outside ``root`` raises
+    OSError before it is read: every caller already reports an OSError as an unreadable file, so a
+    stray 5 GB file or ``/dev/zero`` fails clearly instead of exhausting memory or blocking."""
+    return regular_file_read(path, max_bytes=FILE_MAX_BYTES, root=root)
 
 
 def file_sha256(data: bytes) -> str:
@@ -106,6 +163,11 @@ def file_bytes_parse(
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         result.issues.append(Issue("unreadable", rel, line, "文件不是 UTF-8 编码", ERROR))
+        return result
+    if "\x00" in text:
+        # PostgreSQL text columns refuse NUL; SQLite would keep a body no other tool shows the same way
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        result.issues.append(Issue("unreadable", rel, line, "文件含 NUL 字符（\\x00），不是文本文件", ERROR))
         return result
     if "\r" in text:
         text = text.replace("\r\n", "\n")
@@ -159,7 +221,14 @@ def book_read(root: Path) -> ParsedBook:
             config = result.config
         results.append(result)
     book = results_collect(root, results, config)
-    if missing_book_yaml:
+    if missing_book_yaml and not any(r.info.kind == "chapter" for r in results):
+        # an empty or wrong folder must never become (or replace) a book with nothing in it
+        book.issues.append(
+            Issue(
+                "not_a_book", ".", None, f"{root} 不是书籍文件夹：既没有 book.yaml，也没有 定稿/正文/ 下的章节", ERROR
+            )
+        )
+    elif missing_book_yaml:
         book.issues.append(Issue("missing_file", "book.yaml", None, "书籍文件夹缺少 book.yaml，书名与分卷为空"))
     book.issues.extend(book_validate(book))
     return book

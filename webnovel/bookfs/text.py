@@ -1,6 +1,7 @@
 """Text-level helpers: front matter, `##` sections, Chinese numerals, entity tags, tables."""
 
 import datetime
+import math
 import re
 from typing import Any
 
@@ -60,15 +61,30 @@ def yaml_load(text: str) -> Any:
                     problem="不支持 YAML 锚点与别名（&名 / *名），请直接写出值", problem_mark=event.start_mark
                 )
     data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader
-    _depth_check(data)
+    _values_check(data, text)
     return data
 
 
 YAML_MAX_DEPTH = 100
+# Where a bad value sits in the text, to name its line (the loaded data has no positions).
+_NON_FINITE = re.compile(r"[-+]?\.(?:nan|NaN|NAN|inf|Inf|INF)\b|\d\.?\d*[eE]\+?\d{3,}")
+_NUL_ESCAPE = re.compile(r"\\0|\\x00|\\u0000|\\U00000000|\x00")
 
 
-def _depth_check(data: Any) -> None:
-    """Refuse absurd nesting (``[[[[…]]]]``) before recursive code such as ``jsonable`` meets it."""
+def _line_of(text: str, pattern: re.Pattern) -> int:
+    match = pattern.search(text)
+    return text.count("\n", 0, match.start()) if match else 0
+
+
+def _refuse(text: str, problem: str, pattern: re.Pattern) -> None:
+    line = _line_of(text, pattern)
+    raise yaml.MarkedYAMLError(problem=problem, problem_mark=yaml.Mark("<yaml>", 0, line, 0, None, None))
+
+
+def _values_check(data: Any, text: str) -> None:
+    """Refuse what the database cannot store or recursive code cannot walk, with the line it is on:
+    absurd nesting (``[[[[…]]]]``), ``.nan`` / ``.inf`` (not JSON: the JSON columns refuse them), and
+    NUL characters from an escape such as ``"\\0"`` (PostgreSQL text refuses them)."""
     stack = [(data, 1)]
     while stack:
         value, depth = stack.pop()
@@ -76,8 +92,13 @@ def _depth_check(data: Any) -> None:
             raise yaml.YAMLError(f"YAML 嵌套超过 {YAML_MAX_DEPTH} 层")
         if isinstance(value, dict):
             stack.extend((v, depth + 1) for v in value.values())
-        elif isinstance(value, list | tuple | set):
+            stack.extend((k, depth + 1) for k in value if isinstance(k, str))
+        elif isinstance(value, list | tuple | set | frozenset):
             stack.extend((v, depth + 1) for v in value)
+        elif isinstance(value, float) and not math.isfinite(value):
+            _refuse(text, f"不支持的数值 {value}（.nan / .inf 不是有效数值）", _NON_FINITE)
+        elif isinstance(value, str) and "\x00" in value:
+            _refuse(text, "值中含 NUL 字符（\\0）", _NUL_ESCAPE)
 
 
 def yaml_error_line(exc: yaml.YAMLError, offset: int = 0) -> int | None:
@@ -133,8 +154,9 @@ def jsonable(value: Any) -> Any:
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
-    if isinstance(value, set):
-        return sorted(jsonable(v) for v in value)
+    if isinstance(value, set | frozenset):
+        # a !!set may mix types ({1, a}): order by type, then text, so sorting never compares int with str
+        return [jsonable(v) for v in sorted(value, key=lambda v: (type(v).__name__, str(v)))]
     if isinstance(value, datetime.date | datetime.datetime | datetime.time):
         return value.isoformat()
     if isinstance(value, bytes):

@@ -8,7 +8,22 @@ ERROR = "error"
 WARNING = "warning"
 
 # Issue codes that abort a rebuild; every other code is a warning (docs/book-format.md, "Validation").
-ERROR_CODES = frozenset({"yaml_error", "duplicate", "unreadable", "slug_changed"})
+ERROR_CODES = frozenset(
+    {
+        "yaml_error",
+        "duplicate",
+        "unreadable",
+        "slug_changed",
+        "out_of_range",
+        "outside_book",
+        "not_a_book",
+        "would_delete",
+    }
+)
+
+# Chapter and volume numbers are 1…NUMBER_MAX at every boundary (file names, front matter, book.yaml,
+# import_txt headings): far past any real novel, far below 64 bits, so no integer column overflows.
+NUMBER_MAX = 10_000_000
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """Write a parsed plain-text novel (``webnovel.importers.txt.TxtBook``) as a book folder."""
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -8,6 +10,7 @@ import yaml
 
 from webnovel.exceptions import Conflict, InvalidInput
 from webnovel.importers.txt import TxtBook, TxtChapter
+from webnovel.safefs import book_file_write, path_inside
 
 PREFACE_PATH = Path("定稿") / "前言.md"
 CHAPTERS_DIR = Path("定稿") / "正文"
@@ -67,28 +70,51 @@ def txt_book_write(
     """Write book.yaml, the chapters and the preface into ``out_dir``; return the written paths.
 
     A non-empty ``out_dir`` is refused unless ``force``: then book.yaml, 定稿/正文/ and 定稿/前言.md
-    are replaced (all other folders — 设定, 线索, … — are left alone)."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InvalidInput(f"输出路径不是文件夹：{out_dir}", extra={"out_dir": str(out_dir)})
-    if not folder_is_empty(out_dir):
-        if not force:
-            raise Conflict(f"输出文件夹非空：{out_dir}（加 --force 覆盖其中的 book.yaml 与 定稿/）", extra={})
-        shutil.rmtree(out_dir / CHAPTERS_DIR, ignore_errors=True)
-        (out_dir / PREFACE_PATH).unlink(missing_ok=True)
+    are replaced (all other folders — 设定, 线索, … — are left alone). The chapters are written aside
+    (a hidden folder in ``out_dir``) and swapped in by two renames once all are on disk, so a failure
+    while writing (a full disk) leaves the previous 定稿/正文/ whole."""
+    if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
+        raise InvalidInput(f"输出路径不是文件夹（或是符号链接）：{out_dir}", extra={"out_dir": str(out_dir)})
+    if not folder_is_empty(out_dir) and not force:
+        raise Conflict(f"输出文件夹非空：{out_dir}（加 --force 覆盖其中的 book.yaml 与 定稿/）", extra={})
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for relative in (Path("book.yaml"), CHAPTERS_DIR, PREFACE_PATH):
+        path_inside(root=out_dir, relative=relative)  # a symlink planted at any of them is refused up front
     with_volumes = bool(book.volumes)
-    files: dict[Path, str] = {
-        Path("book.yaml"): book_yaml_text(book=book, title=title, slug=slug, source=source, encoding=encoding)
-    }
+    chapters: dict[Path, str] = {}
     for chapter in book.chapters:
         body = chapter.body + "\n" if chapter.body else ""
-        files[chapter_relpath(chapter, with_volumes=with_volumes)] = (
+        chapters[chapter_relpath(chapter, with_volumes=with_volumes).relative_to(CHAPTERS_DIR)] = (
             "---\n" + _yaml({"title": chapter.title}) + "---\n" + body
         )
+    stage = Path(tempfile.mkdtemp(prefix=".import-", dir=out_dir))
+    try:
+        try:
+            for relpath, text in chapters.items():
+                book_file_write(root=stage, relative=Path("正文") / relpath, text=text)
+            (stage / "正文").mkdir(exist_ok=True)
+            target = out_dir / CHAPTERS_DIR
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.exists():
+                os.rename(target, stage / "旧正文")
+            os.rename(stage / "正文", target)
+        except OSError as exc:
+            raise InvalidInput(
+                f"写入 {out_dir / CHAPTERS_DIR} 失败：{exc.strerror or exc}（原有章节未改动）",
+                extra={"out_dir": str(out_dir)},
+            ) from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    files = [Path("book.yaml")] + [CHAPTERS_DIR / p for p in chapters]
+    book_file_write(
+        root=out_dir,
+        relative="book.yaml",
+        text=book_yaml_text(book=book, title=title, slug=slug, source=source, encoding=encoding),
+    )
     preface = preface_text(book=book)
     if preface:
-        files[PREFACE_PATH] = preface
-    for relpath, text in files.items():
-        target = out_dir / relpath
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        book_file_write(root=out_dir, relative=PREFACE_PATH, text=preface)
+        files.append(PREFACE_PATH)
+    else:
+        (out_dir / PREFACE_PATH).unlink(missing_ok=True)
     return [p.as_posix() for p in files]

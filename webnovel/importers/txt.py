@@ -20,11 +20,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from webnovel.bookfs.types import NUMBER_MAX
+
 HEADING_MAX_CHARS = 60
 PREFIX_MAX_CHARS = 12
 TITLE_MAX_CHARS = 50
 REJECTED_TEXT_CHARS = 60
 TOC_BODY_MAX_CHARS = 20
+GAP_RANGES_MAX = 100  # the report lists at most this many missing ranges (the count is always exact)
 
 _CN_DIGITS = {"〇": 0, "零": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5}
 _CN_DIGITS |= {"六": 6, "七": 7, "八": 8, "九": 9}
@@ -192,10 +195,12 @@ class TxtBook:
     title: str
     marker: str
     duplicates: list[int]
-    gaps: list[int]
+    gaps: list[list[int]]
     rejected: list[Rejected]
     toc_skipped: int
     renumbered: bool
+    missing: int = 0
+    out_of_range: list[Rejected] = field(default_factory=list)
 
     @property
     def characters(self) -> int:
@@ -213,6 +218,8 @@ class TxtBook:
             "volumes": [v.as_dict() for v in self.volumes],
             "duplicates": self.duplicates,
             "gaps": self.gaps,
+            "missing": self.missing,
+            "out_of_range": [r.as_dict() for r in self.out_of_range],
             "renumbered": self.renumbered,
             "toc_skipped": self.toc_skipped,
             "rejected": [r.as_dict() for r in self.rejected],
@@ -294,7 +301,17 @@ def txt_parse(text: str, *, renumber: bool = False) -> TxtBook:
         if h.number in seen and h.number not in duplicates:
             duplicates.append(h.number)
         seen.add(h.number)
-    gaps = sorted(set(range(min(seen), max(seen) + 1)) - seen) if seen else []
+    gaps, missing = gaps_find(seen)
+    # Renumbered chapters are 1..N whatever their headings said; volume numbers are written as read.
+    out_of_range = [
+        Rejected(
+            h.line,
+            h.text[:REJECTED_TEXT_CHARS],
+            f"{'卷' if h.kind == 'volume' else '章节'}号 {h.number} 超出范围（1…{NUMBER_MAX:,}）",
+        )
+        for h in [*(v for v in headings if v.kind == "volume"), *([] if renumber else [h for h, _, _ in raw])]
+        if not 1 <= h.number <= NUMBER_MAX
+    ]
 
     chapters = [
         TxtChapter(
@@ -328,10 +345,27 @@ def txt_parse(text: str, *, renumber: bool = False) -> TxtBook:
         marker=marker,
         duplicates=sorted(duplicates),
         gaps=gaps,
+        missing=missing,
+        out_of_range=sorted(out_of_range, key=lambda r: r.line),
         rejected=sorted(rejected, key=lambda r: r.line),
         toc_skipped=toc,
         renumbered=renumber,
     )
+
+
+def gaps_find(seen: set[int]) -> tuple[list[list[int]], int]:
+    """Missing numbers between the smallest and the largest seen, as ``[first, last]`` ranges (at most
+    ``GAP_RANGES_MAX``) and their exact count. Walks the sorted numbers seen, never the range between
+    them: a heading 第9223372036854775808章 costs nothing."""
+    ordered = sorted(seen)
+    ranges: list[list[int]] = []
+    missing = 0
+    for low, high in zip(ordered, ordered[1:], strict=False):
+        if high - low > 1:
+            missing += high - low - 1
+            if len(ranges) < GAP_RANGES_MAX:
+                ranges.append([low + 1, high - 1])
+    return ranges, missing
 
 
 def txt_decode(data: bytes) -> tuple[str, str]:

@@ -24,14 +24,17 @@ from webnovel.bookfs import (
     file_bytes_read,
     file_read,
     file_sha256,
+    reader,
 )
 from webnovel.bookfs.files import CHAPTER_NAME, VOLUME_NAME
+from webnovel.bookfs.reader import REFUSED_KINDS, refused_issue
 from webnovel.bookfs.text import numeral_parse
 from webnovel.exceptions import Conflict, NotFound
 from webnovel.indexing import after_chapter_hooks_schedule, chapter_indexers_run
 from webnovel.models import Book, Chapter, Document, Fingerprint, SourceFile, TimelineRow, Volume
 from webnovel.rebuilder import rows
 from webnovel.rebuilder.rebuild import book_lock, book_rebuild
+from webnovel.safefs import OutsideRoot
 
 DOCUMENT_KINDS = ("character_card", "worldview", "master_outline", "volume_outline", "style")
 ENTITY_KINDS = ("character_card", "roster")
@@ -64,7 +67,7 @@ def _root(book: Book) -> Path:
     return root
 
 
-def _rebuild_instead(book: Book, root: Path, report: dict[str, Any]) -> dict[str, Any]:
+def _rebuild_instead(book: Book, root: Path, report: dict[str, Any], *, replace: bool = False) -> dict[str, Any]:
     """book.yaml changed: rebuild the whole book, unless its slug changed (a rebuild would then
     create a second book and leave this one, with its curated data, behind)."""
     config = file_read(root, "book.yaml", "book").config if (root / "book.yaml").is_file() else None
@@ -81,7 +84,7 @@ def _rebuild_instead(book: Book, root: Path, report: dict[str, Any]) -> dict[str
             ).as_dict()
         ]
         return report
-    full = book_rebuild(root=root)
+    full = book_rebuild(root=root, replace=replace)
     for key in ("added", "changed", "removed", "unreadable"):
         full[key] = report[key]
     full["rebuilt"] = True
@@ -143,6 +146,9 @@ def _scan(
     results, touched = [], {}
     for rel, kind in listing:
         previous = stored.get(rel)
+        if kind in REFUSED_KINDS:
+            report["unreadable"].append({"file": rel, "code": kind, "message": refused_issue(rel, kind).message})
+            continue
         if trust_stat and previous is not None and previous[2] is not None:
             try:
                 stat = os.stat(os.path.join(root, rel))
@@ -151,9 +157,14 @@ def _scan(
             if stat is not None and (stat.st_size, stat.st_mtime_ns) == (previous[1], previous[2]):
                 continue
         try:
-            data, mtime_ns = file_bytes_read(root / rel)
+            data, mtime_ns = file_bytes_read(root / rel, root=None if reader.LINKS_OUTSIDE_ALLOWED else root)
+        except OutsideRoot as exc:
+            report["unreadable"].append({"file": rel, "code": "outside_book", "message": exc.strerror})
+            continue
         except OSError as exc:
-            report["unreadable"].append({"file": rel, "message": f"无法读取：{exc.strerror or exc}"})
+            report["unreadable"].append(
+                {"file": rel, "code": "unreadable", "message": f"无法读取：{exc.strerror or exc}"}
+            )
             continue
         sha = file_sha256(data)
         if previous is not None and previous[0] == sha:
@@ -163,7 +174,7 @@ def _scan(
         result = file_bytes_parse(root, rel, kind, data, sha256=sha, mtime_ns=mtime_ns)
         bad = [i for i in result.issues if i.code == "unreadable"]
         if bad:
-            report["unreadable"].append({"file": rel, "message": bad[0].message})
+            report["unreadable"].append({"file": rel, "code": "unreadable", "message": bad[0].message})
             continue
         report["changed" if previous is not None else "added"].append(rel)
         results.append(result)
@@ -177,6 +188,10 @@ def _stored(book: Book, **filters: Any) -> dict[str, tuple[str, int, int | None]
         .values_list("path", "content_hash", "size", "mtime_ns")
     )
     return {path: (sha, size, mtime) for path, sha, size, mtime in rows_}
+
+
+def stored_kinds(book: Book) -> list[str]:
+    return list(SourceFile.objects.filter(book=book).order_by().values_list("kind", flat=True))
 
 
 @transaction.atomic
@@ -227,9 +242,11 @@ def chapter_finalize(*, book: Book, number: int) -> dict[str, Any]:
     return report
 
 
-def book_sync(*, book: Book) -> dict[str, Any]:
+def book_sync(*, book: Book, replace: bool = False) -> dict[str, Any]:
     """Re-read only the files whose sha256 differs from SourceFile (and new ones), drop the rows of
-    deleted files; a changed book.yaml means a full rebuild. Unreadable files are reported and skipped."""
+    deleted files; a changed book.yaml means a full rebuild. Unreadable files are reported and skipped.
+    A sync that would drop more than half of the book's chapters (an emptied or unmounted folder) is
+    refused with a ``would_delete`` error unless ``replace``."""
     root = _root(book)
     report = _report(book)
     listing = book_files_list(root)
@@ -240,8 +257,23 @@ def book_sync(*, book: Book) -> dict[str, Any]:
         SourceFile.objects.filter(book=book, path__in=set(stored) - present).order_by().values_list("path", "kind")
     )
     report["removed"] = [p for p, _ in removed]
+    gone = [p for p, kind in removed if kind == "chapter"]
+    before = sum(1 for kind in stored_kinds(book) if kind == "chapter")
+    if not replace and len(gone) * 2 > before > 0:
+        report["ok"] = False
+        report["errors"] = [
+            Issue(
+                "would_delete",
+                ".",
+                None,
+                f"拒绝同步：将删除 {len(gone)}/{before} 章，超过一半（{'、'.join(gone[:5])}"
+                f"{' 等' if len(gone) > 5 else ''}）；文件夹 {root} 是否被清空或未挂载？确认删除请加 --replace",
+                ERROR,
+            ).as_dict()
+        ]
+        return report
     if "book.yaml" in report["added"] + report["changed"] + report["removed"]:
-        return _rebuild_instead(book, root, report)
+        return _rebuild_instead(book, root, report, replace=replace)
     changes_apply(book=book, root=root, results=results, removed=removed, listing=listing, report=report, full=True)
     if report["ok"]:
         _mtimes_refresh(book=book, touched=touched)

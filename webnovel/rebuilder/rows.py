@@ -7,7 +7,7 @@ table); none issues a query per row.
 from collections import defaultdict
 from collections.abc import Iterable
 
-from django.db import connection
+from django.db import connection, models
 from django.db.models import Q
 
 from entities.ids import entity_ids_assign
@@ -254,17 +254,50 @@ def source_files_create(*, book: Book, files: list[SourceInfo]) -> int:
 ENTITY_FIELDS = ["type", "canonical_name", "tier", "description", "base_state", "is_protagonist", "source_path"]
 
 
+# Rows whose ``source`` is one of these are re-derived from the folder (file entries, the alias scan of
+# chapter text); any other row pointing at an entity was ingested or curated and must outlive its card.
+DERIVED_SOURCES = frozenset({"file", "scan"})
+
+
+def entities_with_attached_rows(*, pks: list[int]) -> dict[int, int]:
+    """{entity pk: number of ingested / curated rows pointing at it} for the given entities. Walks every
+    reverse relation of Entity (so a model added later is covered without a list to keep up to date);
+    rows whose ``source`` is derived from the folder do not count."""
+    if not pks:
+        return {}
+    attached: dict[int, int] = defaultdict(int)
+    for relation in Entity._meta.related_objects:
+        if relation.many_to_many or relation.one_to_one or not relation.field.concrete:
+            continue
+        model = relation.related_model
+        column = relation.field.name
+        rows_ = model.objects.filter(**{f"{column}__in": pks})
+        if any(f.name == "source" for f in model._meta.concrete_fields):
+            rows_ = rows_.exclude(source__in=DERIVED_SOURCES)
+        for pk, count in rows_.order_by().values_list(column).annotate(n=models.Count("pk")).values_list(column, "n"):
+            attached[pk] += count
+    return dict(attached)
+
+
 def entities_write(*, book: Book, entities: list[EntityData]) -> tuple[int, int, list[Issue]]:
     """Upsert file entities by (book, entity_id), replace their file aliases, delete file entities
     whose entry is gone. Entities and aliases of any other source are never touched: their ids are
-    reserved, so a file entry never takes one over."""
+    reserved, so a file entry never takes one over.
+
+    A file entity whose entry is gone but which ingested / curated rows point at (state changes,
+    relationships, extraction appearances, curated aliases) is kept, archived and marked no longer
+    file-backed (``source_path`` empty): moving a card out of the folder and back restores it, rows and
+    all, and un-archives it. A curator's own archive of a file-backed entity is left alone."""
     current: dict[str, tuple] = {}
     existing: dict[str, tuple[int, str]] = {}
-    for eid, pk, source, *values in (
-        Entity.objects.filter(book=book).order_by().values_list("entity_id", "pk", "source", *ENTITY_FIELDS)
+    orphaned: set[str] = set()
+    for eid, pk, source, archived, *values in (
+        Entity.objects.filter(book=book).order_by().values_list("entity_id", "pk", "source", "archived", *ENTITY_FIELDS)
     ):
         existing[eid] = (pk, source)
         current[eid] = tuple(values)
+        if source == "file" and archived and not values[ENTITY_FIELDS.index("source_path")]:
+            orphaned.add(eid)
     reserved = {eid for eid, (_pk, source) in existing.items() if source != "file"}
     issues: list[Issue] = []
     kept: list[EntityData] = []
@@ -323,9 +356,15 @@ def entities_write(*, book: Book, entities: list[EntityData]) -> tuple[int, int,
             updates.append({"pk": existing[e.entity_id][0], **values})  # only the rows whose entry changed
     rows_update(Entity, updates, ENTITY_FIELDS)
     rows_insert(Entity, creates)
+    revived = [existing[eid][0] for eid in orphaned & seen]
+    if revived:
+        Entity.objects.filter(pk__in=revived).update(archived=False)
     stale = [pk for eid, (pk, source) in existing.items() if source == "file" and eid not in seen]
-    if stale:
-        Entity.objects.filter(pk__in=stale).delete()
+    keep = entities_with_attached_rows(pks=stale)
+    if keep:
+        Entity.objects.filter(pk__in=list(keep)).update(archived=True, source_path="")
+    if len(keep) < len(stale):
+        Entity.objects.filter(pk__in=[pk for pk in stale if pk not in keep]).delete()
     pks = dict(Entity.objects.filter(book=book, entity_id__in=seen).order_by().values_list("entity_id", "pk"))
     # One DELETE, not Django's collector (it loads every alias to send post_delete, whose only
     # receiver drops the cached alias automaton: done once below).

@@ -1,7 +1,6 @@
 """``python manage.py export_state <book> [--write | --output PATH]`` — the slim state.json from the database."""
 
 import json
-import shutil
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -9,6 +8,7 @@ from django.utils import timezone
 
 from entities.migration import STATE_PATH, state_export
 from webnovel.exceptions import DomainError
+from webnovel.safefs import book_file_write, file_write, path_inside
 from webnovel.selectors import book_get
 
 
@@ -40,10 +40,18 @@ class Command(BaseCommand):
             self.stdout.write(text, ending="")
             return
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if target.exists():
-                shutil.copy2(target, target.with_name(f"{target.name}.bak-{timezone.now():%Y%m%d-%H%M%S}"))
-            target.write_text(text, encoding="utf-8")
+            if options["output"]:
+                file_write(path=target, text=text)
+            else:
+                root = Path(book.root)
+                current = path_inside(root=root, relative=STATE_PATH)
+                if current.is_file():
+                    # the backup is written through the helper too: a planted symlink at the .bak name is refused
+                    backup = STATE_PATH.with_name(f"{STATE_PATH.name}.bak-{timezone.now():%Y%m%d-%H%M%S}")
+                    book_file_write(root=root, relative=backup, text=current.read_bytes())
+                book_file_write(root=root, relative=STATE_PATH, text=text)
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
         except OSError as exc:
-            raise CommandError(f"无法写入 {target}：{exc}") from exc
+            raise CommandError(f"无法写入 {target}：{exc.strerror or exc}") from exc
         self.stdout.write(json.dumps({"written": str(target), "bytes": len(text.encode("utf-8"))}, ensure_ascii=False))

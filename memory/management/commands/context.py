@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from memory import orchestrator
 from memory.interfaces import context_pack
 from memory.services import memory_hit_record
+from webnovel.bookfs.types import NUMBER_MAX
 from webnovel.exceptions import DomainError
 from webnovel.selectors import book_get
 
@@ -32,6 +33,10 @@ class Command(BaseCommand):
         parser.add_argument("--no-log", action="store_true", help="不记入记忆命中日志")
 
     def handle(self, *args, **options):
+        for name in ("chapter", "diff"):
+            # past 64 bits the number reaches the database as OverflowError: refuse it at the door
+            if options[name] is not None and not 1 <= options[name] <= NUMBER_MAX:
+                raise CommandError(f"章节号必须是 1…{NUMBER_MAX:,} 的整数：{options[name]}")
         try:
             book = book_get(slug=options["book"])
             if options["diff"] is not None:

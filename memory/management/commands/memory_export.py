@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory.selectors import scratchpad_export
 from webnovel.exceptions import DomainError
+from webnovel.safefs import file_write
 from webnovel.selectors import book_get
 
 
@@ -24,8 +25,13 @@ class Command(BaseCommand):
             raise CommandError(exc.message) from exc
         text = json.dumps(data, ensure_ascii=False, indent=2)
         if options["out"]:
-            options["out"].parent.mkdir(parents=True, exist_ok=True)
-            options["out"].write_text(text + "\n", encoding="utf-8")
+            try:
+                options["out"].parent.mkdir(parents=True, exist_ok=True)
+                file_write(path=options["out"], text=text + "\n")  # atomic; a symlink at the target is refused
+            except DomainError as exc:
+                raise CommandError(exc.message) from exc
+            except OSError as exc:
+                raise CommandError(f"无法写入 {options['out']}：{exc.strerror or exc}") from exc
             count = sum(len(v) for v in data.values())
             self.stdout.write(json.dumps({"file": str(options["out"]), "facts": count}, ensure_ascii=False))
         else:

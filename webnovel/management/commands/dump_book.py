@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from webnovel.exceptions import DomainError
 from webnovel.rebuilder import book_dump
+from webnovel.safefs import file_write
 from webnovel.selectors import book_get
 
 
@@ -25,9 +26,9 @@ class Command(BaseCommand):
         if options["output"]:
             path = Path(options["output"])
             try:
-                path.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise CommandError(f"无法写入 {path}：{exc.strerror or exc}") from exc
+                file_write(path=path, text=text)
+            except DomainError as exc:
+                raise CommandError(exc.message) from exc
             self.stdout.write(f"已写入 {path}（{len(text.encode('utf-8'))} 字节）")
         else:
             self.stdout.write(text, ending="")

@@ -4,6 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from webnovel.bookfs.types import NUMBER_MAX
 from webnovel.exceptions import DomainError
 from webnovel.management.commands._report import report_text
 from webnovel.rebuilder import chapter_finalize
@@ -22,8 +23,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="以 JSON 输出报告")
 
     def handle(self, *args, **options):
-        if options["chapter"] < 1:
-            raise CommandError(f"章节号必须是正整数：{options['chapter']}")
+        if not 1 <= options["chapter"] <= NUMBER_MAX:
+            raise CommandError(f"章节号必须是 1…{NUMBER_MAX:,} 的整数：{options['chapter']}")
         try:
             book = book_get(slug=options["book"])
             report = chapter_finalize(book=book, number=options["chapter"])

@@ -10,6 +10,10 @@ from django.core.validators import validate_unicode_slug
 from webnovel.exceptions import DomainError
 from webnovel.importers.folder import txt_book_write
 from webnovel.importers.txt import txt_decode, txt_parse
+from webnovel.safefs import regular_file_read
+
+# A 20-million-character novel is ~60 MB of UTF-8; past this it is not a novel (or not one file).
+TXT_MAX_BYTES = 256 * 1024 * 1024
 
 
 class Command(BaseCommand):
@@ -36,7 +40,11 @@ class Command(BaseCommand):
             except ValidationError as exc:
                 raise CommandError(f"slug 不合法：{options['slug']}（只能含字母、数字、汉字、- 和 _）") from exc
         try:
-            text, encoding = txt_decode(source.read_bytes())
+            data, _mtime = regular_file_read(source, max_bytes=TXT_MAX_BYTES)
+        except OSError as exc:
+            raise CommandError(f"无法读取 txt 文件 {source}：{exc.strerror or exc}") from exc
+        try:
+            text, encoding = txt_decode(data)
         except UnicodeDecodeError as exc:
             raise CommandError(f"无法识别编码：{source}（支持 UTF-8、UTF-16 带 BOM、GB18030）") from exc
         book = txt_parse(text, renumber=options["renumber"])
@@ -46,6 +54,14 @@ class Command(BaseCommand):
         if not book.chapters:
             self._emit(report, options)
             raise CommandError(f"没有找到章节标题：{source}（标题规则见 docs/import.md）")
+        if book.out_of_range:
+            self._emit(report, options)
+            first = book.out_of_range[0]
+            raise CommandError(
+                f"{source}:{first.line}：{first.reason}：{first.text}"
+                + (f"（另有 {len(book.out_of_range) - 1} 处）" if len(book.out_of_range) > 1 else "")
+                + ("" if options["renumber"] else "；章节号可加 --renumber 按出现顺序重新编号")
+            )
         if book.duplicates and not options["renumber"]:
             self._emit(report, options)
             numbers = "、".join(str(n) for n in book.duplicates)
@@ -78,7 +94,9 @@ class Command(BaseCommand):
         for volume in report["volumes"]:
             lines.append(f"  第{volume['number']}卷 {volume['name']}：章节 {volume['chapters']}")
         if report["gaps"]:
-            lines.append("缺号：" + "、".join(str(n) for n in report["gaps"]))
+            shown = "、".join(str(a) if a == b else f"{a}–{b}" for a, b in report["gaps"])
+            more = "……" if sum(b - a + 1 for a, b in report["gaps"]) < report["missing"] else ""
+            lines.append(f"缺号 {report['missing']} 个：{shown}{more}")
         if report["duplicates"]:
             lines.append("重号：" + "、".join(str(n) for n in report["duplicates"]))
         if report["toc_skipped"]:

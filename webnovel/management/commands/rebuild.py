@@ -16,6 +16,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("book_dir", help="书籍文件夹路径（含 book.yaml）；也可只写 WEBNOVEL_BOOKS_DIR 下的文件夹名")
+        parser.add_argument(
+            "--replace",
+            "--force",
+            dest="replace",
+            action="store_true",
+            help="确认替换：允许从另一个文件夹重建已有的书，或删除超过一半的章节（默认拒绝并列出将删除的内容）",
+        )
         parser.add_argument("--json", action="store_true", help="以 JSON 输出报告")
 
     def handle(self, *args, **options):
@@ -25,7 +32,7 @@ class Command(BaseCommand):
         if not root.is_dir():
             raise CommandError(f"书籍文件夹不存在：{root}")
         try:
-            report = book_rebuild(root=root.resolve())
+            report = book_rebuild(root=root.resolve(), replace=options["replace"])
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         if options["json"]:

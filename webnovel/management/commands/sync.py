@@ -18,12 +18,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("book", help="书籍 slug")
+        parser.add_argument(
+            "--replace",
+            "--force",
+            dest="replace",
+            action="store_true",
+            help="确认替换：允许从另一个文件夹重建已有的书，或删除超过一半的章节（默认拒绝并列出将删除的内容）",
+        )
         parser.add_argument("--json", action="store_true", help="以 JSON 输出报告")
 
     def handle(self, *args, **options):
         try:
             book = book_get(slug=options["book"])
-            report = book_sync(book=book)
+            report = book_sync(book=book, replace=options["replace"])
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         if options["json"]:
