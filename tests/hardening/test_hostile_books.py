@@ -37,7 +37,7 @@ def test_the_table_of_cases_answers_as_documented(tmp_path_factory):
         "yaml_nan": ("rc 1", "[yaml_error] 定稿/正文/第1卷/第0005章.md:3  front matter 解析失败：不支持的数值 nan"),
         "nul_in_body": ("rc 1", "[unreadable] 定稿/正文/第1卷/第0005章.md:4  文件含 NUL 字符"),
         "slug_too_long": ("rc 1", "[invalid_value] book.yaml:1  book.yaml 的 slug"),
-        "card_moved_out": ("rc 0", "同步《hostile》：成功"),
+        "card_moved_out": ("rc 0", "同步《敌意之书》：成功"),
     }
     for name, (answer, start) in expected.items():
         result = case_run(by_name[name], tmp_path_factory.mktemp(name))

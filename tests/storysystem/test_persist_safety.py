@@ -63,7 +63,7 @@ def test_query_newlines_and_forged_markers_stay_on_one_line(book, persisted):
     (persisted / "MASTER_SETTING.md").write_text(NOTES + md, encoding="utf-8")
     story_master_build(book=book, query="都市赘婿", persist=True)  # the next persist still works
     again = (persisted / "MASTER_SETTING.md").read_text(encoding="utf-8")
-    assert again.startswith(NOTES + "# tuihun 故事系统总设定") and "- 查询：都市赘婿" in again
+    assert again.startswith(NOTES + "# 《退婚之后》故事系统总设定") and "- 查询：都市赘婿" in again
 
 
 def test_a_planted_symlink_to_a_file_outside_is_refused(book, persisted, tmp_path_factory):
