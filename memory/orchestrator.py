@@ -2,19 +2,20 @@
 
 Why our own: this is the product. Every candidate item is scored with a fixed priority (below), then
 items are taken greedily in (priority, candidate order) until the budget is spent; an item that does
-not fit is skipped (outline, tail and master-outline items are truncated instead when at least
+not fit is skipped (outline, tail, Story System and master-outline items are truncated instead when at least
 ``MIN_TRUNCATED`` tokens remain, to at most half of what remains). Items that are not fit to be read at all (outdated, contradicted or
 tentative facts, state fields already shown) are listed too, skipped, with the reason. Same database
 and same arguments → the same pack, byte for byte (no clock, no set order, ties broken by id).
 
 Layers: ``working`` (this chapter's outline, recent summaries and the last chapter's tail, the
-protagonist's and on-stage characters' state as of the chapter, pacing signals), ``scratchpad``
+protagonist's and on-stage characters' state as of the chapter, pacing signals, the chapter's
+effective Story System), ``scratchpad``
 (facts as of the chapter: constraints, world rules, open loops, reader promises, on-stage subjects'
 facts) and ``episodic`` (BM25 / embedding retrieval over older chapters' summaries and scenes).
 
 Priorities (write task; docs/memory.md has the table and the review / query variants):
 100 outline · 97 this chapter's summary (review) · 95 secret constraints · 92 protagonist state ·
-90 previous tail · 89 previous summary · 88 other constraints · 87 last hook · 84–81 older summaries ·
+90 previous tail · 89 previous summary · 88 other constraints · 87 last hook · 86 Story System · 84–81 older summaries ·
 80–73 on-stage states · 78 story time · 76 pacing · 74 / 58 world rules (mentioned / not) ·
 78 / 70 open loops (due, overdue or in the outline / not) · 66 reader promises · 62 on-stage character facts · 55 story facts ·
 52–45 retrieved chunks · 50 timeline events · 40 master outline.
