@@ -23,6 +23,7 @@ from memory.orchestrator import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, TASKS, b
 from threads import selectors as thread_selectors
 from threads.models import Thread
 from webnovel.exceptions import DomainError, InvalidInput, NotFound
+from webnovel.fingerprint import RICHNESS_WINDOW
 from webnovel.models import Book
 from webnovel.selectors import book_get
 
@@ -319,6 +320,9 @@ STYLE_FEATURE_NAMES = {
     "questions_per_1k": "问号（每千字）",
     "ellipses_per_1k": "省略号（每千字）",
     "commas_per_sentence": "每句逗号数",
+    "sentence_length_variance": "句长方差（字²）",
+    "vocabulary_richness": f"词汇丰富度（每 {RICHNESS_WINDOW} 字的字种比）",
+    "common_phrase_ratio": "常用短语占比",
 }
 LEAK_REASONS = {"reader_not_told": "读者尚未被告知", "pov_unaware": "视角人物此时不知情"}
 
