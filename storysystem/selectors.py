@@ -287,6 +287,7 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
         "required_payoffs": split_multi(fields.get("必选爽点", "")),
         "genre_filter": genre_filter,
         "weight": _row_weight(top),
+        "reason": None,
     }
     ruling = _ruling(route, query)
     route["ruling"] = _ruling_out(ruling) if ruling else None

@@ -1,6 +1,7 @@
 """The same behaviour through the CLI (story_system, story), REST and the admin."""
 
 import json
+from io import StringIO
 
 import pytest
 from django.core.management import call_command
@@ -279,3 +280,18 @@ def test_admin_entry_extra_must_be_an_object_and_numbers_become_text(staff):
     assert staff.post(f"/admin/storysystem/referenceentry/{entry.pk}/change/", data).status_code == 302
     entry.refresh_from_db()
     assert entry.extra["节奏类型"] == "3" and entry.raw[10] == "3"
+
+
+def test_rest_and_cli_routes_say_why_they_fall_back(book, client):
+    from webnovel.services import apikey_create
+
+    _, raw = apikey_create(name="route", scope="read", book=None)
+    rest = client.get(f"{BASE}/route", {"q": "随便写点什么"}, HTTP_X_API_KEY=raw).json()
+    out = StringIO()
+    call_command("story", "story-system-route", "tuihun", "随便写点什么", stdout=out)
+    cli = json.loads(out.getvalue())
+    assert rest == cli
+    assert (rest["method"], rest["primary"]) == ("generic", None)
+    assert rest["reason"].startswith("查询没有点名任何题材")
+    chosen = client.get(f"{BASE}/route", {"q": "玄幻退婚流"}, HTTP_X_API_KEY=raw).json()
+    assert (chosen["method"], chosen["reason"]) == ("keyword", None)
