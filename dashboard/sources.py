@@ -90,7 +90,7 @@ def style_series(*, book: Book, window: int) -> dict:
     ranges: dict[int, list[tuple[int, dict]]] = {}
     for chapter, features in per_chapter:
         ranges.setdefault((chapter - 1) // window, []).append((chapter, features))
-    series: dict[str, list[tuple[int, float]]] = {name: [] for name in core_selectors.STYLE_FEATURES}
+    series: dict[str, list[tuple[int, float]]] = {name: [] for name in core_selectors.STYLE_FEATURE_NAMES}
     labels = []
     for key in sorted(ranges):
         chapters = [c for c, _ in ranges[key]]

@@ -18,6 +18,7 @@ from django.urls import NoReverseMatch, reverse
 from dashboard import charts, selectors, sources
 from entities import selectors as entity_selectors
 from entities.models import Entity
+from entities.state_labels import state_field_label
 from memory.orchestrator import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, TASKS, build_memory_pack
 from threads import selectors as thread_selectors
 from threads.models import Thread
@@ -29,6 +30,7 @@ from webnovel.exceptions import (
     NotFound,
     database_busy,
 )
+from webnovel.fingerprint import RICHNESS_WINDOW
 from webnovel.models import Book
 from webnovel.selectors import book_get
 
@@ -281,23 +283,6 @@ def display_value(value: Any) -> str:
     return str(value)
 
 
-# The usual state keys of character cards (docs/book-format.md) in the authors' words; others as written.
-STATE_FIELD_NAMES = {
-    "realm": "境界",
-    "location": "位置",
-    "status": "状态",
-    "possessions": "持有物",
-    "faction": "势力",
-    "title": "称号",
-    "age": "年龄",
-    "identity": "身份",
-    "skills": "功法",
-    "spirit_stones": "灵石",
-    "wound": "伤势",
-    "attitude": "态度",
-}
-
-
 STATE_OP_NAMES = {"set": "设为", "unset": "清除", "add": "加入", "remove": "移除", "inc": "增加"}
 
 
@@ -332,13 +317,13 @@ def entity_detail(request: HttpRequest, slug: str, entity_id: str) -> HttpRespon
     for change in changes:
         change["applied"] = as_of is None or change["chapter"] <= as_of
         change["new_text"] = display_value(change["new"])
-        change["field_name"] = STATE_FIELD_NAMES.get(change["field"], change["field"])
+        change["field_name"] = state_field_label(change["field"])
         change["op_name"] = STATE_OP_NAMES.get(change["op"], change["op"])
         change["old_text"] = display_value(change["old"]) if change["old"] is not None else ""
     ctx = _book_context(book, "entities")
     ctx.update(
         entity=detail,
-        state_rows=[(k, STATE_FIELD_NAMES.get(k, k), display_value(v)) for k, v in detail["state"].items()],
+        state_rows=[(k, state_field_label(k), display_value(v)) for k, v in detail["state"].items()],
         as_of=as_of,
         as_of_choices=_as_of_choices(changes, current),
         current_chapter=current,
@@ -376,6 +361,9 @@ STYLE_FEATURE_NAMES = {
     "questions_per_1k": "问号（每千字）",
     "ellipses_per_1k": "省略号（每千字）",
     "commas_per_sentence": "每句逗号数",
+    "sentence_length_variance": "句长方差（字²）",
+    "vocabulary_richness": f"词汇丰富度（每 {RICHNESS_WINDOW} 字的字种比）",
+    "common_phrase_ratio": "常用短语占比",
 }
 LEAK_REASONS = {"reader_not_told": "读者尚未被告知", "pov_unaware": "视角人物此时不知情"}
 

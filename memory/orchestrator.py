@@ -2,19 +2,20 @@
 
 Why our own: this is the product. Every candidate item is scored with a fixed priority (below), then
 items are taken greedily in (priority, candidate order) until the budget is spent; an item that does
-not fit is skipped (outline, tail and master-outline items are truncated instead when at least
+not fit is skipped (outline, tail, Story System and master-outline items are truncated instead when at least
 ``MIN_TRUNCATED`` tokens remain, to at most half of what remains). Items that are not fit to be read at all (outdated, contradicted or
 tentative facts, state fields already shown) are listed too, skipped, with the reason. Same database
 and same arguments → the same pack, byte for byte (no clock, no set order, ties broken by id).
 
 Layers: ``working`` (this chapter's outline, recent summaries and the last chapter's tail, the
-protagonist's and on-stage characters' state as of the chapter, pacing signals), ``scratchpad``
+protagonist's and on-stage characters' state as of the chapter, pacing signals, the chapter's
+effective Story System), ``scratchpad``
 (facts as of the chapter: constraints, world rules, open loops, reader promises, on-stage subjects'
 facts) and ``episodic`` (BM25 / embedding retrieval over older chapters' summaries and scenes).
 
 Priorities (write task; docs/memory.md has the table and the review / query variants):
 100 outline · 97 this chapter's summary (review) · 95 secret constraints · 92 protagonist state ·
-90 previous tail · 89 previous summary · 88 other constraints · 87 last hook · 84–81 older summaries ·
+90 previous tail · 89 previous summary · 88 other constraints · 87 last hook · 86 Story System · 84–81 older summaries ·
 80–73 on-stage states · 78 story time · 76 pacing · 74 / 58 world rules (mentioned / not) ·
 78 / 70 open loops (due, overdue or in the outline / not) · 66 reader promises · 62 on-stage character facts · 55 story facts ·
 52–45 retrieved chunks · 50 timeline events · 40 master outline.
@@ -26,12 +27,15 @@ from typing import Any
 
 from django.conf import settings
 
+from entities.state_labels import state_field_label
 from memory import selectors
+from memory.derivation import value_text
 from memory.models import Fact
 from memory.retrieval import chunks_search, text_terms
 from memory.tokens import tokens_estimate, tokens_truncate
+from storysystem.selectors import chapter_effective
 from threads.selectors import thread_hangs
-from webnovel.exceptions import InvalidInput
+from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.models import Book
 
 TASKS = ("write", "review", "query")
@@ -44,6 +48,7 @@ LAYER_ORDER = {"working": 0, "scratchpad": 1, "episodic": 2}
 
 C = Fact.Category
 CATEGORY_LABELS = dict(Fact.Category.choices)
+EMPTY_VALUE = value_text(None)  # how a cleared state value is written into a fact
 
 
 @dataclass
@@ -83,10 +88,69 @@ def _check(*, chapter: int, task: str, budget_tokens: int) -> None:
         )
 
 
-def _state_text(state: dict[str, Any]) -> str:
-    from memory.derivation import value_text
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str | list | tuple | dict) and not value)
 
-    return "；".join(f"{k}：{value_text(state[k])}" for k in sorted(state)) or "（无状态记录）"
+
+def _state_text(state: dict[str, Any]) -> str:
+    # Authors' labels (境界, not realm), the dashboard's table; a cleared key says nothing useful.
+    parts = [f"{state_field_label(k)}：{value_text(state[k])}" for k in sorted(state) if not _empty(state[k])]
+    return "；".join(parts) or "（无状态记录）"
+
+
+def _fact_title(fact: Any) -> str:
+    # Setting facts (source chapter 0) come from the book's files, not from a chapter.
+    title = f"{CATEGORY_LABELS[fact.category]}·{fact.subject}·{state_field_label(fact.field)}"
+    if fact.source_chapter:
+        return f"{title}（第{fact.source_chapter}章）"
+    return title if fact.field == "设定" else f"{title}（设定）"
+
+
+STORY_SYSTEM_PRIORITY = 86
+
+
+def _story_system_item(*, book: Book, chapter: int) -> Item:
+    """The chapter's effective Story System (the master setting merged with the chapter's override):
+    tone, pacing and the other constraint fields, then the merged anti-patterns."""
+    item = Item(
+        id="story_system",
+        layer="working",
+        kind="story_system",
+        title=f"故事系统·第{chapter}章生效设定",
+        text="",
+        priority=STORY_SYSTEM_PRIORITY,
+        truncatable=True,
+    )
+    try:
+        effective = chapter_effective(book=book, chapter=chapter)
+    except NotFound as exc:
+        item.reason = f"未纳入：{exc.message}"
+        return item
+    if effective["has_chapter_override"]:
+        item.title += "（总设定＋本章覆盖）"
+    anti_texts = {a["text"] for a in effective["anti_patterns"]}
+    lines = []
+    for name, field in effective["fields"].items():
+        if _empty(field["value"]):
+            continue
+        if isinstance(field["value"], list) and anti_texts.issuperset(field["value"]):
+            continue  # 全局毒点: already in the merged anti-patterns below
+        mark = (
+            "（本章）"
+            if field["origin"] == "chapter"
+            else "（含本章追加）"
+            if field["origin"] == "master+chapter"
+            else ""
+        )
+        lines.append(f"{name}{mark}：{value_text(field['value'])}")
+    anti = [a["text"] + ("（本章）" if a.get("origin") == "chapter" else "") for a in effective["anti_patterns"]]
+    if anti:
+        lines.append(f"禁忌（毒点，{len(anti)} 条）：" + "；".join(anti))
+    if not lines:
+        item.reason = "未纳入：总设定没有任何调性、节奏或禁忌（通用路由）"
+        return item
+    item.text = "\n".join(lines)
+    return item
 
 
 def _working_items(
@@ -187,13 +251,22 @@ def _working_items(
     if not simple:
         p = selectors.pacing_signals(book=book, chapter=chapter)
         lines = []
-        lines.append(
-            f"距上次大爽：{p['since_big_payoff']} 章" if p["since_big_payoff"] is not None else "近 200 章没有大爽"
-        )
-        if p["since_small_payoff"] is not None:
-            lines.append(f"距上次小爽：{p['since_small_payoff']} 章")
-        if p["moods"]:
-            seq = " → ".join(f"{m['chapter']}{m['mood'] or '?'}/{m['position'] or '?'}" for m in p["moods"])
+        if p["too_few_chapters"]:
+            lines.append(
+                f"前文仅 {p['chapters_seen']} 章，章数太少，暂不判断爽点节奏（满 {p['min_chapters']} 章后给出）"
+            )
+        else:
+            lines.append(
+                f"距上次大爽：{p['since_big_payoff']} 章"
+                if p["since_big_payoff"] is not None
+                else f"近 {p['chapters_seen']} 章没有大爽"
+            )
+            if p["since_small_payoff"] is not None:
+                lines.append(f"距上次小爽：{p['since_small_payoff']} 章")
+        # Chapters without a recorded mood or position say nothing: they are left out, not shown as ?/?.
+        marked = [m for m in p["moods"] if m["mood"] or m["position"]]
+        if marked:
+            seq = " → ".join(f"{m['chapter']}{m['mood'] or '—'}/{m['position'] or '—'}" for m in marked)
             lines.append(f"最近情绪/位置：{seq}")
         if p["weak_hook_streak"]:
             lines.append(f"连续弱钩子：{p['weak_hook_streak']} 章（上限 {p['weak_hook_limit']}）")
@@ -202,6 +275,7 @@ def _working_items(
         items.append(
             Item(id="pacing", layer="working", kind="pacing", title="节奏信号", text="\n".join(lines), priority=76)
         )
+        items.append(_story_system_item(book=book, chapter=chapter))
         for s in selectors.master_outline(book=book):
             items.append(
                 Item(
@@ -237,10 +311,15 @@ def _fact_items(
     latest_outdated: dict[tuple[str, str, str], tuple[selectors.FactRow, str]] = {}
     for fact, status, reason in rows:
         g = (fact.category, fact.subject, fact.field)
-        title = f"{CATEGORY_LABELS[fact.category]}·{fact.subject}·{fact.field}（第{fact.source_chapter}章）"
+        title = _fact_title(fact)
         item = Item(
             id=f"fact:{fact.key}", layer="scratchpad", kind=fact.category, title=title, text=fact.value, priority=0
         )
+        if not fact.value.strip() or fact.value.strip() == EMPTY_VALUE:
+            # A cleared value (a healed wound) is not something to tell the writer: listed, never read.
+            item.reason = "空值，未采用"
+            items.append(item)
+            continue
         if status == Fact.Status.OUTDATED:
             closed_recently = fact.closed_chapter is not None and as_of - fact.closed_chapter < 10
             if reason == "重复":
@@ -310,7 +389,7 @@ def _fact_items(
                 id=f"fact:{fact.key}",
                 layer="scratchpad",
                 kind=fact.category,
-                title=f"{CATEGORY_LABELS[fact.category]}·{fact.subject}·{fact.field}（第{fact.source_chapter}章）",
+                title=_fact_title(fact),
                 text=fact.value,
                 priority=0,
                 reason=f"已过时：{reason}",

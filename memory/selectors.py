@@ -311,6 +311,10 @@ def pacing_signals(*, book: Book, chapter: int, window: int = 10) -> dict[str, A
             if kind and kind not in touched:
                 touched[kind] = number
     return {
+        # Fewer chapters than the window: no payoff rhythm can be judged yet (a young book).
+        "chapters_seen": len(rows),
+        "min_chapters": window,
+        "too_few_chapters": len(rows) < window,
         "since_big_payoff": (chapter - last_big) if last_big else None,
         "since_small_payoff": (chapter - last_small) if last_small else None,
         "moods": [{"chapter": n, "mood": m, "position": p} for n, m, p, _ in recent],

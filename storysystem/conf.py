@@ -41,6 +41,39 @@ DEFAULTS: dict[str, Any] = {
     # canonical_genre is our addition (weakest): "一本悬疑小说" should reach a 悬疑 route.
     "route_field_weights": {"题材/流派": 3.0, "题材别名": 2.0, "默认查询词": 1.0, "canonical_genre": 0.5},
     "fuzzy_threshold": 0.6,
+    # Genre profiles (an everyday request that names no genre): BM25 over one document per routing
+    # row, field weights of the row's own columns, then of the keyword columns of every entry of
+    # the other tables written for the row's genre. Tuned on the dev set of
+    # tests/storysystem/routing_requests.py only.
+    "route_profile_weights": {
+        "题材/流派": 3.0,
+        "题材别名": 3.0,
+        "关键词": 3.0,
+        "默认查询词": 2.5,
+        "意图与同义词": 2.0,
+        "必选爽点": 1.5,
+        "核心调性": 1.5,
+        "节奏策略": 1.5,
+        "毒点": 1.0,
+        "核心摘要": 1.0,
+        "详细展开": 1.0,
+        "大模型指令": 1.0,
+    },
+    "route_profile_library_weights": {
+        "关键词": 1.0,
+        "意图与同义词": 0.8,
+        "核心摘要": 0.3,
+        "详细展开": 0.2,
+        "大模型指令": 0.2,
+    },
+    "route_profile_unigrams": True,
+    "route_profile_unigram_weight": 0.5,
+    "route_profile_k1": 1.2,
+    "route_profile_b": 0.75,
+    # Accept the best profile only with this score, and this far ahead of the runner-up
+    # ((best − second) / best): below either the request is too vague and falls back.
+    "route_profile_min_score": 4.0,
+    "route_profile_margin": 0.02,
     "generic_base_tables": ["命名规则", "人设与关系", "金手指与设定"],
     "generic_dynamic_tables": ["桥段套路", "爽点与节奏", "场景写法"],
     "base_top_k": 1,

@@ -55,6 +55,7 @@ class RouteOut(Schema):
     genre_filter: list[str]
     weight: float
     ruling: dict[str, Any] | None
+    reason: str | None  # why nothing was chosen (generic route only; null otherwise)
 
 
 class StorySystemOut(Schema):

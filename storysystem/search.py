@@ -82,6 +82,9 @@ class Index:
     postings: dict[str, tuple[array, array]] = field(default_factory=dict)
     doc_terms: list[frozenset[str]] = field(default_factory=list)
     doc_by_key: dict[tuple[str, str, str], Doc] = field(default_factory=dict)
+    # The genre profiles of the routing rows: built on the first route, not with the index (a search
+    # never needs them).
+    profiles: "RouteProfiles | None" = None
 
     def genre_docs(self, *, table: str, genres: list[str]) -> list[Doc]:
         """The table's entries in file order: those written for one of ``genres`` first, then 全部."""
@@ -245,6 +248,7 @@ def index_get() -> Index:
     token = row[0] if row else ""
     # The settings that shape the index are part of its key (tests and admins may change them).
     token += repr((anti_pattern_fields(), conf("field_weights"), conf("bm25_k1"), conf("bm25_b")))
+    token += repr([conf(name) for name in PROFILE_SETTINGS])
     current = _cached
     if current is not None and current.token == token:
         return current
@@ -266,3 +270,154 @@ def index_get() -> Index:
             if was_enabled:
                 gc.enable()
         return _cached
+
+
+# ---------------------------------------------------------------- genre profiles (routing)
+
+ROUTE_NAME = "题材/流派"
+# Columns that hold terms (tags), as opposed to prose.
+TAG_COLUMNS = frozenset({ROUTE_NAME, "canonical_genre", "题材别名", "关键词", "默认查询词", "意图与同义词", "必选爽点"})
+PROFILE_SETTINGS = (
+    "route_profile_weights",
+    "route_profile_library_weights",
+    "route_profile_unigrams",
+    "route_profile_unigram_weight",
+    "route_profile_k1",
+    "route_profile_b",
+)
+# A routing row's genre keys: entries of other tables written for one of these genres feed the
+# row's profile.
+_ROUTE_KEYS = (ROUTE_NAME, "canonical_genre", "题材别名")
+
+
+@dataclass
+class RouteProfiles:
+    """One BM25 document per routing row: the row's own routing columns plus the keyword columns
+    of every library entry written for the row's genre. IDF is over the routing rows, so a term
+    every genre shares (写法, 主角) weighs nothing and a term one genre owns (入赘, 丧尸) weighs most."""
+
+    rows: list[Doc]
+    # term -> [(row index, contribution, field the contribution mostly came from)]
+    postings: dict[str, list[tuple[int, float, str]]]
+
+    def score(self, query: str) -> list[tuple[float, int, list[dict[str, Any]]]]:
+        """(score, row index, evidence) for every row sharing a term with ``query``, best first."""
+        scores: dict[int, float] = defaultdict(float)
+        evidence: dict[int, list[tuple[float, str, str]]] = defaultdict(list)
+        unigram = float(conf("route_profile_unigram_weight"))
+        for term in profile_terms(query):
+            scale = unigram if len(term) == 1 else 1.0
+            for row_idx, contribution, source in self.postings.get(term, ()):
+                contribution *= scale
+                scores[row_idx] += contribution
+                evidence[row_idx].append((contribution, term, source))
+        out = []
+        for row_idx, total in scores.items():
+            top = sorted(evidence[row_idx], key=lambda e: (-e[0], e[1]))[:8]
+            out.append(
+                (
+                    total,
+                    row_idx,
+                    [
+                        {"field": source, "term": term, "match": "profile", "score": round(c, 3)}
+                        for c, term, source in top
+                    ],
+                )
+            )
+        out.sort(key=lambda h: (-h[0], self.rows[h[1]].library != "seed", self.rows[h[1]].code))
+        return out
+
+
+# Function characters of written Chinese. Without a segmenter, a bigram holding one mostly spans
+# a word boundary (后的, 院里, 就被): in a genre profile such bigrams are noise, not vocabulary.
+FUNCTION_CHARS = frozenset(
+    "的了着过是在和与及或就被把给对从向于也都又还很太更最个这那些么之其而且但若所为吗呢吧啊呀嘛得地"
+)
+
+
+def profile_terms(text: str) -> list[str]:
+    """The distinct terms of ``text`` for a genre profile: the search tokens without the bigrams
+    holding a function character, plus, when ``route_profile_unigrams`` is on, single CJK
+    characters."""
+    terms = [t for t in tokenize(text) if len(t) != 2 or not (set(t) & FUNCTION_CHARS)]
+    if conf("route_profile_unigrams"):
+        terms += [c for c in text.lower() if _CJK.match(c) and c not in FUNCTION_CHARS]
+    return list(dict.fromkeys(terms))
+
+
+def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
+    """The genre profiles of the routing rows among ``docs`` (see ``RouteProfiles``)."""
+    weights: dict[str, float] = conf("route_profile_weights")
+    library_weights: dict[str, float] = conf("route_profile_library_weights")
+    k1, b = float(conf("route_profile_k1")), float(conf("route_profile_b"))
+    rows = [d for d in docs if ROUTE_NAME in d.payload["fields"]]
+    keys = []
+    for row in rows:
+        fields = row.payload["fields"]
+        keys.append({v for name in _ROUTE_KEYS for v in split_multi(fields.get(name, "")) if v != "全部"})
+    tf: list[dict[str, float]] = [defaultdict(float) for _ in rows]
+    best: list[dict[str, tuple[float, str]]] = [{} for _ in rows]
+    # Without a segmenter, a bigram of prose is as often a word boundary (改写|点) as a word: prose
+    # columns contribute only the bigrams the library itself uses as a tag somewhere.
+    vocabulary = {t for d in docs for cell in (*d.payload["keywords"], *d.payload["intents"]) for t in tokenize(cell)}
+    for row in rows:
+        for name in TAG_COLUMNS:
+            vocabulary.update(tokenize(row.payload["fields"].get(name, "")))
+
+    def terms_of(text: str, source: str) -> list[str]:
+        terms = profile_terms(text)
+        if source.rsplit(".", 1)[-1] in TAG_COLUMNS:
+            return terms
+        return [t for t in terms if len(t) == 1 or t in vocabulary]
+
+    def add(targets: list[int], terms: list[str], weight: float, source: str) -> None:
+        for row_idx in targets:
+            row_tf, row_best = tf[row_idx], best[row_idx]
+            for term in terms:
+                row_tf[term] += weight
+                if weight > row_best.get(term, (0.0, ""))[0]:
+                    row_best[term] = (weight, source)
+
+    for row_idx, row in enumerate(rows):
+        p = row.payload
+        own = {**p["fields"], **p["anti_pattern_cells"], "关键词": "|".join(p["keywords"])}
+        own |= {"意图与同义词": "|".join(p["intents"]), "核心摘要": p["summary"], "详细展开": p["detail"]}
+        own["大模型指令"] = p["instruction"]
+        for name, weight in weights.items():
+            for value in split_multi(own.get(name, "")):
+                add([row_idx], terms_of(value, name), weight, name)
+    for doc in docs:
+        if ROUTE_NAME in doc.payload["fields"]:
+            continue
+        genres = doc.genres - {"全部"}
+        targets = [i for i, k in enumerate(keys) if k & genres]
+        if not targets:
+            continue
+        p = doc.payload
+        cells = {"关键词": p["keywords"], "意图与同义词": p["intents"], "核心摘要": [p["summary"]]}
+        cells |= {"详细展开": [p["detail"]], "大模型指令": [p["instruction"]]}
+        for name, weight in library_weights.items():
+            source = f"{doc.table}.{name}"
+            for value in cells.get(name) or split_multi(p["fields"].get(name, "")):
+                add(targets, terms_of(value, name), weight, source)
+    n = len(rows)
+    lengths = [sum(t.values()) for t in tf]
+    avg = (sum(lengths) / n) if n else 1.0
+    df: Counter[str] = Counter(term for t in tf for term in t)
+    postings: dict[str, list[tuple[int, float, str]]] = defaultdict(list)
+    for row_idx, terms in enumerate(tf):
+        norm = 1 - b + b * lengths[row_idx] / (avg or 1.0)
+        for term, w in terms.items():
+            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+            postings[term].append((row_idx, idf * w * (k1 + 1) / (w + k1 * norm), best[row_idx][term][1]))
+    return RouteProfiles(rows=rows, postings=dict(postings))
+
+
+def route_profiles_get() -> RouteProfiles:
+    """The genre profiles of the current index (built once per library version)."""
+    index = index_get()
+    if index.profiles is None:
+        with _lock:
+            if index.profiles is None:
+                index.profiles = route_profiles_build(docs=index.docs)
+    return index.profiles

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from storysystem.conf import LIST_FIELDS, MASTER_FIELDS, SETTING_FIELDS, anti_pattern_fields, conf
 from storysystem.models import StorySetting
-from storysystem.search import Doc, index_get, index_pinned, split_multi
+from storysystem.search import Doc, index_get, index_pinned, route_profiles_get, split_multi
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.models import Book
 
@@ -177,26 +177,85 @@ def _rank(hits: list[tuple[float, Doc, list[dict[str, Any]]]]) -> list[tuple[flo
     return sorted(hits, key=lambda h: (-h[0], h[1].library != "seed", h[1].code))
 
 
+STRONG_FIELDS = frozenset({ROUTE_NAME, "题材别名"})
+
+
+# Columns that hold terms (tags), as opposed to prose: one term from a tag is evidence on its own.
+TAG_FIELDS = frozenset({ROUTE_NAME, "题材别名", "关键词", "默认查询词", "意图与同义词", "必选爽点"})
+
+
+def _profile_supported(evidence: list[dict[str, Any]]) -> bool:
+    """Whether a profile match rests on more than one coincidental bigram of a prose column: two
+    distinct words (two characters or more), or one from a tag column (this row's or a library
+    entry's ``关键词`` / ``意图与同义词``)."""
+    words = [e for e in evidence if len(e["term"]) > 1]
+    return len(words) >= 2 or any(e["field"].rsplit(".", 1)[-1] in TAG_FIELDS for e in words)
+
+
+def _profile_hits(query: str) -> tuple[list[tuple[float, Doc, list[dict[str, Any]]]], str]:
+    """The genre-profile ranking of ``query`` when its best row is clear enough, else ([], the
+    reason it is not): the best score must reach ``route_profile_min_score`` and lead the runner-up
+    by ``route_profile_margin`` of itself."""
+    profiles = route_profiles_get()
+    scored = [(s * _row_weight(profiles.rows[i]), profiles.rows[i], ev) for s, i, ev in profiles.score(query)]
+    ranked = _rank(scored)
+    minimum, margin = float(conf("route_profile_min_score")), float(conf("route_profile_margin"))
+    if not ranked:
+        return [], "查询与任何题材的画像都没有共同的词"
+    best = ranked[0][0]
+    second = ranked[1][0] if len(ranked) > 1 else 0.0
+    if best < minimum:
+        return (
+            [],
+            f"题材画像最高分 {best:.2f}（{ranked[0][1].payload['fields'].get(ROUTE_NAME, '')}）低于阈值 {minimum:g}",
+        )
+    if not _profile_supported(ranked[0][2]):
+        term = ranked[0][2][0]["term"]
+        return (
+            [],
+            f"题材画像只凭正文里一个偶然的词「{term}」（{ranked[0][1].payload['fields'].get(ROUTE_NAME, '')}），不足为据",
+        )
+    if best - second < margin * best:
+        names = "、".join(h[1].payload["fields"].get(ROUTE_NAME, "") for h in ranked[:2])
+        return [], f"题材画像前两名（{names}）分差 {best - second:.2f} 不足最高分的 {margin:.0%}，无法判定"
+    return ranked, ""
+
+
 def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
-    """The route for ``query``: explicit genre wins; else keyword hits on 题材/流派, 题材别名 and
-    默认查询词 ranked by weight (primary + candidates, each with its evidence); else the closest
-    genre by fuzzy matching; else the generic route."""
+    """The route for ``query``: explicit genre wins; else keyword hits naming a genre (题材/流派,
+    题材别名); else the genre profile (every routing column plus the keyword columns of the entries
+    written for the genre, BM25 with IDF over the genres) when its best row is clear; else the weaker
+    keyword hits (默认查询词, canonical_genre); else the closest genre by fuzzy matching; else the
+    generic route, with the reason. Every non-generic route carries its evidence."""
     query = (query or "").strip()
     genre = (genre or "").strip()
     rows = _route_rows()
-    method, ranked = "generic", []
+    method, ranked, reason = "generic", [], ""
     if genre:
         ranked = _rank(_explicit_hits(genre, query, rows))
         if not ranked:
             ranked = _rank(_fuzzy_hits(genre, rows))
         method = "explicit"
-    if not ranked and query:
-        ranked, method = _rank(_keyword_hits(query, rows)), "keyword"
         if not ranked:
-            ranked, method = _rank(_fuzzy_hits(query, rows)), "fuzzy"
+            reason = f"题材「{genre}」不在路由表中，也没有相近的题材"
+    if not ranked and query:
+        keyword = _rank(_keyword_hits(query, rows))
+        if keyword and any(e["field"] in STRONG_FIELDS for e in keyword[0][2]):
+            ranked, method = keyword, "keyword"
+        else:
+            ranked, why = _profile_hits(query)
+            method = "profile"
+            if not ranked and keyword:
+                ranked, method = keyword, "keyword"
+            if not ranked:
+                ranked, method = _rank(_fuzzy_hits(query, rows)), "fuzzy"
+            if not ranked:
+                why = f"查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；{why}"
+                reason = f"{reason}；{why}" if reason else why
     if not ranked:
         return {
             "method": "generic",
+            "reason": reason or "没有查询词也没有题材",
             "genre": genre or GENERIC,
             "canonical_genre": genre or GENERIC,
             "primary": None,
@@ -228,6 +287,7 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
         "required_payoffs": split_multi(fields.get("必选爽点", "")),
         "genre_filter": genre_filter,
         "weight": _row_weight(top),
+        "reason": None,
     }
     ruling = _ruling(route, query)
     route["ruling"] = _ruling_out(ruling) if ruling else None

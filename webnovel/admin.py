@@ -96,8 +96,8 @@ class TimelineRowAdmin(admin.ModelAdmin):
 
 @admin.register(Fingerprint)
 class FingerprintAdmin(admin.ModelAdmin):
-    list_display = ["book", "start_chapter", "end_chapter"]
-    list_filter = ["book"]
+    list_display = ["book", "start_chapter", "end_chapter", "is_baseline"]
+    list_filter = ["book", "is_baseline"]
     list_select_related = ["book"]
     show_full_result_count = False
 

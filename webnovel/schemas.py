@@ -138,10 +138,23 @@ class StyleFeatureOut(Schema):
     drifted: bool
 
 
+class StylePhraseOut(Schema):
+    phrase: str
+    count: int
+    per_10k: float
+
+
+class StyleCommonPhrasesOut(Schema):
+    baseline: list[StylePhraseOut]
+    current: list[StylePhraseOut]
+    new: list[str]
+
+
 class StyleDriftOut(Schema):
     baseline: StyleRangeOut
     current: StyleRangeOut
     features: list[StyleFeatureOut]
+    common_phrases: StyleCommonPhrasesOut
 
 
 class ThreadCountsOut(Schema):

@@ -11,7 +11,7 @@ from typing import Any
 from django.db.models import Count, F, Max, Min, Q, Sum
 
 from webnovel.exceptions import InvalidInput, NotFound
-from webnovel.fingerprint import fingerprints_sum
+from webnovel.fingerprint import RICHNESS_WINDOW, fingerprints_sum
 from webnovel.models import Book, Chapter, Document, Fingerprint, Section, TimelineRow, Volume
 
 # Limits of the text reads: an agent asks for a few hundred characters of a few chapters.
@@ -365,7 +365,17 @@ STYLE_FEATURES: dict[str, tuple[str, str, float]] = {
     "ellipses_per_1k": ("ellipses", "chars", 1000.0),
     "commas_per_sentence": ("commas", "sentences", 1.0),
 }
+# Features that are not one ratio of two counts (docs/book-format.md, "Fingerprints"):
+# sentence_length_variance — population variance of sentence lengths (characters²), from the
+#   count, sum and sum of squares of the lengths, so a range's variance is exact;
+# vocabulary_richness — mean type/token ratio of fixed windows of RICHNESS_WINDOW Chinese characters
+#   (does not fall as a range grows, unlike a plain type/token ratio);
+# common_phrase_ratio — share of four-character phrases that are one of their chapter's common
+#   phrases (used three times or more in it).
+DERIVED_FEATURES = ("sentence_length_variance", "vocabulary_richness", "common_phrase_ratio")
+STYLE_FEATURE_NAMES = (*STYLE_FEATURES, *DERIVED_FEATURES)
 STYLE_DRIFT_FLAG = 0.2  # |relative change| above which a feature is flagged
+COMMON_PHRASES_SHOWN = 10
 
 
 def _fingerprint_sum(*, book: Book, start: int, end: int) -> tuple[dict[str, float], int]:
@@ -382,6 +392,14 @@ def fingerprint_features_derive(*, totals: dict[str, float]) -> dict[str, float]
     for name, (num, den, scale) in STYLE_FEATURES.items():
         if num in totals and totals.get(den):
             out[name] = round(totals[num] / totals[den] * scale, 4)
+    n = totals.get("sentence_lengths")
+    if n:
+        mean = totals["sentence_length_sum"] / n
+        out["sentence_length_variance"] = round(max(0.0, totals["sentence_length_sq"] / n - mean * mean), 4)
+    if totals.get("richness_windows"):
+        out["vocabulary_richness"] = round(totals["richness_types"] / (totals["richness_windows"] * RICHNESS_WINDOW), 4)
+    if totals.get("phrase_ngrams"):
+        out["common_phrase_ratio"] = round(totals["phrase_repeats"] / totals["phrase_ngrams"], 4)
     return out
 
 
@@ -397,6 +415,14 @@ def _no_style_baseline(book: Book) -> NotFound:
         f"（以第{first}–{last}章为基线），然后运行 sync。",
         extra={"book": book.slug, "field": "style_baseline", "example": example},
     )
+
+
+def _common_phrases(totals: dict) -> list[dict]:
+    per = 10_000 / totals["cjk_chars"] if totals.get("cjk_chars") else 0.0
+    return [
+        {"phrase": phrase, "count": count, "per_10k": round(count * per, 2)}
+        for phrase, count in list(totals.get("phrases", {}).items())[:COMMON_PHRASES_SHOWN]
+    ]
 
 
 def style_drift(*, book: Book, last: int | None = None) -> dict:
@@ -418,7 +444,7 @@ def style_drift(*, book: Book, last: int | None = None) -> dict:
     base = fingerprint_features_derive(totals=base_totals)
     cur = fingerprint_features_derive(totals=cur_totals)
     features = []
-    for name in STYLE_FEATURES:
+    for name in STYLE_FEATURE_NAMES:
         if name not in base or name not in cur:
             continue
         change = round((cur[name] - base[name]) / base[name], 4) if base[name] else None
@@ -431,10 +457,17 @@ def style_drift(*, book: Book, last: int | None = None) -> dict:
                 "drifted": change is not None and abs(change) > STYLE_DRIFT_FLAG,
             }
         )
+    base_phrases, cur_phrases = _common_phrases(base_totals), _common_phrases(cur_totals)
     return {
         "baseline": {"start": base_start, "end": base_end, "chapters": base_n},
         "current": {"start": cur_start, "end": current, "chapters": cur_n},
         "features": features,
+        "common_phrases": {
+            "baseline": base_phrases,
+            "current": cur_phrases,
+            # The current range's common phrases the baseline never used three times in a chapter.
+            "new": [p["phrase"] for p in cur_phrases if p["phrase"] not in base_totals.get("phrases", {})],
+        },
     }
 
 

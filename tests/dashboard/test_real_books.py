@@ -154,12 +154,14 @@ def test_demo_context_preview(curator, demo):
 def test_demo_style_drift(curator, demo):
     html = curator.get("/dashboard/demo-book/style/").content.decode()
     drift = style_drift(book=demo)
-    assert html.count('<section class="feature"') == len(drift["features"]) == 8
+    assert html.count('<section class="feature"') == len(drift["features"]) == 11
     drifted = [f["feature"] for f in drift["features"] if f["drifted"]]
     assert re.findall(r'<tr class="overdue" data-feature="([a-z_0-9]+)">', html) == drifted
     # 24 chapters in ranges of the 10-chapter baseline: 1–10, 11–20, 21–24
     assert "共 3 段" in html
-    assert html.count('class="baseline"') == 8
+    assert html.count('class="baseline"') == 11
+    # the common phrases of the recent range, the new ones marked
+    assert '<tr data-phrase="赵乾被押"><td>赵乾被押 <span class="badge over">新</span></td><td>4</td>' in html
 
 
 @pytest.fixture

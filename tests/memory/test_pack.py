@@ -47,7 +47,7 @@ def test_same_inputs_same_pack(filled):
 def test_a_pack_for_an_old_chapter_sees_that_chapters_truth(filled):
     pack = build_memory_pack(book=filled, chapter=3, task="write", budget_tokens=4000)
     assert pack["as_of"] == 2
-    assert "realm：炼气四层" in pack["text"]
+    assert "境界：炼气四层" in pack["text"]
     assert "炼气五层" not in pack["text"].split("【主角状态·林风（截至第2章）】\n")[1].split("\n")[0]
     assert "信息差-001" not in pack["text"]  # registered in chapter 3
 
@@ -67,7 +67,7 @@ def test_review_pack_includes_the_chapter_itself(filled):
     assert pack["as_of"] == 4
     first = [(i["id"], i["priority"], i["included"]) for i in pack["items"][:3]]
     assert first == [("outline:v1:s0", 100, True), ("summary:4", 97, True), ("fact:s-6c56877a908f71e9", 95, True)]
-    assert "realm：炼气五层" in pack["text"]
+    assert "境界：炼气五层" in pack["text"]
 
 
 def test_query_pack_ranks_retrieval_high(filled):
@@ -98,8 +98,8 @@ def test_bad_arguments_are_domain_errors(filled):
 def test_pack_diff_shows_state_changes(filled):
     diff = pack_diff(book=filled, chapter_a=3, chapter_b=7, budget_tokens=4000)
     changed = {c["id"]: c for c in diff["changed"]}
-    assert changed["state:linfeng"]["before"] == "location：青岚宗；realm：炼气四层"
-    assert changed["state:linfeng"]["after"] == "location：青岚宗；possessions：残图；realm：炼气五层"
+    assert changed["state:linfeng"]["before"] == "位置：青岚宗；境界：炼气四层"
+    assert changed["state:linfeng"]["after"] == "位置：青岚宗；持有物：残图；境界：炼气五层"
     assert "outline:v1:s3" in {i["id"] for i in diff["only_b"]}
     assert "outline:v1:s0" in {i["id"] for i in diff["only_a"]}
 

@@ -42,8 +42,8 @@ def test_two_chapters_update_the_same_realm_latest_wins_old_kept_as_history(fill
     pack = build_memory_pack(book=filled, chapter=7, task="write", budget_tokens=4000)
     hero = next(i for i in pack["items"] if i["id"] == "state:linfeng")
     assert hero["included"] is True
-    assert "realm：炼气五层" in pack["text"]
-    assert "realm：炼气四层" not in pack["text"] and "【角色事实·林风·realm" not in pack["text"]
+    assert "境界：炼气五层" in pack["text"]
+    assert "境界：炼气四层" not in pack["text"] and "【角色事实·林风·境界" not in pack["text"]
     old = next(i for i in pack["items"] if i["id"] == f"fact:{second.key}")
     assert (old["included"], old["reason"]) == (False, "已过时：被第4章的新值取代")
 

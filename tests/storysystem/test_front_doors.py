@@ -1,6 +1,7 @@
 """The same behaviour through the CLI (story_system, story), REST and the admin."""
 
 import json
+from io import StringIO
 
 import pytest
 from django.core.management import call_command
@@ -320,3 +321,18 @@ def test_cli_csv_dir_imports_the_library_first(db, tmp_path, capsys):
     assert "资料库 mylib：新增 0，更新 0，未变 1" in again.err
     with pytest.raises(CommandError, match="目录不存在"):
         call_command("story_system", "x", "--csv-dir", str(tmp_path / "none"))
+
+
+def test_rest_and_cli_routes_say_why_they_fall_back(book, client):
+    from webnovel.services import apikey_create
+
+    _, raw = apikey_create(name="route", scope="read", book=None)
+    rest = client.get(f"{BASE}/route", {"q": "随便写点什么"}, HTTP_X_API_KEY=raw).json()
+    out = StringIO()
+    call_command("story", "story-system-route", "tuihun", "随便写点什么", stdout=out)
+    cli = json.loads(out.getvalue())
+    assert rest == cli
+    assert (rest["method"], rest["primary"]) == ("generic", None)
+    assert rest["reason"].startswith("查询没有点名任何题材")
+    chosen = client.get(f"{BASE}/route", {"q": "玄幻退婚流"}, HTTP_X_API_KEY=raw).json()
+    assert (chosen["method"], chosen["reason"]) == ("keyword", None)

@@ -1,8 +1,15 @@
 import pytest
 
 from storysystem.selectors import genre_route, story_system_build
+from tests.storysystem.routing_requests import DEV, HELD_OUT, NO_GENRE
 
 pytestmark = pytest.mark.django_db
+
+PROFILE_EVIDENCE = [
+    {"field": "题材别名", "term": "废柴", "match": "profile", "score": 2.682},
+    {"field": "题材别名", "term": "柴", "match": "profile", "score": 1.341},
+]
+GENERIC_REASON = "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.40（玄幻退婚流）低于阈值 4"
 
 
 def test_keyword_route_with_evidence():
@@ -52,12 +59,19 @@ def test_explicit_genre_wins_over_the_query():
     assert [c["code"] for c in route["candidates"]] == ["S-GR-007"]
 
 
-def test_fuzzy_route_when_no_term_matches():
+def test_profile_route_when_no_genre_is_named():
+    # no routing term occurs in the query: the genre profiles decide, with the words as evidence
     route = genre_route(query="废柴被退了婚")
-    assert route["method"] == "fuzzy"
+    assert route["method"] == "profile"
     assert route["primary"]["code"] == "S-GR-001"
+    assert route["primary"]["evidence"][:2] == PROFILE_EVIDENCE
+
+
+def test_fuzzy_route_of_an_unknown_explicit_genre():
+    route = genre_route(query="", genre="规则怪谈类")
+    assert (route["method"], route["primary"]["code"]) == ("explicit", "S-GR-008")
     assert route["primary"]["evidence"] == [
-        {"field": "默认查询词", "term": "退婚", "match": "fuzzy", "similarity": 0.85}
+        {"field": "题材/流派", "term": "规则怪谈", "match": "fuzzy", "similarity": 0.9667}
     ]
 
 
@@ -65,6 +79,7 @@ def test_generic_fallback():
     route = genre_route(query="随便写点什么")
     assert route == {
         "method": "generic",
+        "reason": GENERIC_REASON,
         "genre": "通用",
         "canonical_genre": "通用",
         "primary": None,
@@ -78,10 +93,12 @@ def test_generic_fallback():
         "ruling": None,
     }
     unknown = genre_route(query="随便", genre="不存在的题材")
-    assert (unknown["method"], unknown["genre"], unknown["genre_filter"]) == (
+    assert (unknown["method"], unknown["genre"], unknown["genre_filter"], unknown["reason"]) == (
         "generic",
         "不存在的题材",
         ["不存在的题材"],
+        "题材「不存在的题材」不在路由表中，也没有相近的题材；"
+        "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 0.54（传统修仙）低于阈值 4",
     )
 
 
@@ -129,8 +146,8 @@ def test_refcsv_routes(refcsv_only):
     route = genre_route(query="玄幻退婚流")
     assert (route["method"], route["primary"]["code"], route["primary"]["library"]) == ("keyword", "GR-001", "refcsv")
     assert genre_route(query="压抑一点，后面爆")["primary"]["code"] == "GR-003"
-    fuzzy = genre_route(query="克系的不可名之物")
-    assert (fuzzy["method"], fuzzy["primary"]["code"]) == ("fuzzy", "GR-018")
+    profile = genre_route(query="克系的不可名之物")
+    assert (profile["method"], profile["primary"]["code"]) == ("profile", "GR-018")
     assert genre_route(query="", genre="都市")["primary"]["code"] == "GR-004"
     data = story_system_build(query="玄幻退婚流")
     # the real routing table has no 主冲突模板 column: it is derived from the top 桥段 entry, and traced
@@ -162,3 +179,37 @@ def test_refcsv_route_carries_the_genre_ruling_and_its_anti_patterns(refcsv_only
     ]
     # several rulings for 都市 and nothing in the query names one: the first by 编号
     assert genre_route(query="x", genre="都市")["ruling"]["code"] == "RS-004"
+
+
+def _accuracy(requests: list[tuple[str, str]]) -> tuple[int, list[tuple[str, str, str | None]]]:
+    misses = []
+    for query, expected in requests:
+        route = genre_route(query=query)
+        got = route["primary"]["code"] if route["primary"] else None
+        if got != expected:
+            misses.append((query, expected, got))
+        else:
+            assert route["primary"]["evidence"], query  # a routed request always shows why
+    return len(requests) - len(misses), misses
+
+
+def test_refcsv_everyday_requests_dev_set(refcsv_only):
+    # The set the profile weights were tuned on (docs/story-system.md §3 has both figures).
+    hits, misses = _accuracy(DEV)
+    assert (hits, len(DEV)) == (46, 78), misses
+
+
+def test_refcsv_everyday_requests_held_out_set(refcsv_only):
+    # Measured, never tuned on. Below the 9-in-10 target: the library lacks much of an author's
+    # everyday vocabulary (入赘, 妃嫔, 演员 occur nowhere in it), see docs/story-system.md §3.
+    hits, misses = _accuracy(HELD_OUT)
+    assert (hits, len(HELD_OUT)) == (36, 78), misses
+
+
+def test_refcsv_request_naming_no_genre_falls_back_with_its_reason(refcsv_only):
+    for query in NO_GENRE:
+        route = genre_route(query=query)
+        assert (route["method"], route["primary"]) == ("generic", None), query
+        assert route["reason"].startswith("查询没有点名任何题材"), route["reason"]
+    route = genre_route(query="随便写点什么")
+    assert route["reason"].endswith("题材画像最高分 0.63（年代民国）低于阈值 4")

@@ -236,6 +236,14 @@ def test_fingerprint_counts():
         "questions": 1,
         "ellipses": 1,
         "commas": 1,
+        "sentence_lengths": 4,  # 夜雨如注林风拾起断剑 · 你是谁 · 林风问 · 剑中传出一声叹息
+        "sentence_length_sum": 24,
+        "sentence_length_sq": 10 * 10 + 3 * 3 + 3 * 3 + 8 * 8,
+        "richness_windows": 0,
+        "richness_types": 0,
+        "phrase_ngrams": 1 + 3 + 5,
+        "phrase_repeats": 0,
+        "phrases": {},
     }
 
 

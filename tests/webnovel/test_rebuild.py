@@ -81,6 +81,15 @@ def test_rebuild_book_and_chapter_values(mini):
         "questions": 0,
         "ellipses": 0,
         "commas": 1,
+        # 「雾海茫茫，「到了」 | 」剑老道」: the closing quote joins the next sentence, never its own
+        "sentence_lengths": 2,
+        "sentence_length_sum": 9,
+        "sentence_length_sq": 6 * 6 + 3 * 3,
+        "richness_windows": 0,  # 9 Chinese characters: no full window of 500
+        "richness_types": 0,
+        "phrase_ngrams": 1,  # 雾海茫茫 (到了, 剑老道 are shorter than a phrase)
+        "phrase_repeats": 0,
+        "phrases": {},
     }
     assert SourceFile.objects.filter(book=book).count() == 15
     chapter_file = SourceFile.objects.get(book=book, path="定稿/正文/第二卷/第0003章.md")

@@ -67,6 +67,9 @@ class Fingerprint(models.Model):
     start_chapter = models.PositiveIntegerField()
     end_chapter = models.PositiveIntegerField()
     features = models.JSONField(default=dict)
+    # Within book.yaml's style_baseline range: set where the rows are written (a changed book.yaml
+    # rebuilds the whole book, so the flag never outlives the range it was set from).
+    is_baseline = models.BooleanField(default=False, help_text="是否在 book.yaml 的文风基线范围内")
 
     class Meta:
         ordering = ["book", "start_chapter", "end_chapter"]

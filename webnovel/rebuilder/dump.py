@@ -86,7 +86,7 @@ def book_dump(*, book: Book) -> str:
         "chapters": _rows(Chapter.objects.filter(book=book).order_by("number"), chapter_fields),
         "fingerprints": _rows(
             Fingerprint.objects.filter(book=book).order_by("start_chapter", "end_chapter"),
-            ["start_chapter", "end_chapter", "features"],
+            ["start_chapter", "end_chapter", "features", "is_baseline"],
         ),
         "threads": threads,
         "secrets": _rows(

@@ -163,7 +163,9 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any], replace: bo
         # only("pk"): tables with children are collected before deletion; skip decoding their JSON
         model.objects.filter(book=book).only("pk").delete()
     counts = report["counts"]
-    counts["chapters"], counts["words"] = rows.chapters_create(book=book, chapters=parsed.chapters)
+    counts["chapters"], counts["words"] = rows.chapters_create(
+        book=book, chapters=parsed.chapters, baseline=config.style_baseline or (1, 0)
+    )
     counts["fingerprints"] = counts["chapters"]
     counts["volumes"] = rows.volumes_replace(
         book=book,

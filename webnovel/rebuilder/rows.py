@@ -33,11 +33,19 @@ BATCH = 500
 
 
 def chapters_create(
-    *, book: Book, chapters: list[ChapterData], fingerprints: dict[tuple[int, str], dict] | None = None
+    *,
+    book: Book,
+    chapters: list[ChapterData],
+    fingerprints: dict[tuple[int, str], dict] | None = None,
+    baseline: tuple[int, int] | None = None,
 ) -> tuple[int, int]:
-    """Insert chapters and their fingerprints (one row per chapter, start = end = number).
-    ``fingerprints`` maps (number, content hash) to features already computed for that exact file."""
+    """Insert chapters and their fingerprints (one row per chapter, start = end = number, flagged
+    when inside ``baseline``, default the book's style_baseline). ``fingerprints`` maps (number,
+    content hash) to features already computed for that exact file."""
     known = fingerprints or {}
+    if baseline is None and book.style_baseline_start is not None and book.style_baseline_end is not None:
+        baseline = (book.style_baseline_start, book.style_baseline_end)
+    low, high = baseline or (1, 0)
     rows_insert(
         Chapter,
         [
@@ -74,6 +82,7 @@ def chapters_create(
                 "start_chapter": c.number,
                 "end_chapter": c.number,
                 "features": known.get((c.number, c.sha256)) or fingerprint_compute(c.body),
+                "is_baseline": low <= c.number <= high,
             }
             for c in chapters
         ],
