@@ -1,0 +1,483 @@
+"""Text → entity proposals: the cast of a novel found from its text alone (no model calls, no network).
+
+Pure: chapters in, proposals out; no Django. One part-of-speech pass of jieba (its dictionary and HMM
+ship inside the package) is the segmenter; everything after it is counting over that one token stream,
+so the whole run costs little more than the segmenter's own pass.
+
+Signals, each general (nothing here names a character of any particular novel):
+
+- **who is a person**: jieba's person tags (nr, nrfg, nrt), and dialogue attribution — a word right
+  before a speech verb (X道 / X笑道 / X说 / X曰) that is not the object of 对 / 向 / 与 …;
+  a verb-like word that mostly follows another name (行者闻言) is not a name;
+- **places / factions**: the ns / nt tags, with a frequency floor;
+- **grouping aliases** (each joined pair keeps the reason, shown as evidence):
+  * nesting — a name inside a longer name (悟空 ⊂ 孙悟空, 大圣 ⊂ 孙大圣) joins the longer name that holds
+    it most often; a short name held by several different names is a title, flagged generic;
+  * appositions — two names written back to back with nothing between (齐天大圣孙悟空);
+  * naming patterns — 姓X名Y / 法名Y / 字Y / 号Y / 人称Y / 叫做Y / 乃Y …, and self-introductions in
+    dialogue (X道：“我乃Y…”);
+  * surnames — 老 + a surname (老孙) names the one character of that surname who uses it, and names of
+    that surname whose chapters overlap little with each other join it unless they meet in one sentence;
+  * anaphora — an epithet used with a demonstrative (那呆子, 这泼猴) votes for the name mentioned just
+    before it; it joins the name whose share of the votes is well above its share of all mentions;
+  * pinyin — a rare spelling with the same toneless pinyin as a frequent name is a variant of it;
+- **generic words**: a word that many different names end with, or whose anaphoric votes split between
+  several characters, is proposed as a generic alias (counted apart, never a plain one).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from pypinyin import lazy_pinyin
+
+TYPES = ("角色", "地点", "势力")
+Token = tuple[str, str]
+Segmenter = Callable[[str], list[Token]]
+
+_HAN = re.compile(r"^[\u3400-\u9fff]+$")
+PERSON_TAGS = frozenset({"nr", "nrfg", "nrt"})
+PLACE_TAGS = frozenset({"ns"})
+# A word with one of these tags before 道 is a verb, adverb, pronoun …: 上前道, 他道 name nobody.
+NOT_SPEAKER_TAGS = frozenset("vdapcumqyeofr")
+NOUNISH = frozenset({"n", "nr", "nrfg", "nrt", "nz", "ng", "nt", "ns"})
+ORG_TAGS = frozenset({"nt"})
+# Speech verbs that close a dialogue attribution (X道：“…”). Words ending in 道 that are not speech.
+SPEECH_END = ("道", "说", "曰")
+NOT_SPEECH = frozenset({"知道", "难道", "大道", "味道", "一道", "地道", "街道", "正道", "小道", "道道", "称道", "报道"})
+# A word right after one of these is the addressee or object, not the speaker.
+OBJECT_MARKERS = frozenset({"对", "向", "与", "和", "跟", "同", "叫", "问", "望", "朝", "教", "请", "把", "将", "被"})
+DEMONSTRATIVES = frozenset({"那", "这", "那个", "这个", "此"})
+# Patterns that introduce another name of the person just mentioned.
+NAMING = re.compile(r"(?:姓[\u4e00-\u9fff]名|法名|名唤|唤做|唤作|叫做|叫作|称为|号为|道号|混名|绰号|表字|人称|人唤|号)")
+SELF_INTRO = re.compile(r"(?:我乃|我是|吾乃|吾是|俺是|俺乃|我便是|我就是|在下)")
+SENTENCE_END = frozenset("。！？!?；;")
+
+
+@dataclass
+class ProposedAlias:
+    alias: str
+    count: int
+    generic: bool
+    why: str
+
+    def as_dict(self) -> dict:
+        return {"alias": self.alias, "count": self.count, "generic": self.generic, "why": self.why}
+
+
+@dataclass
+class Proposal:
+    type: str
+    name: str
+    count: int
+    first_chapter: int
+    chapters: int
+    confidence: float
+    aliases: list[ProposedAlias] = field(default_factory=list)
+    signals: dict[str, int] = field(default_factory=dict)
+    samples: list[str] = field(default_factory=list)
+
+    def names(self) -> list[str]:
+        return [self.name, *(a.alias for a in self.aliases)]
+
+    def as_dict(self) -> dict:
+        return {
+            "type": self.type,
+            "name": self.name,
+            "aliases": [a.as_dict() for a in self.aliases],
+            "confidence": self.confidence,
+            "evidence": {
+                "count": self.count,
+                "first_chapter": self.first_chapter,
+                "chapters": self.chapters,
+                "signals": dict(self.signals),
+                "samples": list(self.samples),
+            },
+        }
+
+
+def jieba_segment(text: str) -> list[Token]:
+    """jieba's part-of-speech pass (dictionary and HMM from the installed package; loaded once)."""
+    import jieba  # noqa: PLC0415 — heavy (≈1 s to build the prefix dict): loaded only when discovery runs
+    import jieba.posseg as pseg  # noqa: PLC0415
+
+    jieba.setLogLevel(60)
+    return [(p.word, p.flag) for p in pseg.cut(text)]
+
+
+class _Stats:
+    """Counts gathered in one walk over the token stream."""
+
+    def __init__(self) -> None:
+        self.count: Counter[str] = Counter()
+        self.tag: dict[str, Counter[str]] = defaultdict(Counter)
+        self.speaker: Counter[str] = Counter()
+        self.after_name: Counter[str] = Counter()
+        self.demonstrative: Counter[str] = Counter()
+        self.first: dict[str, int] = {}
+        self.chapters: dict[str, set[int]] = defaultdict(set)
+        self.adjacent: Counter[tuple[str, str]] = Counter()
+        self.naming: Counter[tuple[str, str]] = Counter()
+        self.sentences: list[tuple[int, tuple[str, ...]]] = []  # (paragraph index, names) per sentence
+        self.anaphora: list[tuple[str, tuple[str, ...]]] = []  # (epithet, names seen before it, nearest last)
+        self.paragraphs = 0
+
+
+def _is_word(w: str) -> bool:
+    return 2 <= len(w) <= 6 and _HAN.match(w) is not None
+
+
+def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
+    st = _Stats()
+    for number, body in chapters:
+        tokens = segment(body)
+        para: list[str] = []  # names of the current paragraph, in order
+        sentence: list[str] = []
+        prev_w, prev_f, prev2_w = "", "", ""
+        pending_naming = False
+        pending_intro = ""
+        speaker_last = ""
+        for w, f in tokens:
+            if "\n" in w:
+                if sentence:
+                    st.sentences.append((st.paragraphs, tuple(sentence)))
+                st.paragraphs += 1
+                para, sentence = [], []
+                prev_w = prev_f = prev2_w = ""
+                pending_naming, pending_intro = False, ""
+                continue
+            if w in SENTENCE_END or w in ("“", "”"):
+                if sentence:
+                    st.sentences.append((st.paragraphs, tuple(sentence)))
+                    sentence = []
+                pending_naming = False
+                if w == "”":
+                    pending_intro = ""
+            if w == "“" and speaker_last:
+                pending_intro = speaker_last
+            if len(w) >= 3 and w[0] in "那这" and _HAN.match(w):
+                # jieba often glues the demonstrative on (那长老): split it back off.
+                prev2_w, prev_w, prev_f, w = prev_w, w[0], "r", w[1:]
+            if _is_word(w):
+                st.count[w] += 1
+                st.tag[w][f] += 1
+                st.chapters[w].add(number)
+                if w not in st.first:
+                    st.first[w] = number
+                if prev_w in DEMONSTRATIVES:
+                    st.demonstrative[w] += 1
+                    st.anaphora.append((w, tuple(para[-12:])))
+                if prev_f in NOUNISH and _is_word(prev_w):
+                    st.after_name[w] += 1
+                    if prev_w != w:
+                        st.adjacent[(prev_w, w)] += 1
+                if pending_naming and para:
+                    st.naming[(para[-1], w)] += 1
+                if pending_intro and SELF_INTRO.search(prev2_w + prev_w):
+                    st.naming[(pending_intro, w)] += 1
+                para.append(w)
+                sentence.append(w)
+            elif (
+                prev_w
+                and _is_word(prev_w)
+                and prev_f[:1] not in NOT_SPEAKER_TAGS
+                and w.endswith(SPEECH_END)
+                and len(w) <= 3
+                and w not in NOT_SPEECH
+                and prev2_w not in OBJECT_MARKERS
+            ):
+                st.speaker[prev_w] += 1
+                speaker_last = prev_w
+            pending_naming = NAMING.fullmatch(w) is not None or (pending_naming and w in ("是", "为", "做"))
+            prev2_w, prev_w, prev_f = prev_w, w, f
+        if sentence:
+            st.sentences.append((st.paragraphs, tuple(sentence)))
+        st.paragraphs += 1
+    return st
+
+
+class _Groups:
+    """Union-find over names, keeping why each name joined. Two groups never join when a member of
+    one meets a member of the other in one sentence often (not written back to back): two names in
+    one sentence are two people (八戒对行者道), whatever else links them."""
+
+    def __init__(self, apart: dict[str, set[str]] | None = None) -> None:
+        self.parent: dict[str, str] = {}
+        self.why: dict[str, str] = {}
+        self.members: dict[str, set[str]] = {}
+        self.apart = apart or {}
+        self.generic: set[str] = set()
+
+    def find(self, x: str) -> str:
+        self.parent.setdefault(x, x)
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def join(self, child: str, owner: str, why: str) -> bool:
+        a, b = self.find(child), self.find(owner)
+        if a == b:
+            return False
+        ma, mb = self.members.get(a, {a}), self.members.get(b, {b})
+        if any(self.apart.get(x, set()) & mb for x in ma - self.generic):
+            return False
+        self.parent[a] = b
+        self.members[b] = ma | mb
+        self.members.pop(a, None)
+        self.why.setdefault(child, why)
+        return True
+
+
+def discover(
+    chapters: Iterable[tuple[int, str]],
+    *,
+    min_count: int = 5,
+    types: Iterable[str] = TYPES,
+    segment: Segmenter | None = None,
+    limit: int = 200,
+) -> list[Proposal]:
+    """Proposals for the chapters' text, best first within each type (characters first)."""
+    chapters = list(chapters)
+    st = _collect(chapters, segment or jieba_segment)
+    wanted = [t for t in TYPES if t in set(types)]
+    out: list[Proposal] = []
+    if "角色" in wanted:
+        out += _persons(st, min_count=min_count, limit=limit)
+    taken = {n for p in out for n in p.names()}
+    for type_name, tags in (("地点", PLACE_TAGS), ("势力", ORG_TAGS)):
+        if type_name in wanted:
+            out += _tagged(st, type_name=type_name, tags=tags, min_count=min_count, taken=taken, limit=limit)
+    _samples(out, chapters)
+    return out
+
+
+def _share(counter: Counter[str], tags: frozenset[str]) -> float:
+    total = sum(counter.values())
+    return sum(n for f, n in counter.items() if f in tags) / total if total else 0.0
+
+
+def _persons(st: _Stats, *, min_count: int, limit: int) -> list[Proposal]:
+    count = st.count
+    # A person: tagged as a name most of the time, or the speaker of enough lines. A word that mostly
+    # follows another name is a verb of that name (闻言, 大怒), not a name.
+    person: set[str] = set()
+    for w, n in count.items():
+        if n < min_count:
+            continue
+        nr = _share(st.tag[w], PERSON_TAGS)
+        spk = st.speaker[w]
+        if st.after_name[w] > 0.5 * n:
+            continue
+        dem = st.demonstrative[w]
+        if nr >= 0.5 or (spk >= max(3, min_count // 2) and spk >= 0.05 * n) or (dem >= min_count and dem >= 0.3 * n):
+            person.add(w)
+    together = _sentence_pairs(st, person)
+    apart: dict[str, set[str]] = defaultdict(set)
+    for pair, n in together.items():
+        a, b = tuple(pair)
+        n -= st.adjacent[(a, b)] + st.adjacent[(b, a)]
+        if n >= max(3, 0.1 * min(count[a], count[b])):
+            apart[a].add(b)
+            apart[b].add(a)
+    groups = _Groups(apart)
+    generic = groups.generic
+
+    # Nesting: the longer names holding each name, weighted by how often they occur.
+    holders: dict[str, list[str]] = defaultdict(list)
+    by_len = sorted(person, key=len)
+    for a in by_len:
+        for i in range(len(a)):
+            for j in range(i + 2, len(a) + 1):
+                b = a[i:j]
+                if b != a and b in person:
+                    holders[b].append(a)
+    for b, owners in holders.items():
+        owners = sorted(set(owners), key=lambda a: (-count[a], a))
+        weight = sum(count[a] for a in owners)
+        best = owners[0]
+        share = count[best] / weight
+        if len(owners) >= 3 or share < 0.6:
+            generic.add(b)
+        if share >= 0.5:
+            groups.join(b, best, f"「{b}」是「{best}」的一部分")
+
+    # Appositions and naming patterns.
+    for (a, b), n in st.adjacent.items():
+        if (
+            a in person
+            and b in person
+            and a not in generic
+            and b not in generic
+            and n >= 3
+            and n >= 0.1 * min(count[a], count[b])
+        ):
+            groups.join(b, a, f"「{a}{b}」连写 {n} 次（同位语）")
+    for (a, b), n in st.naming.items():
+        if a in person and b in person and a != b and n >= 2:
+            groups.join(b, a, f"称谓句式（号/字/叫做/乃…）{n} 次：{a} → {b}")
+
+    # Surnames: 老 + X where X begins other names.
+    surname_names: dict[str, list[str]] = defaultdict(list)
+    for w in person:
+        if len(w) >= 3 or (len(w) == 2 and not w.startswith("老")):
+            surname_names[w[0]].append(w)
+    for w in person:
+        if len(w) == 2 and w[0] == "老" and len(surname_names.get(w[1], ())) >= 2:
+            names = sorted(surname_names[w[1]], key=lambda x: (-count[x], x))
+            head = names[0]
+            if len(head) < 3 or _share(st.tag[head], PERSON_TAGS) < 0.5:
+                continue  # 老 + a word that starts no full personal name (老者, 老妖) is no surname
+            groups.join(w, head, f"「{w}」= 老 + 姓「{w[1]}」")
+            for other in names[1:]:
+                if groups.find(other) == groups.find(head):
+                    continue
+                meet = together.get(frozenset((other, head)), 0)
+                if meet <= 0.02 * min(count[other], count[head]):
+                    groups.join(other, head, f"同姓「{w[1]}」且「{w}」自称，且很少同句出现")
+
+    # Anaphora: 那 / 这 + epithet votes for the name just before it.
+    votes: dict[str, Counter[str]] = defaultdict(Counter)
+    for epithet, before in st.anaphora:
+        if epithet not in person:
+            continue
+        root_e = groups.find(epithet)
+        for name in reversed(before):
+            if name in person and groups.find(name) != root_e:
+                votes[epithet][groups.find(name)] += 1
+                break
+    # Baseline: how often each group is the nearest antecedent of any demonstrative phrase at all (the
+    # hero is the nearest name before most 那妖 / 那怪); an epithet joins a group only well above it.
+    base: Counter[str] = Counter()
+    for vote in votes.values():
+        base.update(vote)
+    base_total = sum(base.values()) or 1
+    for epithet, vote in votes.items():
+        cast = sum(vote.values())
+        if cast < max(5, min_count):
+            continue
+        (top, n1), *rest = vote.most_common(2)
+        n2 = rest[0][1] if rest else 0
+        share = n1 / cast
+        lift = share / (base[top] / base_total)
+        if groups.find(epithet) == epithet and share >= 0.5 and lift >= 3 and n1 >= 2 * n2:
+            # The epithet has not joined anyone by a name signal: its antecedents decide.
+            if _share(st.tag[epithet], PERSON_TAGS) < 0.5 or share < 0.6:
+                generic.add(epithet)
+            groups.join(epithet, top, f"「那/这{epithet}」{cast} 次中 {n1} 次紧接「{top}」之后（指代）")
+
+    # Pinyin variants of a frequent name.
+    by_pinyin: dict[str, list[str]] = defaultdict(list)
+    for w in person:
+        by_pinyin["".join(lazy_pinyin(w))].append(w)
+    for names in by_pinyin.values():
+        if len(names) > 1:
+            names.sort(key=lambda x: (-count[x], x))
+            for other in names[1:]:
+                if count[other] * 5 <= count[names[0]] and len(other) == len(names[0]):
+                    groups.join(other, names[0], f"与「{names[0]}」同音（拼音 {''.join(lazy_pinyin(other))}）")
+
+    members: dict[str, list[str]] = defaultdict(list)
+    for w in person:
+        members[groups.find(w)].append(w)
+    proposals = []
+    for names in members.values():
+        plain = [w for w in names if w not in generic]
+        if not plain:
+            continue  # a title alone (大王, 师父 with no owner) is not a character
+        canonical = max(plain, key=lambda w: (_name_score(st, w), w))
+        total = sum(count[w] for w in names)
+        spk = sum(st.speaker[w] for w in names)
+        chaps = set().union(*(st.chapters[w] for w in names))
+        nr = sum(_share(st.tag[w], PERSON_TAGS) * count[w] for w in names) / total
+        confidence = round(min(0.99, 0.35 * nr + 0.35 * min(1.0, spk / max(1, 0.05 * total)) + 0.3 * _spread(chaps)), 2)
+        aliases = [
+            ProposedAlias(w, count[w], w in generic, groups.why.get(w, "同组"))
+            for w in sorted(names, key=lambda x: (-count[x], x))
+            if w != canonical
+        ]
+        proposals.append(
+            Proposal(
+                type="角色",
+                name=canonical,
+                count=total,
+                first_chapter=min(st.first[w] for w in names),
+                chapters=len(chaps),
+                confidence=confidence,
+                aliases=aliases,
+                signals={"speaker": spk, "person_tag_share_pct": round(100 * nr)},
+            )
+        )
+    proposals.sort(key=lambda p: (-p.count * (0.5 + p.confidence), p.name))
+    return proposals[:limit]
+
+
+def _name_score(st: _Stats, w: str) -> float:
+    """The canonical name: the most name-like member — tagged as a person, full (3 characters), frequent."""
+    nr = _share(st.tag[w], PERSON_TAGS)
+    return nr * 2 + (0.5 if len(w) == 3 else 0) + math.log10(1 + st.count[w])
+
+
+def _spread(chaps: set[int]) -> float:
+    return min(1.0, len(chaps) / 10)
+
+
+def _sentence_pairs(st: _Stats, person: set[str]) -> dict[frozenset[str], int]:
+    pairs: Counter[frozenset[str]] = Counter()
+    for _, names in st.sentences:
+        present = sorted({n for n in names if n in person})
+        if 1 < len(present) <= 8:
+            for i, a in enumerate(present):
+                for b in present[i + 1 :]:
+                    pairs[frozenset((a, b))] += 1
+    return pairs
+
+
+def _tagged(
+    st: _Stats, *, type_name: str, tags: frozenset[str], min_count: int, taken: set[str], limit: int
+) -> list[Proposal]:
+    props = []
+    for w, n in st.count.items():
+        if n < min_count or w in taken:
+            continue
+        share = _share(st.tag[w], tags)
+        if share < 0.6:
+            continue
+        chaps = st.chapters[w]
+        props.append(
+            Proposal(
+                type=type_name,
+                name=w,
+                count=n,
+                first_chapter=st.first[w],
+                chapters=len(chaps),
+                confidence=round(min(0.95, 0.6 * share + 0.4 * _spread(chaps)), 2),
+                signals={"tag_share_pct": round(100 * share)},
+            )
+        )
+    props.sort(key=lambda p: (-p.count, p.name))
+    return props[:limit]
+
+
+def _samples(proposals: list[Proposal], chapters: list[tuple[int, str]], per: int = 3) -> None:
+    """A few lines where each proposal's name occurs (first occurrences, in reading order)."""
+    for p in proposals:
+        found: list[str] = []
+        for number, body in chapters:
+            start = 0
+            while len(found) < per:
+                i = body.find(p.name, start)
+                if i < 0:
+                    break
+                lo, hi = max(0, i - 20), min(len(body), i + len(p.name) + 20)
+                found.append(f"第{number}章：{body[lo:hi].replace(chr(10), ' ').strip()}")
+                start = body.find("\n", i)
+                if start < 0:
+                    break
+            if len(found) >= per:
+                break
+        p.samples = found
