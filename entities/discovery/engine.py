@@ -55,6 +55,14 @@ DEMONSTRATIVES = frozenset({"那", "这", "那个", "这个", "此"})
 # Patterns that introduce another name of the person just mentioned.
 NAMING = re.compile(r"(?:姓[\u4e00-\u9fff]名|法名|名唤|唤做|唤作|叫做|叫作|称为|号为|道号|混名|绰号|表字|人称|人唤|号)")
 SELF_INTRO = re.compile(r"(?:我乃|我是|吾乃|吾是|俺是|俺乃|我便是|我就是|在下)")
+# The commonest Chinese surnames (a fixed linguistic list, not any novel's cast): a lone one of these
+# that jieba leaves before an unknown given name is that name's first character.
+SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾萧田董袁潘蒋蔡余杜叶程苏魏吕丁"
+    "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦方白邹孟熊秦邱江尹薛段雷侯史陶黎贺顾毛郝龚邵万钱严武戴莫孔汤"
+    "欧阳上官司马慕容诸葛令狐"
+)
+GIVEN_TAGS = frozenset({"nr", "ns", "nz", "ng", "n", "a", "ag"})
 SENTENCE_END = frozenset("。！？!?；;")
 
 
@@ -134,10 +142,10 @@ def _is_word(w: str) -> bool:
 def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
     st = _Stats()
     for number, body in chapters:
-        tokens = segment(body)
+        tokens = _surnames_glue(segment(body))
         para: list[str] = []  # names of the current paragraph, in order
         sentence: list[str] = []
-        prev_w, prev_f, prev2_w = "", "", ""
+        prev_w, prev_f, prev2_w, prev3_w = "", "", "", ""
         pending_naming = False
         pending_intro = ""
         speaker_last = ""
@@ -147,7 +155,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                     st.sentences.append((st.paragraphs, tuple(sentence)))
                 st.paragraphs += 1
                 para, sentence = [], []
-                prev_w = prev_f = prev2_w = ""
+                prev_w = prev_f = prev2_w = prev3_w = ""
                 pending_naming, pending_intro = False, ""
                 continue
             if w in SENTENCE_END or w in ("“", "”"):
@@ -161,7 +169,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 pending_intro = speaker_last
             if len(w) >= 3 and w[0] in "那这" and _HAN.match(w):
                 # jieba often glues the demonstrative on (那长老): split it back off.
-                prev2_w, prev_w, prev_f, w = prev_w, w[0], "r", w[1:]
+                prev3_w, prev2_w, prev_w, prev_f, w = prev2_w, prev_w, w[0], "r", w[1:]
             if _is_word(w):
                 st.count[w] += 1
                 st.tag[w][f] += 1
@@ -181,23 +189,40 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                     st.naming[(pending_intro, w)] += 1
                 para.append(w)
                 sentence.append(w)
-            elif (
-                prev_w
-                and _is_word(prev_w)
-                and prev_f[:1] not in NOT_SPEAKER_TAGS
-                and w.endswith(SPEECH_END)
-                and len(w) <= 3
-                and w not in NOT_SPEECH
-                and prev2_w not in OBJECT_MARKERS
-            ):
-                st.speaker[prev_w] += 1
-                speaker_last = prev_w
+            elif w.endswith(SPEECH_END) and len(w) <= 3 and w not in NOT_SPEECH:
+                # X道 / X笑道; jieba may also cut 笑道 into 笑 + 道: one character between is allowed.
+                who, before = (prev_w, prev2_w) if _is_word(prev_w) else (prev2_w, prev3_w)
+                if (
+                    _is_word(who)
+                    and (who != prev2_w or len(prev_w) == 1)
+                    and (who == prev2_w or prev_f[:1] not in NOT_SPEAKER_TAGS)
+                    and before not in OBJECT_MARKERS
+                ):
+                    st.speaker[who] += 1
+                    speaker_last = who
             pending_naming = NAMING.fullmatch(w) is not None or (pending_naming and w in ("是", "为", "做"))
-            prev2_w, prev_w, prev_f = prev_w, w, f
+            prev3_w, prev2_w, prev_w, prev_f = prev2_w, prev_w, w, f
         if sentence:
             st.sentences.append((st.paragraphs, tuple(sentence)))
         st.paragraphs += 1
     return st
+
+
+def _surnames_glue(tokens: list[Token]) -> list[Token]:
+    """A one-character surname jieba cut off an unknown given name (林 + 青云) is glued back on."""
+    out: list[Token] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        w, f = tokens[i]
+        if len(w) == 1 and w in SURNAMES and f in ("ng", "nr", "n") and i + 1 < n:
+            nxt, nf = tokens[i + 1]
+            if 1 <= len(nxt) <= 2 and nf in GIVEN_TAGS and _HAN.match(nxt):
+                out.append((w + nxt, "nr"))
+                i += 2
+                continue
+        out.append((w, f))
+        i += 1
+    return out
 
 
 class _Groups:
@@ -280,7 +305,9 @@ def _persons(st: _Stats, *, min_count: int, limit: int) -> list[Proposal]:
     apart: dict[str, set[str]] = defaultdict(set)
     for pair, n in together.items():
         a, b = tuple(pair)
-        n -= st.adjacent[(a, b)] + st.adjacent[(b, a)]
+        if a in b or b in a:
+            continue  # 孙悟空 … 悟空 in one sentence is one person named twice
+        n -= st.adjacent[(a, b)] + st.adjacent[(b, a)] + st.naming[(a, b)] + st.naming[(b, a)]
         if n >= max(3, 0.1 * min(count[a], count[b])):
             apart[a].add(b)
             apart[b].add(a)
