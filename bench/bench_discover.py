@@ -1,6 +1,6 @@
 """Cast discovery on 西游记 against the reference list of its 15 main characters and 92 aliases.
 
-    python bench/bench_discover.py [--json] [--chapters N]
+    python bench/bench_discover.py [--json] [--quick] [--chapters N]
 
 The novel (``$WEBNOVEL_SHARED/corpus/xiyouji.txt``) is split exactly as ``import_txt`` splits it
 (``txt_parse``: the chapter bodies it writes), discovery runs over every chapter (characters only),
@@ -99,6 +99,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--chapters", type=int, default=None, help="only the first N chapters (quick look)")
+    parser.add_argument("--quick", action="store_true", help="the first 20 chapters only")
+    parser.add_argument("--keep", action="store_true", help="accepted for run_all.py (nothing to keep)")
     args = parser.parse_args()
     if not (CORPUS / "xiyouji.txt").is_file():
         sys.exit(f"skipped: {CORPUS}/xiyouji.txt not found (set WEBNOVEL_SHARED)")
@@ -109,7 +111,7 @@ def main() -> None:
 
     jieba.setLogLevel(60)
     jieba.initialize()
-    chapters = xiyouji_chapters(args.chapters)
+    chapters = xiyouji_chapters(20 if args.quick and not args.chapters else args.chapters)
     t0 = time.perf_counter()
     proposals = discover(chapters, types=["角色"])
     seconds = time.perf_counter() - t0
