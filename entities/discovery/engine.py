@@ -60,8 +60,8 @@ SELF_INTRO = re.compile(r"(?:我乃|我是|吾乃|吾是|俺是|俺乃|我便是
 SURNAMES = frozenset(
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾萧田董袁潘蒋蔡余杜叶程苏魏吕丁"
     "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦方白邹孟熊秦邱江尹薛段雷侯史陶黎贺顾毛郝龚邵万钱严武戴莫孔汤"
-    "欧阳上官司马慕容诸葛令狐"
 )
+SAME_COMPANY = 0.85  # cosine of two names' paragraph company above which one surname means one person
 GIVEN_TAGS = frozenset({"nr", "ns", "nz", "ng", "n", "a", "ag"})
 SENTENCE_END = frozenset("。！？!?；;")
 
@@ -143,7 +143,8 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
     st = _Stats()
     for number, body in chapters:
         tokens = _surnames_glue(segment(body))
-        para: list[str] = []  # names of the current paragraph, in order
+        para: list[str] = []  # words of the current paragraph, in order
+        nouns: list[str] = []  # its noun-tagged words (the X of "X，号Y")
         sentence: list[str] = []
         prev_w, prev_f, prev2_w, prev3_w = "", "", "", ""
         pending_naming = False
@@ -154,7 +155,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 if sentence:
                     st.sentences.append((st.paragraphs, tuple(sentence)))
                 st.paragraphs += 1
-                para, sentence = [], []
+                para, sentence, nouns = [], [], []
                 prev_w = prev_f = prev2_w = prev3_w = ""
                 pending_naming, pending_intro = False, ""
                 continue
@@ -183,11 +184,13 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                     st.after_name[w] += 1
                     if prev_w != w:
                         st.adjacent[(prev_w, w)] += 1
-                if pending_naming and para:
-                    st.naming[(para[-1], w)] += 1
+                if pending_naming and nouns:
+                    st.naming[(nouns[-1], w)] += 1
                 if pending_intro and SELF_INTRO.search(prev2_w + prev_w):
                     st.naming[(pending_intro, w)] += 1
                 para.append(w)
+                if f in NOUNISH:
+                    nouns.append(w)
                 sentence.append(w)
             elif w.endswith(SPEECH_END) and len(w) <= 3 and w not in NOT_SPEECH:
                 # X道 / X笑道; jieba may also cut 笑道 into 笑 + 道: one character between is allowed.
@@ -299,8 +302,36 @@ def _persons(st: _Stats, *, min_count: int, limit: int) -> list[Proposal]:
         if st.after_name[w] > 0.5 * n:
             continue
         dem = st.demonstrative[w]
-        if nr >= 0.5 or (spk >= max(3, min_count // 2) and spk >= 0.05 * n) or (dem >= min_count and dem >= 0.3 * n):
+        if (
+            nr >= 0.5
+            or (spk >= max(3, min_count // 2) and spk >= 0.05 * n)
+            or (dem >= min_count and dem >= 0.3 * n and spk)
+        ):
             person.add(w)
+    # A longer word holding a person's name that itself speaks or is pointed at (猪八戒 ⊃ 八戒) is a
+    # person too, whatever its tag.
+    for w, n in count.items():
+        if n >= min_count and w not in person and (st.speaker[w] or st.demonstrative[w]):
+            if st.after_name[w] <= 0.5 * n and any(
+                w[i:j] in person for i in range(len(w)) for j in range(i + 2, len(w) + 1) if j - i < len(w)
+            ):
+                person.add(w)
+    # A verb glued onto a name (保 + 唐僧: 保唐僧取经) is segmentation noise, not a longer name: one
+    # extra leading character that is no surname, far rarer than the name, never speaking.
+    for w in list(person):
+        b = w[1:]
+        if (
+            b in person
+            and w[0] not in SURNAMES
+            and count[w] * 3 < count[b]
+            and not st.speaker[w]
+            and not st.demonstrative[w]
+        ):
+            person.discard(w)
+    for w in list(person):
+        b = w[:-1]
+        if len(b) >= 2 and b in person and count[w] * 3 < count[b]:
+            person.discard(w)  # a verb glued after a name (沙僧笑道 cut as 沙僧笑 + 道)
     together = _sentence_pairs(st, person)
     apart: dict[str, set[str]] = defaultdict(set)
     for pair, n in together.items():
@@ -328,7 +359,11 @@ def _persons(st: _Stats, *, min_count: int, limit: int) -> list[Proposal]:
         weight = sum(count[a] for a in owners)
         best = owners[0]
         share = count[best] / weight
-        if len(owners) >= 3 or share < 0.6:
+        # A title is the head at the end of the names it completes (孙大圣, 齐天大圣, 平天大圣); a name
+        # at the start of a longer word (唐僧师徒, 哪吒太子) is that word's owner, not a title.
+        ends = [a for a in owners if a.endswith(b)]
+        end_share = max((count[a] for a in ends), default=0) / (sum(count[a] for a in ends) or 1)
+        if len(ends) >= 3 or (len(ends) >= 2 and end_share < 0.6):
             generic.add(b)
         if share >= 0.5:
             groups.join(b, best, f"「{b}」是「{best}」的一部分")
@@ -348,24 +383,28 @@ def _persons(st: _Stats, *, min_count: int, limit: int) -> list[Proposal]:
         if a in person and b in person and a != b and n >= 2:
             groups.join(b, a, f"称谓句式（号/字/叫做/乃…）{n} 次：{a} → {b}")
 
-    # Surnames: 老 + X where X begins other names.
+    # Surnames. A character of the book is a surname when it is a common one or when 老 + it is a word
+    # (老孙, 老猪: how a character of that surname speaks of himself or is spoken of).
+    surnames = SURNAMES | {w[1] for w, n in count.items() if len(w) == 2 and w[0] == "老" and n >= min_count}
     surname_names: dict[str, list[str]] = defaultdict(list)
     for w in person:
-        if len(w) >= 3 or (len(w) == 2 and not w.startswith("老")):
+        if w[0] in surnames and w[0] != "老":
             surname_names[w[0]].append(w)
-    for w in person:
-        if len(w) == 2 and w[0] == "老" and len(surname_names.get(w[1], ())) >= 2:
-            names = sorted(surname_names[w[1]], key=lambda x: (-count[x], x))
-            head = names[0]
-            if len(head) < 3 or _share(st.tag[head], PERSON_TAGS) < 0.5:
-                continue  # 老 + a word that starts no full personal name (老者, 老妖) is no surname
-            groups.join(w, head, f"「{w}」= 老 + 姓「{w[1]}」")
-            for other in names[1:]:
-                if groups.find(other) == groups.find(head):
-                    continue
-                meet = together.get(frozenset((other, head)), 0)
-                if meet <= 0.02 * min(count[other], count[head]):
-                    groups.join(other, head, f"同姓「{w[1]}」且「{w}」自称，且很少同句出现")
+    profiles = _profiles(st, person)
+    for c, names in surname_names.items():
+        names.sort(key=lambda x: (-count[x], x))
+        selfname = "老" + c
+        full = [x for x in names if len(x) >= 3]
+        if count[selfname] >= min_count and full:
+            head = full[0]
+            groups.join(selfname, head, f"「{selfname}」= 老 + 姓「{c}」（{head}）")
+            person.add(selfname)
+        # Two names of one surname with the same company (who else is in their paragraphs) are one
+        # person named two ways (唐僧 / 唐三藏); two people of one family keep different company.
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if groups.find(a) != groups.find(b) and _cosine(profiles, a, b) >= SAME_COMPANY:
+                    groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {_cosine(profiles, a, b):.2f}）")
 
     # Anaphora: 那 / 这 + epithet votes for the name just before it.
     votes: dict[str, Counter[str]] = defaultdict(Counter)
@@ -385,17 +424,22 @@ def _persons(st: _Stats, *, min_count: int, limit: int) -> list[Proposal]:
     base_total = sum(base.values()) or 1
     for epithet, vote in votes.items():
         cast = sum(vote.values())
-        if cast < max(5, min_count):
+        if cast < max(5, min_count) or groups.find(epithet) != epithet:
+            continue  # too few votes, or the epithet already joined someone by a name signal
+        # Lift, not raw votes: the hero speaks to the 呆子 more often than anyone, but 呆子 follows
+        # the one it names far more often than that one follows demonstratives in general.
+        lifts = sorted(((n / cast) / (base[g] / base_total), n, g) for g, n in vote.items() if n >= max(5, 0.15 * cast))
+        if not lifts:
             continue
-        (top, n1), *rest = vote.most_common(2)
-        n2 = rest[0][1] if rest else 0
+        lift, n1, top = lifts[-1]
+        runner_up = lifts[-2][0] if len(lifts) > 1 else 0.0
         share = n1 / cast
-        lift = share / (base[top] / base_total)
-        if groups.find(epithet) == epithet and share >= 0.5 and lift >= 3 and n1 >= 2 * n2:
-            # The epithet has not joined anyone by a name signal: its antecedents decide.
+        if lift >= 2.5 and share >= 0.2 and n1 >= 4 * min_count and lift >= 1.5 * runner_up:
             if _share(st.tag[epithet], PERSON_TAGS) < 0.5 or share < 0.6:
                 generic.add(epithet)
-            groups.join(epithet, top, f"「那/这{epithet}」{cast} 次中 {n1} 次紧接「{top}」之后（指代）")
+            groups.join(
+                epithet, top, f"「那/这{epithet}」{cast} 次中 {n1} 次紧接「{top}」之后（指代，高于常例 {lift:.1f} 倍）"
+            )
 
     # Pinyin variants of a frequent name.
     by_pinyin: dict[str, list[str]] = defaultdict(list)
@@ -451,6 +495,31 @@ def _name_score(st: _Stats, w: str) -> float:
 
 def _spread(chaps: set[int]) -> float:
     return min(1.0, len(chaps) / 10)
+
+
+def _profiles(st: _Stats, person: set[str]) -> dict[str, Counter[str]]:
+    """For each name, how many paragraphs it shares with each other name."""
+    paragraphs: dict[int, set[str]] = defaultdict(set)
+    for index, names in st.sentences:
+        paragraphs[index].update(n for n in names if n in person)
+    profiles: dict[str, Counter[str]] = defaultdict(Counter)
+    for names in paragraphs.values():
+        if len(names) > 12:
+            continue  # a list of names (a roll call) says nothing about anyone's company
+        for a in names:
+            for b in names:
+                if a != b:
+                    profiles[a][b] += 1
+    return profiles
+
+
+def _cosine(profiles: dict[str, Counter[str]], a: str, b: str) -> float:
+    pa, pb = profiles.get(a, Counter()), profiles.get(b, Counter())
+    keys = (pa.keys() | pb.keys()) - {a, b}
+    dot = sum(pa[k] * pb[k] for k in keys)
+    na = math.sqrt(sum(pa[k] ** 2 for k in keys))
+    nb = math.sqrt(sum(pb[k] ** 2 for k in keys))
+    return dot / (na * nb) if na and nb else 0.0
 
 
 def _sentence_pairs(st: _Stats, person: set[str]) -> dict[frozenset[str], int]:
