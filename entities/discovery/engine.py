@@ -43,7 +43,7 @@ _HAN = re.compile(r"^[\u3400-\u9fff]+$")
 PERSON_TAGS = frozenset({"nr", "nrfg", "nrt"})
 PLACE_TAGS = frozenset({"ns"})
 # A word with one of these tags before 道 is a verb, adverb, pronoun …: 上前道, 他道 name nobody.
-NOT_SPEAKER_TAGS = frozenset("vdapcumqyeofr")
+NOT_SPEAKER_TAGS = frozenset("vdapcumqyeofrilsz")
 NOUNISH = frozenset({"n", "nr", "nrfg", "nrt", "nz", "ng", "nt", "ns"})
 ORG_TAGS = frozenset({"nt"})
 # Speech verbs that close a dialogue attribution (X道：“…”). Words ending in 道 that are not speech.
@@ -146,7 +146,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
         para: list[str] = []  # words of the current paragraph, in order
         nouns: list[str] = []  # its noun-tagged words (the X of "X，号Y")
         sentence: list[str] = []
-        prev_w, prev_f, prev2_w, prev3_w = "", "", "", ""
+        prev_w, prev_f, prev2_w, prev2_f, prev3_w = "", "", "", "", ""
         pending_naming = False
         pending_intro = ""
         speaker_last = ""
@@ -156,7 +156,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                     st.sentences.append((st.paragraphs, tuple(sentence)))
                 st.paragraphs += 1
                 para, sentence, nouns = [], [], []
-                prev_w = prev_f = prev2_w = prev3_w = ""
+                prev_w = prev_f = prev2_w = prev2_f = prev3_w = ""
                 pending_naming, pending_intro = False, ""
                 continue
             if w in SENTENCE_END or w in ("“", "”"):
@@ -170,7 +170,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 pending_intro = speaker_last
             if len(w) >= 3 and w[0] in "那这" and _HAN.match(w):
                 # jieba often glues the demonstrative on (那长老): split it back off.
-                prev3_w, prev2_w, prev_w, prev_f, w = prev2_w, prev_w, w[0], "r", w[1:]
+                prev3_w, prev2_w, prev2_f, prev_w, prev_f, w = prev2_w, prev_w, prev_f, w[0], "r", w[1:]
             if _is_word(w):
                 st.count[w] += 1
                 st.tag[w][f] += 1
@@ -194,17 +194,17 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 sentence.append(w)
             elif w.endswith(SPEECH_END) and len(w) <= 3 and w not in NOT_SPEECH:
                 # X道 / X笑道; jieba may also cut 笑道 into 笑 + 道: one character between is allowed.
-                who, before = (prev_w, prev2_w) if _is_word(prev_w) else (prev2_w, prev3_w)
+                who, who_f, before = (prev_w, prev_f, prev2_w) if _is_word(prev_w) else (prev2_w, prev2_f, prev3_w)
                 if (
                     _is_word(who)
                     and (who != prev2_w or len(prev_w) == 1)
-                    and (who == prev2_w or prev_f[:1] not in NOT_SPEAKER_TAGS)
+                    and who_f[:1] not in NOT_SPEAKER_TAGS
                     and before not in OBJECT_MARKERS
                 ):
                     st.speaker[who] += 1
                     speaker_last = who
             pending_naming = NAMING.fullmatch(w) is not None or (pending_naming and w in ("是", "为", "做"))
-            prev3_w, prev2_w, prev_w, prev_f = prev2_w, prev_w, w, f
+            prev3_w, prev2_w, prev2_f, prev_w, prev_f = prev2_w, prev_w, prev_f, w, f
         if sentence:
             st.sentences.append((st.paragraphs, tuple(sentence)))
         st.paragraphs += 1
@@ -275,7 +275,7 @@ def discover(
     wanted = [t for t in TYPES if t in set(types)]
     out: list[Proposal] = []
     if "角色" in wanted:
-        out += _persons(st, min_count=min_count, limit=limit)
+        out += _persons(st, chapters=chapters, min_count=min_count, limit=limit)
     taken = {n for p in out for n in p.names()}
     for type_name, tags in (("地点", PLACE_TAGS), ("势力", ORG_TAGS)):
         if type_name in wanted:
@@ -289,7 +289,7 @@ def _share(counter: Counter[str], tags: frozenset[str]) -> float:
     return sum(n for f, n in counter.items() if f in tags) / total if total else 0.0
 
 
-def _persons(st: _Stats, *, min_count: int, limit: int) -> list[Proposal]:
+def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, limit: int) -> list[Proposal]:
     count = st.count
     # A person: tagged as a name most of the time, or the speaker of enough lines. A word that mostly
     # follows another name is a verb of that name (闻言, 大怒), not a name.
@@ -299,7 +299,7 @@ def _persons(st: _Stats, *, min_count: int, limit: int) -> list[Proposal]:
             continue
         nr = _share(st.tag[w], PERSON_TAGS)
         spk = st.speaker[w]
-        if st.after_name[w] > 0.5 * n:
+        if st.after_name[w] > 0.4 * n:
             continue
         dem = st.demonstrative[w]
         if (
@@ -332,6 +332,8 @@ def _persons(st: _Stats, *, min_count: int, limit: int) -> list[Proposal]:
         b = w[:-1]
         if len(b) >= 2 and b in person and count[w] * 3 < count[b]:
             person.discard(w)  # a verb glued after a name (沙僧笑道 cut as 沙僧笑 + 道)
+    surnames = SURNAMES | {w[1] for w, n in count.items() if len(w) == 2 and w[0] == "老" and n >= min_count}
+    _given_names_recover(st, person, surnames, chapters, min_count)
     together = _sentence_pairs(st, person)
     apart: dict[str, set[str]] = defaultdict(set)
     for pair, n in together.items():
@@ -369,6 +371,12 @@ def _persons(st: _Stats, *, min_count: int, limit: int) -> list[Proposal]:
             groups.join(b, best, f"「{b}」是「{best}」的一部分")
 
     # Appositions and naming patterns.
+    # A word written after several different names (灵吉菩萨, 文殊菩萨) is their title, not their name.
+    title_of: dict[str, set[str]] = defaultdict(set)
+    for a, b in st.adjacent:
+        if a in person and b in person:
+            title_of[b].add(a)
+    generic.update(b for b, names in title_of.items() if len(names) >= 3)
     for (a, b), n in st.adjacent.items():
         if (
             a in person
@@ -385,7 +393,6 @@ def _persons(st: _Stats, *, min_count: int, limit: int) -> list[Proposal]:
 
     # Surnames. A character of the book is a surname when it is a common one or when 老 + it is a word
     # (老孙, 老猪: how a character of that surname speaks of himself or is spoken of).
-    surnames = SURNAMES | {w[1] for w, n in count.items() if len(w) == 2 and w[0] == "老" and n >= min_count}
     surname_names: dict[str, list[str]] = defaultdict(list)
     for w in person:
         if w[0] in surnames and w[0] != "老":
@@ -441,6 +448,24 @@ def _persons(st: _Stats, *, min_count: int, limit: int) -> list[Proposal]:
                 epithet, top, f"「那/这{epithet}」{cast} 次中 {n1} 次紧接「{top}」之后（指代，高于常例 {lift:.1f} 倍）"
             )
 
+    # Surname + a title someone already answers to (唐 + 长老, when 长老 is 唐僧's): that someone.
+    for w in sorted(person, key=lambda x: (-count[x], x)):
+        c, title = w[0], w[1:]
+        if c in surnames and len(title) >= 2 and title in person and groups.find(w) == w:
+            owner = groups.find(title)
+            if owner != title or groups.members.get(owner):
+                if any(m[0] == c and m != w for m in groups.members.get(owner, {owner})):
+                    groups.join(w, owner, f"姓「{c}」+「{title}」（{title} 已归入「{owner}」）")
+
+    # Abbreviations: a name made of some of a longer name's characters in order, the first included
+    # (牛王 ← 牛魔王, 玉帝 ← 玉皇大帝), the way Chinese shortens names.
+    for a in sorted(person, key=lambda x: (-len(x), -count[x], x)):
+        if len(a) < 3:
+            continue
+        for b in person:
+            if 2 <= len(b) < len(a) and b[0] == a[0] and b not in a and _subsequence(b, a):
+                groups.join(b, a, f"「{b}」是「{a}」的简称")
+
     # Pinyin variants of a frequent name.
     by_pinyin: dict[str, list[str]] = defaultdict(list)
     for w in person:
@@ -483,7 +508,8 @@ def _persons(st: _Stats, *, min_count: int, limit: int) -> list[Proposal]:
                 signals={"speaker": spk, "person_tag_share_pct": round(100 * nr)},
             )
         )
-    proposals.sort(key=lambda p: (-p.count * (0.5 + p.confidence), p.name))
+    # Characters act: a group nobody ever hears speak ranks below one that does.
+    proposals.sort(key=lambda p: (-p.count * (0.2 + p.confidence) * (1 if p.signals["speaker"] else 0.5), p.name))
     return proposals[:limit]
 
 
@@ -495,6 +521,30 @@ def _name_score(st: _Stats, w: str) -> float:
 
 def _spread(chaps: set[int]) -> float:
     return min(1.0, len(chaps) / 10)
+
+
+def _given_names_recover(
+    st: _Stats, person: set[str], surnames: set[str], chapters: list[tuple[int, str]], min_count: int
+) -> None:
+    """The given name of a surname + given name (悟能 of 猪悟能) is how the text mostly calls someone,
+    but jieba often cuts it differently each time (悟 + 能…), so it is no token: count it in the text."""
+    for a in sorted(person):
+        given = a[1:]
+        if len(a) != 3 or a[0] not in surnames or given in person or st.count[given] >= min_count:
+            continue
+        seen = [(number, body.count(given)) for number, body in chapters if given in body]
+        total = sum(n for _, n in seen)
+        if total >= min_count:
+            person.add(given)
+            st.count[given] = total
+            st.tag[given]["nr"] = total
+            st.first[given] = seen[0][0]
+            st.chapters[given] = {number for number, _ in seen}
+
+
+def _subsequence(short: str, long: str) -> bool:
+    it = iter(long)
+    return all(ch in it for ch in short)
 
 
 def _profiles(st: _Stats, person: set[str]) -> dict[str, Counter[str]]:
