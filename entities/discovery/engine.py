@@ -61,6 +61,10 @@ SURNAMES = frozenset(
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾萧田董袁潘蒋蔡余杜叶程苏魏吕丁"
     "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦方白邹孟熊秦邱江尹薛段雷侯史陶黎贺顾毛郝龚邵万钱严武戴莫孔汤"
 )
+# Two names meeting in one sentence (not back to back, not in a naming pattern) in this share of the
+# rarer one's occurrences are two people: a strong link must not join them; a weak one yields sooner.
+APART_STRONG, APART_WEAK = 0.1, 0.02
+GENERIC_APART = 0.2  # a generic word meeting a name in this share of sentences is someone else
 SAME_COMPANY = 0.85  # cosine of two names' paragraph company above which one surname means one person
 GIVEN_TAGS = frozenset({"nr", "ns", "nz", "ng", "n", "a", "ag"})
 SENTENCE_END = frozenset("。！？!?；;")
@@ -147,7 +151,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
         nouns: list[str] = []  # its noun-tagged words (the X of "X，号Y")
         sentence: list[str] = []
         prev_w, prev_f, prev2_w, prev2_f, prev3_w = "", "", "", "", ""
-        pending_naming = False
+        pending_naming = ""
         pending_intro = ""
         speaker_last = ""
         for w, f in tokens:
@@ -157,13 +161,13 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 st.paragraphs += 1
                 para, sentence, nouns = [], [], []
                 prev_w = prev_f = prev2_w = prev2_f = prev3_w = ""
-                pending_naming, pending_intro = False, ""
+                pending_naming, pending_intro = "", ""
                 continue
             if w in SENTENCE_END or w in ("“", "”"):
                 if sentence:
                     st.sentences.append((st.paragraphs, tuple(sentence)))
                     sentence = []
-                pending_naming = False
+                pending_naming = ""
                 if w == "”":
                     pending_intro = ""
             if w == "“" and speaker_last:
@@ -203,7 +207,10 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 ):
                     st.speaker[who] += 1
                     speaker_last = who
-            pending_naming = NAMING.fullmatch(w) is not None or (pending_naming and w in ("是", "为", "做"))
+            if NAMING.fullmatch(w):
+                pending_naming = w
+            elif not (pending_naming and w in ("是", "为", "做")):
+                pending_naming = ""
             prev3_w, prev2_w, prev2_f, prev_w, prev_f = prev2_w, prev_w, prev_f, w, f
         if sentence:
             st.sentences.append((st.paragraphs, tuple(sentence)))
@@ -233,12 +240,25 @@ class _Groups:
     one meets a member of the other in one sentence often (not written back to back): two names in
     one sentence are two people (八戒对行者道), whatever else links them."""
 
-    def __init__(self, apart: dict[str, set[str]] | None = None) -> None:
+    def __init__(self, apart: dict[str, dict[str, float]] | None = None) -> None:
         self.parent: dict[str, str] = {}
         self.why: dict[str, str] = {}
         self.members: dict[str, set[str]] = {}
-        self.apart = apart or {}
+        self.apart = apart or {}  # name → {other name: share of the rarer one's occurrences they meet}
         self.generic: set[str] = set()
+
+    def _apart(self, ma: set[str], mb: set[str], floor: float) -> bool:
+        for x in ma:
+            for y, share in self.apart.get(x, {}).items():
+                # A generic word (大圣: several people) meets each of them now and then; only meeting
+                # often says two people.
+                if (
+                    y in mb
+                    and share >= floor
+                    and (share >= GENERIC_APART or (x not in self.generic and y not in self.generic))
+                ):
+                    return True
+        return False
 
     def find(self, x: str) -> str:
         self.parent.setdefault(x, x)
@@ -247,12 +267,14 @@ class _Groups:
             x = self.parent[x]
         return x
 
-    def join(self, child: str, owner: str, why: str) -> bool:
+    def join(self, child: str, owner: str, why: str, *, weak: bool = False) -> bool:
+        """Join ``child``'s group to ``owner``'s. A weak link (one naming sentence, company, anaphora)
+        yields to rarer meetings than a strong one (nesting, apposition)."""
         a, b = self.find(child), self.find(owner)
         if a == b:
             return False
         ma, mb = self.members.get(a, {a}), self.members.get(b, {b})
-        if any(self.apart.get(x, set()) & mb for x in ma - self.generic):
+        if self._apart(ma, mb, APART_WEAK if weak else APART_STRONG):
             return False
         self.parent[a] = b
         self.members[b] = ma | mb
@@ -340,15 +362,14 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
     }
     _given_names_recover(st, person, surnames, chapters, min_count)
     together = _sentence_pairs(st, person)
-    apart: dict[str, set[str]] = defaultdict(set)
+    apart: dict[str, dict[str, float]] = defaultdict(dict)
     for pair, n in together.items():
         a, b = tuple(pair)
         if a in b or b in a:
             continue  # 孙悟空 … 悟空 in one sentence is one person named twice
         n -= st.adjacent[(a, b)] + st.adjacent[(b, a)] + st.naming[(a, b)] + st.naming[(b, a)]
-        if n >= max(3, 0.1 * min(count[a], count[b])):
-            apart[a].add(b)
-            apart[b].add(a)
+        if n >= 3:
+            apart[a][b] = apart[b][a] = n / min(count[a], count[b])
     groups = _Groups(apart)
     generic = groups.generic
     # A word that often takes a demonstrative (那妖精, 这国王, 那呆子) is a role or an epithet, which
@@ -401,7 +422,7 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             groups.join(b, a, f"「{a}{b}」连写 {n} 次（同位语）")
     for (a, b), n in st.naming.items():
         if a in person and b in person and a != b and n >= 2:
-            groups.join(b, a, f"称谓句式（号/字/叫做/乃…）{n} 次：{a} → {b}")
+            groups.join(b, a, f"称谓句式（法名/叫做/号/我乃…）{n} 次：{a} → {b}", weak=True)
 
     # Surnames. A character of the book is a surname when it is a common one or when 老 + it is a word
     # (老孙, 老猪: how a character of that surname speaks of himself or is spoken of).
@@ -427,7 +448,7 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
                 if groups.find(a) != groups.find(b) and _cosine(profiles, a, b) >= SAME_COMPANY:
-                    groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {_cosine(profiles, a, b):.2f}）")
+                    groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {_cosine(profiles, a, b):.2f}）", weak=False)
 
     # Anaphora: 那 / 这 + epithet votes for the name just before it.
     votes: dict[str, Counter[str]] = defaultdict(Counter)
@@ -461,7 +482,10 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             if _share(st.tag[epithet], PERSON_TAGS) < 0.5 or share < 0.6:
                 generic.add(epithet)
             groups.join(
-                epithet, top, f"「那/这{epithet}」{cast} 次中 {n1} 次紧接「{top}」之后（指代，高于常例 {lift:.1f} 倍）"
+                epithet,
+                top,
+                f"「那/这{epithet}」{cast} 次中 {n1} 次紧接「{top}」之后（指代，高于常例 {lift:.1f} 倍）",
+                weak=True,
             )
 
     # Surname + a title someone already answers to (唐 + 长老, when 长老 is 唐僧's): that someone.
