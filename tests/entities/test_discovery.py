@@ -27,8 +27,8 @@ from tests.conftest import CORPUS
 from webnovel.exceptions import InvalidInput
 from webnovel.rebuilder import book_rebuild
 
-# A known cast: 林青云 (also 青云, 青云剑客), 苏婉儿, 赵铁山 (also 铁山), two officials 王大人 / 李大人
-# whose shared title 大人 is generic. 林青云 and 赵铁山 talk to each other in one sentence: two people.
+# A known cast: 林青云 (also 青云), 苏婉儿 (婉儿), 赵铁山 (铁山), three officials 王大人 / 李大人 / 刘大人
+# whose shared title 大人 is generic (王大人, the one most often on stage, is the one it joins). 林青云 and 赵铁山 talk to each other in one sentence: two people.
 SCENES = [
     """林青云道：“今日天色不早，我们该走了。”
 苏婉儿笑道：“青云哥哥，你且慢些。”
@@ -39,11 +39,14 @@ SCENES = [
 王大人喝道：“什么人敢闯我的府门！”
 那大人大怒，叫手下拿人。
 赵铁山对王大人道：“大人息怒。”
+大人道：“哼，看在你的面上。”
+王大人拂袖而去，王大人的手下也散了。
 苏婉儿对赵铁山道：“铁山，你认得他？”""",
     """赵铁山道：“我在白鹤城住过三年，也认得李大人。”
 李大人笑道：“铁山兄弟，别来无恙。”
 林青云道：“原来李大人是铁山的旧识。”
 苏婉儿对林青云说：“青云哥哥的剑法又精进了。”
+刘大人笑道：“诸位请了。”
 赵铁山与林青云同饮一杯。""",
 ]
 NEWCOMER = """周子墨道：“在下周子墨，特来拜会。”
@@ -67,8 +70,11 @@ def by_name(proposals, name):
 def test_engine_finds_the_known_cast_with_grouped_aliases():
     proposals = discover(synthetic_chapters(), min_count=3, types=["角色"])
     names = [p.name for p in proposals]
-    for person in ("林青云", "苏婉儿", "赵铁山", "王大人", "李大人"):
+    for person in ("林青云", "苏婉儿", "赵铁山", "王大人", "李大人", "刘大人"):
         assert person in names
+    wang = by_name(proposals, "王大人")
+    assert [(a.alias, a.generic) for a in wang.aliases] == [("大人", True)]
+    assert "婉儿" in by_name(proposals, "苏婉儿").names()
     lin = by_name(proposals, "林青云")
     assert "青云" in [a.alias for a in lin.aliases]
     assert "「青云」是「林青云」的一部分" in {a.why for a in lin.aliases}
@@ -165,6 +171,9 @@ def test_discover_confirm_writes_the_roster_and_the_rebuild_scans_mentions(synth
     assert roster.startswith("# 名册（作者手写）\n地点:\n  - name: 青石镇\n")
     entry = next(e for e in yaml.safe_load(roster)["角色"] if e["name"] == "林青云")
     assert "青云" in entry["aliases"]
+    assert pending_item_confirm(item=queued["王大人"])["added"] is True
+    roster = (Path(synth.root) / ROSTER).read_text(encoding="utf-8")
+    assert '  - name: "王大人"\n    aliases: [{alias: "大人", generic: true}]\n' in roster
     assert book_rebuild(root=Path(synth.root))["ok"]
     entity = Entity.objects.get(book=synth, canonical_name="林青云")
     assert entity.source == "file"
