@@ -260,6 +260,11 @@ def test_import_txt_discover(tmp_path):
     text = out.getvalue()
     assert "入队" in text and "林青云" in text
     assert PendingItem.objects.filter(book__slug="qyj", kind="entity_discovered").count() >= 5
+    out = io.StringIO()
+    call_command("import_txt", str(txt), str(tmp_path / "qyj2"), "--discover", "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["chapters"] == 12 and report["discovery"]["book"] == "qyj2"
+    assert "林青云" in [q["name"] for q in report["discovery"]["queued"]]
 
 
 # --- 西游记 ------------------------------------------------------------------------------------------

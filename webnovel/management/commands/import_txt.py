@@ -1,5 +1,6 @@
 """``python manage.py import_txt <novel.txt> <out_dir>`` — turn a plain-text novel into a book folder."""
 
+import io
 import json
 from pathlib import Path
 
@@ -70,11 +71,20 @@ class Command(BaseCommand):
                 )
             except DomainError as exc:
                 raise CommandError(exc.message) from exc
-        self._emit(report, options)
         if options["discover"] and not options["dry_run"]:
             # By command name, not import: discovery lives in the entities app, above this one.
-            call_command("rebuild", str(out_dir), stdout=self.stderr if options["json"] else self.stdout)
-            call_command("discover", options["slug"] or out_dir.resolve().name, stdout=self.stdout)
+            slug = options["slug"] or out_dir.resolve().name
+            if options["json"]:
+                rebuilt, found = io.StringIO(), io.StringIO()
+                call_command("rebuild", str(out_dir), "--json", stdout=rebuilt)
+                call_command("discover", slug, "--json", stdout=found)
+                report["discovery"] = json.loads(found.getvalue())
+            else:
+                self._emit(report, options)
+                call_command("rebuild", str(out_dir), stdout=self.stdout)
+                call_command("discover", slug, stdout=self.stdout)
+                return
+        self._emit(report, options)
 
     def _emit(self, report: dict, options: dict) -> None:
         if options["json"]:
