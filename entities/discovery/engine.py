@@ -184,9 +184,10 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 if prev_w in DEMONSTRATIVES:
                     st.demonstrative[w] += 1
                     st.anaphora.append((w, tuple(para[-12:])))
-                if prev_f in NOUNISH and _is_word(prev_w):
+                if prev_f in NOUNISH or (prev_f == "r" and prev_w not in DEMONSTRATIVES):
+                    # After a noun or a pronoun (行者大惊, 怪大惊, 他大惊): likely a verb of it.
                     st.after_name[w] += 1
-                    if prev_w != w:
+                    if prev_w != w and _is_word(prev_w):
                         st.adjacent[(prev_w, w)] += 1
                 if pending_naming and nouns:
                     st.naming[(nouns[-1], w)] += 1
@@ -548,9 +549,14 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
                 signals={"speaker": spk, "person_tag_share_pct": round(100 * nr)},
             )
         )
-    # Characters act: a group nobody ever hears speak ranks below one that does.
-    proposals.sort(key=lambda p: (-p.count * (0.2 + p.confidence) * (1 if p.signals["speaker"] else 0.5), p.name))
+    # Characters act: a group seldom heard speaking (宝贝, 金光: words jieba tags as names) ranks below
+    # one that often does.
+    proposals.sort(key=lambda p: (-p.count * (0.2 + p.confidence) * _voice(p), p.name))
     return proposals[:limit]
+
+
+def _voice(p: Proposal) -> float:
+    return 0.3 + 0.7 * min(1.0, p.signals["speaker"] / max(1.0, 0.05 * p.count))
 
 
 def _name_score(st: _Stats, w: str) -> float:
