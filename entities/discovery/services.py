@@ -20,7 +20,7 @@ import yaml
 from django.db import transaction
 from django.utils import timezone
 
-from entities.discovery.engine import TYPES, Segmenter, discover
+from entities.discovery.engine import TYPES, Proposal, Segmenter, discover
 from entities.models import Alias, Entity, PendingItem
 from webnovel.exceptions import Conflict, InvalidInput
 from webnovel.models import Book, Chapter
@@ -79,7 +79,6 @@ def _payload_names(payload: dict) -> list[str]:
     return [payload.get("name", ""), *(a.get("alias", "") for a in payload.get("aliases", []))]
 
 
-@transaction.atomic
 def book_discover(
     *,
     book: Book,
@@ -104,7 +103,14 @@ def book_discover(
     chapters = list(Chapter.objects.filter(book=book).order_by("number").values_list("number", "body"))
     if not chapters:
         raise InvalidInput(f"《{book.slug}》没有章节：先 rebuild 书籍文件夹", extra={"book": book.slug})
+    # The text pass (a minute for a long novel) runs outside any transaction: on SQLite an open write
+    # transaction would hold every other writer of the database for that long.
     proposals = discover(chapters, min_count=min_count, types=types, segment=segment, limit=limit)
+    return {"book": book.slug, "chapters": len(chapters), **_proposals_queue(book=book, proposals=proposals)}
+
+
+@transaction.atomic
+def _proposals_queue(*, book: Book, proposals: list[Proposal]) -> dict[str, Any]:
     known = _known_names(book)
     queued: list[dict] = []
     counts = {"proposed": len(proposals), "queued": 0, "known": 0, "below_floor": 0}
@@ -130,7 +136,7 @@ def book_discover(
         seen.update(proposal.names())
         queued.append({"pk": item.pk, **payload})
     counts["queued"] = len(queued)
-    return {"book": book.slug, "chapters": len(chapters), "counts": counts, "queued": queued}
+    return {"counts": counts, "queued": queued}
 
 
 # --- the roster file -----------------------------------------------------------------------------
