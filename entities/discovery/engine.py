@@ -4,25 +4,23 @@ Pure: chapters in, proposals out; no Django. One part-of-speech pass of jieba (i
 ship inside the package) is the segmenter; everything after it is counting over that one token stream,
 so the whole run costs little more than the segmenter's own pass.
 
-Signals, each general (nothing here names a character of any particular novel):
+Signals, each general (nothing here names a character of any particular novel; docs/discovery.md
+has the table with every threshold):
 
 - **who is a person**: jieba's person tags (nr, nrfg, nrt), and dialogue attribution — a word right
-  before a speech verb (X道 / X笑道 / X说 / X曰) that is not the object of 对 / 向 / 与 …;
-  a verb-like word that mostly follows another name (行者闻言) is not a name;
+  before a speech verb (X道 / X笑道 / X说 / X曰) that is not the object of 对 / 向 / 与 …; a word that
+  mostly follows a noun or a pronoun (行者闻言) is a verb of it, not a name;
 - **places / factions**: the ns / nt tags, with a frequency floor;
-- **grouping aliases** (each joined pair keeps the reason, shown as evidence):
-  * nesting — a name inside a longer name (悟空 ⊂ 孙悟空, 大圣 ⊂ 孙大圣) joins the longer name that holds
-    it most often; a short name held by several different names is a title, flagged generic;
-  * appositions — two names written back to back with nothing between (齐天大圣孙悟空);
-  * naming patterns — 姓X名Y / 法名Y / 字Y / 号Y / 人称Y / 叫做Y / 乃Y …, and self-introductions in
-    dialogue (X道：“我乃Y…”);
-  * surnames — 老 + a surname (老孙) names the one character of that surname who uses it, and names of
-    that surname whose chapters overlap little with each other join it unless they meet in one sentence;
-  * anaphora — an epithet used with a demonstrative (那呆子, 这泼猴) votes for the name mentioned just
-    before it; it joins the name whose share of the votes is well above its share of all mentions;
-  * pinyin — a rare spelling with the same toneless pinyin as a frequent name is a variant of it;
-- **generic words**: a word that many different names end with, or whose anaphoric votes split between
-  several characters, is proposed as a generic alias (counted apart, never a plain one).
+- **grouping aliases** (each joined name keeps the reason, shown as evidence): nesting (悟空 ⊂ 孙悟空),
+  appositions (齐天大圣孙悟空), naming patterns (法名 / 叫做 / 号 … and 我乃Y in dialogue), surnames
+  (老孙; one surname + the same company in the paragraphs; surname + an owned title), abbreviations
+  (牛王 ← 牛魔王), anaphora by lift (那呆子 after 八戒 far more often than after anyone else), pinyin
+  variants — and one constraint over all of them: two names that meet in one sentence are two people;
+- **generic words**: titles that end several names or follow several names, roles and epithets that
+  take demonstratives (那妖精), proposed as generic aliases (counted apart, never plain ones).
+
+Own code rather than a library: no package does name clustering for Chinese fiction; jieba does the
+part a library should (segmentation and tags).
 """
 
 from __future__ import annotations
