@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -26,6 +27,7 @@ from entities.models import Appearance, Entity, PendingItem
 from entities.services import pending_item_confirm, pending_item_reject
 from tests.conftest import CORPUS
 from webnovel.exceptions import InvalidInput
+from webnovel.models import Book
 from webnovel.rebuilder import book_rebuild
 
 # A known cast: 林青云 (also 青云), 苏婉儿 (婉儿), 赵铁山 (铁山), three officials 王大人 / 李大人 / 刘大人
@@ -147,8 +149,6 @@ def synth(tmp_path, db):
     root = _book_folder(tmp_path / "synth", synthetic_chapters())
     report = book_rebuild(root=root)
     assert report["ok"], report
-    from webnovel.models import Book
-
     return Book.objects.get(slug="synth")
 
 
@@ -280,3 +280,30 @@ def test_xiyouji_figures():
     assert figures["aliases_wrong"] <= 0.11
     by_character = {row["character"]: row["proposal"] for row in figures["detail"]}
     assert by_character["孙悟空"] == "孙行者" and by_character["猪八戒"] == "八戒"
+
+
+@pytest.mark.django_db
+def test_admin_merge_split_confirm_and_reject_discovered(synth, client):
+    client.force_login(get_user_model().objects.create_superuser("admin", "a@example.com", "pw-admin-123"))
+    book_discover(book=synth, min_count=3, types=["角色"])
+    queued = _queued(synth)
+    url = "/admin/entities/pendingitem/"
+
+    def act(action, items, **extra):
+        data = {"action": action, "_selected_action": [str(i.pk) for i in items], **extra}
+        return client.post(url, data, follow=True)
+
+    page = act("merge_discovered", [queued["李大人"], queued["刘大人"]])
+    assert "已并入" in page.content.decode()
+    target = PendingItem.objects.get(pk=queued["李大人"].pk)
+    assert "刘大人" in [a["alias"] for a in target.payload["aliases"]]
+    form = act("split_discovered", [target])
+    assert "拆出的别名" in form.content.decode()
+    done = act("split_discovered", [target], aliases="刘大人", apply="1")
+    assert "已拆出" in done.content.decode()
+    split_off = PendingItem.objects.get(payload__name="刘大人", status="pending")
+    act("reject_selected", [split_off])
+    assert [r["name"] for r in rejected_read(root=Path(synth.root))] == ["刘大人"]
+    act("confirm_selected", [target])
+    roster = yaml.safe_load((Path(synth.root) / ROSTER).read_text(encoding="utf-8"))
+    assert "李大人" in [e["name"] for e in roster["角色"]]
