@@ -410,14 +410,7 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         if len(names) >= 3 and sum(st.adjacent[(a, b)] for a in names) >= 0.3 * count[b]
     )
     for (a, b), n in st.adjacent.items():
-        if (
-            a in person
-            and b in person
-            and a not in generic
-            and b not in generic
-            and n >= 3
-            and n >= 0.1 * min(count[a], count[b])
-        ):
+        if a in person and b in person and a not in generic and b not in generic and n >= 3 and n >= 0.1 * count[b]:
             groups.join(b, a, f"「{a}{b}」连写 {n} 次（同位语）")
     for (a, b), n in st.naming.items():
         if a in person and b in person and a != b and n >= 2:
@@ -515,6 +508,26 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             for other in names[1:]:
                 if count[other] * 5 <= count[names[0]] and len(other) == len(names[0]):
                     groups.join(other, names[0], f"与「{names[0]}」同音（拼音 {''.join(lazy_pinyin(other))}）")
+
+    # Name + title written together often (哪吒 + 太子) is itself a name of that person (哪吒太子): jieba
+    # cuts it in two, so it is no token, but a reader and the mention scan see it whole.
+    for (a, b), n in st.adjacent.items():
+        compound = a + b
+        if (
+            a in person
+            and b in person
+            and (b in generic or groups.find(a) == groups.find(b))
+            and a not in generic
+            and n >= min_count
+            and compound not in person
+            and len(compound) <= 6
+        ):
+            person.add(compound)
+            count[compound] = n
+            st.tag[compound]["nr"] = n
+            st.first[compound] = st.first[a]
+            st.chapters[compound] = st.chapters[a]
+            groups.join(compound, a, f"「{a}」+ 称号「{b}」连写 {n} 次")
 
     members: dict[str, list[str]] = defaultdict(list)
     for w in person:
