@@ -337,6 +337,19 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
                 w[i:j] in person for i in range(len(w)) for j in range(i + 2, len(w) + 1) if j - i < len(w)
             ):
                 person.add(w)
+    # A name + the title of someone heard speaking often (观音 + 菩萨) is a person, and so is that name on
+    # its own (观音), though neither ever speaks under it.
+    titles = {w for w in person if st.speaker[w] >= 3 * min_count}
+    for w, n in list(count.items()):
+        if n < min_count or w in person or len(w) < 4 or not _HAN.match(w):
+            continue
+        for k in (2, 3):
+            head, title = w[:-k], w[-k:]
+            if title in titles and len(head) >= 2 and st.after_name[w] <= 0.5 * n:
+                person.add(w)
+                if count[head] >= min_count and st.after_name[head] <= 0.5 * count[head]:
+                    person.add(head)
+                break
     # A verb glued onto a name (保 + 唐僧: 保唐僧取经) is segmentation noise, not a longer name: one
     # extra leading character that is no surname, far rarer than the name, never speaking.
     for w in list(person):
@@ -537,7 +550,9 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         plain = [w for w in names if w not in generic]
         if not plain:
             continue  # a title alone (大王, 师父 with no owner) is not a character
-        canonical = max(plain, key=lambda w: (_name_score(st, w), w))
+        # Not the tail of a fuller member (菩萨 of 观音菩萨, 八戒 of 猪八戒): that is its short form.
+        full = [w for w in plain if not any(o != w and o.endswith(w) for o in names)] or plain
+        canonical = max(full, key=lambda w: (_name_score(st, w), w))
         total = sum(count[w] for w in names)
         spk = sum(st.speaker[w] for w in names)
         chaps = set().union(*(st.chapters[w] for w in names))
