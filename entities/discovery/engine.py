@@ -452,8 +452,15 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             continue
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
-                if groups.find(a) != groups.find(b) and _cosine(profiles, a, b) >= SAME_COMPANY:
-                    groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {_cosine(profiles, a, b):.2f}）", weak=False)
+                if groups.find(a) == groups.find(b):
+                    continue
+                # The company of the two groups so far, not of the two words: a rare full name (唐太宗)
+                # speaks through its short forms (太宗).
+                ga = groups.members.get(groups.find(a), {a})
+                gb = groups.members.get(groups.find(b), {b})
+                similarity = _cosine(profiles, ga, gb)
+                if similarity >= SAME_COMPANY:
+                    groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {similarity:.2f}）")
 
     # Anaphora: 那 / 这 + epithet votes for the name just before it.
     votes: dict[str, Counter[str]] = defaultdict(Counter)
@@ -635,9 +642,14 @@ def _profiles(st: _Stats, person: set[str]) -> dict[str, Counter[str]]:
     return profiles
 
 
-def _cosine(profiles: dict[str, Counter[str]], a: str, b: str) -> float:
-    pa, pb = profiles.get(a, Counter()), profiles.get(b, Counter())
-    keys = (pa.keys() | pb.keys()) - {a, b}
+def _cosine(profiles: dict[str, Counter[str]], a: set[str], b: set[str]) -> float:
+    pa: Counter[str] = Counter()
+    pb: Counter[str] = Counter()
+    for name in a:
+        pa.update(profiles.get(name, {}))
+    for name in b:
+        pb.update(profiles.get(name, {}))
+    keys = (pa.keys() | pb.keys()) - a - b
     dot = sum(pa[k] * pb[k] for k in keys)
     na = math.sqrt(sum(pa[k] ** 2 for k in keys))
     nb = math.sqrt(sum(pb[k] ** 2 for k in keys))
