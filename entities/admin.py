@@ -2,6 +2,8 @@
 pending queue (lowest confidence first) with confirm / confirm-as / reject; merge. Every write of a
 curation action goes through ``entities.services`` and reports counts with ``message_user``."""
 
+import re
+
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
@@ -9,6 +11,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from entities import selectors, services
+from entities.discovery.services import discovery_merge, discovery_split
 from entities.models import (
     Alias,
     AmbiguousMention,
@@ -273,6 +276,10 @@ class ConfirmAsForm(forms.Form):
     )
 
 
+class SplitForm(forms.Form):
+    aliases = forms.CharField(label="拆出的别名", help_text="用、或逗号分隔；第一个作为新提议的正名")
+
+
 @admin.register(PendingItem)
 class PendingItemAdmin(admin.ModelAdmin):
     list_display = ["confidence", "kind", "chapter", "note", "payload_short", "status", "source", "book"]
@@ -292,7 +299,7 @@ class PendingItemAdmin(admin.ModelAdmin):
         "resolved_at",
     ]
     show_full_result_count = False
-    actions = ["confirm_selected", "confirm_as", "reject_selected"]
+    actions = ["confirm_selected", "confirm_as", "reject_selected", "merge_discovered", "split_discovered"]
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -340,6 +347,43 @@ class PendingItemAdmin(admin.ModelAdmin):
             return None
         result = services.pending_items_bulk(items=queryset, action="confirm", entity=entity)
         self._report(request, f"确认为 {entity.entity_id}", result)
+        return None
+
+    @admin.action(description="合并发现的实体（并入出现最多的一个）")
+    def merge_discovered(self, request: HttpRequest, queryset: QuerySet[PendingItem]) -> None:
+        try:
+            result = discovery_merge(items=queryset)
+        except DomainError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return
+        self.message_user(
+            request, f"已并入 #{result['pk']}「{result['name']}」：{len(result['merged'])} 项", messages.SUCCESS
+        )
+
+    @admin.action(description="拆分发现的实体…")
+    def split_discovered(self, request: HttpRequest, queryset: QuerySet[PendingItem]):
+        if queryset.count() != 1:
+            self.message_user(request, "拆分时请只选择一个发现的实体", messages.ERROR)
+            return None
+        form = SplitForm(request.POST if "apply" in request.POST else None)
+        if not form.is_valid():
+            return _intermediate(
+                self,
+                request,
+                queryset,
+                form=form,
+                title="拆分发现的实体",
+                action="split_discovered",
+                submit_label="拆分",
+                explanation="列出的别名从这个提议中移出，成为一个新的待确认提议。",
+            )
+        names = [n for n in re.split(r"[、,，\s]+", form.cleaned_data["aliases"]) if n]
+        try:
+            result = discovery_split(item=queryset.first(), aliases=names)
+        except DomainError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return None
+        self.message_user(request, f"已拆出 #{result['new']}「{result['name']}」", messages.SUCCESS)
         return None
 
     def _report(self, request: HttpRequest, verb: str, result: dict) -> None:

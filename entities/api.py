@@ -8,6 +8,8 @@ from ninja import Router
 
 from entities import schemas as S
 from entities import selectors, services
+from entities.discovery.schemas import DiscoverIn, DiscoverOut
+from entities.discovery.services import book_discover
 from entities.schemas import IngestOut, MergeIn, PendingConfirmIn, PendingRejectIn
 from webnovel.schemas import documented
 from webnovel.selectors import book_get
@@ -136,6 +138,14 @@ def entity_merge(request: HttpRequest, book: str, body: MergeIn) -> dict:
     target = selectors.entity_get(book=the_book, ref=body.target)
     counts = services.entity_merge(source=source, target=target)
     return {"source": body.source, "target": target.entity_id, "moved": counts}
+
+
+@router.post("{book}/discover", response=DiscoverOut, summary="从正文发现角色 / 地点 / 势力")
+def discover(request: HttpRequest, book: str, body: DiscoverIn) -> dict:
+    """Propose the cast from the chapters' text alone (segmenter, dialogue attribution, naming patterns,
+    co-occurrence); what is new goes to the pending queue as 发现的实体. Known, queued or rejected names
+    are not proposed again. Confirming writes the entry into 设定/名册.yaml."""
+    return book_discover(book=book_get(slug=book), min_count=body.min_count, types=body.types, limit=body.limit)
 
 
 @router.get("{book}/entities/ambiguous-mentions", response=list[S.AmbiguousMentionOut], summary="歧义提及")

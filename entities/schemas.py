@@ -317,6 +317,9 @@ class ResolutionOut(Schema):
     entity: str | None = None
     relationship: list[str] | None = None
     status: str | None = None
+    roster: str | None = Field(default=None, description="发现的实体：写入的名册文件")
+    added: bool | None = Field(default=None, description="发现的实体：名册是否新增了条目")
+    note: str | None = None
 
 
 # ── characters (the 设定 reads) ──

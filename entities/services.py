@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from entities import selectors
 from entities.generic import alias_is_generic
+from entities.discovery.services import discovery_confirm, discovery_names, discovery_reject_record
 from entities.ids import entity_id_base, entity_ids_assign
 from entities.mentions import matcher_invalidate, mentions_index
 from entities.models import (
@@ -940,6 +941,15 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None) -> 
             source=RelationshipEvent.Source.CURATION,
         )
         result["relationship"] = [src.entity_id, rel.type, dst.entity_id]
+    elif item.kind == PendingItem.Kind.ENTITY_DISCOVERED:
+        if entity is not None:
+            for alias in discovery_names(item=item):
+                _alias_add_any(
+                    entity, {"alias": alias["alias"], "generic": bool(alias.get("generic"))}, source="curation"
+                )
+            result["entity"] = entity.entity_id
+        else:
+            result |= discovery_confirm(item=item)
     elif item.kind in {PendingItem.Kind.ENTITY_APPEARED, PendingItem.Kind.UNCERTAIN, PendingItem.Kind.DISAMBIGUATION}:
         ref = _payload_ref(item, "id") or _payload_ref(item, "adopted") or _payload_ref(item, "entity_id")
         if entity is None and ref is None:
@@ -989,6 +999,8 @@ def pending_item_reject(*, item: PendingItem, note: str = "") -> dict:
     item = PendingItem.objects.select_for_update().get(pk=item.pk)
     if item.status != PendingItem.Status.PENDING:
         raise Conflict(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
+    if item.kind == PendingItem.Kind.ENTITY_DISCOVERED:
+        discovery_reject_record(item=item, note=note)
     item.status = PendingItem.Status.REJECTED
     item.resolution = {"note": note}
     item.resolved_at = timezone.now()

@@ -31,8 +31,8 @@ class Extraction(models.Model):
 
 
 class PendingItem(models.Model):
-    """A write held for a human: low-confidence extraction items (< 0.5), uncertain mentions and
-    migrated disambiguation records. Confirming applies the held write through the services."""
+    """A write held for a human: low-confidence extraction items (< 0.5), uncertain mentions,
+    migrated disambiguation records and entities proposed by discovery (written to the roster file). Confirming applies the held write through the services."""
 
     class Kind(models.TextChoices):
         ENTITY_NEW = "entity_new", "新实体"
@@ -41,6 +41,7 @@ class PendingItem(models.Model):
         RELATIONSHIP = "relationship", "关系"
         UNCERTAIN = "uncertain", "不确定提及"
         DISAMBIGUATION = "disambiguation", "消歧"
+        ENTITY_DISCOVERED = "entity_discovered", "发现的实体"
 
     class Status(models.TextChoices):
         PENDING = "pending", "待处理"

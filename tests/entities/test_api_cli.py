@@ -169,7 +169,16 @@ def test_rest_reject_mermaid_and_reports(api, book):
         data='{"note": "不是新人物"}',
         content_type="application/json",
     )
-    assert resp.json() == {"pk": pk, "kind": "entity_new", "entity": None, "relationship": None, "status": "rejected"}
+    assert resp.json() == {
+        "pk": pk,
+        "kind": "entity_new",
+        "entity": None,
+        "relationship": None,
+        "status": "rejected",
+        "roster": None,
+        "added": None,
+        "note": None,
+    }
     again = api.post(f"/api/books/qinglan/entities/pending/{pk}/reject", data="{}", content_type="application/json")
     assert (again.status_code, again.json()["message"]) == (409, f"待确认项 #{pk} 已处理（已拒绝）")
     again = api.post(f"/api/books/qinglan/entities/pending/{pk}/confirm", data="{}", content_type="application/json")

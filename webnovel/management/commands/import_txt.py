@@ -1,9 +1,11 @@
 """``python manage.py import_txt <novel.txt> <out_dir>`` — turn a plain-text novel into a book folder."""
 
+import io
 import json
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.core.validators import validate_unicode_slug
 
@@ -28,6 +30,11 @@ class Command(BaseCommand):
         parser.add_argument("--renumber", action="store_true", help="按出现顺序重新编号 1..N（章节号重复时必须）")
         parser.add_argument("--dry-run", action="store_true", help="只报告切分结果，不写文件")
         parser.add_argument("--json", action="store_true", help="以 JSON 输出报告")
+        parser.add_argument(
+            "--discover",
+            action="store_true",
+            help="写完后 rebuild 并运行 discover：从正文发现角色 / 地点 / 势力放入待确认队列（见 docs/discovery.md）",
+        )
 
     def handle(self, *args, **options):
         source = Path(options["source"]).expanduser()
@@ -80,6 +87,19 @@ class Command(BaseCommand):
                 )
             except DomainError as exc:
                 raise CommandError(exc.message) from exc
+        if options["discover"] and not options["dry_run"]:
+            # By command name, not import: discovery lives in the entities app, above this one.
+            slug = options["slug"] or out_dir.resolve().name
+            if options["json"]:
+                rebuilt, found = io.StringIO(), io.StringIO()
+                call_command("rebuild", str(out_dir), "--json", stdout=rebuilt)
+                call_command("discover", slug, "--json", stdout=found)
+                report["discovery"] = json.loads(found.getvalue())
+            else:
+                self._emit(report, options)
+                call_command("rebuild", str(out_dir), stdout=self.stdout)
+                call_command("discover", slug, stdout=self.stdout)
+                return
         self._emit(report, options)
 
     def _emit(self, report: dict, options: dict) -> None:

@@ -1,0 +1,161 @@
+"""Cast discovery on 西游记 against the reference list of its 15 main characters and 92 aliases.
+
+    python bench/bench_discover.py [--json] [--quick] [--chapters N]
+
+The novel (``$WEBNOVEL_SHARED/corpus/xiyouji.txt``) is split exactly as ``import_txt`` splits it
+(``txt_parse``: the chapter bodies it writes), discovery runs over every chapter (characters only),
+and the proposals are scored against ``xiyouji_aliases.json``, which is used only here, to measure:
+
+- ``recall_top30``: how many of the 15 characters are among the first 30 character proposals (a
+  character is the proposal holding its reference name, else the one holding most of its aliases by
+  count; one proposal stands for one character at most);
+- ``aliases_right``: the share of the reference aliases occurring ≥ 5 times that are names of that
+  character's proposal (generic aliases count: they are proposed, flagged generic);
+- ``aliases_wrong``: the share that are names of another proposal;
+- ``seconds`` for the whole discovery and ``ratio`` to jieba's own part-of-speech pass over the same
+  bodies (timed after it, dictionary already loaded for both), in wall seconds and in CPU seconds of
+  the process (``cpu_ratio``: the figure to read on a shared machine); ``peak_rss_mb`` after discovery.
+
+Goals (issue 17): 15/15 in the top 30, ≥ 70 % right, ≤ 5 % wrong, ratio ≤ 1.5, RSS ≤ 500 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+SHARED = Path(os.environ.get("WEBNOVEL_SHARED", REPO.parent / "shared"))
+CORPUS = SHARED / "corpus"
+
+
+def xiyouji_chapters(limit: int | None = None) -> list[tuple[int, str]]:
+    """The chapters of 西游记 as import_txt writes them: (number, body)."""
+    from webnovel.importers.txt import txt_decode, txt_parse
+
+    text, _ = txt_decode((CORPUS / "xiyouji.txt").read_bytes())
+    chapters = [(c.number, c.body) for c in txt_parse(text).chapters]
+    return chapters[:limit] if limit else chapters
+
+
+def gold_load() -> list[dict]:
+    return json.loads((CORPUS / "xiyouji_aliases.json").read_text(encoding="utf-8"))["characters"]
+
+
+def score(proposals: list, gold: list[dict], *, top: int = 30, min_count: int = 5) -> dict:
+    """Recall of the reference characters in the first ``top`` proposals, and right / wrong alias shares."""
+    persons = [p for p in proposals if p.type == "角色"]
+    rank = {id(p): i for i, p in enumerate(persons)}
+    used: set[int] = set()
+    found = right = wrong = total = 0
+    detail = []
+    for character in sorted(gold, key=lambda c: -sum(a["count"] for a in c["aliases"])):
+        hold: Counter[int] = Counter()
+        for p in persons:
+            if id(p) in used:
+                continue
+            names = set(p.names())
+            for a in character["aliases"]:
+                if a["alias"] in names:
+                    hold[id(p)] += a["count"] + (10**7 if a["alias"] == character["name"] else 0)
+        match = None
+        if hold:
+            pid = hold.most_common(1)[0][0]
+            match = next(p for p in persons if id(p) == pid)
+            used.add(pid)
+        in_top = match is not None and rank[id(match)] < top
+        found += in_top
+        for a in character["aliases"]:
+            if a["count"] < min_count:
+                continue
+            total += 1
+            owners = [p for p in persons if a["alias"] in p.names()]
+            if match is not None and match in owners:
+                right += 1
+            elif owners:
+                wrong += 1
+        detail.append(
+            {"character": character["name"], "proposal": match.name if match else None, "rank": rank.get(id(match))}
+        )
+    return {
+        "recall_top30": found,
+        "characters": len(gold),
+        "aliases_scored": total,
+        "aliases_right": round(right / total, 3) if total else 0.0,
+        "aliases_wrong": round(wrong / total, 3) if total else 0.0,
+        "detail": detail,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--chapters", type=int, default=None, help="only the first N chapters (quick look)")
+    parser.add_argument("--quick", action="store_true", help="the first 20 chapters only")
+    parser.add_argument("--keep", action="store_true", help="accepted for run_all.py (nothing to keep)")
+    args = parser.parse_args()
+    if not (CORPUS / "xiyouji.txt").is_file():
+        sys.exit(f"skipped: {CORPUS}/xiyouji.txt not found (set WEBNOVEL_SHARED)")
+    import jieba
+    import jieba.posseg as pseg
+
+    from entities.discovery.engine import discover
+
+    jieba.setLogLevel(60)
+    jieba.initialize()
+    chapters = xiyouji_chapters(20 if args.quick and not args.chapters else args.chapters)
+    # CPU seconds of this process as well as wall seconds: the machine is shared, and the ratio of two
+    # wall times taken minutes apart mostly measures how busy the neighbours were.
+    t0, c0 = time.perf_counter(), time.process_time()
+    proposals = discover(chapters, types=["角色"])
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t0, c0 = time.perf_counter(), time.process_time()
+    for _, body in chapters:
+        [(p.word, p.flag) for p in pseg.cut(body)]
+    segmenter, segmenter_cpu = time.perf_counter() - t0, time.process_time() - c0
+    figures = score(proposals, gold_load())
+    figures |= {
+        "chapters": len(chapters),
+        "proposals": len(proposals),
+        "seconds": round(seconds, 2),
+        "segmenter_seconds": round(segmenter, 2),
+        "ratio": round(seconds / segmenter, 2),
+        "cpu_seconds": round(cpu, 2),
+        "segmenter_cpu_seconds": round(segmenter_cpu, 2),
+        "cpu_ratio": round(cpu / segmenter_cpu, 2),
+        "peak_rss_mb": round(rss, 1),
+        "top30": [p.name for p in proposals[:30]],
+    }
+    if args.json:
+        print(json.dumps(figures, ensure_ascii=False, indent=2))
+        return
+    print(f"西游记 {figures['chapters']} 回：{figures['proposals']} 个角色提议")
+    print(f"  前 30 中的主要角色：{figures['recall_top30']}/{figures['characters']}")
+    print(
+        f"  别名（≥5 次，{figures['aliases_scored']} 个）归对：{figures['aliases_right']:.1%}，归错：{figures['aliases_wrong']:.1%}"
+    )
+    print(f"  用时 {figures['seconds']} s，分词器自身 {figures['segmenter_seconds']} s，比值 {figures['ratio']}")
+    print(
+        f"  CPU {figures['cpu_seconds']} s，分词器自身 {figures['segmenter_cpu_seconds']} s，比值 {figures['cpu_ratio']}"
+    )
+    print(f"  峰值 RSS {figures['peak_rss_mb']} MB")
+    for row in figures["detail"]:
+        print(
+            f"    {row['character']} → {row['proposal']} (第 {row['rank']} 位)"
+            if row["proposal"]
+            else f"    {row['character']} → 未发现"
+        )
+
+
+if __name__ == "__main__":
+    main()

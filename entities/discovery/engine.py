@@ -1,0 +1,713 @@
+"""Text → entity proposals: the cast of a novel found from its text alone (no model calls, no network).
+
+Pure: chapters in, proposals out; no Django. One part-of-speech pass of jieba (its dictionary and HMM
+ship inside the package) is the segmenter; everything after it is counting over that one token stream,
+so the whole run costs little more than the segmenter's own pass.
+
+Signals, each general (nothing here names a character of any particular novel; docs/discovery.md
+has the table with every threshold):
+
+- **who is a person**: jieba's person tags (nr, nrfg, nrt), and dialogue attribution — a word right
+  before a speech verb (X道 / X笑道 / X说 / X曰) that is not the object of 对 / 向 / 与 …; a word that
+  mostly follows a noun or a pronoun (行者闻言) is a verb of it, not a name;
+- **places / factions**: the ns / nt tags, with a frequency floor;
+- **grouping aliases** (each joined name keeps the reason, shown as evidence): nesting (悟空 ⊂ 孙悟空),
+  appositions (齐天大圣孙悟空), naming patterns (法名 / 叫做 / 号 … and 我乃Y in dialogue), surnames
+  (老孙; one surname + the same company in the paragraphs; surname + an owned title), abbreviations
+  (牛王 ← 牛魔王), anaphora by lift (那呆子 after 八戒 far more often than after anyone else), pinyin
+  variants — and one constraint over all of them: two names that meet in one sentence are two people;
+- **generic words**: titles that end several names or follow several names, roles and epithets that
+  take demonstratives (那妖精), proposed as generic aliases (counted apart, never plain ones).
+
+Own code rather than a library: no package does name clustering for Chinese fiction; jieba does the
+part a library should (segmentation and tags).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from pypinyin import lazy_pinyin
+
+TYPES = ("角色", "地点", "势力")
+Token = tuple[str, str]
+Segmenter = Callable[[str], list[Token]]
+
+_HAN = re.compile(r"^[\u3400-\u9fff]+$")
+PERSON_TAGS = frozenset({"nr", "nrfg", "nrt"})
+PLACE_TAGS = frozenset({"ns"})
+# A word with one of these tags before 道 is a verb, adverb, pronoun …: 上前道, 他道 name nobody.
+NOT_SPEAKER_TAGS = frozenset("vdapcumqyeofrilsz")
+NOUNISH = frozenset({"n", "nr", "nrfg", "nrt", "nz", "ng", "nt", "ns"})
+ORG_TAGS = frozenset({"nt"})
+# Speech verbs that close a dialogue attribution (X道：“…”). Words ending in 道 that are not speech.
+SPEECH_END = ("道", "说", "曰")
+NOT_SPEECH = frozenset({"知道", "难道", "大道", "味道", "一道", "地道", "街道", "正道", "小道", "道道", "称道", "报道"})
+# A word right after one of these is the addressee or object, not the speaker.
+OBJECT_MARKERS = frozenset({"对", "向", "与", "和", "跟", "同", "叫", "问", "望", "朝", "教", "请", "把", "将", "被"})
+DEMONSTRATIVES = frozenset({"那", "这", "那个", "这个", "此"})
+# Patterns that introduce another name of the person just mentioned.
+NAMING = re.compile(r"(?:姓[\u4e00-\u9fff]名|法名|名唤|唤做|唤作|叫做|叫作|称为|号为|道号|混名|绰号|表字|人称|人唤|号)")
+SELF_INTRO = re.compile(r"(?:我乃|我是|吾乃|吾是|俺是|俺乃|我便是|我就是|在下)")
+# The commonest Chinese surnames (a fixed linguistic list, not any novel's cast): a lone one of these
+# that jieba leaves before an unknown given name is that name's first character.
+SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾萧田董袁潘蒋蔡余杜叶程苏魏吕丁"
+    "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦方白邹孟熊秦邱江尹薛段雷侯史陶黎贺顾毛郝龚邵万钱严武戴莫孔汤"
+)
+# Two names meeting in one sentence (not back to back, not in a naming pattern) in this share of the
+# rarer one's occurrences are two people: a strong link must not join them; a weak one yields sooner.
+APART_STRONG, APART_WEAK = 0.1, 0.02
+GENERIC_APART = 0.2  # a generic word meeting a name in this share of sentences is someone else
+SAME_COMPANY = 0.85  # cosine of two names' paragraph company above which one surname means one person
+GIVEN_TAGS = frozenset({"nr", "ns", "nz", "ng", "n", "a", "ag"})
+SENTENCE_END = frozenset("。！？!?；;")
+
+
+@dataclass
+class ProposedAlias:
+    alias: str
+    count: int
+    generic: bool
+    why: str
+
+    def as_dict(self) -> dict:
+        return {"alias": self.alias, "count": self.count, "generic": self.generic, "why": self.why}
+
+
+@dataclass
+class Proposal:
+    type: str
+    name: str
+    count: int
+    first_chapter: int
+    chapters: int
+    confidence: float
+    aliases: list[ProposedAlias] = field(default_factory=list)
+    signals: dict[str, int] = field(default_factory=dict)
+    samples: list[str] = field(default_factory=list)
+
+    def names(self) -> list[str]:
+        return [self.name, *(a.alias for a in self.aliases)]
+
+    def as_dict(self) -> dict:
+        return {
+            "type": self.type,
+            "name": self.name,
+            "aliases": [a.as_dict() for a in self.aliases],
+            "confidence": self.confidence,
+            "evidence": {
+                "count": self.count,
+                "first_chapter": self.first_chapter,
+                "chapters": self.chapters,
+                "signals": dict(self.signals),
+                "samples": list(self.samples),
+            },
+        }
+
+
+def jieba_segment(text: str) -> list[Token]:
+    """jieba's part-of-speech pass (dictionary and HMM from the installed package; loaded once)."""
+    import jieba  # noqa: PLC0415 — heavy (≈1 s to build the prefix dict): loaded only when discovery runs
+    import jieba.posseg as pseg  # noqa: PLC0415
+
+    jieba.setLogLevel(60)
+    return [(p.word, p.flag) for p in pseg.cut(text)]
+
+
+class _Stats:
+    """Counts gathered in one walk over the token stream."""
+
+    def __init__(self) -> None:
+        self.count: Counter[str] = Counter()
+        self.tag: dict[str, Counter[str]] = defaultdict(Counter)
+        self.speaker: Counter[str] = Counter()
+        self.after_name: Counter[str] = Counter()
+        self.demonstrative: Counter[str] = Counter()
+        self.first: dict[str, int] = {}
+        self.chapters: dict[str, set[int]] = defaultdict(set)
+        self.adjacent: Counter[tuple[str, str]] = Counter()
+        self.naming: Counter[tuple[str, str]] = Counter()
+        self.sentences: list[tuple[int, tuple[str, ...]]] = []  # (paragraph index, names) per sentence
+        self.anaphora: list[tuple[str, tuple[str, ...]]] = []  # (epithet, names seen before it, nearest last)
+        self.paragraphs = 0
+
+
+def _is_word(w: str) -> bool:
+    return 2 <= len(w) <= 6 and _HAN.match(w) is not None
+
+
+def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
+    st = _Stats()
+    for number, body in chapters:
+        tokens = _surnames_glue(segment(body))
+        para: list[str] = []  # words of the current paragraph, in order
+        nouns: list[str] = []  # its noun-tagged words (the X of "X，号Y")
+        sentence: list[str] = []
+        prev_w, prev_f, prev2_w, prev2_f, prev3_w = "", "", "", "", ""
+        pending_naming = ""
+        pending_intro = ""
+        speaker_last = ""
+        for w, f in tokens:
+            if "\n" in w:
+                if sentence:
+                    st.sentences.append((st.paragraphs, tuple(sentence)))
+                st.paragraphs += 1
+                para, sentence, nouns = [], [], []
+                prev_w = prev_f = prev2_w = prev2_f = prev3_w = ""
+                pending_naming, pending_intro = "", ""
+                continue
+            if w in SENTENCE_END or w in ("“", "”"):
+                if sentence:
+                    st.sentences.append((st.paragraphs, tuple(sentence)))
+                    sentence = []
+                pending_naming = ""
+                if w == "”":
+                    pending_intro = ""
+            if w == "“" and speaker_last:
+                pending_intro = speaker_last
+            if len(w) >= 3 and w[0] in "那这" and _HAN.match(w):
+                # jieba often glues the demonstrative on (那长老): split it back off.
+                prev3_w, prev2_w, prev2_f, prev_w, prev_f, w = prev2_w, prev_w, prev_f, w[0], "r", w[1:]
+            if _is_word(w):
+                st.count[w] += 1
+                st.tag[w][f] += 1
+                st.chapters[w].add(number)
+                if w not in st.first:
+                    st.first[w] = number
+                if prev_w in DEMONSTRATIVES:
+                    st.demonstrative[w] += 1
+                    st.anaphora.append((w, tuple(para[-12:])))
+                if prev_f in NOUNISH or (prev_f == "r" and prev_w not in DEMONSTRATIVES):
+                    # After a noun or a pronoun (行者大惊, 怪大惊, 他大惊): likely a verb of it.
+                    st.after_name[w] += 1
+                    if prev_w != w and _is_word(prev_w):
+                        st.adjacent[(prev_w, w)] += 1
+                if pending_naming and nouns:
+                    st.naming[(nouns[-1], w)] += 1
+                if pending_intro and SELF_INTRO.search(prev2_w + prev_w):
+                    st.naming[(pending_intro, w)] += 1
+                para.append(w)
+                if f in NOUNISH:
+                    nouns.append(w)
+                sentence.append(w)
+            elif w.endswith(SPEECH_END) and len(w) <= 3 and w not in NOT_SPEECH:
+                # X道 / X笑道; jieba may also cut 笑道 into 笑 + 道: one character between is allowed.
+                who, who_f, before = (prev_w, prev_f, prev2_w) if _is_word(prev_w) else (prev2_w, prev2_f, prev3_w)
+                if (
+                    _is_word(who)
+                    and (who != prev2_w or len(prev_w) == 1)
+                    and who_f[:1] not in NOT_SPEAKER_TAGS
+                    and before not in OBJECT_MARKERS
+                ):
+                    st.speaker[who] += 1
+                    speaker_last = who
+            if NAMING.fullmatch(w):
+                pending_naming = w
+            elif not (pending_naming and w in ("是", "为", "做")):
+                pending_naming = ""
+            prev3_w, prev2_w, prev2_f, prev_w, prev_f = prev2_w, prev_w, prev_f, w, f
+        if sentence:
+            st.sentences.append((st.paragraphs, tuple(sentence)))
+        st.paragraphs += 1
+    return st
+
+
+def _surnames_glue(tokens: list[Token]) -> list[Token]:
+    """A one-character surname jieba cut off an unknown given name (林 + 青云) is glued back on."""
+    out: list[Token] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        w, f = tokens[i]
+        if len(w) == 1 and w in SURNAMES and f in ("ng", "nr", "n") and i + 1 < n:
+            nxt, nf = tokens[i + 1]
+            if 1 <= len(nxt) <= 2 and nf in GIVEN_TAGS and _HAN.match(nxt):
+                out.append((w + nxt, "nr"))
+                i += 2
+                continue
+        out.append((w, f))
+        i += 1
+    return out
+
+
+class _Groups:
+    """Union-find over names, keeping why each name joined. Two groups never join when a member of
+    one meets a member of the other in one sentence often (not written back to back): two names in
+    one sentence are two people (八戒对行者道), whatever else links them."""
+
+    def __init__(self, apart: dict[str, dict[str, float]] | None = None) -> None:
+        self.parent: dict[str, str] = {}
+        self.why: dict[str, str] = {}
+        self.members: dict[str, set[str]] = {}
+        self.apart = apart or {}  # name → {other name: share of the rarer one's occurrences they meet}
+        self.generic: set[str] = set()
+
+    def _apart(self, ma: set[str], mb: set[str], floor: float) -> bool:
+        for x in ma:
+            for y, share in self.apart.get(x, {}).items():
+                # A generic word (大圣: several people) meets each of them now and then; only meeting
+                # often says two people.
+                if (
+                    y in mb
+                    and share >= floor
+                    and (share >= GENERIC_APART or (x not in self.generic and y not in self.generic))
+                ):
+                    return True
+        return False
+
+    def find(self, x: str) -> str:
+        self.parent.setdefault(x, x)
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def join(self, child: str, owner: str, why: str, *, weak: bool = False) -> bool:
+        """Join ``child``'s group to ``owner``'s. A weak link (one naming sentence, company, anaphora)
+        yields to rarer meetings than a strong one (nesting, apposition)."""
+        a, b = self.find(child), self.find(owner)
+        if a == b:
+            return False
+        ma, mb = self.members.get(a, {a}), self.members.get(b, {b})
+        if self._apart(ma, mb, APART_WEAK if weak else APART_STRONG):
+            return False
+        self.parent[a] = b
+        self.members[b] = ma | mb
+        self.members.pop(a, None)
+        self.why.setdefault(child, why)
+        return True
+
+
+def discover(
+    chapters: Iterable[tuple[int, str]],
+    *,
+    min_count: int = 5,
+    types: Iterable[str] = TYPES,
+    segment: Segmenter | None = None,
+    limit: int = 200,
+) -> list[Proposal]:
+    """Proposals for the chapters' text, best first within each type (characters first)."""
+    chapters = list(chapters)
+    st = _collect(chapters, segment or jieba_segment)
+    wanted = [t for t in TYPES if t in set(types)]
+    out: list[Proposal] = []
+    if "角色" in wanted:
+        out += _persons(st, chapters=chapters, min_count=min_count, limit=limit)
+    taken = {n for p in out for n in p.names()}
+    for type_name, tags in (("地点", PLACE_TAGS), ("势力", ORG_TAGS)):
+        if type_name in wanted:
+            out += _tagged(st, type_name=type_name, tags=tags, min_count=min_count, taken=taken, limit=limit)
+    _samples(out, chapters)
+    return out
+
+
+def _share(counter: Counter[str], tags: frozenset[str]) -> float:
+    total = sum(counter.values())
+    return sum(n for f, n in counter.items() if f in tags) / total if total else 0.0
+
+
+def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, limit: int) -> list[Proposal]:
+    count = st.count
+    # A person: tagged as a name most of the time, or the speaker of enough lines. A word that mostly
+    # follows another name is a verb of that name (闻言, 大怒), not a name.
+    person: set[str] = set()
+    for w, n in count.items():
+        if n < min_count:
+            continue
+        nr = _share(st.tag[w], PERSON_TAGS)
+        spk = st.speaker[w]
+        if st.after_name[w] > 0.4 * n:
+            continue
+        dem = st.demonstrative[w]
+        if (
+            nr >= 0.5
+            or (spk >= max(3, min_count // 2) and spk >= 0.05 * n)
+            or (dem >= min_count and dem >= 0.3 * n and spk)
+        ):
+            person.add(w)
+    # A longer word holding a person's name that itself speaks or is pointed at (猪八戒 ⊃ 八戒) is a
+    # person too, whatever its tag.
+    for w, n in count.items():
+        if n >= min_count and w not in person and (st.speaker[w] or st.demonstrative[w]):
+            if st.after_name[w] <= 0.5 * n and any(
+                w[i:j] in person for i in range(len(w)) for j in range(i + 2, len(w) + 1) if j - i < len(w)
+            ):
+                person.add(w)
+    # A name + the title of someone heard speaking often (观音 + 菩萨) is a person, and so is that name on
+    # its own (观音), though neither ever speaks under it.
+    titles = {w for w in person if st.speaker[w] >= 3 * min_count}
+    for w, n in list(count.items()):
+        if n < min_count or w in person or len(w) < 4 or not _HAN.match(w):
+            continue
+        for k in (2, 3):
+            head, title = w[:-k], w[-k:]
+            if title in titles and len(head) >= 2 and st.after_name[w] <= 0.5 * n:
+                person.add(w)
+                if count[head] >= min_count and st.after_name[head] <= 0.5 * count[head]:
+                    person.add(head)
+                break
+    # A verb glued onto a name (保 + 唐僧: 保唐僧取经) is segmentation noise, not a longer name: one
+    # extra leading character that is no surname, far rarer than the name, never speaking.
+    for w in list(person):
+        b = w[1:]
+        if (
+            b in person
+            and w[0] not in SURNAMES
+            and count[w] * 3 < count[b]
+            and not st.speaker[w]
+            and not st.demonstrative[w]
+        ):
+            person.discard(w)
+    for w in list(person):
+        b = w[:-1]
+        if len(b) >= 2 and b in person and count[w] * 3 < count[b]:
+            person.discard(w)  # a verb glued after a name (沙僧笑道 cut as 沙僧笑 + 道)
+    # 老 + X names a surname only when X also begins two full names (孙悟空, 孙行者 → 老孙); 老妖, 老魔
+    # are epithets.
+    starts = Counter(w[0] for w in person if len(w) >= 3)
+    surnames = SURNAMES | {
+        w[1] for w, n in count.items() if len(w) == 2 and w[0] == "老" and n >= min_count and starts[w[1]] >= 2
+    }
+    _given_names_recover(st, person, surnames, chapters, min_count)
+    together = _sentence_pairs(st, person)
+    apart: dict[str, dict[str, float]] = defaultdict(dict)
+    for pair, n in together.items():
+        a, b = tuple(pair)
+        if a in b or b in a:
+            continue  # 孙悟空 … 悟空 in one sentence is one person named twice
+        n -= st.adjacent[(a, b)] + st.adjacent[(b, a)] + st.naming[(a, b)] + st.naming[(b, a)]
+        if n >= 3:
+            apart[a][b] = apart[b][a] = n / min(count[a], count[b])
+    groups = _Groups(apart)
+    generic = groups.generic
+    # A word that often takes a demonstrative (那妖精, 这国王, 那呆子) is a role or an epithet, which
+    # names whoever fills it at the moment: generic. Proper names seldom do (那八戒: 4 %).
+    generic.update(w for w in person if st.demonstrative[w] >= max(min_count, 0.2 * count[w]))
+
+    # Nesting: the longer names holding each name, weighted by how often they occur.
+    holders: dict[str, list[str]] = defaultdict(list)
+    by_len = sorted(person, key=len)
+    for a in by_len:
+        for i in range(len(a)):
+            for j in range(i + 2, len(a) + 1):
+                b = a[i:j]
+                if b != a and b in person:
+                    holders[b].append(a)
+    for b, owners in holders.items():
+        owners = sorted(set(owners), key=lambda a: (-count[a], a))
+        weight = sum(count[a] for a in owners)
+        best = owners[0]
+        share = count[best] / weight
+        # A title is the head at the end of the names it completes (孙大圣, 齐天大圣, 平天大圣); a name
+        # at the start of a longer word (唐僧师徒, 哪吒太子) is that word's owner, not a title.
+        ends = [a for a in owners if a.endswith(b)]
+        end_share = max((count[a] for a in ends), default=0) / (sum(count[a] for a in ends) or 1)
+        if len(ends) >= 3 or (len(ends) >= 2 and end_share < 0.6):
+            generic.add(b)
+        if share >= 0.5:
+            groups.join(b, best, f"「{b}」是「{best}」的一部分")
+
+    # Appositions and naming patterns.
+    # A word written after several different names (灵吉菩萨, 文殊菩萨) is their title, not their name.
+    title_of: dict[str, set[str]] = defaultdict(set)
+    for a, b in st.adjacent:
+        if a in person and b in person:
+            title_of[b].add(a)
+    generic.update(
+        b
+        for b, names in title_of.items()
+        if len(names) >= 3 and sum(st.adjacent[(a, b)] for a in names) >= 0.3 * count[b]
+    )
+    for (a, b), n in st.adjacent.items():
+        if a in person and b in person and a not in generic and b not in generic and n >= 3 and n >= 0.1 * count[b]:
+            groups.join(b, a, f"「{a}{b}」连写 {n} 次（同位语）")
+    for (a, b), n in st.naming.items():
+        if a in person and b in person and a != b and n >= 2:
+            groups.join(b, a, f"称谓句式（法名/叫做/号/我乃…）{n} 次：{a} → {b}", weak=True)
+
+    # Surnames. A character of the book is a surname when it is a common one or when 老 + it is a word
+    # (老孙, 老猪: how a character of that surname speaks of himself or is spoken of).
+    # 老 + X also names the one full name starting with X (老猪 → 猪八戒), surname or not.
+    selfnames = {w[1] for w, n in count.items() if len(w) == 2 and w[0] == "老" and n >= min_count and starts[w[1]]}
+    surname_names: dict[str, list[str]] = defaultdict(list)
+    for w in person:
+        if (w[0] in surnames or w[0] in selfnames) and w[0] != "老":
+            surname_names[w[0]].append(w)
+    profiles = _profiles(st, person)
+    for c, names in surname_names.items():
+        names.sort(key=lambda x: (-count[x], x))
+        selfname = "老" + c
+        full = [x for x in names if len(x) >= 3]
+        if count[selfname] >= min_count and full:
+            head = full[0]
+            groups.join(selfname, head, f"「{selfname}」= 老 + 姓「{c}」（{head}）")
+            person.add(selfname)
+        # Two names of one surname with the same company (who else is in their paragraphs) are one
+        # person named two ways (唐僧 / 唐三藏); two people of one family keep different company.
+        if c not in surnames:
+            continue
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if groups.find(a) == groups.find(b):
+                    continue
+                # The company of the two groups so far, not of the two words: a rare full name (唐太宗)
+                # speaks through its short forms (太宗).
+                ga = groups.members.get(groups.find(a), {a})
+                gb = groups.members.get(groups.find(b), {b})
+                similarity = _cosine(profiles, ga, gb)
+                if similarity >= SAME_COMPANY:
+                    groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {similarity:.2f}）")
+
+    # Anaphora: 那 / 这 + epithet votes for the name just before it.
+    votes: dict[str, Counter[str]] = defaultdict(Counter)
+    for epithet, before in st.anaphora:
+        if epithet not in person:
+            continue
+        root_e = groups.find(epithet)
+        for name in reversed(before):
+            if name in person and groups.find(name) != root_e:
+                votes[epithet][groups.find(name)] += 1
+                break
+    # Baseline: how often each group is the nearest antecedent of any demonstrative phrase at all (the
+    # hero is the nearest name before most 那妖 / 那怪); an epithet joins a group only well above it.
+    base: Counter[str] = Counter()
+    for vote in votes.values():
+        base.update(vote)
+    base_total = sum(base.values()) or 1
+    for epithet, vote in votes.items():
+        cast = sum(vote.values())
+        if cast < max(5, min_count) or groups.find(epithet) != epithet:
+            continue  # too few votes, or the epithet already joined someone by a name signal
+        # Lift, not raw votes: the hero speaks to the 呆子 more often than anyone, but 呆子 follows
+        # the one it names far more often than that one follows demonstratives in general.
+        lifts = sorted(((n / cast) / (base[g] / base_total), n, g) for g, n in vote.items() if n >= max(5, 0.15 * cast))
+        if not lifts:
+            continue
+        lift, n1, top = lifts[-1]
+        runner_up = lifts[-2][0] if len(lifts) > 1 else 0.0
+        share = n1 / cast
+        if lift >= 2.5 and share >= 0.2 and n1 >= 4 * min_count and lift >= 1.5 * runner_up:
+            if _share(st.tag[epithet], PERSON_TAGS) < 0.5 or share < 0.6:
+                generic.add(epithet)
+            groups.join(
+                epithet,
+                top,
+                f"「那/这{epithet}」{cast} 次中 {n1} 次紧接「{top}」之后（指代，高于常例 {lift:.1f} 倍）",
+                weak=True,
+            )
+
+    # Surname + a title someone already answers to (唐 + 长老, when 长老 is 唐僧's): that someone.
+    for w in sorted(person, key=lambda x: (-count[x], x)):
+        c, title = w[0], w[1:]
+        if c in surnames and len(title) >= 2 and title in person and groups.find(w) == w:
+            owner = groups.find(title)
+            if owner != title or groups.members.get(owner):
+                if any(m[0] == c and m != w for m in groups.members.get(owner, {owner})):
+                    groups.join(w, owner, f"姓「{c}」+「{title}」（{title} 已归入「{owner}」）")
+
+    # Abbreviations: a name made of some of a longer name's characters in order, the first included
+    # (牛王 ← 牛魔王, 玉帝 ← 玉皇大帝), the way Chinese shortens names.
+    for a in sorted(person, key=lambda x: (-len(x), -count[x], x)):
+        if len(a) < 3:
+            continue
+        for b in person:
+            if 2 <= len(b) < len(a) and b[0] == a[0] and b not in a and _subsequence(b, a):
+                groups.join(b, a, f"「{b}」是「{a}」的简称")
+
+    # Pinyin variants of a frequent name.
+    by_pinyin: dict[str, list[str]] = defaultdict(list)
+    for w in person:
+        by_pinyin["".join(lazy_pinyin(w))].append(w)
+    for names in by_pinyin.values():
+        if len(names) > 1:
+            names.sort(key=lambda x: (-count[x], x))
+            for other in names[1:]:
+                if count[other] * 5 <= count[names[0]] and len(other) == len(names[0]):
+                    groups.join(other, names[0], f"与「{names[0]}」同音（拼音 {''.join(lazy_pinyin(other))}）")
+
+    # Name + title written together often (哪吒 + 太子) is itself a name of that person (哪吒太子): jieba
+    # cuts it in two, so it is no token, but a reader and the mention scan see it whole.
+    for (a, b), n in st.adjacent.items():
+        compound = a + b
+        if (
+            a in person
+            and b in person
+            and (b in generic or groups.find(a) == groups.find(b))
+            and a not in generic
+            and n >= min_count
+            and compound not in person
+            and len(compound) <= 6
+        ):
+            person.add(compound)
+            count[compound] = n
+            st.tag[compound]["nr"] = n
+            st.first[compound] = st.first[a]
+            st.chapters[compound] = st.chapters[a]
+            groups.join(compound, a, f"「{a}」+ 称号「{b}」连写 {n} 次")
+
+    members: dict[str, list[str]] = defaultdict(list)
+    for w in person:
+        members[groups.find(w)].append(w)
+    proposals = []
+    for names in members.values():
+        plain = [w for w in names if w not in generic]
+        if not plain:
+            continue  # a title alone (大王, 师父 with no owner) is not a character
+        # Not the tail of a fuller member (菩萨 of 观音菩萨, 八戒 of 猪八戒): that is its short form.
+        full = [w for w in plain if not any(o != w and o.endswith(w) for o in names)] or plain
+        canonical = max(full, key=lambda w: (_name_score(st, w), w))
+        total = sum(count[w] for w in names)
+        spk = sum(st.speaker[w] for w in names)
+        chaps = set().union(*(st.chapters[w] for w in names))
+        nr = sum(_share(st.tag[w], PERSON_TAGS) * count[w] for w in names) / total
+        confidence = round(min(0.99, 0.35 * nr + 0.35 * min(1.0, spk / max(1, 0.05 * total)) + 0.3 * _spread(chaps)), 2)
+        aliases = [
+            ProposedAlias(w, count[w], w in generic, groups.why.get(w, "同组"))
+            for w in sorted(names, key=lambda x: (-count[x], x))
+            if w != canonical
+        ]
+        proposals.append(
+            Proposal(
+                type="角色",
+                name=canonical,
+                count=total,
+                first_chapter=min(st.first[w] for w in names),
+                chapters=len(chaps),
+                confidence=confidence,
+                aliases=aliases,
+                signals={"speaker": spk, "person_tag_share_pct": round(100 * nr)},
+            )
+        )
+    # Characters act: a group seldom heard speaking (宝贝, 金光: words jieba tags as names) ranks below
+    # one that often does.
+    proposals.sort(key=lambda p: (-p.count * (0.2 + p.confidence) * _voice(p), p.name))
+    return proposals[:limit]
+
+
+def _voice(p: Proposal) -> float:
+    return 0.3 + 0.7 * min(1.0, p.signals["speaker"] / max(1.0, 0.05 * p.count))
+
+
+def _name_score(st: _Stats, w: str) -> float:
+    """The canonical name: the most name-like member — tagged as a person, full (3 characters), frequent."""
+    nr = _share(st.tag[w], PERSON_TAGS)
+    return nr * 2 + (0.5 if len(w) == 3 else 0) + math.log10(1 + st.count[w])
+
+
+def _spread(chaps: set[int]) -> float:
+    return min(1.0, len(chaps) / 10)
+
+
+def _given_names_recover(
+    st: _Stats, person: set[str], surnames: set[str], chapters: list[tuple[int, str]], min_count: int
+) -> None:
+    """The given name of a surname + given name (悟能 of 猪悟能) is how the text mostly calls someone,
+    but jieba often cuts it differently each time (悟 + 能…), so it is no token: count it in the text."""
+    for a in sorted(person):
+        given = a[1:]
+        if len(a) != 3 or a[0] not in surnames or given in person or st.count[given] >= min_count:
+            continue
+        seen = [(number, body.count(given)) for number, body in chapters if given in body]
+        total = sum(n for _, n in seen)
+        if total >= min_count:
+            person.add(given)
+            st.count[given] = total
+            st.tag[given]["nr"] = total
+            st.first[given] = seen[0][0]
+            st.chapters[given] = {number for number, _ in seen}
+
+
+def _subsequence(short: str, long: str) -> bool:
+    it = iter(long)
+    return all(ch in it for ch in short)
+
+
+def _profiles(st: _Stats, person: set[str]) -> dict[str, Counter[str]]:
+    """For each name, how many paragraphs it shares with each other name."""
+    paragraphs: dict[int, set[str]] = defaultdict(set)
+    for index, names in st.sentences:
+        paragraphs[index].update(n for n in names if n in person)
+    profiles: dict[str, Counter[str]] = defaultdict(Counter)
+    for names in paragraphs.values():
+        if len(names) > 12:
+            continue  # a list of names (a roll call) says nothing about anyone's company
+        for a in names:
+            for b in names:
+                if a != b:
+                    profiles[a][b] += 1
+    return profiles
+
+
+def _cosine(profiles: dict[str, Counter[str]], a: set[str], b: set[str]) -> float:
+    pa: Counter[str] = Counter()
+    pb: Counter[str] = Counter()
+    for name in a:
+        pa.update(profiles.get(name, {}))
+    for name in b:
+        pb.update(profiles.get(name, {}))
+    keys = (pa.keys() | pb.keys()) - a - b
+    dot = sum(pa[k] * pb[k] for k in keys)
+    na = math.sqrt(sum(pa[k] ** 2 for k in keys))
+    nb = math.sqrt(sum(pb[k] ** 2 for k in keys))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def _sentence_pairs(st: _Stats, person: set[str]) -> dict[frozenset[str], int]:
+    pairs: Counter[frozenset[str]] = Counter()
+    for _, names in st.sentences:
+        present = sorted({n for n in names if n in person})
+        if 1 < len(present) <= 8:
+            for i, a in enumerate(present):
+                for b in present[i + 1 :]:
+                    pairs[frozenset((a, b))] += 1
+    return pairs
+
+
+def _tagged(
+    st: _Stats, *, type_name: str, tags: frozenset[str], min_count: int, taken: set[str], limit: int
+) -> list[Proposal]:
+    props = []
+    for w, n in st.count.items():
+        if n < min_count or w in taken:
+            continue
+        share = _share(st.tag[w], tags)
+        if share < 0.6:
+            continue
+        chaps = st.chapters[w]
+        props.append(
+            Proposal(
+                type=type_name,
+                name=w,
+                count=n,
+                first_chapter=st.first[w],
+                chapters=len(chaps),
+                confidence=round(min(0.95, 0.6 * share + 0.4 * _spread(chaps)), 2),
+                signals={"tag_share_pct": round(100 * share)},
+            )
+        )
+    props.sort(key=lambda p: (-p.count, p.name))
+    return props[:limit]
+
+
+def _samples(proposals: list[Proposal], chapters: list[tuple[int, str]], per: int = 3) -> None:
+    """A few lines where each proposal's name occurs (first occurrences, in reading order)."""
+    for p in proposals:
+        found: list[str] = []
+        for number, body in chapters:
+            start = 0
+            while len(found) < per:
+                i = body.find(p.name, start)
+                if i < 0:
+                    break
+                lo, hi = max(0, i - 20), min(len(body), i + len(p.name) + 20)
+                found.append(f"第{number}章：{body[lo:hi].replace(chr(10), ' ').strip()}")
+                start = body.find("\n", i)
+                if start < 0:
+                    break
+            if len(found) >= per:
+                break
+        p.samples = found

@@ -1,0 +1,352 @@
+"""Writes of discovery: proposals into the pending queue, and a curator's decisions back into the book
+folder — a confirmed proposal becomes an entry of ``设定/名册.yaml``, a rejected one a line of
+``设定/.discovery-rejected.yaml`` — so the folder stays the truth and a rebuild loses nothing.
+
+The roster is edited line by line, never re-dumped: an author's comments, key order and quoting
+survive (a PyYAML round trip would drop every comment). The new entry goes at the end of its type's
+section (or a new section at the end of the file), and the result is parsed again before it is
+written; a roster this cannot edit safely is refused with a clear message and left as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from django.db import transaction
+from django.utils import timezone
+
+from entities.discovery.engine import TYPES, Proposal, Segmenter, discover
+from entities.models import Alias, Entity, PendingItem
+from webnovel.exceptions import Conflict, InvalidInput
+from webnovel.models import Book, Chapter
+from webnovel.safefs import book_file_write
+
+ROSTER = "设定/名册.yaml"
+REJECTED = "设定/.discovery-rejected.yaml"
+CARDS = "设定/角色"
+SOURCE = "discovery"
+# Below this a proposal is reported but not queued (mostly segmentation noise); the queue is ordered by
+# confidence, lowest first, like held extraction items.
+QUEUE_FLOOR = 0.3
+HIGH, LOW = 0.8, 0.5
+KIND = PendingItem.Kind.ENTITY_DISCOVERED
+
+
+def _band(confidence: float) -> str:
+    return "高" if confidence > HIGH else "中" if confidence >= LOW else "低"
+
+
+def rejected_read(*, root: Path) -> list[dict]:
+    """The rejections recorded in the book folder (``[]`` when there are none)."""
+    path = Path(root) / REJECTED
+    if not path.is_file():
+        return []
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise InvalidInput(f"{REJECTED} 解析失败：{exc}", extra={"file": REJECTED}) from None
+    items = data.get("rejected") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise InvalidInput(f"{REJECTED} 必须是 rejected: [条目…] 的映射", extra={"file": REJECTED})
+    return [i for i in items if isinstance(i, dict) and isinstance(i.get("name"), str)]
+
+
+def _known_names(book: Book) -> dict[str, set[str]]:
+    """Names that are no longer news, by type: entities and their aliases, proposals already queued or
+    confirmed, and every name of a rejected proposal."""
+    known: dict[str, set[str]] = {t: set() for t in TYPES}
+    for type_name, name in Entity.objects.filter(book=book).values_list("type", "canonical_name"):
+        known.setdefault(type_name, set()).add(name)
+    for type_name, alias in Alias.objects.filter(book=book).values_list("entity__type", "alias"):
+        known.setdefault(type_name, set()).add(alias)
+    # Every proposal ever queued (pending, confirmed, rejected, merged away): its names are not news.
+    items = PendingItem.objects.filter(book=book, kind=KIND)
+    for payload in items.values_list("payload", flat=True):
+        known.setdefault(payload.get("type", "角色"), set()).update(_payload_names(payload))
+    for entry in rejected_read(root=Path(book.root)):
+        known.setdefault(entry.get("type", "角色"), set()).update(
+            [entry["name"], *(a for a in entry.get("aliases", []) if isinstance(a, str))]
+        )
+    return known
+
+
+def _payload_names(payload: dict) -> list[str]:
+    return [payload.get("name", ""), *(a.get("alias", "") for a in payload.get("aliases", []))]
+
+
+def book_discover(
+    *,
+    book: Book,
+    min_count: int = 5,
+    types: Iterable[str] = TYPES,
+    segment: Segmenter | None = None,
+    limit: int = 200,
+) -> dict[str, Any]:
+    """Discover the cast from the book's chapters and queue what is new (``entity_discovered`` items).
+
+    A proposal is skipped when its name is already an entity or alias of its type, queued, confirmed or
+    rejected; its aliases that are known already are dropped from it. Returns counts and the queued
+    proposals."""
+    types = list(types)
+    unknown = [t for t in types if t not in TYPES]
+    if unknown:
+        raise InvalidInput(
+            f"types: 不支持的类型 {'、'.join(unknown)}，可选 {'/'.join(TYPES)}", extra={"types": unknown}
+        )
+    if min_count < 1:
+        raise InvalidInput("min_count 必须 ≥ 1", extra={"min_count": min_count})
+    chapters = list(Chapter.objects.filter(book=book).order_by("number").values_list("number", "body"))
+    if not chapters:
+        raise InvalidInput(f"《{book.slug}》没有章节：先 rebuild 书籍文件夹", extra={"book": book.slug})
+    # The text pass (a minute for a long novel) runs outside any transaction: on SQLite an open write
+    # transaction would hold every other writer of the database for that long.
+    proposals = discover(chapters, min_count=min_count, types=types, segment=segment, limit=limit)
+    return {"book": book.slug, "chapters": len(chapters), **_proposals_queue(book=book, proposals=proposals)}
+
+
+@transaction.atomic
+def _proposals_queue(*, book: Book, proposals: list[Proposal]) -> dict[str, Any]:
+    known = _known_names(book)
+    queued: list[dict] = []
+    counts = {"proposed": len(proposals), "queued": 0, "known": 0, "below_floor": 0}
+    for proposal in proposals:
+        seen = known.setdefault(proposal.type, set())
+        if proposal.name in seen:
+            counts["known"] += 1
+            continue
+        proposal.aliases = [a for a in proposal.aliases if a.alias not in seen]
+        if proposal.confidence < QUEUE_FLOOR:
+            counts["below_floor"] += 1
+            continue
+        payload = proposal.as_dict() | {"band": _band(proposal.confidence)}
+        item = PendingItem.objects.create(
+            book=book,
+            chapter=proposal.first_chapter,
+            kind=KIND,
+            payload=payload,
+            confidence=proposal.confidence,
+            source=SOURCE,
+            note=f"{proposal.type}「{proposal.name}」出现 {proposal.count} 次",
+        )
+        seen.update(proposal.names())
+        queued.append({"pk": item.pk, **payload})
+    counts["queued"] = len(queued)
+    return {"counts": counts, "queued": queued}
+
+
+# --- the roster file -----------------------------------------------------------------------------
+
+_TOP_KEY = re.compile(r"^(?P<key>[^\s#:][^:#]*):(?:\s|$)")
+
+
+def _yaml_scalar(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def roster_entry_lines(*, payload: dict, indent: str) -> list[str]:
+    """The YAML lines of one roster item for a proposal (generic aliases as ``{alias: …, generic: true}``)."""
+    aliases = []
+    for alias in payload.get("aliases", []):
+        if alias.get("generic"):
+            aliases.append(f"{{alias: {_yaml_scalar(alias['alias'])}, generic: true}}")
+        else:
+            aliases.append(_yaml_scalar(alias["alias"]))
+    lines = [f"{indent}- name: {_yaml_scalar(payload['name'])}"]
+    if aliases:
+        lines.append(f"{indent}  aliases: [{', '.join(aliases)}]")
+    return lines
+
+
+def roster_add(*, text: str, payload: dict) -> tuple[str, bool]:
+    """``text`` with the proposal added to its type's section; ``(text, False)`` when the roster holds
+    that name already. Raises ``InvalidInput`` when the roster is not valid YAML."""
+    type_name, name = payload["type"], payload["name"]
+    try:
+        data = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        raise InvalidInput(f"{ROSTER} 解析失败，未写入：{exc}", extra={"file": ROSTER}) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{ROSTER} 必须是「类型: 条目列表」的映射，未写入", extra={"file": ROSTER})
+    section = data.get(type_name) or []
+    if any(isinstance(i, dict) and i.get("name") == name for i in section):
+        return text, False
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if (m := _TOP_KEY.match(line)) and m["key"] == type_name), None)
+    if start is None:
+        tail = [] if not lines or not lines[-1].strip() else [""]
+        new = lines + tail + [f"{type_name}:", *roster_entry_lines(payload=payload, indent="  ")]
+    else:
+        if lines[start].split(":", 1)[1].strip() not in ("", "[]", "null", "~"):
+            raise InvalidInput(
+                f"{ROSTER} 第{start + 1}行：「{type_name}:」写在同一行（流式列表），无法安全追加，请改为逐行列表",
+                extra={"file": ROSTER, "line": start + 1},
+            )
+        if lines[start].split(":", 1)[1].strip() in ("[]", "null", "~"):
+            lines[start] = f"{type_name}:"
+        end = next((i for i in range(start + 1, len(lines)) if _TOP_KEY.match(lines[i])), len(lines))
+        while end > start + 1 and not lines[end - 1].strip():
+            end -= 1
+        item_line = next((line for line in lines[start + 1 : end] if line.lstrip().startswith("- ")), "  - ")
+        indent = item_line[: len(item_line) - len(item_line.lstrip())]
+        new = lines[:end] + roster_entry_lines(payload=payload, indent=indent) + lines[end:]
+    result = "\n".join(new) + "\n"
+    check = yaml.safe_load(result)
+    if not any(isinstance(i, dict) and i.get("name") == name for i in (check or {}).get(type_name) or []):
+        raise InvalidInput(f"{ROSTER} 的格式无法安全追加「{name}」，未写入", extra={"file": ROSTER})
+    return result, True
+
+
+def _card_exists(root: Path, name: str) -> bool:
+    return (root / CARDS / f"{name}.md").is_file()
+
+
+def discovery_confirm(*, item: PendingItem) -> dict[str, Any]:
+    """Apply a confirmed proposal: its entry is added to ``设定/名册.yaml`` (kept as it was when the name
+    is there already, or has a character card). The next sync / rebuild loads it and scans its mentions.
+    Called by ``pending_item_confirm`` inside its transaction (which, given an entity, adds the names as
+    that entity's aliases instead)."""
+    payload = item.payload
+    root = Path(item.book.root)
+    if payload.get("type") == "角色" and _card_exists(root, payload["name"]):
+        return {"roster": None, "added": False, "note": f"已有角色卡 {CARDS}/{payload['name']}.md，名册未改动"}
+    path = root / ROSTER
+    text = path.read_text(encoding="utf-8-sig") if path.is_file() else ""
+    new_text, added = roster_add(text=text, payload=payload)
+    if added:
+        book_file_write(root=root, relative=ROSTER, text=new_text)
+    return {"roster": ROSTER, "added": added, "name": payload["name"], "next": "运行 sync 载入名册并扫描提及"}
+
+
+def discovery_names(*, item: PendingItem) -> list[dict]:
+    """A proposal's names as alias records (name first), for confirming it as an existing entity."""
+    payload = item.payload
+    return [{"alias": payload["name"], "generic": False}] + [
+        {"alias": a["alias"], "generic": bool(a.get("generic"))} for a in payload.get("aliases", [])
+    ]
+
+
+def discovery_reject_record(*, item: PendingItem, note: str = "") -> None:
+    """Record a rejected proposal in ``设定/.discovery-rejected.yaml`` so no later discovery (and no
+    rebuild from an empty database) proposes it again."""
+    root = Path(item.book.root)
+    entries = rejected_read(root=root)
+    payload = item.payload
+    if any(e["name"] == payload["name"] and e.get("type", "角色") == payload["type"] for e in entries):
+        return
+    entries.append(
+        {
+            "type": payload["type"],
+            "name": payload["name"],
+            "aliases": [a["alias"] for a in payload.get("aliases", [])],
+            "at": timezone.now().date().isoformat(),
+            **({"note": note} if note else {}),
+        }
+    )
+    header = "# 发现（discover）被拒绝的提议：再次发现时不会重复提出。可手工删除条目以撤销。\n"
+    body = yaml.safe_dump({"rejected": entries}, allow_unicode=True, sort_keys=False, default_flow_style=None)
+    book_file_write(root=root, relative=REJECTED, text=header + body)
+
+
+# --- merge and split of queued proposals ----------------------------------------------------------
+
+
+def _pending(items: Iterable[PendingItem]) -> list[PendingItem]:
+    out = list(PendingItem.objects.select_for_update().filter(pk__in=[i.pk for i in items]).order_by("pk"))
+    for item in out:
+        if item.kind != KIND:
+            raise InvalidInput(f"待确认项 #{item.pk} 不是发现的实体", extra={"pk": item.pk})
+        if item.status != PendingItem.Status.PENDING:
+            raise Conflict(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
+    return out
+
+
+@transaction.atomic
+def discovery_merge(*, items: Iterable[PendingItem]) -> dict[str, Any]:
+    """Merge queued proposals into the most frequent one: the others' names become its aliases, and they
+    leave the queue (status rejected, ``merged_into`` in the resolution; not recorded as rejections)."""
+    chosen = _pending(items)
+    if len(chosen) < 2:
+        raise InvalidInput("合并需要至少选择两个发现的实体", extra={"count": len(chosen)})
+    types = {i.payload["type"] for i in chosen}
+    if len(types) > 1:
+        raise InvalidInput(
+            f"只能合并同一类型的提议（选中了 {'、'.join(sorted(types))}）", extra={"types": sorted(types)}
+        )
+    chosen.sort(key=lambda i: (-i.payload.get("evidence", {}).get("count", 0), i.pk))
+    target, others = chosen[0], chosen[1:]
+    payload = dict(target.payload)
+    aliases = list(payload.get("aliases", []))
+    have = set(_payload_names(payload))
+    evidence = dict(payload.get("evidence", {}))
+    for other in others:
+        op = other.payload
+        for alias in [
+            {"alias": op["name"], "count": op.get("evidence", {}).get("count", 0), "generic": False, "why": "人工合并"},
+            *op.get("aliases", []),
+        ]:
+            if alias["alias"] not in have:
+                aliases.append(alias | ({"why": "人工合并"} if alias.get("why") != "人工合并" else {}))
+                have.add(alias["alias"])
+        oe = op.get("evidence", {})
+        evidence["count"] = evidence.get("count", 0) + oe.get("count", 0)
+        evidence["first_chapter"] = min(evidence.get("first_chapter", 10**9), oe.get("first_chapter", 10**9))
+        other.status = PendingItem.Status.REJECTED
+        other.resolution = {"merged_into": target.pk}
+        other.resolved_at = timezone.now()
+        other.save(update_fields=["status", "resolution", "resolved_at"])
+    payload["aliases"], payload["evidence"] = aliases, evidence
+    target.payload = payload
+    target.chapter = evidence.get("first_chapter", target.chapter)
+    target.save(update_fields=["payload", "chapter"])
+    return {"pk": target.pk, "name": payload["name"], "merged": [o.pk for o in others], "aliases": len(aliases)}
+
+
+@transaction.atomic
+def discovery_split(*, item: PendingItem, aliases: list[str]) -> dict[str, Any]:
+    """Split ``aliases`` off a queued proposal into a new proposal (the first of them is its name)."""
+    (item,) = _pending([item])
+    payload = dict(item.payload)
+    own = {a["alias"]: a for a in payload.get("aliases", [])}
+    wanted = [a.strip() for a in aliases if a.strip()]
+    missing = [a for a in wanted if a not in own]
+    if not wanted or missing:
+        raise InvalidInput(
+            f"拆分：「{payload['name']}」没有别名 {'、'.join(missing) or '（未填写）'}",
+            extra={"pk": item.pk, "missing": missing},
+        )
+    moved = [own[a] for a in wanted]
+    payload["aliases"] = [a for a in payload["aliases"] if a["alias"] not in set(wanted)]
+    item.payload = payload
+    item.save(update_fields=["payload"])
+    head, rest = moved[0], moved[1:]
+    new_payload = {
+        "type": payload["type"],
+        "name": head["alias"],
+        "aliases": rest,
+        "confidence": item.confidence,
+        "band": payload.get("band", _band(item.confidence or 0)),
+        "evidence": {
+            "count": sum(a.get("count", 0) for a in moved),
+            "first_chapter": payload.get("evidence", {}).get("first_chapter"),
+            "signals": {},
+            "samples": [],
+            "split_from": item.pk,
+        },
+    }
+    new = PendingItem.objects.create(
+        book=item.book,
+        chapter=item.chapter,
+        kind=KIND,
+        payload=new_payload,
+        confidence=item.confidence,
+        source=SOURCE,
+        note=f"从 #{item.pk}「{payload['name']}」拆出",
+    )
+    return {"pk": item.pk, "new": new.pk, "name": head["alias"], "aliases": [a["alias"] for a in rest]}

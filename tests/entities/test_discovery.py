@@ -1,0 +1,313 @@
+"""Cast discovery: the engine on a small synthetic novel with a known cast, the pending-queue flow
+(confirm → roster file → rebuild scans mentions; reject → rejection file; re-run proposes only what is
+new), merge / split, the command, REST, import_txt --discover, and 西游记 figures."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from bench.bench_discover import gold_load, score, xiyouji_chapters
+from entities.discovery.engine import discover
+from entities.discovery.services import (
+    REJECTED,
+    ROSTER,
+    book_discover,
+    discovery_merge,
+    discovery_split,
+    rejected_read,
+    roster_add,
+)
+from entities.models import Appearance, Entity, PendingItem
+from entities.services import pending_item_confirm, pending_item_reject
+from tests.conftest import CORPUS
+from webnovel.exceptions import InvalidInput
+from webnovel.models import Book
+from webnovel.rebuilder import book_rebuild
+
+# A known cast: 林青云 (also 青云), 苏婉儿 (婉儿), 赵铁山 (铁山), three officials 王大人 / 李大人 / 刘大人
+# whose shared title 大人 is generic (王大人, the one most often on stage, is the one it joins). 林青云 and 赵铁山 talk to each other in one sentence: two people.
+SCENES = [
+    """林青云道：“今日天色不早，我们该走了。”
+苏婉儿笑道：“青云哥哥，你且慢些。”
+那少年名叫林青云，号青云剑客，乃是青石镇人氏。
+赵铁山道：“你们两个要去哪里？”
+林青云对赵铁山道：“我们去白鹤城。”""",
+    """青云道：“城中有个王大人，为人凶恶。”
+王大人喝道：“什么人敢闯我的府门！”
+那大人大怒，叫手下拿人。
+赵铁山对王大人道：“大人息怒。”
+大人道：“哼，看在你的面上。”
+王大人拂袖而去，王大人的手下也散了。
+苏婉儿对赵铁山道：“铁山，你认得他？”""",
+    """赵铁山道：“我在白鹤城住过三年，也认得李大人。”
+李大人笑道：“铁山兄弟，别来无恙。”
+林青云道：“原来李大人是铁山的旧识。”
+苏婉儿对林青云说：“青云哥哥的剑法又精进了。”
+刘大人笑道：“诸位请了。”
+赵铁山与林青云同饮一杯。""",
+]
+NEWCOMER = """周子墨道：“在下周子墨，特来拜会。”
+林青云道：“周兄请坐。”
+周子墨笑道：“多谢林兄。”
+苏婉儿问周子墨道：“你从哪里来？”
+周子墨道：“我从南边来。”"""
+
+
+def synthetic_chapters(n: int = 12) -> list[tuple[int, str]]:
+    return [(i + 1, SCENES[i % len(SCENES)]) for i in range(n)]
+
+
+def by_name(proposals, name):
+    return next(p for p in proposals if p.name == name)
+
+
+# --- the engine -----------------------------------------------------------------------------------
+
+
+def test_engine_finds_the_known_cast_with_grouped_aliases():
+    proposals = discover(synthetic_chapters(), min_count=3, types=["角色"])
+    names = [p.name for p in proposals]
+    for person in ("林青云", "苏婉儿", "赵铁山", "王大人", "李大人", "刘大人"):
+        assert person in names
+    wang = by_name(proposals, "王大人")
+    assert [(a.alias, a.generic) for a in wang.aliases] == [("大人", True)]
+    assert "婉儿" in by_name(proposals, "苏婉儿").names()
+    lin = by_name(proposals, "林青云")
+    assert "青云" in [a.alias for a in lin.aliases]
+    assert "「青云」是「林青云」的一部分" in {a.why for a in lin.aliases}
+    zhao = by_name(proposals, "赵铁山")
+    assert "铁山" in [a.alias for a in zhao.aliases]
+    # Two people who meet in one sentence are never one proposal.
+    assert "赵铁山" not in lin.names() and "林青云" not in zhao.names()
+    assert lin.first_chapter == 1 and lin.chapters == 12
+    assert lin.samples[0].startswith("第1章：林青云道")
+    assert 0 < lin.confidence <= 0.99
+    assert lin.signals["speaker"] >= 12
+
+
+def test_engine_is_deterministic_and_respects_types_and_min_count():
+    a = [p.as_dict() for p in discover(synthetic_chapters(), min_count=3)]
+    b = [p.as_dict() for p in discover(synthetic_chapters(), min_count=3)]
+    assert a == b
+    assert {p["type"] for p in a} <= {"角色", "地点", "势力"}
+    assert discover(synthetic_chapters(2), min_count=50) == []
+
+
+# --- the roster file --------------------------------------------------------------------------------
+
+
+def test_roster_add_keeps_comments_and_other_entries():
+    text = "# 作者的注释\n地点:\n  - name: 青石镇   # 家乡\n角色:\n  - name: 王伯\n物品:\n  - name: 断剑\n"
+    payload = {
+        "type": "角色",
+        "name": "林青云",
+        "aliases": [{"alias": "青云", "generic": False}, {"alias": "公子", "generic": True}],
+    }
+    new, added = roster_add(text=text, payload=payload)
+    assert added
+    assert new.startswith("# 作者的注释\n地点:\n  - name: 青石镇   # 家乡\n角色:\n  - name: 王伯\n")
+    data = yaml.safe_load(new)
+    assert [e["name"] for e in data["角色"]] == ["王伯", "林青云"]
+    assert data["角色"][1]["aliases"] == ["青云", {"alias": "公子", "generic": True}]
+    assert data["物品"] == [{"name": "断剑"}]
+    again, added_again = roster_add(text=new, payload=payload)
+    assert (again, added_again) == (new, False)
+    fresh, _ = roster_add(text="", payload={"type": "地点", "name": "白鹤城", "aliases": []})
+    assert yaml.safe_load(fresh) == {"地点": [{"name": "白鹤城"}]}
+
+
+def test_roster_add_refuses_what_it_cannot_edit_safely():
+    with pytest.raises(InvalidInput, match="名册.yaml 解析失败"):
+        roster_add(text="角色: [\n", payload={"type": "角色", "name": "甲", "aliases": []})
+    with pytest.raises(InvalidInput, match="第1行"):
+        roster_add(text="角色: [{name: 乙}]\n", payload={"type": "角色", "name": "甲", "aliases": []})
+
+
+# --- the queue flow -----------------------------------------------------------------------------------
+
+
+def _book_folder(root: Path, chapters: list[tuple[int, str]]) -> Path:
+    (root / "定稿" / "正文").mkdir(parents=True)
+    (root / "book.yaml").write_text("slug: synth\ntitle: 青云记\n", encoding="utf-8")
+    for number, body in chapters:
+        (root / "定稿" / "正文" / f"第{number:04d}章.md").write_text(
+            f"---\ntitle: 第{number}章\n---\n{body}\n", "utf-8"
+        )
+    (root / "设定").mkdir()
+    (root / ROSTER).write_text("# 名册（作者手写）\n地点:\n  - name: 青石镇\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def synth(tmp_path, db):
+    root = _book_folder(tmp_path / "synth", synthetic_chapters())
+    report = book_rebuild(root=root)
+    assert report["ok"], report
+    return Book.objects.get(slug="synth")
+
+
+def _queued(book) -> dict[str, PendingItem]:
+    items = PendingItem.objects.filter(book=book, kind=PendingItem.Kind.ENTITY_DISCOVERED, status="pending")
+    return {i.payload["name"]: i for i in items}
+
+
+@pytest.mark.django_db
+def test_discover_confirm_writes_the_roster_and_the_rebuild_scans_mentions(synth):
+    report = book_discover(book=synth, min_count=3, types=["角色"])
+    assert report["counts"]["queued"] == len(report["queued"]) >= 5
+    queued = _queued(synth)
+    lin = queued["林青云"]
+    assert lin.source == "discovery" and lin.chapter == 1
+    assert lin.payload["band"] in ("高", "中", "低")
+    assert lin.payload["evidence"]["samples"]
+    result = pending_item_confirm(item=lin)
+    assert result["roster"] == ROSTER and result["added"] is True
+    roster = (Path(synth.root) / ROSTER).read_text(encoding="utf-8")
+    assert roster.startswith("# 名册（作者手写）\n地点:\n  - name: 青石镇\n")
+    entry = next(e for e in yaml.safe_load(roster)["角色"] if e["name"] == "林青云")
+    assert "青云" in entry["aliases"]
+    assert pending_item_confirm(item=queued["王大人"])["added"] is True
+    roster = (Path(synth.root) / ROSTER).read_text(encoding="utf-8")
+    assert '  - name: "王大人"\n    aliases: [{alias: "大人", generic: true}]\n' in roster
+    assert book_rebuild(root=Path(synth.root))["ok"]
+    entity = Entity.objects.get(book=synth, canonical_name="林青云")
+    assert entity.source == "file"
+    assert set(entity.aliases.values_list("alias", flat=True)) >= {"青云"}
+    first = Appearance.objects.filter(entity=entity).order_by("chapter").first()
+    assert first is not None and first.chapter == 1
+    # The roster's generic mark reaches the alias row: 大人 names 王大人 only weakly.
+    wang = Entity.objects.get(book=synth, canonical_name="王大人")
+    assert list(wang.aliases.values_list("alias", "generic")) == [("大人", True)]
+
+
+@pytest.mark.django_db
+def test_rejections_survive_and_rerun_proposes_only_what_is_new(synth, tmp_path):
+    book_discover(book=synth, min_count=3, types=["角色"])
+    queued = _queued(synth)
+    pending_item_reject(item=queued["王大人"], note="配角，不收")
+    rejected = rejected_read(root=Path(synth.root))
+    assert [r["name"] for r in rejected] == ["王大人"] and rejected[0]["note"] == "配角，不收"
+    assert (Path(synth.root) / REJECTED).read_text(encoding="utf-8").startswith("#")
+    again = book_discover(book=synth, min_count=3, types=["角色"])
+    assert again["counts"]["queued"] == 0
+    # More chapters: only the newcomer is proposed; a fresh database (the folder alone) still
+    # remembers the rejection.
+    root = Path(synth.root)
+    for n in range(13, 17):
+        (root / "定稿" / "正文" / f"第{n:04d}章.md").write_text(f"---\ntitle: 第{n}章\n---\n{NEWCOMER}\n", "utf-8")
+    PendingItem.objects.filter(book=synth).delete()
+    assert book_rebuild(root=root)["ok"]
+    fresh = book_discover(book=synth, min_count=3, types=["角色"])
+    names = [q["name"] for q in fresh["queued"]]
+    assert "王大人" not in names
+    assert "周子墨" in names
+
+
+@pytest.mark.django_db
+def test_merge_and_split_queued_proposals(synth):
+    book_discover(book=synth, min_count=3, types=["角色"])
+    queued = _queued(synth)
+    merged = discovery_merge(items=[queued["林青云"], queued["苏婉儿"]])
+    target = PendingItem.objects.get(pk=merged["pk"])
+    assert target.payload["name"] in ("林青云", "苏婉儿")
+    other = "苏婉儿" if target.payload["name"] == "林青云" else "林青云"
+    assert other in [a["alias"] for a in target.payload["aliases"]]
+    loser = PendingItem.objects.get(pk=merged["merged"][0])
+    assert loser.status == "rejected" and loser.resolution == {"merged_into": target.pk}
+    split = discovery_split(item=target, aliases=[other])
+    new = PendingItem.objects.get(pk=split["new"])
+    assert new.payload["name"] == other and new.status == "pending"
+    target.refresh_from_db()
+    assert other not in [a["alias"] for a in target.payload["aliases"]]
+    with pytest.raises(InvalidInput, match="没有别名"):
+        discovery_split(item=target, aliases=["不存在的名字"])
+    # Nothing of this reached the rejection file: merged items are not rejections.
+    assert rejected_read(root=Path(synth.root)) == []
+
+
+@pytest.mark.django_db
+def test_command_and_rest(synth, api):
+    out = io.StringIO()
+    call_command("discover", "synth", "--min-count", "3", "--types", "角色", "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["counts"]["queued"] >= 5
+    with pytest.raises(CommandError, match="不支持的类型"):
+        call_command("discover", "synth", "--types", "角色,法宝")
+    response = api.post(
+        "/api/books/synth/discover", data={"min_count": 3, "types": ["角色"]}, content_type="application/json"
+    )
+    assert response.status_code == 200
+    assert response.json()["counts"]["queued"] == 0  # all queued by the command already
+    bad = api.post("/api/books/synth/discover", data={"types": ["宝物"]}, content_type="application/json")
+    assert bad.status_code == 422 and "不支持的类型" in bad.json()["message"]
+    lin = _queued(synth)["林青云"]
+    confirmed = api.post(
+        f"/api/books/synth/entities/pending/{lin.pk}/confirm", data={}, content_type="application/json"
+    )
+    assert confirmed.status_code == 200 and confirmed.json()["roster"] == ROSTER
+
+
+@pytest.mark.django_db
+def test_import_txt_discover(tmp_path):
+    txt = tmp_path / "novel.txt"
+    txt.write_text(
+        "《青云记》\n" + "\n".join(f"第{i}章 起\n{body}" for i, body in synthetic_chapters()), encoding="utf-8"
+    )
+    out = io.StringIO()
+    call_command("import_txt", str(txt), str(tmp_path / "qyj"), "--discover", stdout=out)
+    text = out.getvalue()
+    assert "入队" in text and "林青云" in text
+    assert PendingItem.objects.filter(book__slug="qyj", kind="entity_discovered").count() >= 5
+    out = io.StringIO()
+    call_command("import_txt", str(txt), str(tmp_path / "qyj2"), "--discover", "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["chapters"] == 12 and report["discovery"]["book"] == "qyj2"
+    assert "林青云" in [q["name"] for q in report["discovery"]["queued"]]
+
+
+# --- 西游记 ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not (CORPUS / "xiyouji.txt").is_file(), reason=f"西游记 corpus not found under {CORPUS}")
+def test_xiyouji_figures():
+    figures = score(discover(xiyouji_chapters(), types=["角色"]), gold_load())
+    # The figures this engine reaches (bench/README.md); the issue's goals are higher (docs/discovery.md).
+    assert figures["recall_top30"] >= 11
+    assert figures["aliases_right"] >= 0.46
+    assert figures["aliases_wrong"] <= 0.11
+    by_character = {row["character"]: row["proposal"] for row in figures["detail"]}
+    assert by_character["孙悟空"] == "孙行者" and by_character["猪八戒"] == "猪八戒"
+    assert by_character["观音菩萨"] == "观音菩萨"
+
+
+@pytest.mark.django_db
+def test_admin_merge_split_confirm_and_reject_discovered(synth, client):
+    client.force_login(get_user_model().objects.create_superuser("admin", "a@example.com", "pw-admin-123"))
+    book_discover(book=synth, min_count=3, types=["角色"])
+    queued = _queued(synth)
+    url = "/admin/entities/pendingitem/"
+
+    def act(action, items, **extra):
+        data = {"action": action, "_selected_action": [str(i.pk) for i in items], **extra}
+        return client.post(url, data, follow=True)
+
+    page = act("merge_discovered", [queued["李大人"], queued["刘大人"]])
+    assert "已并入" in page.content.decode()
+    target = PendingItem.objects.get(pk=queued["李大人"].pk)
+    assert "刘大人" in [a["alias"] for a in target.payload["aliases"]]
+    form = act("split_discovered", [target])
+    assert "拆出的别名" in form.content.decode()
+    done = act("split_discovered", [target], aliases="刘大人", apply="1")
+    assert "已拆出" in done.content.decode()
+    split_off = PendingItem.objects.get(payload__name="刘大人", status="pending")
+    act("reject_selected", [split_off])
+    assert [r["name"] for r in rejected_read(root=Path(synth.root))] == ["刘大人"]
+    act("confirm_selected", [target])
+    roster = yaml.safe_load((Path(synth.root) / ROSTER).read_text(encoding="utf-8"))
+    assert "李大人" in [e["name"] for e in roster["角色"]]
