@@ -16,8 +16,8 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from entities import selectors
-from entities.generic import alias_is_generic
 from entities.discovery.services import discovery_confirm, discovery_names, discovery_reject_record
+from entities.generic import alias_is_generic
 from entities.ids import entity_id_base, entity_ids_assign
 from entities.mentions import matcher_invalidate, mentions_index
 from entities.models import (

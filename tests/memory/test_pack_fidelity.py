@@ -66,7 +66,7 @@ def test_the_story_system_section_says_why_it_is_out(filled):
     item = _item(build_memory_pack(book=filled, chapter=7, budget_tokens=8000), "story_system")
     assert item["included"] is False
     assert item["reason"] == (
-        "未纳入：《青岚剑录》还没有故事系统总设定：先运行 story_system \"<题材描述>\" --book mem --persist"
+        '未纳入：《青岚剑录》还没有故事系统总设定：先运行 story_system "<题材描述>" --book mem --persist'
     )
 
 
