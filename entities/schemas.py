@@ -95,6 +95,9 @@ class IngestOut(Schema):
     warnings: list[dict[str, Any]]
     created_entities: list[str]
     replaced: bool
+    hook_failures: list[dict[str, Any]] = Field(
+        default_factory=list, description="提交后失败的后续更新（如记忆派生）：抽取已保存，记忆未跟上"
+    )
 
 
 class PendingConfirmIn(Schema):

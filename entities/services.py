@@ -714,8 +714,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
         for name, value in values.items():
             setattr(previous, name, value)
         previous.save(update_fields=[*values, "updated_at"])
-    after_chapter_hooks_schedule(book=book, numbers=[chapter], removed=[])
-    return {
+    result = {
         "book": book.slug,
         "chapter": chapter,
         "adopted": {
@@ -727,6 +726,9 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
         "created_entities": created_ids,
         "replaced": previous is not None and previous.source == "extraction",
     }
+    # The hook fills result["hook_failures"] after the commit, before the caller reads the result.
+    after_chapter_hooks_schedule(book=book, numbers=[chapter], removed=[], report=result)
+    return result
 
 
 def _hold_note(confidence: float | None, entity: Any) -> str:

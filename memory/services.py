@@ -5,7 +5,6 @@ resolver's rules (memory/resolver.py) are applied in one place and every change 
 import datetime
 import hashlib
 import json
-import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,8 +17,6 @@ from memory.resolver import FactView, group_resolve
 from webnovel.bulk import rows_insert, rows_update
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.models import Book
-
-logger = logging.getLogger(__name__)
 
 CATEGORIES = [c.value for c in Fact.Category]
 STATUSES = [s.value for s in Fact.Status]
@@ -119,12 +116,18 @@ def setting_facts_state(*, book: Book) -> str:
 
 def facts_delete(pks: list[int]) -> int:
     """Delete facts by primary key without Django's deletion collector (which loads every fact and
-    its events first: seconds when compaction drops thousands): their events go with them, and facts
-    that point at them (superseded_by, revises) are unlinked, as the foreign keys' SET_NULL says."""
+    its events first: seconds when compaction drops thousands). It must do by hand everything the
+    collector would: every row that references a fact goes first — its events, its rows in the
+    memory-hit log (``MemoryHit.facts``: a logged context pack references the facts it showed) — and
+    facts that point at it (superseded_by, revises) are unlinked, as the foreign keys' SET_NULL says.
+    A reference added to Fact later must be added here too (tests/memory/test_facts_delete.py
+    checks every relation of the model against this list)."""
+    hit_links = MemoryHit.facts.through
     deleted = 0
     for start in range(0, len(pks), 500):
         part = pks[start : start + 500]
         FactEvent.objects.filter(fact_id__in=part).delete()  # no dependants: one DELETE
+        hit_links.objects.filter(fact_id__in=part).delete()  # the hit log keeps its other facts
         Fact.objects.filter(superseded_by_id__in=part).update(superseded_by=None)
         Fact.objects.filter(revises_id__in=part).update(revises=None)
         with connection.cursor() as cur:
@@ -290,27 +293,25 @@ def derivation_lock(*, book: Book) -> None:
 def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None, **_: Any) -> None:
     """The after-chapter hook (WEBNOVEL_AFTER_CHAPTER_HOOKS): derive facts, index chunks, compact.
 
-    ``numbers=None`` means every chapter (a rebuild). Best effort by contract: any failure is logged
-    as a warning and never fails the chapter."""
+    ``numbers=None`` means every chapter (a rebuild). It runs after the chapter's commit in its own
+    transaction: a failure rolls back only the memory update and propagates to the hook runner
+    (webnovel/indexing.py), which keeps the chapter and reports the failure in the command's result."""
     from memory.compaction import facts_compact
     from memory.derivation import facts_derive
     from memory.models import Chunk
     from memory.retrieval import chunks_index
 
-    try:
-        with transaction.atomic():
-            derivation_lock(book=book)
-            if numbers is None:
-                memory_refresh(book=book)
-                return
-            if removed:
-                Chunk.objects.filter(book=book, chapter__in=removed).delete()
-            touched: set[str] = set()
-            facts_derive(book=book, chapters=list(numbers) + list(removed or []), touched=touched)
-            chunks_index(book=book, chapters=list(numbers))
-            facts_compact(book=book, subjects=touched)
-    except Exception:  # noqa: BLE001 — the hook must never fail the chapter
-        logger.warning("记忆更新失败（书籍 %s，章节 %s），章节不受影响", book.slug, numbers, exc_info=True)
+    with transaction.atomic():
+        derivation_lock(book=book)
+        if numbers is None:
+            memory_refresh(book=book)
+            return
+        if removed:
+            Chunk.objects.filter(book=book, chapter__in=removed).delete()
+        touched: set[str] = set()
+        facts_derive(book=book, chapters=list(numbers) + list(removed or []), touched=touched)
+        chunks_index(book=book, chapters=list(numbers))
+        facts_compact(book=book, subjects=touched)
 
 
 @transaction.atomic

@@ -479,7 +479,9 @@ def changes_apply(
         numbers = None  # aliases changed: mention-style indexers must look at every chapter again
     if numbers is None or numbers or removed_numbers:
         report["indexers"] = chapter_indexers_run(book=book, numbers=numbers, removed=removed_numbers)
-        report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=numbers, removed=removed_numbers)
+        report["hooks"] = after_chapter_hooks_schedule(
+            book=book, numbers=numbers, removed=removed_numbers, report=report
+        )
 
 
 def _entity_order(results: list[FileResult]) -> list[FileResult]:

@@ -113,5 +113,5 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any]) -> Book:
     # indexers see the finished core tables and the updated book row (thresholds, config)
     removed = sorted(previous - {c.number for c in parsed.chapters})
     report["indexers"] = chapter_indexers_run(book=book, numbers=None, removed=removed)
-    report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=None, removed=removed)
+    report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=None, removed=removed, report=report)
     return book

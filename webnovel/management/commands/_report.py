@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from django.core.management.base import CommandError
+
 COUNT_LABELS = {
     "chapters": "章节",
     "volumes": "卷",
@@ -22,8 +24,23 @@ def issue_line(issue: dict[str, Any]) -> str:
     return f"  [{issue['code']}] {where}  {issue['message']}"
 
 
+def hook_failures_check(report: dict[str, Any], *, action: str) -> None:
+    """Exit non-zero after the report when an after-commit update failed: the writes are committed,
+    but a script (or an agent) reading only the exit status must not take the memory as up to date."""
+    failures = report.get("hook_failures") or []
+    if failures:
+        raise CommandError(f"{action}已写入数据库，但 {len(failures)} 个提交后的更新失败：{failures[0]['message']}")
+
+
 def report_text(report: dict[str, Any], *, action: str) -> str:
-    lines = [f"{action}《{report['book']}》：{'成功' if report['ok'] else '失败，数据库未改动'}"]
+    failures = report.get("hook_failures") or []
+    if not report["ok"]:
+        outcome = "失败，数据库未改动"
+    elif failures:
+        outcome = f"已写入，但 {len(failures)} 个提交后的更新失败（见下）"
+    else:
+        outcome = "成功"
+    lines = [f"{action}《{report['book']}》：{outcome}"]
     counts = report.get("counts")
     if report["ok"] and counts:
         lines.append("  " + "，".join(f"{COUNT_LABELS.get(k, k)} {v}" for k, v in counts.items()))
@@ -42,4 +59,7 @@ def report_text(report: dict[str, Any], *, action: str) -> str:
     if report["warnings"]:
         lines.append(f"警告 {len(report['warnings'])} 个：")
         lines += [issue_line(i) for i in report["warnings"]]
+    if failures:
+        lines.append(f"提交后的更新失败 {len(failures)} 个：")
+        lines += [f"  {f['message']}" for f in failures]
     return "\n".join(lines)
