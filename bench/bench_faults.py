@@ -42,9 +42,10 @@ WRITE_VERBS = ("INSERT", "UPDATE", "DELETE")
 # --- the child ------------------------------------------------------------------------------------
 
 
-def _pause_wrapper(pause_file: Path, after: int):
+def _pause_wrapper(pause_file: Path, after: int, resume_file: Path | None = None):
     """An execute wrapper that, after ``after`` write statements inside a transaction, announces
-    itself through ``pause_file`` and sleeps (to be killed)."""
+    itself through ``pause_file`` and sleeps (to be killed) — or, given ``resume_file``, until that
+    file appears, then carries on (a writer held in flight while another writer of the book starts)."""
     from django.db import connection
 
     writes = 0
@@ -56,7 +57,9 @@ def _pause_wrapper(pause_file: Path, after: int):
             writes += 1
             if writes == after:
                 pause_file.write_text(str(os.getpid()))
-                time.sleep(3600)
+                deadline = time.monotonic() + 3600
+                while time.monotonic() < deadline and not (resume_file and resume_file.exists()):
+                    time.sleep(0.02)
         return result
 
     return wrapper
@@ -115,6 +118,7 @@ def child_main(argv: list[str]) -> int:
     parser.add_argument("args", nargs="*")
     parser.add_argument("--pause-file", type=Path)
     parser.add_argument("--pause-after", type=int, default=5)
+    parser.add_argument("--resume-file", type=Path, help="after pausing, carry on once this file exists")
     opts = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webnovel.settings")
     import django
@@ -129,7 +133,7 @@ def child_main(argv: list[str]) -> int:
         sys.stdout.write(state_dump())
         return 0
     guard = (
-        connection.execute_wrapper(_pause_wrapper(opts.pause_file, opts.pause_after))
+        connection.execute_wrapper(_pause_wrapper(opts.pause_file, opts.pause_after, opts.resume_file))
         if opts.pause_file
         else nullcontext()
     )
@@ -150,10 +154,14 @@ def child_main(argv: list[str]) -> int:
 # --- the parent's helpers (also used by tests/hardening) ------------------------------------------
 
 
-def child_cmd(op: str, *args: str, pause_file: Path | None = None, pause_after: int = 5) -> list[str]:
+def child_cmd(
+    op: str, *args: str, pause_file: Path | None = None, pause_after: int = 5, resume_file: Path | None = None
+) -> list[str]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "child", op, *map(str, args)]
     if pause_file is not None:
         cmd += ["--pause-file", str(pause_file), "--pause-after", str(pause_after)]
+    if resume_file is not None:
+        cmd += ["--resume-file", str(resume_file)]
     return cmd
 
 
@@ -199,6 +207,37 @@ def child_kill_at_pause(
     proc.wait()
     proc.stderr.close()
     return proc.returncode
+
+
+def child_start_paused(
+    op: str, *args: str, db_url: str, pause_file: Path, resume_file: Path, pause_after: int = 5, timeout: float = 120
+) -> subprocess.Popen:
+    """Start the child and return once it is paused inside its transaction (holding its locks); it
+    carries on when ``resume_file`` is created. Its stdout / stderr are pipes, read at ``communicate``."""
+    proc = subprocess.Popen(
+        child_cmd(op, *args, pause_file=pause_file, pause_after=pause_after, resume_file=resume_file),
+        env=child_env(db_url),
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + timeout
+    while not pause_file.exists():
+        if proc.poll() is not None:
+            raise RuntimeError(f"child {op} ended before pausing ({proc.returncode}): {proc.stderr.read()[-2000:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"child {op} never paused")
+        time.sleep(0.02)
+    return proc
+
+
+def child_start(op: str, *args: str, db_url: str) -> subprocess.Popen:
+    """Start the child without waiting (stdout / stderr are pipes)."""
+    return subprocess.Popen(
+        child_cmd(op, *args), env=child_env(db_url), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def child_kill_after(op: str, *args: str, db_url: str, delay: float) -> bool:

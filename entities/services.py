@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Max, Min, Q
 from django.utils import timezone
 from pydantic import ValidationError
@@ -32,6 +32,7 @@ from entities.replay import OPS, is_number
 from entities.schemas import ExtractionIn
 from webnovel.exceptions import Ambiguous, Conflict, InvalidInput, NotFound
 from webnovel.indexing import after_chapter_hooks_schedule
+from webnovel.locks import book_write_lock
 from webnovel.models import Book, Chapter
 
 ADOPT_ABOVE = 0.8  # > 0.8: adopted silently
@@ -460,15 +461,13 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
     """Ingest the Data Agent's extraction of one chapter in one transaction: confidence > 0.8 is
     adopted, 0.5–0.8 adopted with a recorded warning, < 0.5 held in the pending queue. Re-ingesting a
     chapter replaces what its previous extraction wrote (idempotent)."""
+    data = _validate(payload)
+    # First, before reading anything: a second ingestion of the chapter (an agent retrying) or a
+    # rebuild / sync of the book in flight finishes before this one reads, so it replaces their rows
+    # instead of writing beside them (PostgreSQL; SQLite's IMMEDIATE transactions serialize writers).
+    book_write_lock(book=book)
     if not Chapter.objects.filter(book=book, number=chapter).exists():
         raise NotFound(f"第{chapter}章不存在（书籍 '{book.slug}'）", extra={"book": book.slug, "chapter": chapter})
-    data = _validate(payload)
-    if connection.vendor == "postgresql":
-        # Two ingestions of one chapter at once (an agent retrying) queue here, so the second sees
-        # the first's rows and replaces them instead of inserting beside them (SQLite's IMMEDIATE
-        # transactions already serialize writers).
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [book.pk & 0x7FFFFFFF, chapter])
     previous = Extraction.objects.filter(book=book, chapter=chapter).first()
     if previous is not None:
         _chapter_rows_clear(book=book, chapter=chapter)
@@ -858,6 +857,7 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None) -> 
     """Confirm a held item and apply its write. ``entity`` picks an existing entity (for a new-entity
     suggestion: the suggestion becomes its alias; for an uncertain mention: the one it names);
     without it a new-entity suggestion is created as suggested."""
+    book_write_lock(book=item.book)  # before the item's row: the order every writer of the book uses
     item = PendingItem.objects.select_for_update().get(pk=item.pk)
     if item.status != PendingItem.Status.PENDING:
         raise Conflict(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
@@ -949,6 +949,7 @@ def _pending_resolve(book: Book, ref: str, chapter: int | None, field: str) -> E
 @transaction.atomic
 def pending_item_reject(*, item: PendingItem, note: str = "") -> dict:
     """Reject a held item: nothing is written, and a re-ingest of the chapter does not re-queue it."""
+    book_write_lock(book=item.book)  # before the item's row: the order every writer of the book uses
     item = PendingItem.objects.select_for_update().get(pk=item.pk)
     if item.status != PendingItem.Status.PENDING:
         raise Conflict(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
@@ -987,6 +988,7 @@ def entity_merge(*, source: Entity, target: Entity) -> dict[str, int]:
         raise InvalidInput("不能把实体合并到它自己", extra={"id": source.entity_id})
     if source.book_id != target.book_id:
         raise InvalidInput("只能合并同一本书的实体", extra={"source": source.entity_id, "target": target.entity_id})
+    book_write_lock(book=source.book)
     counts = dict.fromkeys(("aliases", "appearances", "state_changes", "relationships", "relationships_dropped"), 0)
     for alias in source.aliases.all():
         if (

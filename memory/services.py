@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
@@ -16,6 +16,7 @@ from memory.models import Fact, FactEvent, MemoryHit
 from memory.resolver import FactView, group_resolve
 from webnovel.bulk import rows_insert, rows_update
 from webnovel.exceptions import InvalidInput, NotFound
+from webnovel.locks import book_write_lock
 from webnovel.models import Book
 
 CATEGORIES = [c.value for c in Fact.Category]
@@ -174,6 +175,7 @@ def fact_observe(
     """Record that ``subject``'s ``field`` is ``value`` as of ``chapter`` and resolve its group.
 
     Observing the same thing twice adds the evidence to the existing fact instead of duplicating it."""
+    derivation_lock(book=book)
     _check_category(category)
     subject, field, value = subject.strip(), field.strip(), str(value).strip()
     if not subject or not field or not value:
@@ -218,6 +220,7 @@ def fact_observe(
 @transaction.atomic
 def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "") -> Fact:
     """Explicitly revise a fact (typically a world rule): the new fact supersedes it and links to it."""
+    derivation_lock(book=fact.book)
     if chapter < fact.source_chapter:
         raise InvalidInput(
             f"修订章节（第{chapter}章）早于原事实的来源章节（第{fact.source_chapter}章）",
@@ -247,6 +250,7 @@ def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "") -> Fa
 @transaction.atomic
 def fact_close(*, fact: Fact, chapter: int, reason: str = "") -> Fact:
     """Close an open loop (or lift a constraint) at ``chapter`` by hand; later derivations keep it closed."""
+    derivation_lock(book=fact.book)
     fact.closed_chapter = chapter
     fact.save(update_fields=["closed_chapter", "updated_at"])
     FactEvent.objects.create(fact=fact, action="author_closed", chapter=chapter, note=reason or f"第{chapter}章收尾")
@@ -258,6 +262,7 @@ def fact_close(*, fact: Fact, chapter: int, reason: str = "") -> Fact:
 @transaction.atomic
 def fact_decide(*, fact: Fact, note: str = "") -> Fact:
     """Settle a contradiction: this fact's value wins over the other values of its chapter."""
+    derivation_lock(book=fact.book)
     if fact.status != Fact.Status.CONTRADICTED:
         raise InvalidInput(
             f"事实 {fact.key} 的状态是 {fact.get_status_display()}，只有矛盾待裁决的事实可以裁决",
@@ -278,16 +283,11 @@ def fact_get(*, book: Book, key: str) -> Fact:
     return fact
 
 
-_DERIVATION_LOCK = 0x4D454D4F  # "MEMO": PostgreSQL advisory lock class of a book's derivation
-
-
 def derivation_lock(*, book: Book) -> None:
-    """Queue the derivations of one book until the caller's transaction ends: two hooks at once (two
-    ingestions finishing together) would otherwise insert the same fact keys side by side. SQLite's
-    IMMEDIATE transactions already let one writer in at a time."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cur:
-            cur.execute("SELECT pg_advisory_xact_lock(%s)", [(_DERIVATION_LOCK << 32) | (book.pk & 0xFFFFFFFF)])
+    """Queue a derivation behind every other writer of the book (webnovel/locks.py): two hooks at once
+    (two ingestions finishing together) would otherwise insert the same fact keys side by side, and a
+    derivation beside a rebuild would read half-old, half-new chapters."""
+    book_write_lock(book=book)
 
 
 def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None, **_: Any) -> None:
@@ -332,7 +332,7 @@ def memory_refresh(*, book: Book) -> dict[str, int]:
 HIT_REFRESH_SECONDS = 60  # an unchanged pack's log row is rewritten at most this often
 
 
-def memory_hit_record(*, book: Book, pack: dict[str, Any]) -> MemoryHit:
+def memory_hit_record(*, book: Book, pack: dict[str, Any]) -> MemoryHit | None:
     """Log which facts and chunks went into this chapter's pack (one row per chapter and task).
 
     A pack identical to the logged one is not written again unless the log is over a minute old (its
@@ -356,11 +356,20 @@ def memory_hit_record(*, book: Book, pack: dict[str, Any]) -> MemoryHit:
         and hit.built_at > timezone.now() - datetime.timedelta(seconds=HIT_REFRESH_SECONDS)
     ):
         return hit
-    with transaction.atomic():
-        hit, _ = MemoryHit.objects.update_or_create(
-            book=book, chapter=pack["chapter"], task=pack["task"], defaults=values
-        )
-        hit.facts.set(Fact.objects.filter(book=book, key__in=keys))
+    for attempt in range(2):
+        try:
+            with transaction.atomic():
+                hit, _ = MemoryHit.objects.update_or_create(
+                    book=book, chapter=pack["chapter"], task=pack["task"], defaults=values
+                )
+                hit.facts.set(Fact.objects.filter(book=book, key__in=keys))
+            return hit
+        except IntegrityError:
+            # A derivation deleted one of the pack's facts between our read and our insert (the log
+            # does not take the book's writer lock: a read must not queue behind a rebuild). Read the
+            # facts again; a second collision leaves the previous log row as it was.
+            if attempt:
+                return MemoryHit.objects.filter(book=book, chapter=pack["chapter"], task=pack["task"]).first()
     return hit
 
 
@@ -372,6 +381,7 @@ def scratchpad_import(*, book: Book, data: dict[str, Any], replace: bool = False
     plugin's statuses are taken as given for outdated items; the others are re-resolved."""
     if not isinstance(data, dict):
         raise InvalidInput("记忆文件应为 JSON 对象：{类别: [条目…]}", extra={})
+    derivation_lock(book=book)
     buckets = data.get("buckets", data) if isinstance(data.get("buckets"), dict) else data
     if replace:
         Fact.objects.filter(book=book, origin=Fact.Origin.IMPORT).delete()

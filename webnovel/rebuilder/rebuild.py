@@ -45,9 +45,9 @@ def report_new(*, slug: str, parsed: ParsedBook | None = None) -> dict[str, Any]
 
 
 def book_lock(*, slug: str, defaults: dict[str, Any]) -> Book:
-    """Get or create the book row and lock it until the transaction ends, so two rebuilds / syncs of
-    one book never interleave (PostgreSQL row lock; SQLite's IMMEDIATE transactions serialize writers)."""
-    book = Book.objects.select_for_update().filter(slug=slug).first()
+    """Get or create the book row and take the book's writer lock (webnovel/locks.py) until the
+    transaction ends, so a rebuild / sync never interleaves with any other writer of the book."""
+    book = Book.objects.select_for_update(no_key=True).filter(slug=slug).first()
     if book is not None:
         return book
     try:
@@ -55,7 +55,7 @@ def book_lock(*, slug: str, defaults: dict[str, Any]) -> Book:
             Book.objects.create(slug=slug, **defaults)
     except IntegrityError:
         pass
-    return Book.objects.select_for_update().get(slug=slug)
+    return Book.objects.select_for_update(no_key=True).get(slug=slug)
 
 
 def book_rebuild(*, root: Path) -> dict[str, Any]:
