@@ -5,6 +5,7 @@ resolver's rules (memory/resolver.py) are applied in one place and every change 
 import datetime
 import hashlib
 import json
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -373,6 +374,54 @@ def memory_hit_record(*, book: Book, pack: dict[str, Any]) -> MemoryHit | None:
     return hit
 
 
+IMPORT_CHAPTER_MAX = 10_000_000  # past this a chapter number is a typo or an attack, never a book
+
+
+def _import_chapter(raw: Any, *, where: str) -> int:
+    """A fact's chapter from a scratchpad file: 0 (a setting, also for a missing value) to 10,000,000."""
+    if raw is None or raw == "":
+        return 0
+    number: int | None = None
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        number = raw
+    elif isinstance(raw, float) and math.isfinite(raw) and raw.is_integer():
+        number = int(raw)
+    elif isinstance(raw, str) and raw.strip().isdecimal() and len(raw.strip()) <= 9:
+        number = int(raw.strip())
+    if number is None or not 0 <= number <= IMPORT_CHAPTER_MAX:
+        raise InvalidInput(
+            f"{where} 应为 0 到 {IMPORT_CHAPTER_MAX} 的整数章节号（0 表示设定），收到 {str(raw)[:50]!r}",
+            extra={"item": where, "value": str(raw)[:50]},
+        )
+    return number
+
+
+def _import_confidence(raw: Any, *, where: str) -> float:
+    """A confidence from a scratchpad file: a finite number in [0, 1]; missing means certain (1.0)."""
+    if raw is None:
+        return 1.0
+    value: float | None = None
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        value = float(raw)
+    elif isinstance(raw, str):
+        try:
+            value = float(raw)
+        except ValueError:
+            value = None
+    if value is None or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise InvalidInput(
+            f"{where} 应为 0 到 1 之间的数，收到 {str(raw)[:50]!r}", extra={"item": where, "value": str(raw)[:50]}
+        )
+    return value
+
+
+def _import_text_check(text: str, *, where: str, limit: int | None) -> None:
+    if limit is not None and len(text) > limit:
+        raise InvalidInput(f"{where} 过长：{len(text)} 个字符，上限 {limit}", extra={"item": where})
+    if "\x00" in text:
+        raise InvalidInput(f"{where} 含 NUL 字符", extra={"item": where})
+
+
 @transaction.atomic
 def scratchpad_import(*, book: Book, data: dict[str, Any], replace: bool = False) -> dict[str, int]:
     """Import the plugin's ``.webnovel/memory_scratchpad.json`` (buckets of items by category).
@@ -408,12 +457,11 @@ def scratchpad_import(*, book: Book, data: dict[str, Any], replace: bool = False
             value = str(value if value is not None else "").strip()
             if not subject or not field or not value:
                 raise InvalidInput(f"{where} 缺少 subject、field 或 value", extra={"item": where})
-            chapter = item.get("source_chapter") or 0
-            try:
-                chapter = int(chapter)
-                confidence = float(item.get("confidence", 1.0) if item.get("confidence") is not None else 1.0)
-            except (TypeError, ValueError) as exc:
-                raise InvalidInput(f"{where} 的 source_chapter 或 confidence 不是数字", extra={"item": where}) from exc
+            for name, text, limit in (("subject", subject, 200), ("field", field, 200)):
+                _import_text_check(text, where=f"{where}.{name}", limit=limit)
+            _import_text_check(value, where=f"{where}.value", limit=None)
+            chapter = _import_chapter(item.get("source_chapter"), where=f"{where}.source_chapter")
+            confidence = _import_confidence(item.get("confidence"), where=f"{where}.confidence")
             status = item.get("status") or Fact.Status.ACTIVE
             if status not in STATUSES:
                 raise InvalidInput(
@@ -429,13 +477,14 @@ def scratchpad_import(*, book: Book, data: dict[str, Any], replace: bool = False
             key = str(item.get("id") or "") or fact_key_make(
                 prefix="i", category=category, subject=subject, field=field, chapter=chapter, value=value
             )
+            _import_text_check(key, where=f"{where}.id", limit=100)
             defaults = {
                 "category": category,
                 "subject": subject,
                 "field": field,
                 "value": value,
                 "source_chapter": chapter,
-                "confidence": max(0.0, min(1.0, confidence)),
+                "confidence": confidence,
                 "evidence": evidence,
                 "origin": Fact.Origin.IMPORT,
                 # The plugin's explicit outdated mark is history we cannot recompute (its successor
