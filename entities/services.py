@@ -30,7 +30,7 @@ from entities.models import (
     StateChange,
 )
 from entities.replay import OPS, is_number
-from entities.schemas import ExtractionIn
+from entities.schemas import CHAPTER_MAX, ExtractionIn
 from webnovel.exceptions import Ambiguous, Conflict, InvalidInput, NotFound
 from webnovel.indexing import after_chapter_hooks_schedule
 from webnovel.locks import book_write_lock
@@ -543,6 +543,8 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
     """Ingest the Data Agent's extraction of one chapter in one transaction: confidence > 0.8 is
     adopted, 0.5–0.8 adopted with a recorded warning, < 0.5 held in the pending queue. Re-ingesting a
     chapter replaces what its previous extraction wrote (idempotent)."""
+    if not 1 <= chapter <= CHAPTER_MAX:
+        raise InvalidInput(f"章节号应在 1 到 {CHAPTER_MAX} 之间，收到 {chapter}", extra={"chapter": chapter})
     data = _validate(payload)
     # First, before reading anything: a second ingestion of the chapter (an agent retrying) or a
     # rebuild / sync of the book in flight finishes before this one reads, so it replaces their rows

@@ -146,3 +146,12 @@ def test_the_demo_extractions_stay_valid(book):
     assert len(files) == 3
     for path in files:
         _validate(extraction_parse(raw=Path(path).read_bytes()))
+
+
+@pytest.mark.parametrize("chapter", [0, -5, 10_000_001, 9223372036854775808])
+def test_the_chapter_number_is_range_checked_cli_too(book, tmp_path, chapter):
+    path = tmp_path / "good.json"
+    path.write_text(json.dumps(GOOD), encoding="utf-8")
+    with pytest.raises(CommandError, match=f"章节号应在 1 到 10000000 之间，收到 {chapter}"):
+        call_command("ingest", "qinglan", str(chapter), str(path))
+    _unchanged(book)
