@@ -13,7 +13,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from memory.models import Fact, FactEvent, MemoryHit
+from memory.models import Chunk, Fact, FactEvent, MemoryHit
 from memory.resolver import FactView, group_resolve
 from webnovel.bulk import rows_insert, rows_update
 from webnovel.exceptions import InvalidInput, NotFound
@@ -291,6 +291,23 @@ def derivation_lock(*, book: Book) -> None:
     book_write_lock(book=book)
 
 
+def memory_orphans(*, book: Book) -> list[int]:
+    """Chapters that still have chunks or chapter-derived facts but no longer exist: their deletion
+    was committed while the hook did not run to the end (killed, or failed before this fix). Every
+    hook run clears them, so a rerun of a sync that finds no changed file still catches up. (The
+    timeline file's events are the book's, not the chapter's: they stay with the timeline.)"""
+    present = set(book.chapters.order_by().values_list("number", flat=True))
+    chunked = set(Chunk.objects.filter(book=book).order_by().values_list("chapter", flat=True).distinct())
+    derived = set(
+        Fact.objects.filter(book=book, origin=Fact.Origin.DERIVED)
+        .exclude(category=Fact.Category.TIMELINE)
+        .order_by()
+        .values_list("source_chapter", flat=True)
+        .distinct()
+    )
+    return sorted((chunked | derived) - present - {0})
+
+
 def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None, **_: Any) -> None:
     """The after-chapter hook (WEBNOVEL_AFTER_CHAPTER_HOOKS): derive facts, index chunks, compact.
 
@@ -299,7 +316,6 @@ def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list
     (webnovel/indexing.py), which keeps the chapter and reports the failure in the command's result."""
     from memory.compaction import facts_compact
     from memory.derivation import facts_derive
-    from memory.models import Chunk
     from memory.retrieval import chunks_index
 
     with transaction.atomic():
@@ -307,6 +323,7 @@ def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list
         if numbers is None:
             memory_refresh(book=book)
             return
+        removed = sorted(set(removed or []) | set(memory_orphans(book=book)))
         if removed:
             Chunk.objects.filter(book=book, chapter__in=removed).delete()
         touched: set[str] = set()

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from memory.models import Chunk, Fact, MemoryHit
-from memory.services import facts_delete
+from memory.services import facts_delete, memory_orphans
 from webnovel.models import Book
 from webnovel.rebuilder import book_rebuild
 
@@ -157,3 +157,30 @@ def hook_broken(*, book, numbers, removed):
     from django.db import OperationalError
 
     raise OperationalError("磁盘已满")
+
+
+def test_a_sync_rerun_catches_up_on_a_deletion_whose_hook_never_ran(
+    logged, capsys, settings, django_capture_on_commit_callbacks
+):
+    """A kill after the sync's commit, inside the memory hook, left the deleted chapter's facts and
+    chunks in the memory; the rerun found no changed file and ran no hook, so they stayed for good.
+    Here the hook is switched off for the first sync (what a kill there amounts to)."""
+    book, root = logged
+    hooks = list(settings.WEBNOVEL_AFTER_CHAPTER_HOOKS)
+    settings.WEBNOVEL_AFTER_CHAPTER_HOOKS = []
+    (root / DELETED).unlink()
+    call_command("sync", "demo-book", "--json")
+    assert json.loads(capsys.readouterr().out)["chapters"]["removed"] == [24]
+    assert Chunk.objects.filter(book=book, chapter=24).exists()  # the memory lags, as after the kill
+    settings.WEBNOVEL_AFTER_CHAPTER_HOOKS = hooks
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("sync", "demo-book", "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert (report["changed"], report["added"], report["removed"], report["hook_failures"]) == ([], [], [], [])
+    assert not Chunk.objects.filter(book=book, chapter=24).exists()
+    assert not Fact.objects.filter(book=book, source_chapter=24, origin="derived").exclude(category="timeline").exists()
+
+
+def test_a_built_book_has_no_orphans(logged):
+    book, _ = logged
+    assert memory_orphans(book=book) == []
