@@ -122,7 +122,7 @@ def facts_delete(pks: list[int]) -> int:
     collector would: every row that references a fact goes first — its events, its rows in the
     memory-hit log (``MemoryHit.facts``: a logged context pack references the facts it showed) — and
     facts that point at it (superseded_by, revises) are unlinked, as the foreign keys' SET_NULL says.
-    A reference added to Fact later must be added here too (tests/memory/test_facts_delete.py
+    A reference added to Fact later must be added here too (tests/hardening/test_memory_after_edit.py
     checks every relation of the model against this list)."""
     hit_links = MemoryHit.facts.through
     deleted = 0
