@@ -113,18 +113,30 @@ def state_dump() -> str:
 
 
 def memory_check(slug: str, deleted: int, ingested: int) -> dict[str, Any]:
-    """What the memory and the entities hold about a deleted chapter and an ingested one: facts
-    derived from the deleted chapter's file (its timeline-file event is the book's, and stays),
-    its chunks, hit-log links to facts that no longer exist, and the ingested chapter's extraction."""
+    """What the memory and the entities hold about a deleted chapter and an ingested one: facts of
+    the deleted chapter that a fresh derivation of the whole book would not give (derived in a
+    transaction that is rolled back: a deleted chapter keeps the facts of what outlives it — its
+    ingested extraction, the timeline file's events), its chunks, the hit log's size, and the
+    ingested chapter's extraction."""
+    from django.db import transaction
+
     from entities.models import Extraction
     from memory.models import Chunk, Fact, MemoryHit
+    from memory.services import memory_refresh
     from webnovel.models import Book
 
     book = Book.objects.get(slug=slug)
+
+    def keys() -> set[str]:
+        return set(Fact.objects.filter(book=book, source_chapter=deleted).values_list("key", flat=True))
+
+    held = keys()
+    with transaction.atomic():
+        memory_refresh(book=book)
+        fresh = keys()
+        transaction.set_rollback(True)
     return {
-        "deleted_facts": Fact.objects.filter(book=book, source_chapter=deleted, origin="derived")
-        .exclude(category="timeline")
-        .count(),
+        "deleted_facts": len(held - fresh),
         "deleted_chunks": Chunk.objects.filter(book=book, chapter=deleted).count(),
         "hits": MemoryHit.objects.filter(book=book).count(),
         "hit_links": MemoryHit.facts.through.objects.filter(memoryhit__book=book).count(),

@@ -292,20 +292,14 @@ def derivation_lock(*, book: Book) -> None:
 
 
 def memory_orphans(*, book: Book) -> list[int]:
-    """Chapters that still have chunks or chapter-derived facts but no longer exist: their deletion
-    was committed while the hook did not run to the end (killed, or failed before this fix). Every
-    hook run clears them, so a rerun of a sync that finds no changed file still catches up. (The
-    timeline file's events are the book's, not the chapter's: they stay with the timeline.)"""
+    """Chapters that still have retrieval chunks but no longer exist: their deletion was committed
+    while the hook did not run to the end (killed, or failed before this fix). Every hook run treats
+    them as removed, so a rerun of a sync that finds no changed file still catches up. Chunks, not
+    facts, are the signal: chunks come from the chapter file alone, while a deleted chapter may keep
+    facts derived from what outlives it (its ingested extraction, the timeline file's events)."""
     present = set(book.chapters.order_by().values_list("number", flat=True))
     chunked = set(Chunk.objects.filter(book=book).order_by().values_list("chapter", flat=True).distinct())
-    derived = set(
-        Fact.objects.filter(book=book, origin=Fact.Origin.DERIVED)
-        .exclude(category=Fact.Category.TIMELINE)
-        .order_by()
-        .values_list("source_chapter", flat=True)
-        .distinct()
-    )
-    return sorted((chunked | derived) - present - {0})
+    return sorted(chunked - present)
 
 
 def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None, **_: Any) -> None:

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from memory.models import Chunk, Fact, MemoryHit
-from memory.services import facts_delete, memory_orphans
+from memory.services import facts_delete, memory_orphans, memory_refresh
 from webnovel.models import Book
 from webnovel.rebuilder import book_rebuild
 
@@ -60,12 +60,9 @@ def test_editing_and_deleting_a_chapter_after_a_logged_pack_updates_memory(
     assert report["chapters"] == {"updated": [23], "removed": [24]}
     assert report["hook_failures"] == []
     # memory followed the book: chapter 24 is gone from facts, chunks and the pack; 23 is the new text
-    # (only the timeline file's event at chapter 24 stays: that file still names the chapter)
-    left = Fact.objects.filter(book=book, source_chapter=24, origin="derived")
-    assert list(left.values_list("category", "value")) == [
-        ("timeline", "抵达雾海之边（在场：林风、苏晚晴、陆白鹭、剑老）")
-    ]
-    assert left.get().key in before_24
+    # — all of its derived facts, even the timeline file's event at 24 (that file still names the
+    # chapter): what a full derivation gives, which observes only the chapters that exist
+    assert not Fact.objects.filter(book=book, source_chapter=24, origin="derived").exists()
     assert not Chunk.objects.filter(book=book, chapter=24).exists()
     summaries = Chunk.objects.filter(book=book, chapter=23, kind="summary").values_list("text", flat=True)
     assert any("卖炭的老人" in s for s in summaries)
@@ -75,7 +72,10 @@ def test_editing_and_deleting_a_chapter_after_a_logged_pack_updates_memory(
     assert shown and shown <= set(Fact.objects.filter(book=book).values_list("key", flat=True))
     # the hit log lost only the deleted facts, and the pack can be logged again
     hit = MemoryHit.objects.get(book=book, chapter=25, task="write")
-    assert not hit.facts.filter(source_chapter=24, origin="derived").exclude(category="timeline").exists()
+    assert not hit.facts.filter(source_chapter=24, origin="derived").exists()
+    derived_now = sorted(Fact.objects.filter(book=book).values_list("key", "status", "value"))
+    memory_refresh(book=book)  # the incremental update left exactly what a full derivation leaves
+    assert sorted(Fact.objects.filter(book=book).values_list("key", "status", "value")) == derived_now
     answer = api.post("/api/books/demo-book/memory/refresh")
     assert answer.status_code == 200, answer.content
     assert answer.json()["chapters"] == 23
@@ -178,7 +178,7 @@ def test_a_sync_rerun_catches_up_on_a_deletion_whose_hook_never_ran(
     report = json.loads(capsys.readouterr().out)
     assert (report["changed"], report["added"], report["removed"], report["hook_failures"]) == ([], [], [], [])
     assert not Chunk.objects.filter(book=book, chapter=24).exists()
-    assert not Fact.objects.filter(book=book, source_chapter=24, origin="derived").exclude(category="timeline").exists()
+    assert not Fact.objects.filter(book=book, source_chapter=24, origin="derived").exists()
 
 
 def test_a_built_book_has_no_orphans(logged):
