@@ -141,7 +141,7 @@ def test_a_failing_hook_is_in_the_command_result_not_under_success(transactional
     assert "风起了" in Book.objects.get(slug="demo-book").chapters.get(number=23).body
 
 
-def test_a_failing_hook_is_in_the_ingestion_answer(transactional_db, demo_copy, api, settings):
+def test_a_failing_hook_is_in_the_ingestion_answer(transactional_db, demo_copy, api, settings, tmp_path, capsys):
     settings.WEBNOVEL_AFTER_CHAPTER_HOOKS = []
     assert book_rebuild(root=demo_copy)["ok"]
     settings.WEBNOVEL_AFTER_CHAPTER_HOOKS = ["tests.hardening.test_memory_after_edit.hook_broken"]
@@ -151,6 +151,12 @@ def test_a_failing_hook_is_in_the_ingestion_answer(transactional_db, demo_copy, 
     [failure] = answer.json()["hook_failures"]
     assert failure["hook"] == "tests.hardening.test_memory_after_edit.hook_broken"
     assert "OperationalError: 磁盘已满" in failure["message"]
+    path = tmp_path / "extraction.json"
+    path.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(CommandError, match="抽取已保存，但提交后的更新失败：提交后的更新 tests.hardening"):
+        call_command("ingest", "demo-book", "23", str(path))
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["replaced"], len(printed["hook_failures"])) == (True, 1)
 
 
 def hook_broken(*, book, numbers, removed):
