@@ -42,9 +42,10 @@ WRITE_VERBS = ("INSERT", "UPDATE", "DELETE")
 # --- the child ------------------------------------------------------------------------------------
 
 
-def _pause_wrapper(pause_file: Path, after: int):
+def _pause_wrapper(pause_file: Path, after: int, resume_file: Path | None = None):
     """An execute wrapper that, after ``after`` write statements inside a transaction, announces
-    itself through ``pause_file`` and sleeps (to be killed)."""
+    itself through ``pause_file`` and sleeps (to be killed) — or, given ``resume_file``, until that
+    file appears, then carries on (a writer held in flight while another writer of the book starts)."""
     from django.db import connection
 
     writes = 0
@@ -56,7 +57,9 @@ def _pause_wrapper(pause_file: Path, after: int):
             writes += 1
             if writes == after:
                 pause_file.write_text(str(os.getpid()))
-                time.sleep(3600)
+                deadline = time.monotonic() + 3600
+                while time.monotonic() < deadline and not (resume_file and resume_file.exists()):
+                    time.sleep(0.02)
         return result
 
     return wrapper
@@ -109,12 +112,47 @@ def state_dump() -> str:
     return json.dumps(out, ensure_ascii=False, sort_keys=True, indent=1)
 
 
+def memory_check(slug: str, deleted: int, ingested: int) -> dict[str, Any]:
+    """What the memory and the entities hold about a deleted chapter and an ingested one: facts of
+    the deleted chapter that a fresh derivation of the whole book would not give (derived in a
+    transaction that is rolled back: a deleted chapter keeps the facts of what outlives it — its
+    ingested extraction, the timeline file's events), its chunks, the hit log's size, and the
+    ingested chapter's extraction."""
+    from django.db import transaction
+
+    from entities.models import Extraction
+    from memory.models import Chunk, Fact, MemoryHit
+    from memory.services import memory_refresh
+    from webnovel.models import Book
+
+    book = Book.objects.get(slug=slug)
+
+    def keys() -> set[str]:
+        return set(Fact.objects.filter(book=book, source_chapter=deleted).values_list("key", flat=True))
+
+    held = keys()
+    with transaction.atomic():
+        memory_refresh(book=book)
+        fresh = keys()
+        transaction.set_rollback(True)
+    return {
+        "deleted_facts": len(held - fresh),
+        "deleted_chunks": Chunk.objects.filter(book=book, chapter=deleted).count(),
+        "hits": MemoryHit.objects.filter(book=book).count(),
+        "hit_links": MemoryHit.facts.through.objects.filter(memoryhit__book=book).count(),
+        "extraction": Extraction.objects.filter(book=book, chapter=ingested).values_list("payload", flat=True).first(),
+    }
+
+
 def child_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench_faults.py child")
-    parser.add_argument("op", choices=["rebuild", "sync", "finalize", "ingest", "dump", "migrate"])
+    parser.add_argument(
+        "op", choices=["rebuild", "sync", "finalize", "ingest", "dump", "migrate", "context", "memcheck"]
+    )
     parser.add_argument("args", nargs="*")
     parser.add_argument("--pause-file", type=Path)
     parser.add_argument("--pause-after", type=int, default=5)
+    parser.add_argument("--resume-file", type=Path, help="after pausing, carry on once this file exists")
     opts = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webnovel.settings")
     import django
@@ -128,8 +166,11 @@ def child_main(argv: list[str]) -> int:
     if opts.op == "dump":
         sys.stdout.write(state_dump())
         return 0
+    if opts.op == "memcheck":
+        sys.stdout.write(json.dumps(memory_check(opts.args[0], int(opts.args[1]), int(opts.args[2]))))
+        return 0
     guard = (
-        connection.execute_wrapper(_pause_wrapper(opts.pause_file, opts.pause_after))
+        connection.execute_wrapper(_pause_wrapper(opts.pause_file, opts.pause_after, opts.resume_file))
         if opts.pause_file
         else nullcontext()
     )
@@ -144,16 +185,22 @@ def child_main(argv: list[str]) -> int:
             call_command("finalize", opts.args[0], opts.args[1], json=True)
         elif opts.op == "ingest":
             call_command("ingest", opts.args[0], opts.args[1], opts.args[2])
+        elif opts.op == "context":  # what an agent does before a chapter: build the pack, log it
+            call_command("context", opts.args[0], opts.args[1], format="json")
     return 0
 
 
 # --- the parent's helpers (also used by tests/hardening) ------------------------------------------
 
 
-def child_cmd(op: str, *args: str, pause_file: Path | None = None, pause_after: int = 5) -> list[str]:
+def child_cmd(
+    op: str, *args: str, pause_file: Path | None = None, pause_after: int = 5, resume_file: Path | None = None
+) -> list[str]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "child", op, *map(str, args)]
     if pause_file is not None:
         cmd += ["--pause-file", str(pause_file), "--pause-after", str(pause_after)]
+    if resume_file is not None:
+        cmd += ["--resume-file", str(resume_file)]
     return cmd
 
 
@@ -199,6 +246,37 @@ def child_kill_at_pause(
     proc.wait()
     proc.stderr.close()
     return proc.returncode
+
+
+def child_start_paused(
+    op: str, *args: str, db_url: str, pause_file: Path, resume_file: Path, pause_after: int = 5, timeout: float = 120
+) -> subprocess.Popen:
+    """Start the child and return once it is paused inside its transaction (holding its locks); it
+    carries on when ``resume_file`` is created. Its stdout / stderr are pipes, read at ``communicate``."""
+    proc = subprocess.Popen(
+        child_cmd(op, *args, pause_file=pause_file, pause_after=pause_after, resume_file=resume_file),
+        env=child_env(db_url),
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + timeout
+    while not pause_file.exists():
+        if proc.poll() is not None:
+            raise RuntimeError(f"child {op} ended before pausing ({proc.returncode}): {proc.stderr.read()[-2000:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"child {op} never paused")
+        time.sleep(0.02)
+    return proc
+
+
+def child_start(op: str, *args: str, db_url: str) -> subprocess.Popen:
+    """Start the child without waiting (stdout / stderr are pipes)."""
+    return subprocess.Popen(
+        child_cmd(op, *args), env=child_env(db_url), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def child_kill_after(op: str, *args: str, db_url: str, delay: float) -> bool:
@@ -258,6 +336,93 @@ def _classify(after_kill: str, before: str, after: str) -> str:
     return "mixed_states"
 
 
+def memory_rounds(*, root: Path, slug: str, db_url: str, chapters: int, rounds: int, rng: random.Random, workdir: Path):
+    """Issue 19 item 1, as an agent meets it: log a context pack (the hit log now references the last
+    chapters' facts), edit one chapter and delete the last, sync — killed at a random instant in half
+    the rounds, then rerun — and check that the memory followed: no failed hook, no fact or chunk of
+    the deleted chapter left. The chapter is put back (and synced) for the next round."""
+    tally = {"rounds": 0, "killed_mid_run": 0, "sync_failures": 0, "hook_failures": 0, "stale_after": 0}
+    seconds = []
+    last = next(root.rglob(f"第{chapters:04d}章.md"))
+    aside = workdir / "aside.md"
+    for i in range(rounds):
+        child_run("context", slug, str(chapters + 1), db_url=db_url)
+        _edit(root, 1 + (i * 11) % (chapters - 1), 3000 + i)
+        last.rename(aside)
+        if i % 2:
+            tally["killed_mid_run"] += child_kill_after(
+                "sync", slug, db_url=db_url, delay=rng.uniform(0, 2 * seconds[0])
+            )
+        t0 = time.monotonic()
+        proc = child_run("sync", slug, db_url=db_url, check=False)
+        seconds.append(time.monotonic() - t0)
+        report = json.loads(proc.stdout) if proc.stdout.strip().startswith("{") else {}
+        check = json.loads(child_run("memcheck", slug, str(chapters), "0", db_url=db_url).stdout)
+        stale = check["deleted_facts"] + check["deleted_chunks"]
+        tally["rounds"] += 1
+        tally["sync_failures"] += proc.returncode != 0 and not report.get("hook_failures")
+        tally["hook_failures"] += bool(report.get("hook_failures"))
+        tally["stale_after"] += bool(stale)
+        print(
+            f"memory #{i}: sync rc {proc.returncode}, hook failures {len(report.get('hook_failures') or [])}, "
+            f"facts/chunks of the deleted chapter left {check['deleted_facts']}/{check['deleted_chunks']}, "
+            f"hit-log links {check['hit_links']}",
+            file=sys.stderr,
+            flush=True,
+        )
+        aside.rename(last)
+        child_run("sync", slug, db_url=db_url, check=False)
+    return {"seconds_per_sync": round(sorted(seconds)[len(seconds) // 2], 2), **tally}
+
+
+def concurrent_rounds(
+    *, root: Path, slug: str, db_url: str, chapters: int, rounds: int, rng: random.Random, workdir: Path
+):
+    """Issue 19 item 2: an ingestion of the book while a rebuild of it is inside its transaction (held
+    there after a random number of its writes — 3–20 of a rebuild, 1–3 of an ingestion — for a random 0.5–2 s, then let go), and the other
+    way round in odd rounds. The second writer must wait for the first, then land. Counted: rounds in
+    which the second writer was still waiting when the first was let go, failures of either (deadlock,
+    ``uniq_appearance``), extractions lost."""
+    tally = {"rounds": 0, "second_waited": 0, "rebuild_failures": 0, "ingest_failures": 0, "extractions_lost": 0}
+    for i in range(rounds):
+        _edit(root, 1 + (i * 13) % chapters, 4000 + i)
+        chapter = 1 + (i * 5) % chapters
+        payload = workdir / f"concurrent-{i}.json"
+        payload.write_text(json.dumps(_extraction(root, 5000 + i), ensure_ascii=False), encoding="utf-8")
+        pause, resume = workdir / f"paused-{i}", workdir / f"resume-{i}"
+        rebuild_args, ingest_args = ("rebuild", str(root)), ("ingest", slug, str(chapter), str(payload))
+        first_args, second_args = (ingest_args, rebuild_args) if i % 2 else (rebuild_args, ingest_args)
+        first = child_start_paused(
+            *first_args,
+            db_url=db_url,
+            pause_file=pause,
+            resume_file=resume,
+            pause_after=rng.randint(1, 3) if i % 2 else rng.randint(3, 20),
+        )
+        second = child_start(*second_args, db_url=db_url)
+        time.sleep(rng.uniform(0.5, 2.0))
+        waited = second.poll() is None
+        resume.write_text("go")
+        _, first_err = first.communicate(timeout=900)
+        _, second_err = second.communicate(timeout=900)
+        rebuild, ingest = (second, first) if i % 2 else (first, second)
+        check = json.loads(child_run("memcheck", slug, "0", str(chapter), db_url=db_url).stdout)
+        lost = f"过客{5000 + i}号" not in json.dumps(check["extraction"], ensure_ascii=False)
+        tally["rounds"] += 1
+        tally["second_waited"] += waited
+        tally["rebuild_failures"] += rebuild.returncode != 0
+        tally["ingest_failures"] += ingest.returncode != 0
+        tally["extractions_lost"] += lost
+        errors = " | ".join(e.strip().splitlines()[-1] for e in (first_err, second_err) if e.strip())
+        print(
+            f"concurrent #{i}: {first_args[0]} held, {second_args[0]} waited={waited}; rebuild rc {rebuild.returncode}"
+            f" ingest rc {ingest.returncode} lost={lost} {errors[:300]}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return tally
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "child":
         return child_main(argv[1:])
@@ -268,7 +433,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--kills", type=int, default=10, help="kills per operation")
     parser.add_argument("--chapters", type=int, default=300, help="chapters of the synthetic book")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--ops", default="rebuild,sync,ingest", help="operations to kill (comma-separated)")
+    parser.add_argument(
+        "--ops",
+        default="rebuild,sync,ingest,memory,concurrent",
+        help="operations (comma-separated): rebuild, sync, ingest are killed; memory = logged pack + edit + delete"
+        " + sync (killed in half the rounds); concurrent = ingestion during a rebuild",
+    )
     opts = parser.parse_args(argv)
     if opts.quick:
         opts.kills, opts.chapters = 3, 60
@@ -342,11 +512,18 @@ def main(argv: list[str]) -> int:
                 tally["rerun_failures"] += 1
             log(f"{name} #{i}: kill at {delay:.2f}s running={running} state={state}")
         results[name] = {"seconds_per_run": round(durations[name], 2), **tally}
+    scenarios: dict[str, dict[str, Any]] = {}
+    common = {"root": root, "slug": slug, "db_url": db_url, "chapters": opts.chapters, "rounds": opts.kills, "rng": rng}
+    if "memory" in opts.ops.split(","):
+        scenarios["memory"] = memory_rounds(**common, workdir=workdir)
+    if "concurrent" in opts.ops.split(","):
+        scenarios["concurrent"] = concurrent_rounds(**common, workdir=workdir)
     figures = {
         "database": db_url.split(":", 1)[0],
         "chapters": opts.chapters,
         "load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)],
         "operations": results,
+        "scenarios": scenarios,
         "crashes_survived": sum(r["killed_mid_run"] for r in results.values())
         if not any(r["mixed_states"] or r["rerun_failures"] for r in results.values())
         else 0,
@@ -362,11 +539,25 @@ def main(argv: list[str]) -> int:
                 f"mixed states {r['mixed_states']}  rerun failures {r['rerun_failures']}"
             )
         print(f"  crashes survived: {figures['crashes_survived']}")
+        for name, r in scenarios.items():
+            print(f"  {name:10} " + "  ".join(f"{k} {v}" for k, v in r.items()))
     if not opts.keep:
         import shutil
 
         shutil.rmtree(workdir, ignore_errors=True)
     bad = any(r["mixed_states"] or r["rerun_failures"] for r in results.values())
+    bad = bad or any(
+        r.get(k)
+        for r in scenarios.values()
+        for k in (
+            "sync_failures",
+            "hook_failures",
+            "stale_after",
+            "rebuild_failures",
+            "ingest_failures",
+            "extractions_lost",
+        )
+    )
     return 1 if bad else 0
 
 

@@ -6,6 +6,20 @@ from functools import lru_cache
 
 TYPE_PREFIXES = {"角色": "", "地点": "loc_", "物品": "item_", "势力": "faction_", "招式": "skill_"}
 _NOT_ID = re.compile(r"[^a-z0-9_]")
+ID_MAX = 100  # Entity.entity_id holds 120: room for a collision suffix
+_ID = re.compile(rf"[a-z0-9][a-z0-9_-]{{0,{ID_MAX - 1}}}")
+
+
+def entity_id_check(value: str) -> str:
+    """An id an agent or a curator supplies (an extraction's ``suggested_id``) must look like the ids
+    the book gets: lowercase ASCII letters and digits, ``_`` / ``-`` after the first, at most 100
+    characters. It becomes a URL segment and a dashboard link, so ``../../etc/passwd`` is refused."""
+    if not _ID.fullmatch(value):
+        raise ValueError(
+            f"实体 id 无效：'{value[:120]}'（只能用小写英文字母、数字、_ 和 -，以字母或数字开头，"
+            f"至多 {ID_MAX} 个字符，如 linfeng、loc_qinglanzong）"
+        )
+    return value
 
 
 def entity_id_base(*, name: str, type: str) -> str:

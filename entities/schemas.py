@@ -1,21 +1,26 @@
 """Schemas of the entities app: the Data Agent's extraction JSON (validated by the ingestion service
 for both front doors) and the request/response bodies of the REST endpoints."""
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
-from pydantic import ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
+from entities.ids import entity_id_check
 from webnovel.schemas import TimelineRowOut
 
 EntityType = Literal["角色", "地点", "物品", "势力", "招式"]
 Tier = Literal["核心", "重要", "次要", "装饰"]
-Confidence = float | None
+Confidence = Annotated[float | None, Field(allow_inf_nan=False)]
+CHAPTER_MAX = 10_000_000  # chapter and line numbers past this are a typo or an attack, never a book
+ChapterNumber = Annotated[int, Field(ge=1, le=CHAPTER_MAX)]
+EntityIdIn = Annotated[str, AfterValidator(lambda v: entity_id_check(v))]
 
 
 class _In(Schema):
-    # Unknown keys are tolerated (the raw payload is kept on the Extraction row).
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    # Unknown keys are refused (a 422 naming the path and listing the allowed keys): a mistyped key
+    # (`state_change`) silently adopting nothing would replace the chapter's previous extraction.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class AppearedIn(_In):
@@ -27,14 +32,14 @@ class AppearedIn(_In):
 
 class AliasIn(_In):
     alias: str = Field(min_length=1)
-    valid_from: int | None = Field(default=None, ge=0, alias="from")
-    valid_to: int | None = Field(default=None, ge=0, alias="to")
+    valid_from: ChapterNumber | None = Field(default=None, alias="from")
+    valid_to: ChapterNumber | None = Field(default=None, alias="to")
     note: str = ""
     generic: bool = False  # 泛称（老爷、他）：弱提及，不计出场
 
 
 class NewEntityIn(_In):
-    suggested_id: str | None = None
+    suggested_id: EntityIdIn | None = None
     name: str = Field(min_length=1)
     type: EntityType
     tier: Tier = "次要"
@@ -70,9 +75,9 @@ class UncertainIn(_In):
 
 
 class SceneIn(_In):
-    index: int
-    start_line: int | None = None
-    end_line: int | None = None
+    index: int = Field(ge=0, le=CHAPTER_MAX)
+    start_line: ChapterNumber | None = None
+    end_line: ChapterNumber | None = None
     location: str = ""
     summary: str = ""
     characters: list[str] = []
@@ -98,6 +103,9 @@ class IngestOut(Schema):
     warnings: list[dict[str, Any]]
     created_entities: list[str]
     replaced: bool
+    hook_failures: list[dict[str, Any]] = Field(
+        default_factory=list, description="提交后失败的后续更新（如记忆派生）：抽取已保存，记忆未跟上"
+    )
 
 
 class PendingConfirmIn(Schema):

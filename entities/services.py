@@ -10,10 +10,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Max, Min, Q
 from django.utils import timezone
-from pydantic import ValidationError
 
 from entities import selectors
 from entities.discovery.services import discovery_confirm, discovery_names, discovery_reject_record
@@ -30,11 +29,12 @@ from entities.models import (
     RelationshipEvent,
     StateChange,
 )
+from entities.payload import extraction_json_load, extraction_validate
 from entities.replay import OPS, is_number
-from entities.schemas import ExtractionIn
+from entities.schemas import CHAPTER_MAX, ExtractionIn
 from webnovel.exceptions import Ambiguous, Conflict, InvalidInput, NotFound
 from webnovel.indexing import after_chapter_hooks_schedule
-from webnovel.jsonsafe import JsonRefused, json_loads_strict
+from webnovel.locks import book_write_lock
 from webnovel.models import Book, Chapter
 
 ADOPT_ABOVE = 0.8  # > 0.8: adopted silently
@@ -336,31 +336,13 @@ def _relationship_event_add(
 
 
 def extraction_parse(*, raw: str | bytes) -> dict:
-    """Decode an extraction JSON document, or InvalidInput naming the line and column."""
-    try:
-        # strict: no NaN, 64-bit integers, bounded depth, no lone surrogates (webnovel/jsonsafe.py)
-        data = json_loads_strict(raw)
-    except JsonRefused as exc:
-        if exc.detail != exc.message:  # a syntax error: say where, as the command line always did
-            message = f"抽取 JSON 无效（第 {exc.extra['line']} 行第 {exc.extra['column']} 列）：{exc.detail}"
-        else:
-            message = f"抽取 JSON 无效：{exc.message}"
-        raise InvalidInput(message, extra={"field": "body", **exc.extra}) from exc
-    if not isinstance(data, dict):
-        raise InvalidInput("抽取 JSON 必须是对象", extra={"field": "body"})
-    return data
+    """Decode an extraction JSON document, or InvalidInput naming the line and column (entities/payload.py)."""
+    return extraction_json_load(raw=raw)
 
 
 def _validate(payload: dict) -> ExtractionIn:
-    try:
-        return ExtractionIn.model_validate(payload)
-    except ValidationError as exc:
-        errors = [
-            {"field": ".".join(str(p) for p in err["loc"]), "error": err["msg"]}
-            for err in exc.errors(include_url=False)
-        ]
-        names = "、".join(e["field"] for e in errors)
-        raise InvalidInput(f"抽取 JSON 字段无效：{names}", extra={"errors": errors}) from exc
+    """The payload as ExtractionIn, or a 422 naming each bad JSON path (entities/payload.py)."""
+    return extraction_validate(payload)
 
 
 def _band(confidence: float | None) -> str:
@@ -476,17 +458,17 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
     """Ingest the Data Agent's extraction of one chapter in one transaction: confidence > 0.8 is
     adopted, 0.5–0.8 adopted with a recorded warning, < 0.5 held in the pending queue. Re-ingesting a
     chapter replaces what its previous extraction wrote (idempotent)."""
+    if not 1 <= chapter <= CHAPTER_MAX:
+        raise InvalidInput(f"章节号应在 1 到 {CHAPTER_MAX} 之间，收到 {chapter}", extra={"chapter": chapter})
+    data = _validate(payload)
+    # First, before reading anything: a second ingestion of the chapter (an agent retrying) or a
+    # rebuild / sync of the book in flight finishes before this one reads, so it replaces their rows
+    # instead of writing beside them (PostgreSQL; SQLite's IMMEDIATE transactions serialize writers).
+    book_write_lock(book=book)
     if not Chapter.objects.filter(book=book, number=chapter).exists():
         raise NotFound(
             f"第{chapter}章不存在（《{book.title or book.slug}》）", extra={"book": book.slug, "chapter": chapter}
         )
-    data = _validate(payload)
-    if connection.vendor == "postgresql":
-        # Two ingestions of one chapter at once (an agent retrying) queue here, so the second sees
-        # the first's rows and replaces them instead of inserting beside them (SQLite's IMMEDIATE
-        # transactions already serialize writers).
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [book.pk & 0x7FFFFFFF, chapter])
     previous = Extraction.objects.filter(book=book, chapter=chapter).first()
     if previous is not None:
         _chapter_rows_clear(book=book, chapter=chapter)
@@ -736,8 +718,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
         for name, value in values.items():
             setattr(previous, name, value)
         previous.save(update_fields=[*values, "updated_at"])
-    after_chapter_hooks_schedule(book=book, numbers=[chapter], removed=[])
-    return {
+    result = {
         "book": book.slug,
         "chapter": chapter,
         "adopted": {
@@ -749,6 +730,9 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
         "created_entities": created_ids,
         "replaced": previous is not None and previous.source == "extraction",
     }
+    # The hook fills result["hook_failures"] after the commit, before the caller reads the result.
+    after_chapter_hooks_schedule(book=book, numbers=[chapter], removed=[], report=result)
+    return result
 
 
 def _hold_note(confidence: float | None, entity: Any) -> str:
@@ -896,6 +880,7 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None) -> 
     """Confirm a held item and apply its write. ``entity`` picks an existing entity (for a new-entity
     suggestion: the suggestion becomes its alias; for an uncertain mention: the one it names);
     without it a new-entity suggestion is created as suggested."""
+    book_write_lock(book=item.book)  # before the item's row: the order every writer of the book uses
     item = PendingItem.objects.select_for_update().get(pk=item.pk)
     if item.status != PendingItem.Status.PENDING:
         raise Conflict(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
@@ -996,6 +981,7 @@ def _pending_resolve(book: Book, ref: str, chapter: int | None, field: str) -> E
 @transaction.atomic
 def pending_item_reject(*, item: PendingItem, note: str = "") -> dict:
     """Reject a held item: nothing is written, and a re-ingest of the chapter does not re-queue it."""
+    book_write_lock(book=item.book)  # before the item's row: the order every writer of the book uses
     item = PendingItem.objects.select_for_update().get(pk=item.pk)
     if item.status != PendingItem.Status.PENDING:
         raise Conflict(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
@@ -1036,6 +1022,7 @@ def entity_merge(*, source: Entity, target: Entity) -> dict[str, int]:
         raise InvalidInput("不能把实体合并到它自己", extra={"id": source.entity_id})
     if source.book_id != target.book_id:
         raise InvalidInput("只能合并同一本书的实体", extra={"source": source.entity_id, "target": target.entity_id})
+    book_write_lock(book=source.book)
     counts = dict.fromkeys(("aliases", "appearances", "state_changes", "relationships", "relationships_dropped"), 0)
     for alias in source.aliases.all():
         if (

@@ -548,11 +548,17 @@ def facts_derive(
             touched=touched,
         )
     existing = Fact.objects.filter(book=book, origin=Fact.Origin.DERIVED)
+    observed = chapters
     if not full:
         existing = existing.filter(source_chapter__in=chapters)
+        # A removed chapter's facts go, whatever still names its number (its ingested extraction, a
+        # timeline row): what a full derivation, which observes only existing chapters, gives.
+        observed = sorted(
+            Chapter.objects.filter(book=book, number__in=chapters).order_by().values_list("number", flat=True)
+        )
     per_chapter = _apply(
         book=book,
-        observations=_chapter_observations(book=book, chapters=chapters),
+        observations=_chapter_observations(book=book, chapters=observed),
         existing=list(existing),
         origin=Fact.Origin.DERIVED,
         prefix="d",

@@ -65,20 +65,20 @@ class FactIn(_StrictIn):
     subject: str = Field(..., json_schema_extra={"pattern": r"\S"})
     field: str = Field(..., json_schema_extra={"pattern": r"\S"})
     value: str = Field(..., json_schema_extra={"pattern": r"\S"})
-    chapter: int = Field(..., ge=0, description="确立该值的章节号（0 = 设定）")
-    confidence: float = Field(1.0, json_schema_extra={"minimum": 0, "maximum": 1})
+    chapter: int = Field(..., ge=0, le=10_000_000, description="确立该值的章节号（0 = 设定）")
+    confidence: float = Field(1.0, allow_inf_nan=False, json_schema_extra={"minimum": 0, "maximum": 1})
     evidence: list[dict[str, Any]] = Field(default_factory=list)
     entity: str = ""
 
 
 class ReviseIn(_StrictIn):
     value: str
-    chapter: int = Field(..., ge=0)
+    chapter: int = Field(..., ge=0, le=10_000_000)
     reason: str = ""
 
 
 class CloseIn(_StrictIn):
-    chapter: int = Field(..., ge=0)
+    chapter: int = Field(..., ge=0, le=10_000_000)
     reason: str = ""
 
 

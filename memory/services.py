@@ -5,21 +5,21 @@ resolver's rules (memory/resolver.py) are applied in one place and every change 
 import datetime
 import hashlib
 import json
-import logging
+import math
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from memory.models import Fact, FactEvent, MemoryHit
+from entities.models import LegacyRecord
+from memory.models import Chunk, Fact, FactEvent, MemoryHit
 from memory.resolver import FactView, group_resolve
 from webnovel.bulk import rows_insert, rows_update
 from webnovel.exceptions import InvalidInput, NotFound
+from webnovel.locks import book_write_lock
 from webnovel.models import Book
-
-logger = logging.getLogger(__name__)
 
 CATEGORIES = [c.value for c in Fact.Category]
 STATUSES = [s.value for s in Fact.Status]
@@ -119,12 +119,18 @@ def setting_facts_state(*, book: Book) -> str:
 
 def facts_delete(pks: list[int]) -> int:
     """Delete facts by primary key without Django's deletion collector (which loads every fact and
-    its events first: seconds when compaction drops thousands): their events go with them, and facts
-    that point at them (superseded_by, revises) are unlinked, as the foreign keys' SET_NULL says."""
+    its events first: seconds when compaction drops thousands). It must do by hand everything the
+    collector would: every row that references a fact goes first — its events, its rows in the
+    memory-hit log (``MemoryHit.facts``: a logged context pack references the facts it showed) — and
+    facts that point at it (superseded_by, revises) are unlinked, as the foreign keys' SET_NULL says.
+    A reference added to Fact later must be added here too (tests/hardening/test_memory_after_edit.py
+    checks every relation of the model against this list)."""
+    hit_links = MemoryHit.facts.through
     deleted = 0
     for start in range(0, len(pks), 500):
         part = pks[start : start + 500]
         FactEvent.objects.filter(fact_id__in=part).delete()  # no dependants: one DELETE
+        hit_links.objects.filter(fact_id__in=part).delete()  # the hit log keeps its other facts
         Fact.objects.filter(superseded_by_id__in=part).update(superseded_by=None)
         Fact.objects.filter(revises_id__in=part).update(revises=None)
         with connection.cursor() as cur:
@@ -171,6 +177,7 @@ def fact_observe(
     """Record that ``subject``'s ``field`` is ``value`` as of ``chapter`` and resolve its group.
 
     Observing the same thing twice adds the evidence to the existing fact instead of duplicating it."""
+    derivation_lock(book=book)
     _check_category(category)
     subject, field, value = subject.strip(), field.strip(), str(value).strip()
     if not subject or not field or not value:
@@ -215,6 +222,7 @@ def fact_observe(
 @transaction.atomic
 def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "") -> Fact:
     """Explicitly revise a fact (typically a world rule): the new fact supersedes it and links to it."""
+    derivation_lock(book=fact.book)
     if chapter < fact.source_chapter:
         raise InvalidInput(
             f"修订章节（第{chapter}章）早于原事实的来源章节（第{fact.source_chapter}章）",
@@ -244,6 +252,7 @@ def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "") -> Fa
 @transaction.atomic
 def fact_close(*, fact: Fact, chapter: int, reason: str = "") -> Fact:
     """Close an open loop (or lift a constraint) at ``chapter`` by hand; later derivations keep it closed."""
+    derivation_lock(book=fact.book)
     fact.closed_chapter = chapter
     fact.save(update_fields=["closed_chapter", "updated_at"])
     FactEvent.objects.create(fact=fact, action="author_closed", chapter=chapter, note=reason or f"第{chapter}章收尾")
@@ -255,6 +264,7 @@ def fact_close(*, fact: Fact, chapter: int, reason: str = "") -> Fact:
 @transaction.atomic
 def fact_decide(*, fact: Fact, note: str = "") -> Fact:
     """Settle a contradiction: this fact's value wins over the other values of its chapter."""
+    derivation_lock(book=fact.book)
     if fact.status != Fact.Status.CONTRADICTED:
         raise InvalidInput(
             f"事实 {fact.key} 的状态是 {fact.get_status_display()}，只有矛盾待裁决的事实可以裁决",
@@ -275,42 +285,46 @@ def fact_get(*, book: Book, key: str) -> Fact:
     return fact
 
 
-_DERIVATION_LOCK = 0x4D454D4F  # "MEMO": PostgreSQL advisory lock class of a book's derivation
-
-
 def derivation_lock(*, book: Book) -> None:
-    """Queue the derivations of one book until the caller's transaction ends: two hooks at once (two
-    ingestions finishing together) would otherwise insert the same fact keys side by side. SQLite's
-    IMMEDIATE transactions already let one writer in at a time."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cur:
-            cur.execute("SELECT pg_advisory_xact_lock(%s)", [(_DERIVATION_LOCK << 32) | (book.pk & 0xFFFFFFFF)])
+    """Queue a derivation behind every other writer of the book (webnovel/locks.py): two hooks at once
+    (two ingestions finishing together) would otherwise insert the same fact keys side by side, and a
+    derivation beside a rebuild would read half-old, half-new chapters."""
+    book_write_lock(book=book)
+
+
+def memory_orphans(*, book: Book) -> list[int]:
+    """Chapters that still have retrieval chunks but no longer exist: their deletion was committed
+    while the hook did not run to the end (killed, or failed before this fix). Every hook run treats
+    them as removed, so a rerun of a sync that finds no changed file still catches up. Chunks, not
+    facts, are the signal: chunks come from the chapter file alone, while a deleted chapter may keep
+    facts derived from what outlives it (its ingested extraction, the timeline file's events)."""
+    present = set(book.chapters.order_by().values_list("number", flat=True))
+    chunked = set(Chunk.objects.filter(book=book).order_by().values_list("chapter", flat=True).distinct())
+    return sorted(chunked - present)
 
 
 def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None, **_: Any) -> None:
     """The after-chapter hook (WEBNOVEL_AFTER_CHAPTER_HOOKS): derive facts, index chunks, compact.
 
-    ``numbers=None`` means every chapter (a rebuild). Best effort by contract: any failure is logged
-    as a warning and never fails the chapter."""
+    ``numbers=None`` means every chapter (a rebuild). It runs after the chapter's commit in its own
+    transaction: a failure rolls back only the memory update and propagates to the hook runner
+    (webnovel/indexing.py), which keeps the chapter and reports the failure in the command's result."""
     from memory.compaction import facts_compact
     from memory.derivation import facts_derive
-    from memory.models import Chunk
     from memory.retrieval import chunks_index
 
-    try:
-        with transaction.atomic():
-            derivation_lock(book=book)
-            if numbers is None:
-                memory_refresh(book=book)
-                return
-            if removed:
-                Chunk.objects.filter(book=book, chapter__in=removed).delete()
-            touched: set[str] = set()
-            facts_derive(book=book, chapters=list(numbers) + list(removed or []), touched=touched)
-            chunks_index(book=book, chapters=list(numbers))
-            facts_compact(book=book, subjects=touched)
-    except Exception:  # noqa: BLE001 — the hook must never fail the chapter
-        logger.warning("记忆更新失败（书籍 %s，章节 %s），章节不受影响", book.slug, numbers, exc_info=True)
+    with transaction.atomic():
+        derivation_lock(book=book)
+        if numbers is None:
+            memory_refresh(book=book)
+            return
+        removed = sorted(set(removed or []) | set(memory_orphans(book=book)))
+        if removed:
+            Chunk.objects.filter(book=book, chapter__in=removed).delete()
+        touched: set[str] = set()
+        facts_derive(book=book, chapters=list(numbers) + list(removed or []), touched=touched)
+        chunks_index(book=book, chapters=list(numbers))
+        facts_compact(book=book, subjects=touched)
 
 
 @transaction.atomic
@@ -331,7 +345,7 @@ def memory_refresh(*, book: Book) -> dict[str, int]:
 HIT_REFRESH_SECONDS = 60  # an unchanged pack's log row is rewritten at most this often
 
 
-def memory_hit_record(*, book: Book, pack: dict[str, Any]) -> MemoryHit:
+def memory_hit_record(*, book: Book, pack: dict[str, Any]) -> MemoryHit | None:
     """Log which facts and chunks went into this chapter's pack (one row per chapter and task).
 
     A pack identical to the logged one is not written again unless the log is over a minute old (its
@@ -355,12 +369,69 @@ def memory_hit_record(*, book: Book, pack: dict[str, Any]) -> MemoryHit:
         and hit.built_at > timezone.now() - datetime.timedelta(seconds=HIT_REFRESH_SECONDS)
     ):
         return hit
-    with transaction.atomic():
-        hit, _ = MemoryHit.objects.update_or_create(
-            book=book, chapter=pack["chapter"], task=pack["task"], defaults=values
-        )
-        hit.facts.set(Fact.objects.filter(book=book, key__in=keys))
+    for attempt in range(2):
+        try:
+            with transaction.atomic():
+                hit, _ = MemoryHit.objects.update_or_create(
+                    book=book, chapter=pack["chapter"], task=pack["task"], defaults=values
+                )
+                hit.facts.set(Fact.objects.filter(book=book, key__in=keys))
+            return hit
+        except IntegrityError:
+            # A derivation deleted one of the pack's facts between our read and our insert (the log
+            # does not take the book's writer lock: a read must not queue behind a rebuild). Read the
+            # facts again; a second collision leaves the previous log row as it was.
+            if attempt:
+                return MemoryHit.objects.filter(book=book, chapter=pack["chapter"], task=pack["task"]).first()
     return hit
+
+
+IMPORT_CHAPTER_MAX = 10_000_000  # past this a chapter number is a typo or an attack, never a book
+
+
+def _import_chapter(raw: Any, *, where: str) -> int:
+    """A fact's chapter from a scratchpad file: 0 (a setting, also for a missing value) to 10,000,000."""
+    if raw is None or raw == "":
+        return 0
+    number: int | None = None
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        number = raw
+    elif isinstance(raw, float) and math.isfinite(raw) and raw.is_integer():
+        number = int(raw)
+    elif isinstance(raw, str) and raw.strip().isdecimal() and len(raw.strip()) <= 9:
+        number = int(raw.strip())
+    if number is None or not 0 <= number <= IMPORT_CHAPTER_MAX:
+        raise InvalidInput(
+            f"{where} 应为 0 到 {IMPORT_CHAPTER_MAX} 的整数章节号（0 表示设定），收到 {str(raw)[:50]!r}",
+            extra={"item": where, "value": str(raw)[:50]},
+        )
+    return number
+
+
+def _import_confidence(raw: Any, *, where: str) -> float:
+    """A confidence from a scratchpad file: a finite number in [0, 1]; missing means certain (1.0)."""
+    if raw is None:
+        return 1.0
+    value: float | None = None
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        value = float(raw)
+    elif isinstance(raw, str):
+        try:
+            value = float(raw)
+        except ValueError:
+            value = None
+    if value is None or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise InvalidInput(
+            f"{where} 应为 0 到 1 之间的数，收到 {str(raw)[:50]!r}", extra={"item": where, "value": str(raw)[:50]}
+        )
+    return value
+
+
+def _import_text_check(text: str, *, where: str, limit: int | None) -> None:
+    if limit is not None and len(text) > limit:
+        raise InvalidInput(f"{where} 过长：{len(text)} 个字符，上限 {limit}", extra={"item": where})
+    if "\x00" in text:
+        raise InvalidInput(f"{where} 含 NUL 字符", extra={"item": where})
 
 
 # The old plugin's memory_scratchpad.json named its buckets its own way (character_state …): each
@@ -395,21 +466,14 @@ def _text(value: Any) -> str:
     return str(value if value is not None else "").strip()
 
 
-def _scratchpad_facts(category: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+def _scratchpad_facts(category: str, item: dict[str, Any], *, where: str) -> list[dict[str, Any]]:
     """One scratchpad item → [{subject, field, value, chapter, confidence, status, evidence, id}];
     ValueError (the reason, in Chinese) when it cannot be mapped. A character-state item that holds its
     fields as keys ({entity, realm, location, chapter}) gives one fact per field."""
     subject_key, subject = _first(item, SUBJECT_KEYS)
-    _, chapter = _first(item, CHAPTER_KEYS)
-    try:
-        chapter = int(chapter or 0)
-        confidence = float(item["confidence"]) if item.get("confidence") is not None else 1.0
-    except (TypeError, ValueError):
-        raise ValueError("章节号或置信度不是数字") from None
-    if chapter < 0:
-        raise ValueError("章节号不能为负")
-    if confidence != confidence or confidence in (float("inf"), float("-inf")):
-        raise ValueError("置信度不是有效数字")
+    chapter_key, chapter = _first(item, CHAPTER_KEYS)
+    chapter = _import_chapter(chapter, where=f"{where}.{chapter_key or 'source_chapter'}")
+    confidence = _import_confidence(item.get("confidence"), where=f"{where}.confidence")
     status = str(item.get("status") or Fact.Status.ACTIVE).strip().lower()
     status = STATUS_ALIASES.get(status, status)
     if status not in STATUSES:
@@ -434,6 +498,12 @@ def _scratchpad_facts(category: str, item: dict[str, Any]) -> list[dict[str, Any
             subject = str(item.get("id") or f"{category}-{digest}")
     if not subject or not pairs or any(_text(v) == "" for _, v in pairs):
         raise ValueError("缺少 subject、field 或 value（也认 entity / attribute / content 等同义键）")
+    _import_text_check(_text(subject), where=f"{where}.subject", limit=200)
+    for field, value in pairs:
+        _import_text_check(_text(field), where=f"{where}.field", limit=200)
+        _import_text_check(_text(value), where=f"{where}.value", limit=None)
+    if item.get("id") is not None:
+        _import_text_check(str(item["id"]), where=f"{where}.id", limit=100)
     evidence = item.get("evidence") or []
     evidence = evidence if isinstance(evidence, list) else [evidence]
     evidence = [e if isinstance(e, dict) else {"kind": "note", "text": str(e)} for e in evidence]
@@ -460,10 +530,10 @@ def scratchpad_import(*, book: Book, data: dict[str, Any], replace: bool = False
     never refused as a whole for them.
 
     The plugin's statuses are taken as given for outdated items; the others are re-resolved."""
-    from entities.models import LegacyRecord
 
     if not isinstance(data, dict):
         raise InvalidInput("记忆文件应为 JSON 对象：{类别: [条目…]}", extra={})
+    derivation_lock(book=book)
     buckets = data.get("buckets", data) if isinstance(data.get("buckets"), dict) else data
     if replace:
         Fact.objects.filter(book=book, origin=Fact.Origin.IMPORT).delete()
@@ -490,7 +560,11 @@ def scratchpad_import(*, book: Book, data: dict[str, Any], replace: bool = False
             try:
                 if not isinstance(item, dict):
                     raise ValueError("不是对象")
-                facts = _scratchpad_facts(category, item)
+                facts = _scratchpad_facts(category, item, where=where)
+            except InvalidInput as exc:  # a value out of range: the message names its path already
+                skipped.append({"item": where, "reason": exc.message})
+                unmapped.append(item)
+                continue
             except ValueError as exc:
                 skipped.append({"item": where, "reason": str(exc)})
                 unmapped.append(item)

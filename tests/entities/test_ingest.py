@@ -154,7 +154,9 @@ def test_schema_error_names_the_field(book):
         extraction_ingest(
             book=book, chapter=3, payload={"state_changes": [{"entity_id": "linfeng", "new": 1, "confidence": 2}]}
         )
-    assert exc.value.message == "抽取 JSON 字段无效：state_changes.0.field、state_changes.0.confidence"
+    assert exc.value.message == (
+        "抽取 JSON 字段无效：state_changes[0].field 缺少此字段；state_changes[0].confidence 应 ≤ 1.0；未做任何改动"
+    )
 
 
 def test_missing_chapter_is_404(book):

@@ -4,6 +4,7 @@ input must give a clear issue / InvalidInput, never an exception; well-formed in
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from entities.schemas import ExtractionIn
 from entities.services import _validate, extraction_ingest, extraction_parse
 from entities.tags import tag_parse
-from tests.conftest import DEMO_BOOK
+from tests.conftest import DEMO_BOOK, REPO
 from tests.hardening.test_openapi_fuzz import _from_schema
 from webnovel.bookfs import file_bytes_parse
 from webnovel.bookfs.text import FrontMatterError, entity_tags_strip, front_matter_split
@@ -375,3 +376,44 @@ def test_extraction_service_refuses_non_finite_confidence_clearly(demo):
         assert exc.status_code == 422
     else:
         assert result["chapter"] == 1
+
+
+FREE_FORM = {"chapter_meta", "state", "old", "new"}  # keys whose values are free-form objects
+
+
+def _object_paths(value, path=""):
+    """JSON paths (``state_changes[2]``) of every schema object in a valid extraction."""
+    if isinstance(value, dict):
+        yield path
+        for key, child in value.items():
+            if key not in FREE_FORM:
+                yield from _object_paths(child, f"{path}.{key}" if path else key)
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            yield from _object_paths(child, f"{path}[{i}]")
+
+
+def _at(payload, path):
+    node = payload
+    for key, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", path):
+        node = node[int(index)] if index else node[key]
+    return node
+
+
+DEMO_EXTRACTIONS = [
+    json.loads(p.read_text(encoding="utf-8")) for p in sorted((REPO / "examples" / "demo-extractions").glob("*.json"))
+]
+
+
+@FAST
+@given(data=st.data(), key=st.text(min_size=1, max_size=8).map(lambda s: f"x_{s}"))
+def test_an_unknown_key_anywhere_in_an_extraction_is_named_by_its_path(data, key):
+    """Issue 19 item 14: a mistyped key replaced the chapter's extraction with nothing."""
+    payload = json.loads(json.dumps(data.draw(st.sampled_from(DEMO_EXTRACTIONS))))
+    where = data.draw(st.sampled_from(list(_object_paths(payload))))
+    _at(payload, where)[key] = 1
+    with pytest.raises(InvalidInput) as exc:
+        _validate(payload)
+    expected = f"{where}.{key}" if where else key
+    assert [e["field"] for e in exc.value.extra["errors"]] == [expected]
+    assert exc.value.extra["errors"][0]["allowed"]

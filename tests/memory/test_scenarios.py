@@ -175,7 +175,14 @@ def test_a_scratchpad_failure_does_not_block_ingestion(filled, monkeypatch, capl
     assert (
         StateChange.objects.filter(book=filled, chapter=7, field="realm").values_list("new", flat=True)[0] == "炼气六层"
     )
-    assert any("记忆更新失败" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
+    assert any("memory_after_chapter failed" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
+    # …and in the answer, not only in the log: the extraction is saved, the memory did not follow
+    [failure] = result["hook_failures"]
+    assert failure["hook"] == "memory.services.memory_after_chapter"
+    assert (
+        "RuntimeError: scratchpad exploded" in failure["message"]
+        and "memory_health mem --refresh" in failure["message"]
+    )
     # the memory simply did not move
     assert realm_facts(filled)[-1] == ("炼气五层", 4, "active")
 

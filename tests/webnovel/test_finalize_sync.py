@@ -282,6 +282,9 @@ def test_indexers_and_best_effort_hooks(mini, settings, django_capture_on_commit
     assert report["ok"] is True
     assert CALLS == [("indexer", [4], []), ("hook", [4], [])]
     assert "hook_failing failed" in caplog.text
+    assert [(f["hook"], "RuntimeError: 记忆钩子故障" in f["message"]) for f in report["hook_failures"]] == [
+        ("tests.webnovel.test_finalize_sync.hook_failing", True)
+    ]
     assert Chapter.objects.filter(book__slug="mini", number=4).exists()
 
 

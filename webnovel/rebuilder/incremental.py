@@ -516,7 +516,13 @@ def changes_apply(
         report["indexers"] = chapter_indexers_run(
             book=book, numbers=numbers, removed=removed_numbers, warnings=report["warnings"]
         )
-        report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=numbers, removed=removed_numbers)
+        report["hooks"] = after_chapter_hooks_schedule(
+            book=book, numbers=numbers, removed=removed_numbers, report=report
+        )
+    elif full:
+        # Nothing to index, but the hooks still run: one that was killed after a previous sync's
+        # commit left its work undone, and a rerun of that sync finds no changed file.
+        report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=[], removed=[], report=report)
 
 
 def _entity_order(results: list[FileResult]) -> list[FileResult]:

@@ -48,9 +48,9 @@ def report_new(*, slug: str, parsed: ParsedBook | None = None) -> dict[str, Any]
 
 
 def book_lock(*, slug: str, defaults: dict[str, Any]) -> Book:
-    """Get or create the book row and lock it until the transaction ends, so two rebuilds / syncs of
-    one book never interleave (PostgreSQL row lock; SQLite's IMMEDIATE transactions serialize writers)."""
-    book = Book.objects.select_for_update().filter(slug=slug).first()
+    """Get or create the book row and take the book's writer lock (webnovel/locks.py) until the
+    transaction ends, so a rebuild / sync never interleaves with any other writer of the book."""
+    book = Book.objects.select_for_update(no_key=True).filter(slug=slug).first()
     if book is not None:
         return book
     try:
@@ -58,7 +58,7 @@ def book_lock(*, slug: str, defaults: dict[str, Any]) -> Book:
             Book.objects.create(slug=slug, **defaults)
     except IntegrityError:
         pass
-    return Book.objects.select_for_update().get(slug=slug)
+    return Book.objects.select_for_update(no_key=True).get(slug=slug)
 
 
 def book_rebuild(*, root: Path, replace: bool = False) -> dict[str, Any]:
@@ -200,5 +200,5 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any], replace: bo
     if len(report["warnings"]) != stored:  # skipped manual tags join the stored report
         book.build_report = {**report, "warnings": list(report["warnings"])}
         book.save(update_fields=["build_report"])
-    report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=None, removed=removed)
+    report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=None, removed=removed, report=report)
     return book

@@ -35,3 +35,5 @@ class Command(BaseCommand):
             detail = json.dumps(exc.extra, ensure_ascii=False) if exc.extra else ""
             raise CommandError(f"{exc.message} {detail}".strip()) from exc
         self.stdout.write(json.dumps(result, ensure_ascii=False, indent=2))
+        if result.get("hook_failures"):
+            raise CommandError(f"抽取已保存，但提交后的更新失败：{result['hook_failures'][0]['message']}")

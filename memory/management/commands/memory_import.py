@@ -10,6 +10,10 @@ from webnovel.exceptions import DomainError
 from webnovel.selectors import book_get
 
 
+def _constant_refuse(name: str) -> None:
+    raise ValueError(f"不支持 {name}（JSON 中没有 NaN / Infinity）")
+
+
 class Command(BaseCommand):
     help = (
         "导入 .webnovel/memory_scratchpad.json（本系统导出的，或旧插件的，如 character_state 桶）：能对应的写为事实"
@@ -26,9 +30,15 @@ class Command(BaseCommand):
         if not path.is_file():
             raise CommandError(f"文件不存在：{path}")
         try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))
+            data = json.loads(path.read_text(encoding="utf-8-sig"), parse_constant=_constant_refuse)
         except json.JSONDecodeError as exc:
             raise CommandError(f"{path} 不是有效的 JSON：第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}") from exc
+        except UnicodeDecodeError as exc:
+            raise CommandError(f"{path} 不是 UTF-8 文本：第 {exc.start} 字节") from exc
+        except (ValueError, RecursionError) as exc:  # NaN / Infinity, a 5,000-digit integer, deep nesting
+            raise CommandError(f"{path} 不是有效的 JSON：{exc}") from exc
+        except OSError as exc:
+            raise CommandError(f"无法读取 {path}：{exc.strerror or exc}") from exc
         try:
             result = scratchpad_import(book=book_get(slug=options["book"]), data=data, replace=options["replace"])
         except DomainError as exc:

@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from django.core.management.base import CommandError
+
 COUNT_LABELS = {
     "chapters": "章节",
     "volumes": "卷",
@@ -26,10 +28,24 @@ TAG_CODES = ("entity_tag_skipped", "entity_tag_partial")
 TAG_SHOWN = 10  # the first reasons; `story entity-tag-issues` lists them all
 
 
+def hook_failures_check(report: dict[str, Any], *, action: str) -> None:
+    """Exit non-zero after the report when an after-commit update failed: the writes are committed,
+    but a script (or an agent) reading only the exit status must not take the memory as up to date."""
+    failures = report.get("hook_failures") or []
+    if failures:
+        raise CommandError(f"{action}已写入数据库，但 {len(failures)} 个提交后的更新失败：{failures[0]['message']}")
+
+
 def report_text(report: dict[str, Any], *, action: str) -> str:
     tags = [w for w in report.get("warnings", []) if w.get("code") in TAG_CODES]
     warnings = [w for w in report.get("warnings", []) if w.get("code") not in TAG_CODES]
-    outcome = "成功" if report["ok"] else "失败，数据库未改动"
+    failures = report.get("hook_failures") or []
+    if not report["ok"]:
+        outcome = "失败，数据库未改动"
+    elif failures:
+        outcome = f"已写入，但 {len(failures)} 个提交后的更新失败（见下）"
+    else:
+        outcome = "成功"
     if report["ok"] and tags:
         outcome += f"（{len(tags)} 个实体标签未完全应用，见下）"
     name = report.get("title") or report["book"]
@@ -58,4 +74,7 @@ def report_text(report: dict[str, Any], *, action: str) -> str:
     if warnings:
         lines.append(f"警告 {len(warnings)} 个：")
         lines += [issue_line(i) for i in warnings]
+    if failures:
+        lines.append(f"提交后的更新失败 {len(failures)} 个：")
+        lines += [f"  {f['message']}" for f in failures]
     return "\n".join(lines)

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from webnovel.bookfs.types import NUMBER_MAX
 from webnovel.exceptions import DomainError
-from webnovel.management.commands._report import report_text
+from webnovel.management.commands._report import hook_failures_check, report_text
 from webnovel.rebuilder import chapter_finalize
 from webnovel.selectors import book_get
 
@@ -36,3 +36,4 @@ class Command(BaseCommand):
             self.stdout.write(report_text(report, action=f"定稿第{options['chapter']}章"))
         if not report["ok"]:
             raise CommandError(f"定稿失败：{len(report['errors'])} 个错误，数据库未改动")
+        hook_failures_check(report, action="定稿")

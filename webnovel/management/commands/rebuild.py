@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from webnovel.exceptions import DomainError
-from webnovel.management.commands._report import report_text
+from webnovel.management.commands._report import hook_failures_check, report_text
 from webnovel.rebuilder import book_rebuild
 
 
@@ -41,3 +41,4 @@ class Command(BaseCommand):
             self.stdout.write(report_text(report, action="重建"))
         if not report["ok"]:
             raise CommandError(f"重建失败：{len(report['errors'])} 个错误，数据库未改动")
+        hook_failures_check(report, action="重建")

@@ -5,7 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from webnovel.exceptions import DomainError
-from webnovel.management.commands._report import report_text
+from webnovel.management.commands._report import hook_failures_check, report_text
 from webnovel.rebuilder import book_sync
 from webnovel.selectors import book_get
 
@@ -39,3 +39,4 @@ class Command(BaseCommand):
             self.stdout.write(report_text(report, action="同步"))
         if not report["ok"]:
             raise CommandError(f"同步失败：{len(report['errors'])} 个错误，数据库未改动")
+        hook_failures_check(report, action="同步")
