@@ -453,6 +453,20 @@ STATUS_ALIASES = {"open": "active", "current": "active", "resolved": "outdated",
                   "stale": "outdated", "conflict": "contradicted", "uncertain": "tentative"}  # fmt: skip
 
 
+def _json_storable(value: Any) -> Any:
+    """``value`` as a JSON column can hold it (kept verbatim otherwise): NaN / Infinity become their
+    text, NUL and lone surrogates in strings are escaped (SQLite's JSON_VALID, PostgreSQL's jsonb)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\u0000")
+    if isinstance(value, list):
+        return [_json_storable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(_json_storable(k)): _json_storable(v) for k, v in value.items()}
+    return value
+
+
 def _first(item: dict[str, Any], keys: tuple[str, ...]) -> tuple[str | None, Any]:
     for key in keys:
         if item.get(key) not in (None, "", [], {}):
@@ -579,7 +593,7 @@ def scratchpad_import(*, book: Book, data: dict[str, Any], replace: bool = False
         LegacyRecord.objects.update_or_create(
             book=book,
             key=f"memory_scratchpad.{key}",
-            defaults={"value": value, "source_path": "memory_scratchpad.json"},
+            defaults={"value": _json_storable(value), "source_path": "memory_scratchpad.json"},
         )
     groups_resolve(book=book, groups=groups)
     return {

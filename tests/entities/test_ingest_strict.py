@@ -78,7 +78,7 @@ def test_an_unknown_key_inside_an_item_names_its_path(book):
     with pytest.raises(InvalidInput) as exc:
         extraction_ingest(book=book, chapter=3, payload=payload)
     assert [(e["field"], e["allowed"]) for e in exc.value.extra["errors"]] == [
-        ("entities_new[0].aliases[0].form", ["alias", "from", "to", "note"]),
+        ("entities_new[0].aliases[0].form", ["alias", "from", "to", "note", "generic"]),
         ("state_changes[2].opp", ["entity_id", "field", "op", "old", "new", "reason", "confidence"]),
     ]
     assert "state_changes[2].opp" in exc.value.message
@@ -132,7 +132,8 @@ def test_ids_and_numbers_are_checked_at_the_boundary(book, payload, message):
 def test_nan_and_infinity_are_not_json(book, api, raw):
     answer = api.post("/api/books/qinglan/chapters/3/extraction", data=raw, content_type="application/json")
     assert answer.status_code == 422
-    assert answer.json()["message"].startswith("抽取 JSON 无效：不支持 ")
+    message = answer.json()["message"]
+    assert message.startswith("抽取 JSON 无效：请求体不是合法的 JSON：") and "不是 JSON 数值（位置 body." in message
     _unchanged(book)
 
 

@@ -26,7 +26,7 @@ def test_the_table_of_cases_answers_as_documented(tmp_path_factory):
     # A few exact answers, so that a silent change of wording or of the error code shows up here.
     by_name = {c.name: c for c in CASES}
     expected = {
-        "other_folder_same_slug": ("rc 1", "[would_delete] book.yaml  拒绝重建：书籍《hostile》记录的文件夹是"),
+        "other_folder_same_slug": ("rc 1", "[would_delete] book.yaml  拒绝重建：《敌意之书》记录的文件夹是"),
         "chapter_link_etc_passwd": (
             "rc 1",
             "[outside_book] 定稿/正文/第1卷/第0005章.md  是指向书籍文件夹之外的符号链接",

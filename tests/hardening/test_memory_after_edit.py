@@ -91,7 +91,7 @@ def test_finalize_after_a_logged_pack_keeps_memory_in_step(logged, api, capsys, 
     with django_capture_on_commit_callbacks(execute=True):
         call_command("finalize", "demo-book", "24")
     out = capsys.readouterr().out
-    assert "定稿第24章《demo-book》：成功" in out
+    assert "定稿第24章《青岚剑录》：成功" in out
     fresh = set(Fact.objects.filter(book=book, source_chapter=24, origin="derived").values_list("key", flat=True))
     assert fresh and fresh != stale
     assert any("剑冢崩塌" in f.value for f in Fact.objects.filter(book=book, source_chapter=24))
@@ -130,7 +130,7 @@ def test_a_failing_hook_is_in_the_command_result_not_under_success(transactional
     with pytest.raises(CommandError, match="定稿已写入数据库，但 1 个提交后的更新失败"):
         call_command("finalize", "demo-book", "23")
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == "定稿第23章《demo-book》：已写入，但 1 个提交后的更新失败（见下）"
+    assert out.splitlines()[0] == "定稿第23章《青岚剑录》：已写入，但 1 个提交后的更新失败（见下）"
     assert "OperationalError: 磁盘已满" in out and "memory_health demo-book --refresh" in out
     (root / EDITED).write_text((root / EDITED).read_text(encoding="utf-8") + "\n风起了。\n", encoding="utf-8")
     with pytest.raises(CommandError, match="同步已写入数据库"):

@@ -1,6 +1,8 @@
 """Issue 19: ``source_chapter: -5`` and other out-of-range numbers in a scratchpad import reached the
-database (a PostgreSQL ``DataError``, a 500) or were silently clamped. Each is now a clear error
-naming the item's path, through the command and REST alike, and nothing is imported."""
+database (a PostgreSQL ``DataError``, a 500) or were silently clamped. Each is now a clear reason
+naming the item's path, through the command and REST alike; the item is not imported (it is kept
+verbatim in the legacy store) and the rest of the file is — issue 12: an old plugin's file is never
+refused whole for one item."""
 
 import json
 
@@ -10,7 +12,6 @@ from django.core.management.base import CommandError
 
 from memory.models import Fact
 from memory.services import scratchpad_import
-from webnovel.exceptions import InvalidInput
 
 
 def _item(**extra):
@@ -38,12 +39,13 @@ def _item(**extra):
         ({"value": "炼气\x00四层"}, "story_facts[0].value 含 NUL 字符"),
     ],
 )
-def test_out_of_range_values_name_the_item_and_import_nothing(book, extra, message):
+def test_out_of_range_values_name_the_item_and_skip_only_it(book, extra, message):
     data = {"story_facts": [_item(**extra)], "world_rules": [_item(id="wr-1", subject="剑冢")]}
-    with pytest.raises(InvalidInput) as exc:
-        scratchpad_import(book=book, data=data)
-    assert exc.value.message.startswith(message)
-    assert not Fact.objects.filter(book=book, origin="import").exists()
+    result = scratchpad_import(book=book, data=data)
+    assert [s["item"] for s in result["skipped"]] == ["story_facts[0]"]
+    assert result["skipped"][0]["reason"].startswith(message)
+    assert list(Fact.objects.filter(book=book, origin="import").values_list("key", flat=True)) == ["wr-1"]
+    assert result["kept"] == ["story_facts.unmapped"]
 
 
 def test_valid_edges_are_accepted(book):
@@ -54,16 +56,20 @@ def test_valid_edges_are_accepted(book):
             _item(id="sf-3", source_chapter="12", confidence="0.5"),
         ]
     }
-    assert scratchpad_import(book=book, data=data) == {"created": 3, "updated": 0}
+    result = scratchpad_import(book=book, data=data)
+    assert (result["created"], result["updated"], result["skipped"]) == (3, 0, [])
     got = sorted(Fact.objects.filter(book=book, origin="import").values_list("key", "source_chapter", "confidence"))
     assert got == [("sf-1", 0, 1.0), ("sf-2", 10_000_000, 0.0), ("sf-3", 12, 0.5)]
 
 
-def test_rest_import_with_a_negative_chapter_is_a_422(book, api):
+def test_rest_import_with_a_negative_chapter_reports_the_item(book, api):
     body = {"story_facts": [_item(source_chapter=-5)]}
     answer = api.post("/api/books/mem/memory/import", json.dumps(body), content_type="application/json")
-    assert answer.status_code == 422
-    assert answer.json()["message"].startswith("story_facts[0].source_chapter 应为 0 到 10000000 的整数章节号")
+    assert answer.status_code == 200
+    (skipped,) = answer.json()["skipped"]
+    assert skipped["item"] == "story_facts[0]"
+    assert skipped["reason"].startswith("story_facts[0].source_chapter 应为 0 到 10000000 的整数章节号")
+    assert not Fact.objects.filter(book=book, origin="import").exists()
 
 
 @pytest.mark.parametrize(
@@ -71,10 +77,6 @@ def test_rest_import_with_a_negative_chapter_is_a_422(book, api):
     [
         ('{"story_facts": [{"subject": "a", "field": "b", "value": "c", "confidence": NaN}]}', "不支持 NaN"),
         ('{"a": ' + "9" * 5000 + "}", "不是有效的 JSON"),
-        (
-            '{"story_facts": [{"subject": "a", "field": "b", "value": "c", "source_chapter": -5}]}',
-            "source_chapter 应为",
-        ),
     ],
 )
 def test_command_refuses_bad_files_clearly(book, tmp_path, text, message):
@@ -82,6 +84,15 @@ def test_command_refuses_bad_files_clearly(book, tmp_path, text, message):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(CommandError, match=message):
         call_command("memory_import", "mem", str(path))
+    assert not Fact.objects.filter(book=book, origin="import").exists()
+
+
+def test_command_reports_an_out_of_range_item(book, tmp_path, capsys):
+    path = tmp_path / "scratchpad.json"
+    path.write_text('{"story_facts": [{"subject": "a", "field": "b", "value": "c", "source_chapter": -5}]}')
+    call_command("memory_import", "mem", str(path))
+    (skipped,) = json.loads(capsys.readouterr().out)["skipped"]
+    assert skipped["reason"].startswith("story_facts[0].source_chapter 应为 0 到 10000000")
     assert not Fact.objects.filter(book=book, origin="import").exists()
 
 

@@ -52,7 +52,7 @@ def test_another_folder_claiming_the_slug_is_refused_with_what_it_would_delete(d
     [error] = report["errors"]
     assert error["code"] == "would_delete" and error["level"] == "error"
     message = error["message"]
-    assert f"书籍《demo-book》记录的文件夹是 {demo}，本次重建的是 {other}" in message
+    assert f"《青岚剑录》记录的文件夹是 {demo}，本次重建的是 {other}" in message
     assert "将删除 24/24 章，超过一半" in message
     assert "章节 24（第1、2、3、4、5 等 24 个章）" in message
     assert "沈墨" in message and "保留并归档" in message  # it has an ingested state change

@@ -125,7 +125,7 @@ def rebuild_guard(*, book: Book, parsed: ParsedBook) -> Issue | None:
         return None
     reasons = []
     if other_root:
-        reasons.append(f"书籍《{book.slug}》记录的文件夹是 {recorded}，本次重建的是 {parsed.root}")
+        reasons.append(f"《{book.title or book.slug}》记录的文件夹是 {recorded}，本次重建的是 {parsed.root}")
     if most:
         reasons.append(f"将删除 {len(removed)}/{before} 章，超过一半")
     lost = [f"章节 {len(removed)}（第{_first(removed)}章）" if removed else "章节 0"]
