@@ -10,9 +10,10 @@ ingests one extraction, plants one hostile change (an empty folder claiming the 
 sync, finalize, import_txt, import_references, story_system --persist). The answer is ``rc 0``, ``rc 1`` (a
 ``CommandError``: the first issue line of the report, or the message), ``CRASH <exception>`` or ``HANG``.
 
-Request side (``bench/adversary_bodies.py``, h2's): imported when present; its replay function is called with
-a Django test client on the demo book, and its per-case answers are printed as they come. Absent, the run
-says so and the book side alone decides the exit status.
+Request side (``bench/adversary_bodies.py``): its ``REQUEST_CASES`` are replayed with ``cases_replay`` through a
+Django test client on the demo book (keys of each scope, one scoped to the demo book, a second book for the
+cross-book cases); per case the status against the expected one, the message, and whether the database is
+unchanged.
 
 A case FAILS when it crashes or hangs, when a refused input changed the database, or when anything under the
 case's folder (the book and a folder outside it holding a decoy ``victim.py``) changed — import_txt's own
@@ -21,7 +22,6 @@ output folder excepted. The database named by ``DATABASE_URL`` is **flushed**.
 
 from __future__ import annotations
 
-import inspect
 import sys
 import time
 from pathlib import Path
@@ -116,40 +116,51 @@ def import_report_size(bench: Bench) -> None:
 
 
 def bodies_run(bench: Bench) -> None:
-    """h2's request-body cases, through whatever replay function bench/adversary_bodies.py offers."""
-    try:
-        import bench.adversary_bodies as bodies
-    except ImportError as exc:
-        bench.note(f"request bodies: bench/adversary_bodies.py not importable on this tree ({exc}); skipped")
-        return
-    cases = getattr(bodies, "REQUEST_CASES", None)
-    replays = [getattr(bodies, n) for n in dir(bodies) if "replay" in n.lower() and callable(getattr(bodies, n))]
-    if cases is None or not replays:
-        bench.note("request bodies: bench/adversary_bodies.py has no REQUEST_CASES / replay function; skipped")
-        return
+    """The hostile request bodies of ``bench/adversary_bodies.py`` against the demo book (test client, keys
+    of each scope and one scoped to the demo book, a second book for cross-book cases)."""
+    import shutil
+    import tempfile
+
     from django.test import Client
 
+    from bench.adversary_bodies import REQUEST_CASES, cases_replay
     from tests.conftest import DEMO_BOOK
+    from webnovel.models import Book
     from webnovel.rebuilder import book_rebuild
     from webnovel.services import apikey_create
 
     book_rebuild(root=DEMO_BOOK, replace=True)
-    _, key = apikey_create(name="adversary", scope="write", book=None)
-    offered = {"client": Client(HTTP_X_API_KEY=key), "api_key": key, "key": key, "cases": cases, "book": "demo-book"}
-    replay = replays[0]
-    params = inspect.signature(replay).parameters
-    kwargs = {name: offered[name] for name in params if name in offered}
-    positional = [] if kwargs else [offered["client"]]
-    try:
-        results = replay(*positional, **kwargs)
-    except Exception as exc:  # noqa: BLE001 - another module's interface: report, do not crash the run
-        bench.note(f"request bodies: {replay.__name__} raised {type(exc).__name__}: {exc}")
-        bench.failures.append("request bodies")
-        return
-    rows = [r if isinstance(r, dict) else {"result": r} for r in (results or [])]
-    bench.table(f"hostile request bodies (bench/adversary_bodies.py, {replay.__name__})", rows)
+    other = Path(tempfile.mkdtemp(prefix="wn-adversary-other-")) / "other"
+    shutil.copytree(DEMO_BOOK, other)
+    yaml_path = other / "book.yaml"
+    yaml_path.write_text(
+        yaml_path.read_text(encoding="utf-8").replace("slug: demo-book", "slug: other"), encoding="utf-8"
+    )
+    book_rebuild(root=other, replace=True)
+    keys = {
+        "write": apikey_create(name="adv-w", scope="write", book=None)[1],
+        "read": apikey_create(name="adv-r", scope="read", book=None)[1],
+        "scoped": apikey_create(name="adv-s", scope="write", book=Book.objects.get(slug="demo-book"))[1],
+    }
+    results = cases_replay(Client(), keys=keys, book="demo-book", other="other")
+    rows = [
+        {
+            "case": r["name"],
+            "request": f"{r['method']} {r['path']}"[:60],
+            "status": r["status"],
+            "expected": r["expect"],
+            "message": (r.get("message") or "")[:60],
+            "db unchanged": r["unchanged"] if not r["writes"] else f"{r['unchanged']} (a write)",
+            "verdict": "ok" if r["ok"] and (r["unchanged"] or r["writes"]) else "FAIL",
+        }
+        for r in results
+    ]
+    bench.table("hostile request bodies (bench/adversary_bodies.py)", rows)
     bench.extra["body_cases"] = rows
-    bench.note(f"request body cases: {len(rows)} of {len(cases)} listed")
+    failed = [r["case"] for r in rows if r["verdict"] != "ok"]
+    if failed:
+        bench.failures.append(f"request bodies: {', '.join(failed)}")
+    bench.note(f"request body cases: {len(rows)} of {len(REQUEST_CASES)} listed, failed: {len(failed)}")
 
 
 def main() -> int:
