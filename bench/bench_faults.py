@@ -226,33 +226,24 @@ def child_kill_at_pause(
     op: str, *args: str, db_url: str, pause_file: Path, pause_after: int = 5, timeout: float = 120
 ) -> int:
     """Start the child, wait until it pauses inside its transaction, SIGKILL it; its return code."""
-    proc = subprocess.Popen(
-        child_cmd(op, *args, pause_file=pause_file, pause_after=pause_after),
-        env=child_env(db_url),
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + timeout
-    while not pause_file.exists():
-        if proc.poll() is not None:
-            raise RuntimeError(f"child {op} ended before pausing ({proc.returncode}): {proc.stderr.read()[-2000:]}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"child {op} never paused")
-        time.sleep(0.02)
+    proc = child_start_paused(op, *args, db_url=db_url, pause_file=pause_file, pause_after=pause_after, timeout=timeout)
     os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    proc.stderr.close()
+    proc.communicate()
     return proc.returncode
 
 
 def child_start_paused(
-    op: str, *args: str, db_url: str, pause_file: Path, resume_file: Path, pause_after: int = 5, timeout: float = 120
+    op: str,
+    *args: str,
+    db_url: str,
+    pause_file: Path,
+    resume_file: Path | None = None,
+    pause_after: int = 5,
+    timeout: float = 120,
 ) -> subprocess.Popen:
     """Start the child and return once it is paused inside its transaction (holding its locks); it
-    carries on when ``resume_file`` is created. Its stdout / stderr are pipes, read at ``communicate``."""
+    carries on when ``resume_file`` is created (without one it waits to be killed). Its stdout / stderr
+    are pipes, read at ``communicate``."""
     proc = subprocess.Popen(
         child_cmd(op, *args, pause_file=pause_file, pause_after=pause_after, resume_file=resume_file),
         env=child_env(db_url),
