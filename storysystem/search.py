@@ -21,9 +21,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import yaml
+
 from storysystem.conf import anti_pattern_fields, conf
+from webnovel.exceptions import InvalidInput
 
 _SPLIT = re.compile(r"[\s|,，。、；;：:！!？?（）()【】\[\]「」『』“”\"'‘’《》<>/\\·…—\-_+=*#@&%~`^$]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -284,6 +288,8 @@ PROFILE_SETTINGS = (
     "route_profile_unigram_weight",
     "route_profile_k1",
     "route_profile_b",
+    "route_thesaurus",
+    "route_thesaurus_weight",
 )
 # A routing row's genre keys: entries of other tables written for one of these genres feed the
 # row's profile.
@@ -299,31 +305,38 @@ class RouteProfiles:
     rows: list[Doc]
     # term -> [(row index, contribution, field the contribution mostly came from)]
     postings: dict[str, list[tuple[int, float, str]]]
+    # thesaurus word -> [(row index, contribution, concept, row column, row term)]: the words of the
+    # concepts mapped to a row (see ``thesaurus_map``)
+    words: dict[str, list[tuple[int, float, str, str, str]]] = field(default_factory=dict)
+    thesaurus: tuple[str, float] = ("", 0.0)
+    # the concepts' names among ``words`` (genre names: 虐文, 宫斗 …)
+    names: frozenset[str] = frozenset()
 
     def score(self, query: str) -> list[tuple[float, int, list[dict[str, Any]]]]:
         """(score, row index, evidence) for every row sharing a term with ``query``, best first."""
         scores: dict[int, float] = defaultdict(float)
-        evidence: dict[int, list[tuple[float, str, str]]] = defaultdict(list)
+        evidence: dict[int, list[tuple[float, dict[str, Any]]]] = defaultdict(list)
         unigram = float(conf("route_profile_unigram_weight"))
         for term in profile_terms(query):
             scale = unigram if len(term) == 1 else 1.0
             for row_idx, contribution, source in self.postings.get(term, ()):
                 contribution *= scale
                 scores[row_idx] += contribution
-                evidence[row_idx].append((contribution, term, source))
+                evidence[row_idx].append((contribution, {"field": source, "term": term, "match": "profile"}))
+        for word in thesaurus_matches(query, self.words):
+            for row_idx, contribution, concept, column, row_term in self.words[word]:
+                scores[row_idx] += contribution
+                evidence[row_idx].append(
+                    (
+                        contribution,
+                        {"field": THESAURUS_FIELD, "term": word, "match": "thesaurus", "concept": concept}
+                        | {"row_field": column, "row_term": row_term},
+                    )
+                )
         out = []
         for row_idx, total in scores.items():
-            top = sorted(evidence[row_idx], key=lambda e: (-e[0], e[1]))[:8]
-            out.append(
-                (
-                    total,
-                    row_idx,
-                    [
-                        {"field": source, "term": term, "match": "profile", "score": round(c, 3)}
-                        for c, term, source in top
-                    ],
-                )
-            )
+            top = sorted(evidence[row_idx], key=lambda e: (-e[0], e[1]["term"]))[:8]
+            out.append((total, row_idx, [{**e, "score": round(c, 3)} for c, e in top]))
         out.sort(key=lambda h: (-h[0], self.rows[h[1]].library != "seed", self.rows[h[1]].code))
         return out
 
@@ -400,6 +413,14 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
             source = f"{doc.table}.{name}"
             for value in cells.get(name) or split_multi(p["fields"].get(name, "")):
                 add(targets, terms_of(value, name), weight, source)
+    # Our thesaurus is vocabulary too: its words join the profile of the rows their concept maps
+    # to, so a word it lacks still meets its characters and bigrams (仙途 meets 仙).
+    mapped = [(c, concept_rows(c, rows)) for c in thesaurus_load(thesaurus_path())]
+    thesaurus_weight = float(weights.get(THESAURUS_FIELD, 0.0))
+    if thesaurus_weight:
+        for concept, targets in mapped:
+            for word in concept.words if targets else ():
+                add([t[0] for t in targets], profile_terms(word), thesaurus_weight / len(targets), THESAURUS_FIELD)
     n = len(rows)
     lengths = [sum(t.values()) for t in tf]
     avg = (sum(lengths) / n) if n else 1.0
@@ -410,14 +431,216 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
         for term, w in terms.items():
             idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
             postings[term].append((row_idx, idf * w * (k1 + 1) / (w + k1 * norm), best[row_idx][term][1]))
-    return RouteProfiles(rows=rows, postings=dict(postings))
+    names = frozenset(n.lower() for c, targets in mapped if targets for n in c.names)
+    return RouteProfiles(rows=rows, postings=dict(postings), words=thesaurus_map(mapped=mapped), names=names)
 
 
 def route_profiles_get() -> RouteProfiles:
-    """The genre profiles of the current index (built once per library version)."""
+    """The genre profiles of the current index (built once per library and thesaurus version)."""
     index = index_get()
-    if index.profiles is None:
+    path = thesaurus_path()
+    try:
+        version = (str(path), path.stat().st_mtime)
+    except OSError:
+        version = (str(path), -1.0)  # thesaurus_load reports it
+    if index.profiles is None or index.profiles.thesaurus != version:
         with _lock:
-            if index.profiles is None:
+            if index.profiles is None or index.profiles.thesaurus != version:
                 index.profiles = route_profiles_build(docs=index.docs)
+                index.profiles.thesaurus = version
     return index.profiles
+
+
+# ---------------------------------------------------------------- the genre thesaurus
+
+THESAURUS_FIELD = "题材词表"
+SEED_THESAURUS = Path(__file__).resolve().parent / "seed" / "题材词表.yaml"
+# How a concept name matches a routing row, strongest first: equal to a value of the column, or
+# (weakest) contained in the row's genre name or an alias (赘婿 in 都市赘婿流).
+_NAME_LEVELS = ((ROUTE_NAME, 5), ("题材别名", 4), ("关键词", 3), ("canonical_genre", 2))
+_CONTAINED_IN = (ROUTE_NAME, "题材别名")
+
+
+@dataclass(frozen=True)
+class Concept:
+    names: tuple[str, ...]
+    words: tuple[str, ...]
+
+
+_thesaurus_cache: dict[tuple[str, float], list[Concept]] = {}
+
+
+def thesaurus_path() -> Path:
+    configured = conf("route_thesaurus")
+    return Path(configured) if configured else SEED_THESAURUS
+
+
+def thesaurus_load(path: Path) -> list[Concept]:
+    """The concepts of the thesaurus file at ``path`` (cached per file version). A broken file is
+    an ``InvalidInput`` naming the file, and the line or the concept that is wrong."""
+    try:
+        key = (str(path), path.stat().st_mtime)
+    except OSError as exc:
+        raise InvalidInput(f"题材词表 {path} 无法读取：{exc.strerror or exc}", extra={"file": str(path)}) from None
+    cached = _thesaurus_cache.get(key)
+    if cached is not None:
+        return cached
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InvalidInput(f"题材词表 {path} 不是 UTF-8 文本", extra={"file": str(path)}) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"第 {mark.line + 1} 行" if mark else ""
+        raise InvalidInput(
+            f"题材词表 {path} {where}不是合法的 YAML：{getattr(exc, 'problem', None) or exc}",
+            extra={"file": str(path), "line": mark.line + 1 if mark else None},
+        ) from None
+    concepts = data.get("concepts") if isinstance(data, dict) else None
+    if not isinstance(concepts, list):
+        raise InvalidInput(f"题材词表 {path} 缺少 concepts 列表", extra={"file": str(path)})
+    out = []
+    for i, item in enumerate(concepts):
+        names = item.get("names") if isinstance(item, dict) else None
+        words = item.get("words", []) if isinstance(item, dict) else None
+        if not _str_list(names) or not names or not _str_list(words):
+            raise InvalidInput(
+                f"题材词表 {path} 的 concepts[{i}] 需要 names（非空的词列表）和 words（词列表）",
+                extra={"file": str(path), "path": f"concepts[{i}]"},
+            )
+        clean = [str(w).strip().lower() for w in (*names, *words)]
+        out.append(Concept(names=tuple(n.strip() for n in names), words=tuple(dict.fromkeys(w for w in clean if w))))
+    _thesaurus_cache.clear()
+    _thesaurus_cache[key] = out
+    return out
+
+
+def _str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str | int) and not isinstance(v, bool) for v in value)
+
+
+def concept_rows(concept: Concept, rows: list[Doc]) -> list[tuple[int, str, str]]:
+    """The routing rows a concept stands for, as (row index, column, row term): those its names
+    match at the strongest level any row reaches (see ``_NAME_LEVELS``)."""
+    best, found = 0, []
+    for row_idx, row in enumerate(rows):
+        fields = row.payload["fields"]
+        values = {column: split_multi(fields.get(column, "")) for column, _ in _NAME_LEVELS}
+        values["关键词"] = row.payload["keywords"]
+        level, where = 0, ("", "")
+        for name in concept.names:
+            for column, strength in _NAME_LEVELS:
+                if strength > level and name in values[column]:
+                    level, where = strength, (column, name)
+            if level < 1 and len(name) > 1:
+                for column in _CONTAINED_IN:
+                    hit = next((v for v in values[column] if name in v), None)
+                    if hit:
+                        level, where = 1, (column, hit)
+                        break
+        if level and level > best:
+            best, found = level, []
+        if level and level == best:
+            found.append((row_idx, *where))
+    return found
+
+
+def thesaurus_map(
+    *, mapped: list[tuple[Concept, list[tuple[int, str, str]]]]
+) -> dict[str, list[tuple[int, float, str, str, str]]]:
+    """Word -> its contributions to the routing rows. A word weighs more the longer it is (a
+    longer phrase is a more specific premise); its weight is shared among the concepts listing
+    it, and a concept's among the rows it maps to."""
+    scale = float(conf("route_thesaurus_weight"))
+    listing: Counter[str] = Counter(w for c, targets in mapped if targets for w in c.words)
+    words: dict[str, list[tuple[int, float, str, str, str]]] = defaultdict(list)
+    for concept, targets in mapped:
+        for word in concept.words:
+            if not targets:
+                continue
+            weight = scale * _word_weight(word) / listing[word] / len(targets)
+            for row_idx, column, row_term in targets:
+                words[word].append((row_idx, weight, concept.names[0], column, row_term))
+    return dict(words)
+
+
+def _word_weight(word: str) -> float:
+    return {1: 0.5, 2: 1.0, 3: 1.5}.get(len(word), 2.0)
+
+
+def thesaurus_matches(query: str, words: dict[str, Any]) -> list[str]:
+    """The thesaurus words occurring in ``query``: longest first, and a word inside a longer one
+    already matched at that place is not counted again (上门 inside 上门女婿)."""
+    text = query.lower()
+    found = sorted((w for w in words if w in text), key=lambda w: (-len(w), w))
+    covered: list[tuple[int, int]] = []
+    out = []
+    for word in found:
+        start, fresh = text.find(word), False
+        while start >= 0:
+            end = start + len(word)
+            if not any(a <= start and end <= b for a, b in covered):
+                covered.append((start, end))
+                fresh = True
+            start = text.find(word, start + 1)
+        if fresh:
+            out.append(word)
+    return out
+
+
+# ---------------------------------------------------------------- negation
+
+# A cue that negates what follows (不要虐 is a request *against* 虐文). Bare 不 only negates a
+# thesaurus word right after it: 不同世界, 不对劲 and 不断 are not negations.
+_NEGATION = re.compile(r"(不要|不想|不用|不需要|不能|不可以|别|拒绝|没有|无需|避免|杜绝|千万别|少点|不)")
+_NEGATION_REACH = 4
+_SEPARATOR = re.compile(r"[\s,，。、；;：:！!？?]")
+_INTENSIFIER = re.compile(r"(太|过于|那么|这么|很|要|再|一点|有|任何|是)+")
+
+
+def negation_strip(query: str, words: dict[str, Any], names: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
+    """``query`` with the words it negates blanked out, and those words. A negated span is the
+    thesaurus word right after the cue (longest); else, after a strong cue (不要, 别 …), a genre
+    name within a few characters (别写成虐文), else the next one or two CJK characters up to a
+    function character. A cue inside a thesaurus word (不要回头 of a rule-horror notice, 不对劲)
+    is content, not a negation."""
+    text = query.lower()
+    spans, negated = [], []
+    guarded = [(i, i + len(w)) for w in words if _NEGATION.search(w) and w in text for i in _occurrences(text, w)]
+    for cue in _NEGATION.finditer(text):
+        if any(a <= cue.start() < b for a, b in (*spans, *guarded)):
+            continue
+        start = cue.end()
+        skip = _INTENSIFIER.match(text, start)
+        if skip and cue.group() != "不":
+            start = skip.end()
+        word = max((w for w in words if text.startswith(w, start)), key=len, default="")
+        if not word and cue.group() != "不":
+            # 别写成虐文, 不要搞得太虐: the negated word may follow a short verb
+            near = [(text.find(w, start, start + _NEGATION_REACH + len(w)), w) for w in names]
+            near = [(i, w) for i, w in near if i >= 0 and not _SEPARATOR.search(text, start, i)]
+            if near:
+                i, word = min(near, key=lambda h: (h[0], -len(h[1])))
+                start = i
+        if not word and cue.group() != "不":
+            run = re.match(r"[\u3400-\u9fff]{1,2}", text[start:])
+            word = run.group() if run else ""
+            word = word[:1] + "".join(c for c in word[1:2] if c not in FUNCTION_CHARS) if word else ""
+        if word:
+            spans.append((cue.start(), start + len(word)))
+            negated.append(word)
+    if not spans:
+        return query, []
+    out, last = [], 0
+    for a, b in spans:
+        out += [query[last:a], " "]
+        last = b
+    out.append(query[last:])
+    return "".join(out), negated
+
+
+def _occurrences(text: str, word: str) -> Iterator[int]:
+    start = text.find(word)
+    while start >= 0:
+        yield start
+        start = text.find(word, start + 1)
