@@ -76,6 +76,8 @@ DEFAULTS: dict[str, Any] = {
     # when empty) and the score a two-character word of it adds to the rows its concept maps to.
     "route_thesaurus": "",
     "route_thesaurus_weight": 5.0,
+    # a concept's own name (快穿, 赘婿) is the genre itself: stronger than any of its words
+    "route_thesaurus_name_boost": 2.0,
     # Accept the best profile only with this score, and this far ahead of the runner-up
     # ((best − second) / best): below either the request is too vague and falls back.
     "route_profile_min_score": 4.0,

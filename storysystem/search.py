@@ -290,6 +290,7 @@ PROFILE_SETTINGS = (
     "route_profile_b",
     "route_thesaurus",
     "route_thesaurus_weight",
+    "route_thesaurus_name_boost",
 )
 # A routing row's genre keys: entries of other tables written for one of these genres feed the
 # row's profile.
@@ -509,7 +510,9 @@ def thesaurus_load(path: Path) -> list[Concept]:
                 extra={"file": str(path), "path": f"concepts[{i}]"},
             )
         clean = [str(w).strip().lower() for w in (*names, *words)]
-        out.append(Concept(names=tuple(n.strip() for n in names), words=tuple(dict.fromkeys(w for w in clean if w))))
+        out.append(
+            Concept(names=tuple(str(n).strip() for n in names), words=tuple(dict.fromkeys(w for w in clean if w)))
+        )
     _thesaurus_cache.clear()
     _thesaurus_cache[key] = out
     return out
@@ -552,13 +555,17 @@ def thesaurus_map(
     longer phrase is a more specific premise); its weight is shared among the concepts listing
     it, and a concept's among the rows it maps to."""
     scale = float(conf("route_thesaurus_weight"))
+    name_boost = float(conf("route_thesaurus_name_boost"))
     listing: Counter[str] = Counter(w for c, targets in mapped if targets for w in c.words)
     words: dict[str, list[tuple[int, float, str, str, str]]] = defaultdict(list)
     for concept, targets in mapped:
+        named = {n.lower() for n in concept.names}
         for word in concept.words:
             if not targets:
                 continue
             weight = scale * _word_weight(word) / listing[word] / len(targets)
+            if word in named:
+                weight *= name_boost  # the author named the genre itself (快穿, 赘婿)
             for row_idx, column, row_term in targets:
                 words[word].append((row_idx, weight, concept.names[0], column, row_term))
     return dict(words)
@@ -590,42 +597,45 @@ def thesaurus_matches(query: str, words: dict[str, Any]) -> list[str]:
 
 # ---------------------------------------------------------------- negation
 
-# A cue that negates what follows (不要虐 is a request *against* 虐文). Bare 不 only negates a
-# thesaurus word right after it: 不同世界, 不对劲 and 不断 are not negations.
-_NEGATION = re.compile(r"(不要|不想|不用|不需要|不能|不可以|别|拒绝|没有|无需|避免|杜绝|千万别|少点|不)")
+# A cue that negates what follows: 不要虐 asks *against* 虐文. Only an author's preference is
+# negated — a genre name, or a genre name's first character standing alone (虐 in 不要太虐了);
+# a premise's own negation (他不能修炼, 没有灵根) is content and stays. 特别 and 别人 are no cue.
+_NEGATION = re.compile(
+    r"(不要|不想|不用|不需要|不能|不可以|(?<![特区级性告离分个类派差识鉴])别(?![人的墅院处样])|拒绝|无需|避免|杜绝|少点)"
+)
 _NEGATION_REACH = 4
 _SEPARATOR = re.compile(r"[\s,，。、；;：:！!？?]")
-_INTENSIFIER = re.compile(r"(太|过于|那么|这么|很|要|再|一点|有|任何|是)+")
+_INTENSIFIER = re.compile(r"(太|过于|那么|这么|很|要|再|一点|有|任何|是|写|写成|搞|搞成|弄成|变成)+")
 
 
-def negation_strip(query: str, words: dict[str, Any], names: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
-    """``query`` with the words it negates blanked out, and those words. A negated span is the
-    thesaurus word right after the cue (longest); else, after a strong cue (不要, 别 …), a genre
-    name within a few characters (别写成虐文), else the next one or two CJK characters up to a
-    function character. A cue inside a thesaurus word (不要回头 of a rule-horror notice, 不对劲)
-    is content, not a negation."""
+def negation_strip(query: str, names: frozenset[str], words: dict[str, Any] | None = None) -> tuple[str, list[str]]:
+    """``query`` with the preferences it negates blanked out, and what was negated: after a cue,
+    a genre name within a few characters (别写成虐文), else a genre name's first character
+    followed by nothing but a function character or the end (不要虐, 别太甜了). A cue inside a
+    thesaurus word (不要回头 of a rule-horror notice) is content, not a negation."""
     text = query.lower()
     spans, negated = [], []
-    guarded = [(i, i + len(w)) for w in words if _NEGATION.search(w) and w in text for i in _occurrences(text, w)]
+    guarded = [
+        (i, i + len(w)) for w in (words or ()) if _NEGATION.search(w) and w in text for i in _occurrences(text, w)
+    ]
+    initials = {n[0] for n in names if n}
     for cue in _NEGATION.finditer(text):
         if any(a <= cue.start() < b for a, b in (*spans, *guarded)):
             continue
         start = cue.end()
         skip = _INTENSIFIER.match(text, start)
-        if skip and cue.group() != "不":
+        if skip:
             start = skip.end()
-        word = max((w for w in words if text.startswith(w, start)), key=len, default="")
-        if not word and cue.group() != "不":
-            # 别写成虐文, 不要搞得太虐: the negated word may follow a short verb
-            near = [(text.find(w, start, start + _NEGATION_REACH + len(w)), w) for w in names]
-            near = [(i, w) for i, w in near if i >= 0 and not _SEPARATOR.search(text, start, i)]
-            if near:
-                i, word = min(near, key=lambda h: (h[0], -len(h[1])))
-                start = i
-        if not word and cue.group() != "不":
-            run = re.match(r"[\u3400-\u9fff]{1,2}", text[start:])
-            word = run.group() if run else ""
-            word = word[:1] + "".join(c for c in word[1:2] if c not in FUNCTION_CHARS) if word else ""
+        near = [(text.find(n, cue.end(), start + _NEGATION_REACH + len(n)), n) for n in names]
+        near = [(i, n) for i, n in near if i >= 0 and not _SEPARATOR.search(text, cue.end(), i)]
+        word = ""
+        if near:
+            i, word = min(near, key=lambda h: (h[0], -len(h[1])))
+            start = i
+        elif start < len(text) and text[start] in initials:
+            after = text[start + 1 : start + 2]
+            if not after or after in FUNCTION_CHARS or _SEPARATOR.match(after):
+                word = text[start]
         if word:
             spans.append((cue.start(), start + len(word)))
             negated.append(word)

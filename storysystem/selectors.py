@@ -237,7 +237,7 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
     generic route, with the reason. Every non-generic route carries its evidence. What the query
     negates (不要虐, 别太甜) is left out of every step."""
     profiles = route_profiles_get()
-    query, negated = negation_strip((query or "").strip(), profiles.words, profiles.names)
+    query, negated = negation_strip((query or "").strip(), profiles.names, profiles.words)
     query = query.strip()
     genre = (genre or "").strip()
     rows = _route_rows()

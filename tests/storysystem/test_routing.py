@@ -3,13 +3,23 @@ from django.test import override_settings
 
 from storysystem.search import Concept, concept_rows, route_profiles_get, thesaurus_load
 from storysystem.selectors import genre_route, story_system_build
-from tests.storysystem.routing_requests import DEV, DEV2, DEV3, DEV4, HELD_OUT, NO_GENRE
+from tests.storysystem.routing_requests import DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, HELD_OUT, NO_GENRE
 from webnovel.exceptions import InvalidInput
 
 pytestmark = pytest.mark.django_db
 
 PROFILE_EVIDENCE = [
-    # our thesaurus: 退了婚 is a word of the concept 退婚流, which names the row's alias 退婚流
+    # our thesaurus: 废柴 is a name of the concept 退婚流 (which names the row's alias 退婚流), so
+    # it counts double; 退了婚 is one of its words (three characters: 1.5 × 5)
+    {
+        "field": "题材词表",
+        "term": "废柴",
+        "match": "thesaurus",
+        "concept": "退婚流",
+        "row_field": "题材别名",
+        "row_term": "退婚流",
+        "score": 10.0,
+    },
     {
         "field": "题材词表",
         "term": "退了婚",
@@ -19,18 +29,9 @@ PROFILE_EVIDENCE = [
         "row_term": "退婚流",
         "score": 7.5,
     },
-    {
-        "field": "题材词表",
-        "term": "废柴",
-        "match": "thesaurus",
-        "concept": "退婚流",
-        "row_field": "题材别名",
-        "row_term": "退婚流",
-        "score": 5.0,
-    },
-    {"field": "题材别名", "term": "废柴", "match": "profile", "score": 2.957},
+    {"field": "题材别名", "term": "废柴", "match": "profile", "score": 2.98},
 ]
-GENERIC_REASON = "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.51（玄幻退婚流）低于阈值 4"
+GENERIC_REASON = "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.85（规则怪谈）低于阈值 4"
 
 
 def test_keyword_route_with_evidence():
@@ -119,7 +120,7 @@ def test_generic_fallback():
         "不存在的题材",
         ["不存在的题材"],
         "题材「不存在的题材」不在路由表中，也没有相近的题材；"
-        "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 0.56（玄幻退婚流）低于阈值 4",
+        "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.64（规则怪谈）低于阈值 4",
     )
 
 
@@ -215,15 +216,25 @@ def _accuracy(requests: list[tuple[str, str]]) -> tuple[int, list[tuple[str, str
 
 
 def test_refcsv_everyday_requests_dev_sets(refcsv_only):
-    # The sets the weights and the thesaurus were tuned on (docs/story-system.md §3 has the
-    # figures, and each set's figure before it was tuned on).
-    assert [(_accuracy(s)[0], len(s)) for s in (DEV, DEV2, DEV3, DEV4)] == [(78, 78), (52, 52), (52, 52), (35, 52)]
+    # The sets the weights and the thesaurus were tuned on; docs/story-system.md §3 has each
+    # set's figure the first time it was measured, before it was tuned on.
+    sets = (DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7)
+    results = [_accuracy(s) for s in sets]
+    assert [(hits, len(s)) for (hits, _), s in zip(results, sets, strict=True)] == [
+        (78, 78),
+        (52, 52),
+        (51, 52),
+        (52, 52),
+        (52, 52),
+        (52, 52),
+        (52, 52),
+    ], [m for _, m in results]
 
 
 def test_refcsv_everyday_requests_held_out_set(refcsv_only):
     # Measured, never tuned on (but read: it sits beside the dev sets), see docs/story-system.md §3.
     hits, misses = _accuracy(HELD_OUT)
-    assert (hits, len(HELD_OUT)) == (68, 78), misses
+    assert (hits, len(HELD_OUT)) == (71, 78), misses
 
 
 def test_refcsv_request_naming_no_genre_falls_back_with_its_reason(refcsv_only):
@@ -232,7 +243,7 @@ def test_refcsv_request_naming_no_genre_falls_back_with_its_reason(refcsv_only):
         assert (route["method"], route["primary"]) == ("generic", None), query
         assert route["reason"].startswith("查询没有点名任何题材"), route["reason"]
     route = genre_route(query="随便写点什么")
-    assert route["reason"].endswith("题材画像最高分 0.63（年代民国）低于阈值 4")
+    assert route["reason"].endswith("题材画像最高分 0.67（年代民国）低于阈值 4")
 
 
 def test_refcsv_negated_words_are_no_evidence(refcsv_only):
@@ -261,6 +272,7 @@ def test_refcsv_thesaurus_route_carries_its_evidence(refcsv_only):
         ("洗衣做饭", "赘婿", "题材别名", "上门女婿"),
         ("被全家嫌弃", "赘婿", "题材别名", "上门女婿"),
         ("倒插门", "赘婿", "题材别名", "上门女婿"),
+        ("女婿", "赘婿", "题材别名", "上门女婿"),
     ]
 
 
