@@ -12,6 +12,7 @@ from django.utils import timezone
 from storysystem.conf import LIST_FIELDS, MASTER_FIELDS, SETTING_FIELDS, anti_pattern_fields, conf
 from storysystem.models import StorySetting
 from storysystem.search import (
+    FUNCTION_CHARS,
     THESAURUS_FIELD,
     Doc,
     index_get,
@@ -237,7 +238,7 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
     generic route, with the reason. Every non-generic route carries its evidence. What the query
     negates (不要虐, 别太甜) is left out of every step."""
     profiles = route_profiles_get()
-    query, negated = negation_strip((query or "").strip(), profiles.names, profiles.words)
+    query, negated = negation_strip((query or "").strip(), profiles.names, profiles.guarded)
     query = query.strip()
     genre = (genre or "").strip()
     rows = _route_rows()
@@ -273,8 +274,9 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
                     why += f"；否定的词不作为题材依据：{'、'.join(negated)}"
                 reason = f"{reason}；{why}" if reason else why
     if not ranked:
-        if negated and not query:
-            reason = f"{reason}；" if reason else ""
+        if negated and not any(c.isalnum() and c not in FUNCTION_CHARS for c in query):
+            explicit = reason.split("；查询没有点名任何题材")[0] if genre else ""
+            reason = f"{explicit}；" if explicit else ""
             reason += f"查询只有否定的词（{'、'.join(negated)}），没有点名任何题材"
         return {
             "method": "generic",

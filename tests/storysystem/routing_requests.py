@@ -171,6 +171,8 @@ HELD_OUT: list[tuple[str, str]] = [
 
 # Requests that name no genre and carry no premise: they must fall back to the generic route.
 NO_GENRE: list[str] = ["随便写点什么", "帮我看看这段话", "今天想动笔了", "写点东西吧"]
+# Requests that only say what the author does not want: no genre is named, so they fall back too.
+NEGATED_ONLY: list[str] = ["不要虐", "别写成虐文", "不想要宫斗", "别太甜了"]
 
 # A second dev set (tuned on, like DEV), written with the thesaurus of storysystem/seed/ in mind
 # only as far as any author's words go: premises, roles and moods, never a routing row's text.

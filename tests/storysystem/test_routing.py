@@ -3,7 +3,7 @@ from django.test import override_settings
 
 from storysystem.search import Concept, concept_rows, route_profiles_get, thesaurus_load
 from storysystem.selectors import genre_route, story_system_build
-from tests.storysystem.routing_requests import DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, HELD_OUT, NO_GENRE
+from tests.storysystem.routing_requests import DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, HELD_OUT, NEGATED_ONLY, NO_GENRE
 from webnovel.exceptions import InvalidInput
 
 pytestmark = pytest.mark.django_db
@@ -248,10 +248,14 @@ def test_refcsv_request_naming_no_genre_falls_back_with_its_reason(refcsv_only):
 
 def test_refcsv_negated_words_are_no_evidence(refcsv_only):
     # 不要虐 asks for the opposite of 虐文: never routed there, and the fallback says why
-    for query in ("不要虐", "别写成虐文", "不想要虐文"):
+    for query in NEGATED_ONLY:
         route = genre_route(query=query)
         assert (route["method"], route["primary"]) == ("generic", None), query
-        assert route["reason"].startswith("查询只有否定的词（虐"), route["reason"]
+        assert route["reason"].startswith("查询只有否定的词（"), route["reason"]
+    assert genre_route(query="不要虐")["reason"] == "查询只有否定的词（虐），没有点名任何题材"
+    assert genre_route(query="别写成虐文")["reason"] == "查询只有否定的词（虐文），没有点名任何题材"
+    # a premise's own negation is content, not a preference
+    assert genre_route(query="家族里唯一不能修炼的少年被退了婚")["primary"]["code"] == "GR-001"
     sweet = genre_route(query="不要虐文，要甜一点的校园恋爱")
     assert sweet["primary"]["code"] == "GR-013"
     assert genre_route(query="一点都不虐的小甜文")["primary"]["code"] == "GR-013"
