@@ -97,9 +97,9 @@ def routing_check() -> dict:
     route_profiles_build(docs=index_get().docs)
     cold = time.perf_counter() - t0
     sets, samples = {}, []
-    dev = [*rr.DEV, *rr.DEV2, *rr.DEV3, *rr.DEV4, *rr.DEV5, *rr.DEV6, *rr.DEV7, *rr.DEV8]
+    dev = [*rr.DEV, *rr.DEV2, *rr.DEV3, *rr.DEV4, *rr.DEV5, *rr.DEV6, *rr.DEV7, *rr.DEV8, *rr.DEV9]
     negated = [(q, None) for q in rr.NO_GENRE + rr.NEGATED_ONLY]
-    for name, requests in (("dev (8 sets)", dev), ("held-out", rr.HELD_OUT), ("no genre / negated only", negated)):
+    for name, requests in (("dev (9 sets)", dev), ("held-out", rr.HELD_OUT), ("no genre / negated only", negated)):
         right = generic = 0
         for query, expected in requests:
             t0 = time.perf_counter()

@@ -12,6 +12,7 @@ from tests.storysystem.routing_requests import (
     DEV6,
     DEV7,
     DEV8,
+    DEV9,
     HELD_OUT,
     NEGATED_ONLY,
     NO_GENRE,
@@ -41,9 +42,9 @@ PROFILE_EVIDENCE = [
         "row_term": "退婚流",
         "score": 7.5,
     },
-    {"field": "题材别名", "term": "废柴", "match": "profile", "score": 2.978},
+    {"field": "题材别名", "term": "废柴", "match": "profile", "score": 2.981},
 ]
-GENERIC_REASON = "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.82（规则怪谈）低于阈值 4"
+GENERIC_REASON = "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.83（规则怪谈）低于阈值 4"
 
 
 def test_keyword_route_with_evidence():
@@ -132,7 +133,7 @@ def test_generic_fallback():
         "不存在的题材",
         ["不存在的题材"],
         "题材「不存在的题材」不在路由表中，也没有相近的题材；"
-        "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.62（规则怪谈）低于阈值 4",
+        "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.63（规则怪谈）低于阈值 4",
     )
 
 
@@ -230,7 +231,7 @@ def _accuracy(requests: list[tuple[str, str]]) -> tuple[int, list[tuple[str, str
 def test_refcsv_everyday_requests_dev_sets(refcsv_only):
     # The sets the weights and the thesaurus were tuned on; docs/story-system.md §3 has each
     # set's figure the first time it was measured, before it was tuned on.
-    sets = (DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8)
+    sets = (DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8, DEV9)
     results = [_accuracy(s) for s in sets]
     assert [(hits, len(s)) for (hits, _), s in zip(results, sets, strict=True)] == [
         (78, 78),
@@ -241,13 +242,14 @@ def test_refcsv_everyday_requests_dev_sets(refcsv_only):
         (52, 52),
         (52, 52),
         (51, 52),
+        (51, 52),
     ], [m for _, m in results]
 
 
 def test_refcsv_everyday_requests_held_out_set(refcsv_only):
     # Measured, never tuned on (but read: it sits beside the dev sets), see docs/story-system.md §3.
     hits, misses = _accuracy(HELD_OUT)
-    assert (hits, len(HELD_OUT)) == (70, 78), misses
+    assert (hits, len(HELD_OUT)) == (69, 78), misses
 
 
 def test_refcsv_request_naming_no_genre_falls_back_with_its_reason(refcsv_only):
