@@ -2,8 +2,9 @@
 pace, a platform's house style) without naming a routing row. Written by hand for this test, not
 taken from the reference library's text (its licence keeps its wording out of the repo).
 
-Expected codes are the rows of the shared ``题材与调性推理.csv``. ``DEV`` is the only set the
-routing weights were tuned on; ``HELD_OUT`` was written at the same time and only measured.
+Expected codes are the rows of the shared ``题材与调性推理.csv``. ``DEV`` … ``DEV9`` are the sets the
+weights and the thesaurus (storysystem/seed/题材词表.yaml) were tuned on; ``HELD_OUT`` was written
+with ``DEV`` and is only measured.
 """
 
 # (request, expected route code)
@@ -174,8 +175,9 @@ NO_GENRE: list[str] = ["随便写点什么", "帮我看看这段话", "今天想
 # Requests that only say what the author does not want: no genre is named, so they fall back too.
 NEGATED_ONLY: list[str] = ["不要虐", "别写成虐文", "不想要宫斗", "别太甜了"]
 
-# A second dev set (tuned on, like DEV), written with the thesaurus of storysystem/seed/ in mind
-# only as far as any author's words go: premises, roles and moods, never a routing row's text.
+# A second dev set (tuned on, like DEV), written by hand after the first thesaurus existed and
+# measured once before tuning on it; its premises, roles and moods are an author's words, never
+# a routing row's text. DEV3 … DEV9 were written the same way, one after the other.
 DEV2: list[tuple[str, str]] = [
     ("大婚前夜被未婚夫家派人送回庚帖，全城都在看他笑话", "GR-001"),
     ("少爷天赋尽失沦为笑柄，连青梅也跟别人定了亲", "GR-001"),
