@@ -58,6 +58,8 @@ DEFAULTS: dict[str, Any] = {
         "核心摘要": 1.0,
         "详细展开": 1.0,
         "大模型指令": 1.0,
+        # our thesaurus's words (storysystem/seed/题材词表.yaml), for the rows their concept maps to
+        "题材词表": 2.0,
     },
     "route_profile_library_weights": {
         "关键词": 1.0,
@@ -70,6 +72,12 @@ DEFAULTS: dict[str, Any] = {
     "route_profile_unigram_weight": 0.5,
     "route_profile_k1": 1.2,
     "route_profile_b": 0.75,
+    # The genre thesaurus (our own everyday vocabulary per genre concept, storysystem/seed/题材词表.yaml
+    # when empty) and the score a two-character word of it adds to the rows its concept maps to.
+    "route_thesaurus": "",
+    "route_thesaurus_weight": 5.0,
+    # a concept's own name (快穿, 赘婿) is the genre itself: stronger than any of its words
+    "route_thesaurus_name_boost": 2.0,
     # Accept the best profile only with this score, and this far ahead of the runner-up
     # ((best − second) / best): below either the request is too vague and falls back.
     "route_profile_min_score": 4.0,

@@ -11,7 +11,16 @@ from django.utils import timezone
 
 from storysystem.conf import LIST_FIELDS, MASTER_FIELDS, SETTING_FIELDS, anti_pattern_fields, conf
 from storysystem.models import StorySetting
-from storysystem.search import Doc, index_get, index_pinned, route_profiles_get, split_multi
+from storysystem.search import (
+    FUNCTION_CHARS,
+    THESAURUS_FIELD,
+    Doc,
+    index_get,
+    index_pinned,
+    negation_strip,
+    route_profiles_get,
+    split_multi,
+)
 from webnovel.exceptions import InvalidInput, NotFound
 from webnovel.models import Book
 
@@ -181,7 +190,7 @@ STRONG_FIELDS = frozenset({ROUTE_NAME, "题材别名"})
 
 
 # Columns that hold terms (tags), as opposed to prose: one term from a tag is evidence on its own.
-TAG_FIELDS = frozenset({ROUTE_NAME, "题材别名", "关键词", "默认查询词", "意图与同义词", "必选爽点"})
+TAG_FIELDS = frozenset({ROUTE_NAME, "题材别名", "关键词", "默认查询词", "意图与同义词", "必选爽点", THESAURUS_FIELD})
 
 
 def _profile_supported(evidence: list[dict[str, Any]]) -> bool:
@@ -226,8 +235,11 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
     题材别名); else the genre profile (every routing column plus the keyword columns of the entries
     written for the genre, BM25 with IDF over the genres) when its best row is clear; else the weaker
     keyword hits (默认查询词, canonical_genre); else the closest genre by fuzzy matching; else the
-    generic route, with the reason. Every non-generic route carries its evidence."""
-    query = (query or "").strip()
+    generic route, with the reason. Every non-generic route carries its evidence. What the query
+    negates (不要虐, 别太甜) is left out of every step."""
+    profiles = route_profiles_get()
+    query, negated = negation_strip((query or "").strip(), profiles.names, profiles.guarded)
+    query = query.strip()
     genre = (genre or "").strip()
     rows = _route_rows()
     method, ranked, reason = "generic", [], ""
@@ -240,9 +252,16 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
             reason = f"题材「{genre}」不在路由表中，也没有相近的题材"
     if not ranked and query:
         keyword = _rank(_keyword_hits(query, rows))
-        if keyword and any(e["field"] in STRONG_FIELDS for e in keyword[0][2]):
+        strong = [e["term"] for e in keyword[0][2] if e["field"] in STRONG_FIELDS] if keyword else []
+        ranked, why = [], ""
+        if strong and max(map(len, strong)) < 3:
+            # A two-character alias (魔法 in 魔法学院, 修仙 in 修仙世界的虐恋) is one word of the
+            # request among others: the profile, which holds it too, weighs it against the rest.
+            ranked, why = _profile_hits(query)
+            method = "profile"
+        if strong and not ranked:
             ranked, method = keyword, "keyword"
-        else:
+        elif not strong:
             ranked, why = _profile_hits(query)
             method = "profile"
             if not ranked and keyword:
@@ -251,8 +270,14 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
                 ranked, method = _rank(_fuzzy_hits(query, rows)), "fuzzy"
             if not ranked:
                 why = f"查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；{why}"
+                if negated:
+                    why += f"；否定的词不作为题材依据：{'、'.join(negated)}"
                 reason = f"{reason}；{why}" if reason else why
     if not ranked:
+        if negated and not any(c.isalnum() and c not in FUNCTION_CHARS for c in query):
+            explicit = reason.split("；查询没有点名任何题材")[0] if genre else ""
+            reason = f"{explicit}；" if explicit else ""
+            reason += f"查询只有否定的词（{'、'.join(negated)}），没有点名任何题材"
         return {
             "method": "generic",
             "reason": reason or "没有查询词也没有题材",

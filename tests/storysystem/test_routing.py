@@ -1,15 +1,50 @@
 import pytest
+from django.test import override_settings
 
+from storysystem.search import Concept, concept_rows, route_profiles_get, thesaurus_load
 from storysystem.selectors import genre_route, story_system_build
-from tests.storysystem.routing_requests import DEV, HELD_OUT, NO_GENRE
+from tests.storysystem.routing_requests import (
+    DEV,
+    DEV2,
+    DEV3,
+    DEV4,
+    DEV5,
+    DEV6,
+    DEV7,
+    DEV8,
+    DEV9,
+    HELD_OUT,
+    NEGATED_ONLY,
+    NO_GENRE,
+)
+from webnovel.exceptions import InvalidInput
 
 pytestmark = pytest.mark.django_db
 
 PROFILE_EVIDENCE = [
-    {"field": "题材别名", "term": "废柴", "match": "profile", "score": 2.682},
-    {"field": "题材别名", "term": "柴", "match": "profile", "score": 1.341},
+    # our thesaurus: 废柴 is a name of the concept 退婚流 (which names the row's alias 退婚流), so
+    # it counts double; 退了婚 is one of its words (three characters: 1.5 × 5)
+    {
+        "field": "题材词表",
+        "term": "废柴",
+        "match": "thesaurus",
+        "concept": "退婚流",
+        "row_field": "题材别名",
+        "row_term": "退婚流",
+        "score": 10.0,
+    },
+    {
+        "field": "题材词表",
+        "term": "退了婚",
+        "match": "thesaurus",
+        "concept": "退婚流",
+        "row_field": "题材别名",
+        "row_term": "退婚流",
+        "score": 7.5,
+    },
+    {"field": "题材别名", "term": "废柴", "match": "profile", "score": 2.981},
 ]
-GENERIC_REASON = "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.40（玄幻退婚流）低于阈值 4"
+GENERIC_REASON = "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.83（规则怪谈）低于阈值 4"
 
 
 def test_keyword_route_with_evidence():
@@ -64,7 +99,7 @@ def test_profile_route_when_no_genre_is_named():
     route = genre_route(query="废柴被退了婚")
     assert route["method"] == "profile"
     assert route["primary"]["code"] == "S-GR-001"
-    assert route["primary"]["evidence"][:2] == PROFILE_EVIDENCE
+    assert route["primary"]["evidence"][:3] == PROFILE_EVIDENCE
 
 
 def test_fuzzy_route_of_an_unknown_explicit_genre():
@@ -98,7 +133,7 @@ def test_generic_fallback():
         "不存在的题材",
         ["不存在的题材"],
         "题材「不存在的题材」不在路由表中，也没有相近的题材；"
-        "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 0.54（传统修仙）低于阈值 4",
+        "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.63（规则怪谈）低于阈值 4",
     )
 
 
@@ -193,17 +228,28 @@ def _accuracy(requests: list[tuple[str, str]]) -> tuple[int, list[tuple[str, str
     return len(requests) - len(misses), misses
 
 
-def test_refcsv_everyday_requests_dev_set(refcsv_only):
-    # The set the profile weights were tuned on (docs/story-system.md §3 has both figures).
-    hits, misses = _accuracy(DEV)
-    assert (hits, len(DEV)) == (46, 78), misses
+def test_refcsv_everyday_requests_dev_sets(refcsv_only):
+    # The sets the weights and the thesaurus were tuned on; docs/story-system.md §3 has each
+    # set's figure the first time it was measured, before it was tuned on.
+    sets = (DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8, DEV9)
+    results = [_accuracy(s) for s in sets]
+    assert [(hits, len(s)) for (hits, _), s in zip(results, sets, strict=True)] == [
+        (78, 78),
+        (52, 52),
+        (51, 52),
+        (52, 52),
+        (52, 52),
+        (52, 52),
+        (52, 52),
+        (51, 52),
+        (51, 52),
+    ], [m for _, m in results]
 
 
 def test_refcsv_everyday_requests_held_out_set(refcsv_only):
-    # Measured, never tuned on. Below the 9-in-10 target: the library lacks much of an author's
-    # everyday vocabulary (入赘, 妃嫔, 演员 occur nowhere in it), see docs/story-system.md §3.
+    # Measured, never tuned on (but read: it sits beside the dev sets), see docs/story-system.md §3.
     hits, misses = _accuracy(HELD_OUT)
-    assert (hits, len(HELD_OUT)) == (36, 78), misses
+    assert (hits, len(HELD_OUT)) == (69, 78), misses
 
 
 def test_refcsv_request_naming_no_genre_falls_back_with_its_reason(refcsv_only):
@@ -212,4 +258,69 @@ def test_refcsv_request_naming_no_genre_falls_back_with_its_reason(refcsv_only):
         assert (route["method"], route["primary"]) == ("generic", None), query
         assert route["reason"].startswith("查询没有点名任何题材"), route["reason"]
     route = genre_route(query="随便写点什么")
-    assert route["reason"].endswith("题材画像最高分 0.63（年代民国）低于阈值 4")
+    assert route["reason"].endswith("题材画像最高分 0.67（年代民国）低于阈值 4")
+
+
+def test_refcsv_negated_words_are_no_evidence(refcsv_only):
+    # 不要虐 asks for the opposite of 虐文: never routed there, and the fallback says why
+    for query in NEGATED_ONLY:
+        route = genre_route(query=query)
+        assert (route["method"], route["primary"]) == ("generic", None), query
+        assert route["reason"].startswith("查询只有否定的词（"), route["reason"]
+    assert genre_route(query="不要虐")["reason"] == "查询只有否定的词（虐），没有点名任何题材"
+    assert genre_route(query="别写成虐文")["reason"] == "查询只有否定的词（虐文），没有点名任何题材"
+    # a premise's own negation is content, not a preference
+    assert genre_route(query="家族里唯一不能修炼的少年被退了婚")["primary"]["code"] == "GR-001"
+    sweet = genre_route(query="不要虐文，要甜一点的校园恋爱")
+    assert sweet["primary"]["code"] == "GR-013"
+    assert genre_route(query="一点都不虐的小甜文")["primary"]["code"] == "GR-013"
+    # a cue inside a premise's own words is content: 不要回头 of a notice, 不对劲
+    notice = genre_route(query="夜班须知第一条：不要回头")
+    assert notice["primary"]["code"] == "GR-002"
+
+
+def test_refcsv_thesaurus_route_carries_its_evidence(refcsv_only):
+    route = genre_route(query="倒插门的女婿天天洗衣做饭被全家嫌弃")
+    assert (route["method"], route["primary"]["code"]) == ("profile", "GR-004")
+    words = [
+        (e["term"], e["concept"], e["row_field"], e["row_term"])
+        for e in route["primary"]["evidence"]
+        if e["match"] == "thesaurus"
+    ]
+    assert words == [
+        ("洗衣做饭", "赘婿", "题材别名", "上门女婿"),
+        ("被全家嫌弃", "赘婿", "题材别名", "上门女婿"),
+        ("倒插门", "赘婿", "题材别名", "上门女婿"),
+        ("女婿", "赘婿", "题材别名", "上门女婿"),
+    ]
+
+
+def test_concepts_map_to_rows_by_their_names(refcsv_only):
+    rows = route_profiles_get().rows
+
+    def codes(names):
+        return [(rows[i].code, col, term) for i, col, term in concept_rows(Concept(names=names, words=()), rows)]
+
+    assert codes(("赘婿", "上门女婿")) == [("GR-004", "题材别名", "上门女婿")]  # an equal alias beats containment
+    assert codes(("赘婿",)) == [("GR-004", "题材/流派", "都市赘婿流")]  # contained in the genre name
+    assert codes(("修仙", "仙侠")) == [("GR-011", "题材别名", "修仙")]  # not 仙侠言情: the alias is equal
+    assert codes(("悬疑",)) == [(c, "canonical_genre", "悬疑") for c in ("GR-002", "GR-014", "GR-018", "GR-020")]
+    assert codes(("星际", "机甲")) == []  # the shared library has no such row: the concept is unused
+
+
+def test_a_thesaurus_of_the_settings_is_used_and_a_broken_one_is_refused(refcsv_only, tmp_path):
+    own = tmp_path / "词表.yaml"
+    own.write_text("concepts:\n  - names: [宫斗]\n    words: [选秀入宫的答应]\n", encoding="utf-8")
+    with override_settings(STORY_SYSTEM={"route_thesaurus": str(own)}):
+        route = genre_route(query="选秀入宫的答应")
+        assert route["primary"]["code"] == "GR-022"
+        assert route["primary"]["evidence"][0]["term"] == "选秀入宫的答应"
+    broken = tmp_path / "坏.yaml"
+    broken.write_text("concepts:\n  - names: [宫斗\n    words: x\n", encoding="utf-8")
+    with pytest.raises(InvalidInput) as err:
+        thesaurus_load(broken)
+    assert err.value.message.startswith(f"题材词表 {broken} 第 ") and "不是合法的 YAML" in err.value.message
+    shape = tmp_path / "形.yaml"
+    shape.write_text("concepts:\n  - names: []\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"concepts\[0\] 需要 names"):
+        thesaurus_load(shape)
