@@ -17,6 +17,7 @@ from tests.storysystem.routing_requests import (
     NEGATED_ONLY,
     NO_GENRE,
 )
+from tests.storysystem.routing_requests_blind import BLIND, BLIND_GENERIC
 from webnovel.exceptions import InvalidInput
 
 pytestmark = pytest.mark.django_db
@@ -250,6 +251,16 @@ def test_refcsv_everyday_requests_held_out_set(refcsv_only):
     # Measured, never tuned on (but read: it sits beside the dev sets), see docs/story-system.md §3.
     hits, misses = _accuracy(HELD_OUT)
     assert (hits, len(HELD_OUT)) == (69, 78), misses
+
+
+def test_refcsv_everyday_requests_blind_set(refcsv_only):
+    # Written blind while the thesaurus was written; measured once, on the merged tree (issue 12 §10).
+    hits, misses = _accuracy(BLIND)
+    assert (hits, len(BLIND)) == (142, 156), misses  # 91.0 %: the ≥ 9 in 10 goal
+    # Known weakness (docs/story-system.md §3): craft questions that name no genre share words with the
+    # library's prose and with its technique entries, and only 3 of these 12 fall back to generic.
+    fell_back = [q for q in BLIND_GENERIC if genre_route(query=q)["primary"] is None]
+    assert len(fell_back) == 3, fell_back
 
 
 def test_refcsv_request_naming_no_genre_falls_back_with_its_reason(refcsv_only):
