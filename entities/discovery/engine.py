@@ -52,7 +52,12 @@ OBJECT_MARKERS = frozenset({"对", "向", "与", "和", "跟", "同", "叫", "�
 DEMONSTRATIVES = frozenset({"那", "这", "那个", "这个", "此"})
 # Patterns that introduce another name of the person just mentioned.
 NAMING = re.compile(r"(?:姓[\u4e00-\u9fff]名|法名|名唤|唤做|唤作|叫做|叫作|称为|号为|道号|混名|绰号|表字|人称|人唤|号)")
-SELF_INTRO = re.compile(r"(?:我乃|我是|吾乃|吾是|俺是|俺乃|我便是|我就是|在下)")
+SELF_INTRO = re.compile(r"(?:我乃|我是|吾乃|吾是|俺是|俺乃|我便是|我就是|在下|我本是|我原是|俺本是|吾本是)")
+# First-person words of dialogue: a naming pattern in a line the speaker says of himself (我…法名Y,
+# 贫僧…法名Y) names the speaker.
+FIRST_PERSON = frozenset({"我", "吾", "俺", "贫僧", "小僧", "老衲", "贫道", "在下", "本王", "朕", "孤", "老身", "小人"})
+# Quote marks inside a naming sentence (叫做‘孙悟空’) do not end it.
+INNER_QUOTES = frozenset("‘’「」『』\"'")
 # The commonest Chinese surnames (a fixed linguistic list, not any novel's cast): a lone one of these
 # that jieba leaves before an unknown given name is that name's first character.
 SURNAMES = frozenset(
@@ -63,6 +68,7 @@ SURNAMES = frozenset(
 # rarer one's occurrences are two people: a strong link must not join them; a weak one yields sooner.
 APART_STRONG, APART_WEAK = 0.1, 0.02
 GENERIC_APART = 0.2  # a generic word meeting a name in this share of sentences is someone else
+CLOSE_COMPANY = 0.6  # … or above which, when it is clearly the closest of its surname's groups
 SAME_COMPANY = 0.85  # cosine of two names' paragraph company above which one surname means one person
 GIVEN_TAGS = frozenset({"nr", "ns", "nz", "ng", "n", "a", "ag"})
 SENTENCE_END = frozenset("。！？!?；;")
@@ -132,6 +138,7 @@ class _Stats:
         self.chapters: dict[str, set[int]] = defaultdict(set)
         self.adjacent: Counter[tuple[str, str]] = Counter()
         self.naming: Counter[tuple[str, str]] = Counter()
+        self.named: Counter[str] = Counter()  # how often a word is the Y of a naming pattern
         self.sentences: list[tuple[int, tuple[str, ...]]] = []  # (paragraph index, names) per sentence
         self.anaphora: list[tuple[str, tuple[str, ...]]] = []  # (epithet, names seen before it, nearest last)
         self.paragraphs = 0
@@ -152,6 +159,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
         pending_naming = ""
         pending_intro = ""
         speaker_last = ""
+        first_person = False  # the current sentence of a quote speaks of its speaker
         for w, f in tokens:
             if "\n" in w:
                 if sentence:
@@ -165,7 +173,9 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 if sentence:
                     st.sentences.append((st.paragraphs, tuple(sentence)))
                     sentence = []
+                nouns = []  # the X of "X，号Y" is in Y's sentence
                 pending_naming = ""
+                first_person = False
                 if w == "”":
                     pending_intro = ""
             if w == "“" and speaker_last:
@@ -187,12 +197,16 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                     st.after_name[w] += 1
                     if prev_w != w and _is_word(prev_w):
                         st.adjacent[(prev_w, w)] += 1
-                if pending_naming and nouns:
-                    st.naming[(nouns[-1], w)] += 1
+                if pending_naming and f[:1] not in NOT_SPEAKER_TAGS:  # 叫做甚么 names nobody
+                    st.named[w] += 1
+                    if nouns:
+                        st.naming[(nouns[-1], w)] += 1
+                    if pending_intro and first_person and pending_intro != w:
+                        st.naming[(pending_intro, w)] += 1
                 if pending_intro and SELF_INTRO.search(prev2_w + prev_w):
                     st.naming[(pending_intro, w)] += 1
                 para.append(w)
-                if f in NOUNISH:
+                if f in NOUNISH and not NAMING.fullmatch(w):
                     nouns.append(w)
                 sentence.append(w)
             elif w.endswith(SPEECH_END) and len(w) <= 3 and w not in NOT_SPEECH:
@@ -206,9 +220,15 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 ):
                     st.speaker[who] += 1
                     speaker_last = who
+                elif prev_f[:1] == "v" and len(prev_w) == 2 and prev2_f in NOUNISH and _is_word(prev2_w):
+                    # X + gesture + 道 (唐僧合掌道): X says the quote that follows, though a verb sits
+                    # between; not counted as a speaker (the gesture may be anyone's).
+                    speaker_last = prev2_w
+            if pending_intro and w in FIRST_PERSON:
+                first_person = True
             if NAMING.fullmatch(w):
                 pending_naming = w
-            elif not (pending_naming and w in ("是", "为", "做")):
+            elif not (pending_naming and (w in ("是", "为", "做") or w in INNER_QUOTES)):
                 pending_naming = ""
             prev3_w, prev2_w, prev2_f, prev_w, prev_f = prev2_w, prev_w, prev_f, w, f
         if sentence:
@@ -327,6 +347,7 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             nr >= 0.5
             or (spk >= max(3, min_count // 2) and spk >= 0.05 * n)
             or (dem >= min_count and dem >= 0.3 * n and spk)
+            or st.named[w] >= 2
         ):
             person.add(w)
     # A longer word holding a person's name that itself speaks or is pointed at (猪八戒 ⊃ 八戒) is a
@@ -423,10 +444,27 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         if len(names) >= 3 and sum(st.adjacent[(a, b)] for a in names) >= 0.3 * count[b]
     )
     for (a, b), n in st.adjacent.items():
-        if a in person and b in person and a not in generic and b not in generic and n >= 3 and n >= 0.1 * count[b]:
+        if (
+            a in person
+            and b in person
+            and a not in generic
+            and b not in generic
+            and n >= 3
+            and (n >= 0.1 * count[b] or title_of[b] == {a})
+        ):
+            # A word written after one name only (如来佛祖) is that name's title however seldom.
             groups.join(b, a, f"「{a}{b}」连写 {n} 次（同位语）")
+    # A name given by several people's lines (行者 and 红孩儿 both say 圣婴) belongs to the one who
+    # names it most, and to nobody on a tie.
+    naming_owners: dict[str, Counter[str]] = defaultdict(Counter)
     for (a, b), n in st.naming.items():
-        if a in person and b in person and a != b and n >= 2:
+        if a != b and a in person:
+            naming_owners[b][a] += n
+    for (a, b), n in st.naming.items():
+        owners = naming_owners[b].most_common(2)
+        if len(owners) > 1 and owners[1][1] >= owners[0][1]:
+            continue
+        if a in person and b in person and a != b and n >= 2 and a not in generic and owners[0][0] == a:
             groups.join(b, a, f"称谓句式（法名/叫做/号/我乃…）{n} 次：{a} → {b}", weak=True)
 
     # Surnames. A character of the book is a surname when it is a common one or when 老 + it is a word
@@ -450,17 +488,25 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         # person named two ways (唐僧 / 唐三藏); two people of one family keep different company.
         if c not in surnames:
             continue
-        for i, a in enumerate(names):
-            for b in names[i + 1 :]:
-                if groups.find(a) == groups.find(b):
-                    continue
-                # The company of the two groups so far, not of the two words: a rare full name (唐太宗)
-                # speaks through its short forms (太宗).
-                ga = groups.members.get(groups.find(a), {a})
-                gb = groups.members.get(groups.find(b), {b})
-                similarity = _cosine(profiles, ga, gb)
-                if similarity >= SAME_COMPANY:
-                    groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {similarity:.2f}）")
+        for i, b in enumerate(names):
+            if i == 0:
+                continue
+            # The company of the two groups so far, not of the two words: a rare full name (唐太宗)
+            # speaks through its short forms (太宗). A name joins the more frequent group of its
+            # surname whose company is closest: clearly the closest (1.2× the next), or very close.
+            gb = groups.members.get(groups.find(b), {b})
+            scored = []
+            for a in names[:i]:
+                if groups.find(a) != groups.find(b) and not any(s[1] == groups.find(a) for s in scored):
+                    ga = groups.members.get(groups.find(a), {a})
+                    scored.append((_cosine(profiles, ga, gb), groups.find(a), a))
+            if not scored:
+                continue
+            scored.sort(reverse=True)
+            similarity, _, a = scored[0]
+            runner_up = scored[1][0] if len(scored) > 1 else 0.0
+            if similarity >= SAME_COMPANY or (similarity >= CLOSE_COMPANY and similarity >= 1.2 * runner_up):
+                groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {similarity:.2f}）")
 
     # Anaphora: 那 / 这 + epithet votes for the name just before it.
     votes: dict[str, Counter[str]] = defaultdict(Counter)
@@ -589,7 +635,7 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
 
 
 def _voice(p: Proposal) -> float:
-    return 0.3 + 0.7 * min(1.0, p.signals["speaker"] / max(1.0, 0.05 * p.count))
+    return 0.1 + 0.9 * min(1.0, p.signals["speaker"] / max(1.0, 0.05 * p.count))
 
 
 def _name_score(st: _Stats, w: str) -> float:
@@ -632,13 +678,22 @@ def _profiles(st: _Stats, person: set[str]) -> dict[str, Counter[str]]:
     for index, names in st.sentences:
         paragraphs[index].update(n for n in names if n in person)
     profiles: dict[str, Counter[str]] = defaultdict(Counter)
+    df: Counter[str] = Counter()
     for names in paragraphs.values():
         if len(names) > 12:
             continue  # a list of names (a roll call) says nothing about anyone's company
+        df.update(names)
         for a in names:
             for b in names:
                 if a != b:
                     profiles[a][b] += 1
+    # Meeting the protagonists says little (everyone does): each companion weighs by how rare it is
+    # (inverse document frequency over the paragraphs).
+    total = len(paragraphs) or 1
+    idf = {k: math.log(total / n) for k, n in df.items()}
+    for profile in profiles.values():
+        for k in profile:
+            profile[k] *= idf[k]
     return profiles
 
 

@@ -91,6 +91,28 @@ def test_engine_finds_the_known_cast_with_grouped_aliases():
     assert lin.signals["speaker"] >= 12
 
 
+# A second cast: 韩伯言 names himself in his own line (贫僧…法名慧明), so 慧明 is his name; 方小虎 meets
+# 慧明 in one sentence and stays someone else.
+MONK = [
+    """韩伯言道：“贫僧俗家姓韩，法名慧明。”
+方小虎笑道：“原来是慧明大师。”
+慧明点头，方小虎也笑了。""",
+    """方小虎道：“大师，前面有座山。”
+韩伯言道：“我们过去看看。”
+慧明走在前面，方小虎跟在后面。""",
+]
+
+
+def test_engine_takes_a_name_the_speaker_gives_himself():
+    proposals = discover([(i + 1, MONK[i % 2]) for i in range(8)], min_count=3, types=["角色"])
+    han = by_name(proposals, "韩伯言")
+    why = {a.alias: a.why for a in han.aliases}
+    assert why["慧明"].startswith("称谓句式") and "韩伯言 → 慧明" in why["慧明"]
+    assert "伯言" in why
+    tiger = by_name(proposals, "方小虎")
+    assert "慧明" not in tiger.names() and "方小虎" not in han.names()
+
+
 def test_engine_is_deterministic_and_respects_types_and_min_count():
     a = [p.as_dict() for p in discover(synthetic_chapters(), min_count=3)]
     b = [p.as_dict() for p in discover(synthetic_chapters(), min_count=3)]
