@@ -56,6 +56,8 @@ SELF_INTRO = re.compile(r"(?:我乃|我是|吾乃|吾是|俺是|俺乃|我便是
 # First-person words of dialogue: a naming pattern in a line the speaker says of himself (我…法名Y,
 # 贫僧…法名Y) names the speaker.
 FIRST_PERSON = frozenset({"我", "吾", "俺", "贫僧", "小僧", "老衲", "贫道", "在下", "本王", "朕", "孤", "老身", "小人"})
+# What closes a vocative at the head of a quote (“悟净，…” / “八戒！…”).
+VOCATIVE_END = frozenset("，！,!")
 # Quote marks inside a naming sentence (叫做‘孙悟空’) do not end it.
 INNER_QUOTES = frozenset("‘’「」『』\"'")
 # The commonest Chinese surnames (a fixed linguistic list, not any novel's cast): a lone one of these
@@ -138,6 +140,9 @@ class _Stats:
         self.chapters: dict[str, set[int]] = defaultdict(set)
         self.adjacent: Counter[tuple[str, str]] = Counter()
         self.naming: Counter[tuple[str, str]] = Counter()
+        self.adjacent_first: dict[tuple[str, str], int] = {}
+        self.adjacent_chapters: dict[tuple[str, str], set[int]] = defaultdict(set)
+        self.answers: Counter[tuple[str, str]] = Counter()  # (vocative, who answered it next)
         self.named: Counter[str] = Counter()  # how often a word is the Y of a naming pattern
         self.sentences: list[tuple[int, tuple[str, ...]]] = []  # (paragraph index, names) per sentence
         self.anaphora: list[tuple[str, tuple[str, ...]]] = []  # (epithet, names seen before it, nearest last)
@@ -160,7 +165,20 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
         pending_intro = ""
         speaker_last = ""
         first_person = False  # the current sentence of a quote speaks of its speaker
+        since_speech = 99  # tokens since the last dialogue attribution
+        quote_speaker = ""  # who says the open quote, when its attribution is right before it
+        vocative: list[str] | None = None  # the quote's first words, while they may be a vocative
+        called: tuple[str, str, int] | None = None  # (vocative, who called, paragraph) awaiting an answer
         for w, f in tokens:
+            since_speech += 1
+            if vocative is not None and w != "“":
+                if _HAN.match(w) and len(vocative) < 3 and "\n" not in w:
+                    vocative.append(w)
+                else:
+                    name = "".join(vocative)
+                    if w in VOCATIVE_END and 2 <= len(name) <= 4 and name != quote_speaker:
+                        called = (name, quote_speaker, st.paragraphs)
+                    vocative = None
             if "\n" in w:
                 if sentence:
                     st.sentences.append((st.paragraphs, tuple(sentence)))
@@ -180,6 +198,9 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                     pending_intro = ""
             if w == "“" and speaker_last:
                 pending_intro = speaker_last
+            if w == "“":
+                quote_speaker = speaker_last if since_speech <= 3 else ""
+                vocative = []
             if len(w) >= 3 and w[0] in "那这" and _HAN.match(w):
                 # jieba often glues the demonstrative on (那长老): split it back off.
                 prev3_w, prev2_w, prev2_f, prev_w, prev_f, w = prev2_w, prev_w, prev_f, w[0], "r", w[1:]
@@ -197,6 +218,8 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                     st.after_name[w] += 1
                     if prev_w != w and _is_word(prev_w):
                         st.adjacent[(prev_w, w)] += 1
+                        st.adjacent_first.setdefault((prev_w, w), number)
+                        st.adjacent_chapters[(prev_w, w)].add(number)
                 if pending_naming and f[:1] not in NOT_SPEAKER_TAGS:  # 叫做甚么 names nobody
                     st.named[w] += 1
                     if nouns:
@@ -220,10 +243,16 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 ):
                     st.speaker[who] += 1
                     speaker_last = who
+                    since_speech = 0
+                    if called and st.paragraphs - called[2] <= 2 and who != called[1]:
+                        # “悟净，…” answered by 沙僧道: the one called answers.
+                        st.answers[(called[0], who)] += 1
+                    called = None
                 elif prev_f[:1] == "v" and len(prev_w) == 2 and prev2_f in NOUNISH and _is_word(prev2_w):
                     # X + gesture + 道 (唐僧合掌道): X says the quote that follows, though a verb sits
                     # between; not counted as a speaker (the gesture may be anyone's).
                     speaker_last = prev2_w
+                    since_speech = 0
             if pending_intro and w in FIRST_PERSON:
                 first_person = True
             if NAMING.fullmatch(w):
@@ -361,6 +390,13 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
     # A name + the title of someone heard speaking often (观音 + 菩萨) is a person, and so is that name on
     # its own (观音), though neither ever speaks under it.
     titles = {w for w in person if st.speaker[w] >= 3 * min_count}
+    # Of those, the ones written after three or more different words that are not speakers
+    # themselves (观世音 / 南海 / 文殊 + 菩萨) are titles; after other speakers (八戒沙僧) a list.
+    heads: dict[str, set[str]] = defaultdict(set)
+    for (a, b), n in st.adjacent.items():
+        if b in titles and n >= 2 and a not in titles:
+            heads[b].add(a)
+    title_words = {b for b, hs in heads.items() if len(hs) >= 3}
     for w, n in list(count.items()):
         if n < min_count or w in person or len(w) < 4 or not _HAN.match(w):
             continue
@@ -371,6 +407,18 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
                 if count[head] >= min_count and st.after_name[head] <= 0.5 * count[head]:
                     person.add(head)
                 break
+    for (head, title), n in st.adjacent.items():
+        # The same when jieba cut the two apart (观世音 + 菩萨): the head alone is a name.
+        if (
+            title in title_words
+            and n >= min_count
+            and head not in person
+            and count[head] >= min_count
+            and _share(st.tag[head], NOUNISH) >= 0.5
+            and _share(st.tag[head], PLACE_TAGS) < 0.5  # 南海 + 菩萨: where she lives, not a name
+            and st.after_name[head] <= 0.5 * count[head]
+        ):
+            person.add(head)
     # A verb glued onto a name (保 + 唐僧: 保唐僧取经) is segmentation noise, not a longer name: one
     # extra leading character that is no surname, far rarer than the name, never speaking.
     for w in list(person):
@@ -555,15 +603,6 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
                 if any(m[0] == c and m != w for m in groups.members.get(owner, {owner})):
                     groups.join(w, owner, f"姓「{c}」+「{title}」（{title} 已归入「{owner}」）")
 
-    # Abbreviations: a name made of some of a longer name's characters in order, the first included
-    # (牛王 ← 牛魔王, 玉帝 ← 玉皇大帝), the way Chinese shortens names.
-    for a in sorted(person, key=lambda x: (-len(x), -count[x], x)):
-        if len(a) < 3:
-            continue
-        for b in person:
-            if 2 <= len(b) < len(a) and b[0] == a[0] and b not in a and _subsequence(b, a):
-                groups.join(b, a, f"「{b}」是「{a}」的简称")
-
     # Pinyin variants of a frequent name.
     by_pinyin: dict[str, list[str]] = defaultdict(list)
     for w in person:
@@ -582,18 +621,35 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         if (
             a in person
             and b in person
-            and (b in generic or groups.find(a) == groups.find(b))
+            and (b in generic or b in title_words or groups.find(a) == groups.find(b))
             and a not in generic
             and n >= min_count
             and compound not in person
             and len(compound) <= 6
         ):
-            person.add(compound)
-            count[compound] = n
-            st.tag[compound]["nr"] = n
-            st.first[compound] = st.first[a]
-            st.chapters[compound] = st.chapters[a]
+            _compound_add(st, person, a, b, n)
             groups.join(compound, a, f"「{a}」+ 称号「{b}」连写 {n} 次")
+        elif (
+            b in person
+            and a not in person
+            and n >= min_count
+            and len(compound) <= 6
+            and compound not in person
+            and _share(st.tag[a], PLACE_TAGS) >= 0.5
+            and b not in generic  # 乌鸡 + 国王 is one king of many: no name of 国王's group
+        ):
+            # A place + a person word (南海 + 菩萨, 南海 + 观音) is that person by where they live.
+            _compound_add(st, person, a, b, n)
+            groups.join(compound, b, f"地名「{a}」+「{b}」连写 {n} 次")
+
+    # Abbreviations: a name made of some of a longer name's characters in order, the first included
+    # (牛王 ← 牛魔王, 玉帝 ← 玉皇大帝), the way Chinese shortens names.
+    for a in sorted(person, key=lambda x: (-len(x), -count[x], x)):
+        if len(a) < 3:
+            continue
+        for b in person:
+            if 2 <= len(b) < len(a) and b[0] == a[0] and b not in a and _subsequence(b, a):
+                groups.join(b, a, f"「{b}」是「{a}」的简称")
 
     members: dict[str, list[str]] = defaultdict(list)
     for w in person:
@@ -632,6 +688,15 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
     # one that often does.
     proposals.sort(key=lambda p: (-p.count * (0.2 + p.confidence) * _voice(p), p.name))
     return proposals[:limit]
+
+
+def _compound_add(st: _Stats, person: set[str], a: str, b: str, n: int) -> None:
+    compound = a + b
+    person.add(compound)
+    st.count[compound] = n
+    st.tag[compound]["nr"] = n
+    st.first[compound] = st.adjacent_first[(a, b)]
+    st.chapters[compound] = st.adjacent_chapters[(a, b)]
 
 
 def _voice(p: Proposal) -> float:
