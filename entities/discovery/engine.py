@@ -51,7 +51,10 @@ NOT_SPEECH = frozenset({"知道", "难道", "大道", "味道", "一道", "地�
 OBJECT_MARKERS = frozenset({"对", "向", "与", "和", "跟", "同", "叫", "问", "望", "朝", "教", "请", "把", "将", "被"})
 DEMONSTRATIVES = frozenset({"那", "这", "那个", "这个", "此"})
 # Patterns that introduce another name of the person just mentioned.
-NAMING = re.compile(r"(?:姓[\u4e00-\u9fff]名|法名|名唤|唤做|唤作|叫做|叫作|称为|号为|道号|混名|绰号|表字|人称|人唤|号)")
+NAMING = re.compile(
+    r"(?:姓[\u4e00-\u9fff]名|法名|名唤|唤名|名叫|名为|唤做|唤作|叫做|叫作|称为|号为|道号|混名|绰号|表字|人称|人唤|号"
+    r"|又名|又唤|又叫|又号|又称|一名|别名|别号|小名|乳名|外号|诨名|本名|原名)"
+)
 SELF_INTRO = re.compile(r"(?:我乃|我是|吾乃|吾是|俺是|俺乃|我便是|我就是|在下|我本是|我原是|俺本是|吾本是)")
 # First-person words of dialogue: a naming pattern in a line the speaker says of himself (我…法名Y,
 # 贫僧…法名Y) names the speaker.
@@ -164,7 +167,9 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
         pending_naming = ""
         pending_intro = ""
         speaker_last = ""
-        first_person = False  # the current sentence of a quote speaks of its speaker
+        first_person = -1  # in a quote, how many nouns the sentence had at its first-person word
+        named_buf: list[str] = []  # the pieces of the name after a naming word
+        owner = last_named = ""
         since_speech = 99  # tokens since the last dialogue attribution
         quote_speaker = ""  # who says the open quote, when its attribution is right before it
         vocative: list[str] | None = None  # the quote's first words, while they may be a vocative
@@ -183,17 +188,23 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 if sentence:
                     st.sentences.append((st.paragraphs, tuple(sentence)))
                 st.paragraphs += 1
-                para, sentence, nouns = [], [], []
+                if named_buf:
+                    _named_record(st, "".join(named_buf), owner)
+                para, sentence, nouns, named_buf = [], [], [], []
                 prev_w = prev_f = prev2_w = prev2_f = prev3_w = ""
-                pending_naming, pending_intro = "", ""
+                pending_naming, pending_intro, last_named = "", "", ""
                 continue
             if w in SENTENCE_END or w in ("“", "”"):
+                if named_buf:
+                    _named_record(st, "".join(named_buf), owner)
+                    named_buf = []
+                last_named = ""
                 if sentence:
                     st.sentences.append((st.paragraphs, tuple(sentence)))
                     sentence = []
                 nouns = []  # the X of "X，号Y" is in Y's sentence
                 pending_naming = ""
-                first_person = False
+                first_person = -1
                 if w == "”":
                     pending_intro = ""
             if w == "“" and speaker_last:
@@ -220,12 +231,6 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                         st.adjacent[(prev_w, w)] += 1
                         st.adjacent_first.setdefault((prev_w, w), number)
                         st.adjacent_chapters[(prev_w, w)].add(number)
-                if pending_naming and f[:1] not in NOT_SPEAKER_TAGS:  # 叫做甚么 names nobody
-                    st.named[w] += 1
-                    if nouns:
-                        st.naming[(nouns[-1], w)] += 1
-                    if pending_intro and first_person and pending_intro != w:
-                        st.naming[(pending_intro, w)] += 1
                 if pending_intro and SELF_INTRO.search(prev2_w + prev_w):
                     st.naming[(pending_intro, w)] += 1
                 para.append(w)
@@ -253,17 +258,48 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                     # between; not counted as a speaker (the gesture may be anyone's).
                     speaker_last = prev2_w
                     since_speech = 0
-            if pending_intro and w in FIRST_PERSON:
-                first_person = True
+            if pending_intro and w in FIRST_PERSON and first_person < 0:
+                first_person = len(nouns)
+            if pending_naming and not NAMING.fullmatch(w):
+                # The name after a naming word, glued back from the pieces jieba cut it into (罗刹 + 女,
+                # 圣婴 + 大王): nouns, distinguishing words and morphemes, up to 6 characters.
+                if _HAN.match(w) and f[:1] in "nbg" and len(w) + sum(map(len, named_buf)) <= 6:
+                    named_buf.append(w)
+                elif not named_buf and (w in ("是", "为", "做") or w in INNER_QUOTES):
+                    pass
+                else:
+                    if named_buf:
+                        last_named = "".join(named_buf)
+                        _named_record(st, last_named, owner)
+                    named_buf, pending_naming = [], ""
             if NAMING.fullmatch(w):
-                pending_naming = w
-            elif not (pending_naming and (w in ("是", "为", "做") or w in INNER_QUOTES)):
-                pending_naming = ""
+                if named_buf:
+                    last_named = "".join(named_buf)
+                    _named_record(st, last_named, owner)
+                # Who is named: the name named just before in this sentence (名唤罗刹女，又唤铁扇公主),
+                # else the last noun before the naming word (那少年名叫…).
+                # A speaker naming himself (贫僧俗家姓陈，法名玄奘: at most one noun since 贫僧) names the
+                # speaker; with more between (我师父…有个红孩儿，号…) it names someone else.
+                if 0 <= first_person and len(nouns) - first_person <= 1 and not last_named:
+                    owner = pending_intro
+                else:
+                    owner = last_named or (nouns[-1] if nouns else "")
+                pending_naming, named_buf = w, []
             prev3_w, prev2_w, prev2_f, prev_w, prev_f = prev2_w, prev_w, prev_f, w, f
         if sentence:
             st.sentences.append((st.paragraphs, tuple(sentence)))
         st.paragraphs += 1
     return st
+
+
+def _named_record(st: _Stats, name: str, owner: str) -> None:
+    """``name`` followed a naming word: it is a name, and one of ``owner`` (the name or noun before
+    it, or the speaker naming himself)."""
+    if len(name) < 2:
+        return
+    st.named[name] += 1
+    if owner and owner != name:
+        st.naming[(owner, name)] += 1
 
 
 def _surnames_glue(tokens: list[Token]) -> list[Token]:
@@ -361,6 +397,7 @@ def _share(counter: Counter[str], tags: frozenset[str]) -> float:
 
 def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, limit: int) -> list[Proposal]:
     count = st.count
+    chained = _named_count(st, chapters, min_count)
     # A person: tagged as a name most of the time, or the speaker of enough lines. A word that mostly
     # follows another name is a verb of that name (闻言, 大怒), not a name.
     person: set[str] = set()
@@ -376,7 +413,7 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             nr >= 0.5
             or (spk >= max(3, min_count // 2) and spk >= 0.05 * n)
             or (dem >= min_count and dem >= 0.3 * n and spk)
-            or st.named[w] >= 2
+            or ((st.named[w] >= 2 or w in chained) and _share(st.tag[w], PLACE_TAGS | ORG_TAGS) < 0.5)
         ):
             person.add(w)
     # A longer word holding a person's name that itself speaks or is pointed at (猪八戒 ⊃ 八戒) is a
@@ -414,6 +451,7 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             and n >= min_count
             and head not in person
             and count[head] >= min_count
+            and n >= 0.3 * count[head]  # mostly written with its title (not 东土 of 东土和尚)
             and _share(st.tag[head], NOUNISH) >= 0.5
             and _share(st.tag[head], PLACE_TAGS) < 0.5  # 南海 + 菩萨: where she lives, not a name
             and st.after_name[head] <= 0.5 * count[head]
@@ -433,7 +471,7 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             person.discard(w)
     for w in list(person):
         b = w[:-1]
-        if len(b) >= 2 and b in person and count[w] * 3 < count[b]:
+        if len(b) >= 2 and b in person and count[w] * 3 < count[b] and not st.named[w]:
             person.discard(w)  # a verb glued after a name (沙僧笑道 cut as 沙僧笑 + 道)
     # 老 + X names a surname only when X also begins two full names (孙悟空, 孙行者 → 老孙); 老妖, 老魔
     # are epithets.
@@ -443,12 +481,19 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
     }
     _given_names_recover(st, person, surnames, chapters, min_count)
     together = _sentence_pairs(st, person)
+    # A naming sentence names one person twice (铁扇公主，又名罗刹女): its two names do not meet as two
+    # people, nor do the tokens jieba cut them into (罗刹 of 罗刹女).
+    named_together: Counter[frozenset[str]] = Counter()
+    for (x, y), n in st.naming.items():
+        for x_part in _parts(x, person):
+            for y_part in _parts(y, person):
+                named_together[frozenset((x_part, y_part))] += n
     apart: dict[str, dict[str, float]] = defaultdict(dict)
     for pair, n in together.items():
         a, b = tuple(pair)
         if a in b or b in a:
             continue  # 孙悟空 … 悟空 in one sentence is one person named twice
-        n -= st.adjacent[(a, b)] + st.adjacent[(b, a)] + st.naming[(a, b)] + st.naming[(b, a)]
+        n -= st.adjacent[(a, b)] + st.adjacent[(b, a)] + named_together[pair]
         if n >= 3:
             apart[a][b] = apart[b][a] = n / min(count[a], count[b])
     groups = _Groups(apart)
@@ -509,6 +554,8 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         if a != b and a in person:
             naming_owners[b][a] += n
     for (a, b), n in st.naming.items():
+        if a in st.named:
+            n += st.naming[(b, a)]  # 名唤罗刹女，又唤铁扇公主 / 铁扇公主，又名罗刹女: one chain both ways
         owners = naming_owners[b].most_common(2)
         if len(owners) > 1 and owners[1][1] >= owners[0][1]:
             continue
@@ -730,6 +777,29 @@ def _given_names_recover(
             st.tag[given]["nr"] = total
             st.first[given] = seen[0][0]
             st.chapters[given] = {number for number, _ in seen}
+
+
+def _named_count(st: _Stats, chapters: list[tuple[int, str]], min_count: int) -> set[str]:
+    """A name glued back after a naming word (罗刹女, 圣婴大王) is no token: count it in the text.
+    Such a name counts as a name (the nr tag) when it was named twice, or once in a chain with
+    another name (名唤罗刹女，又唤铁扇公主)."""
+    chained = {x for pair in st.naming if pair[0] in st.named and pair[1] in st.named for x in pair}
+    for name, k in st.named.items():
+        if st.count[name] >= min_count or not (k >= 2 or name in chained) or not _HAN.match(name):
+            continue
+        seen = [(number, body.count(name)) for number, body in chapters if name in body]
+        total = sum(n for _, n in seen)
+        if total >= min_count:
+            st.count[name] = total
+            st.tag[name] = Counter({"nr": total})
+            st.first[name] = seen[0][0]
+            st.chapters[name] = {number for number, _ in seen}
+    return chained
+
+
+def _parts(w: str, person: set[str]) -> set[str]:
+    """``w`` and the names inside it."""
+    return {w} | {w[i:j] for i in range(len(w)) for j in range(i + 2, len(w) + 1)} & person
 
 
 def _subsequence(short: str, long: str) -> bool:
