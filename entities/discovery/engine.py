@@ -146,6 +146,7 @@ class _Stats:
         self.adjacent_first: dict[tuple[str, str], int] = {}
         self.adjacent_chapters: dict[tuple[str, str], set[int]] = defaultdict(set)
         self.answers: Counter[tuple[str, str]] = Counter()  # (vocative, who answered it next)
+        self.quoted: Counter[str] = Counter()  # occurrences inside dialogue
         self.named: Counter[str] = Counter()  # how often a word is the Y of a naming pattern
         self.sentences: list[tuple[int, tuple[str, ...]]] = []  # (paragraph index, names) per sentence
         self.anaphora: list[tuple[str, tuple[str, ...]]] = []  # (epithet, names seen before it, nearest last)
@@ -168,6 +169,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
         pending_intro = ""
         speaker_last = ""
         first_person = -1  # in a quote, how many nouns the sentence had at its first-person word
+        in_quote = False
         named_buf: list[str] = []  # the pieces of the name after a naming word
         owner = last_named = ""
         since_speech = 99  # tokens since the last dialogue attribution
@@ -193,6 +195,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 para, sentence, nouns, named_buf = [], [], [], []
                 prev_w = prev_f = prev2_w = prev2_f = prev3_w = ""
                 pending_naming, pending_intro, last_named = "", "", ""
+                in_quote = False
                 continue
             if w in SENTENCE_END or w in ("“", "”"):
                 if named_buf:
@@ -212,6 +215,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
             if w == "“":
                 quote_speaker = speaker_last if since_speech <= 3 else ""
                 vocative = []
+            in_quote = (in_quote or w == "“") and w != "”"
             if len(w) >= 3 and w[0] in "那这" and _HAN.match(w):
                 # jieba often glues the demonstrative on (那长老): split it back off.
                 prev3_w, prev2_w, prev2_f, prev_w, prev_f, w = prev2_w, prev_w, prev_f, w[0], "r", w[1:]
@@ -219,6 +223,8 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 st.count[w] += 1
                 st.tag[w][f] += 1
                 st.chapters[w].add(number)
+                if in_quote:
+                    st.quoted[w] += 1
                 if w not in st.first:
                     st.first[w] = number
                 if prev_w in DEMONSTRATIVES:
@@ -501,6 +507,16 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
     # A word that often takes a demonstrative (那妖精, 这国王, 那呆子) is a role or an epithet, which
     # names whoever fills it at the moment: generic. Proper names seldom do (那八戒: 4 %).
     generic.update(w for w in person if st.demonstrative[w] >= max(min_count, 0.2 * count[w]))
+    # A word called out at the head of a line (“大王，…”) and answered by many different people is a
+    # form of address, not one person's name.
+    answered: dict[str, Counter[str]] = defaultdict(Counter)
+    for (called, who), n in st.answers.items():
+        if called in person and who in person:
+            answered[called][who] += n
+    for called, who in answered.items():
+        total = sum(who.values())
+        if total >= max(10, 2 * min_count) and who.most_common(1)[0][1] < 0.5 * total:
+            generic.add(called)
 
     # Nesting: the longer names holding each name, weighted by how often they occur.
     holders: dict[str, list[str]] = defaultdict(list)
@@ -522,7 +538,8 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         end_share = max((count[a] for a in ends), default=0) / (sum(count[a] for a in ends) or 1)
         if len(ends) >= 3 or (len(ends) >= 2 and end_share < 0.6):
             generic.add(b)
-        if share >= 0.5:
+        # A title used far more often alone than in the names holding it (大王 ⊂ 圣婴大王) names many.
+        if share >= 0.5 and not (b in generic and count[b] > 5 * weight):
             groups.join(b, best, f"「{b}」是「{best}」的一部分")
 
     # Appositions and naming patterns.
@@ -706,6 +723,9 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         plain = [w for w in names if w not in generic]
         if not plain:
             continue  # a title alone (大王, 师父 with no owner) is not a character
+        total = sum(count[w] for w in names)
+        if sum(st.quoted[w] for w in names) >= 0.9 * total and sum(st.speaker[w] for w in names) < 0.05 * total:
+            continue  # said only by characters, never by the narrator, nor speaking: a form of address (师兄)
         # Not the tail of a fuller member (菩萨 of 观音菩萨, 八戒 of 猪八戒): that is its short form.
         full = [w for w in plain if not any(o != w and o.endswith(w) for o in names)] or plain
         canonical = max(full, key=lambda w: (_name_score(st, w), w))
@@ -728,7 +748,11 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
                 chapters=len(chaps),
                 confidence=confidence,
                 aliases=aliases,
-                signals={"speaker": spk, "person_tag_share_pct": round(100 * nr)},
+                signals={
+                    "speaker": spk,
+                    "person_tag_share_pct": round(100 * nr),
+                    "named": sum(st.named[w] for w in names),
+                },
             )
         )
     # Characters act: a group seldom heard speaking (宝贝, 金光: words jieba tags as names) ranks below
@@ -747,7 +771,10 @@ def _compound_add(st: _Stats, person: set[str], a: str, b: str, n: int) -> None:
 
 
 def _voice(p: Proposal) -> float:
-    return 0.1 + 0.9 * min(1.0, p.signals["speaker"] / max(1.0, 0.05 * p.count))
+    """How much a group behaves like a person: heard speaking, or introduced by a naming pattern
+    (名唤红孩儿，号圣婴大王) — a narrator names people, not things."""
+    voice = 0.1 + 0.9 * min(1.0, p.signals["speaker"] / max(1.0, 0.05 * p.count))
+    return voice * (1 + min(p.signals["named"], 4) / 2)
 
 
 def _name_score(st: _Stats, w: str) -> float:
