@@ -463,6 +463,14 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             and st.after_name[head] <= 0.5 * count[head]
         ):
             person.add(head)
+    # A named name made of a word and a title (圣婴 + 大王) has that word alone for a short form.
+    for w in [w for w in person if st.named[w]]:
+        for k in (1, 2):
+            head, title = w[:-k], w[-k:]
+            if len(head) >= 2 and (title in person or k == 1) and count[head] >= min_count:
+                if head not in person and st.after_name[head] <= 0.5 * count[head]:
+                    person.add(head)
+                break
     # A verb glued onto a name (保 + 唐僧: 保唐僧取经) is segmentation noise, not a longer name: one
     # extra leading character that is no surname, far rarer than the name, never speaking.
     for w in list(person):
@@ -756,8 +764,9 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             )
         )
     # Characters act: a group seldom heard speaking (宝贝, 金光: words jieba tags as names) ranks below
-    # one that often does.
-    proposals.sort(key=lambda p: (-p.count * (0.2 + p.confidence) * _voice(p), p.name))
+    # one that often does. The square root of the count lets how a group behaves weigh as much as how
+    # often it is written (a minor character introduced by name above a frequent common word).
+    proposals.sort(key=lambda p: (-math.sqrt(p.count) * (0.2 + p.confidence) * _voice(p), p.name))
     return proposals[:limit]
 
 
