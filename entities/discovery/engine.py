@@ -266,7 +266,11 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                     since_speech = 0
             if pending_intro and w in FIRST_PERSON and first_person < 0:
                 first_person = len(nouns)
-            if pending_naming and not NAMING.fullmatch(w):
+            # jieba may cut 又唤 / 一名 in two: the verb after 又 / 一 / 人 names too.
+            naming = NAMING.fullmatch(w) is not None or (
+                w in ("唤", "叫", "称", "号", "名") and prev_w in ("又", "一", "人")
+            )
+            if pending_naming and not naming:
                 # The name after a naming word, glued back from the pieces jieba cut it into (罗刹 + 女,
                 # 圣婴 + 大王): nouns, distinguishing words and morphemes, up to 6 characters.
                 if _HAN.match(w) and f[:1] in "nbg" and len(w) + sum(map(len, named_buf)) <= 6:
@@ -278,7 +282,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                         last_named = "".join(named_buf)
                         _named_record(st, last_named, owner)
                     named_buf, pending_naming = [], ""
-            if NAMING.fullmatch(w):
+            if naming:
                 if named_buf:
                     last_named = "".join(named_buf)
                     _named_record(st, last_named, owner)

@@ -113,6 +113,27 @@ def test_engine_takes_a_name_the_speaker_gives_himself():
     assert "慧明" not in tiger.names() and "方小虎" not in han.names()
 
 
+# A third: 柳如烟 is introduced with a second name in one naming sentence (名唤…，又唤…); 师兄 is only
+# ever said inside dialogue and never speaks — a form of address, not a character.
+FAIRY = [
+    """那女子名唤柳如烟，又唤玉面仙子，乃是白鹤城人氏。
+柳如烟笑道：“公子请坐，师兄稍后便来。”
+秦少游道：“姑娘，多谢。师兄在哪里？”""",
+    """玉面仙子道：“师兄去了城外。”
+秦少游问道：“师兄几时回来？”
+柳如烟道：“明日便回。”""",
+]
+
+
+def test_engine_joins_the_names_of_one_naming_sentence_and_drops_forms_of_address():
+    proposals = discover([(i + 1, FAIRY[i % 2]) for i in range(8)], min_count=3, types=["角色"])
+    liu = by_name(proposals, "柳如烟")
+    assert "玉面仙子" in [a.alias for a in liu.aliases]
+    assert liu.signals["named"] >= 4
+    names = {n for p in proposals for n in p.names()}
+    assert "秦少游" in names and "师兄" not in names
+
+
 def test_engine_is_deterministic_and_respects_types_and_min_count():
     a = [p.as_dict() for p in discover(synthetic_chapters(), min_count=3)]
     b = [p.as_dict() for p in discover(synthetic_chapters(), min_count=3)]
