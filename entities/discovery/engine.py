@@ -551,7 +551,7 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         if len(ends) >= 3 or (len(ends) >= 2 and end_share < 0.6):
             generic.add(b)
         # A title used far more often alone than in the names holding it (大王 ⊂ 圣婴大王) names many.
-        if share >= 0.5 and not (b in generic and count[b] > 5 * weight):
+        if share >= 0.5:
             groups.join(b, best, f"「{b}」是「{best}」的一部分")
 
     # Appositions and naming patterns.
@@ -735,8 +735,8 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         plain = [w for w in names if w not in generic]
         if not plain:
             continue  # a title alone (大王, 师父 with no owner) is not a character
-        total = sum(count[w] for w in names)
-        if sum(st.quoted[w] for w in names) >= 0.9 * total and sum(st.speaker[w] for w in names) < 0.05 * total:
+        said = sum(count[w] for w in plain)
+        if sum(st.quoted[w] for w in plain) >= 0.9 * said and sum(st.speaker[w] for w in plain) < 0.05 * said:
             continue  # said only by characters, never by the narrator, nor speaking: a form of address (师兄)
         # Not the tail of a fuller member (菩萨 of 观音菩萨, 八戒 of 猪八戒): that is its short form.
         full = [w for w in plain if not any(o != w and o.endswith(w) for o in names)] or plain
