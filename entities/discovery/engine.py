@@ -53,7 +53,7 @@ DEMONSTRATIVES = frozenset({"那", "这", "那个", "这个", "此"})
 # Patterns that introduce another name of the person just mentioned.
 NAMING = re.compile(
     r"(?:姓[\u4e00-\u9fff]名|法名|名唤|唤名|名叫|名为|唤做|唤作|叫做|叫作|称为|号为|道号|混名|绰号|表字|人称|人唤|号"
-    r"|又名|又唤|又叫|又号|又称|一名|别名|别号|小名|乳名|外号|诨名|本名|原名)"
+    r"|又名|又唤|又叫|又号|又称|一名|别名|别号|小名|乳名|外号|诨名|本名|原名|号称|自称|号曰|名曰)"
 )
 SELF_INTRO = re.compile(r"(?:我乃|我是|吾乃|吾是|俺是|俺乃|我便是|我就是|在下|我本是|我原是|俺本是|吾本是)")
 # First-person words of dialogue: a naming pattern in a line the speaker says of himself (我…法名Y,
@@ -268,14 +268,14 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 first_person = len(nouns)
             # jieba may cut 又唤 / 一名 in two: the verb after 又 / 一 / 人 names too.
             naming = NAMING.fullmatch(w) is not None or (
-                w in ("唤", "叫", "称", "号", "名") and prev_w in ("又", "一", "人")
+                w in ("唤", "叫", "称", "号", "名") and prev_w in ("又", "一", "人", "遂", "自")
             )
             if pending_naming and not naming:
                 # The name after a naming word, glued back from the pieces jieba cut it into (罗刹 + 女,
                 # 圣婴 + 大王): nouns, distinguishing words and morphemes, up to 6 characters.
                 if _HAN.match(w) and f[:1] in "nbg" and len(w) + sum(map(len, named_buf)) <= 6:
                     named_buf.append(w)
-                elif not named_buf and (w in ("是", "为", "做") or w in INNER_QUOTES):
+                elif not named_buf and (w in ("是", "为", "做", "个", "曰") or w in INNER_QUOTES):
                     pass
                 else:
                     if named_buf:
