@@ -787,7 +787,8 @@ def _voice(p: Proposal) -> float:
     """How much a group behaves like a person: heard speaking, or introduced by a naming pattern
     (名唤红孩儿，号圣婴大王) — a narrator names people, not things."""
     voice = 0.1 + 0.9 * min(1.0, p.signals["speaker"] / max(1.0, 0.05 * p.count))
-    return voice * (1 + min(p.signals["named"], 4) / 2)
+    named = p.signals["named"]
+    return voice * (1 + min(named, 4) / 2) if named >= 2 else voice
 
 
 def _name_score(st: _Stats, w: str) -> float:
