@@ -147,7 +147,10 @@ class _Stats:
         self.adjacent_chapters: dict[tuple[str, str], set[int]] = defaultdict(set)
         self.answers: Counter[tuple[str, str]] = Counter()  # (vocative, who answered it next)
         self.quoted: Counter[str] = Counter()  # occurrences inside dialogue
-        self.named: Counter[str] = Counter()  # how often a word is the Y of a naming pattern
+        self.named: Counter[str] = Counter()
+        self.chains: Counter[str] = (
+            Counter()
+        )  # names of naming chains (名唤罗刹女，又唤铁扇公主)  # how often a word is the Y of a naming pattern
         self.sentences: list[tuple[int, tuple[str, ...]]] = []  # (paragraph index, names) per sentence
         self.anaphora: list[tuple[str, tuple[str, ...]]] = []  # (epithet, names seen before it, nearest last)
         self.paragraphs = 0
@@ -172,6 +175,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
         in_quote = False
         named_buf: list[str] = []  # the pieces of the name after a naming word
         owner = last_named = ""
+        chain = False  # the owner is a name named just before (a naming chain)
         since_speech = 99  # tokens since the last dialogue attribution
         quote_speaker = ""  # who says the open quote, when its attribution is right before it
         vocative: list[str] | None = None  # the quote's first words, while they may be a vocative
@@ -191,7 +195,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                     st.sentences.append((st.paragraphs, tuple(sentence)))
                 st.paragraphs += 1
                 if named_buf:
-                    _named_record(st, "".join(named_buf), owner)
+                    _named_record(st, "".join(named_buf), owner, chain)
                 para, sentence, nouns, named_buf = [], [], [], []
                 prev_w = prev_f = prev2_w = prev2_f = prev3_w = ""
                 pending_naming, pending_intro, last_named = "", "", ""
@@ -199,7 +203,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 continue
             if w in SENTENCE_END or w in ("“", "”"):
                 if named_buf:
-                    _named_record(st, "".join(named_buf), owner)
+                    _named_record(st, "".join(named_buf), owner, chain)
                     named_buf = []
                 last_named = ""
                 if sentence:
@@ -280,12 +284,12 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 else:
                     if named_buf:
                         last_named = "".join(named_buf)
-                        _named_record(st, last_named, owner)
+                        _named_record(st, last_named, owner, chain)
                     named_buf, pending_naming = [], ""
             if naming:
                 if named_buf:
                     last_named = "".join(named_buf)
-                    _named_record(st, last_named, owner)
+                    _named_record(st, last_named, owner, chain)
                 # Who is named: the name named just before in this sentence (名唤罗刹女，又唤铁扇公主),
                 # else the last noun before the naming word (那少年名叫…).
                 # A speaker naming himself (贫僧俗家姓陈，法名玄奘: at most one noun since 贫僧) names the
@@ -294,6 +298,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                     owner = pending_intro
                 else:
                     owner = last_named or (nouns[-1] if nouns else "")
+                chain = bool(last_named)
                 pending_naming, named_buf = w, []
             prev3_w, prev2_w, prev2_f, prev_w, prev_f = prev2_w, prev_w, prev_f, w, f
         if sentence:
@@ -302,14 +307,16 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
     return st
 
 
-def _named_record(st: _Stats, name: str, owner: str) -> None:
+def _named_record(st: _Stats, name: str, owner: str, chain: bool) -> None:
     """``name`` followed a naming word: it is a name, and one of ``owner`` (the name or noun before
-    it, or the speaker naming himself)."""
+    it, or the speaker naming himself); ``chain`` when the owner was itself just named."""
     if len(name) < 2:
         return
     st.named[name] += 1
     if owner and owner != name:
         st.naming[(owner, name)] += 1
+        if chain:
+            st.chains.update((owner, name))
 
 
 def _surnames_glue(tokens: list[Token]) -> list[Token]:
@@ -824,7 +831,7 @@ def _named_count(st: _Stats, chapters: list[tuple[int, str]], min_count: int) ->
     """A name glued back after a naming word (罗刹女, 圣婴大王) is no token: count it in the text.
     Such a name counts as a name (the nr tag) when it was named twice, or once in a chain with
     another name (名唤罗刹女，又唤铁扇公主)."""
-    chained = {x for pair in st.naming if pair[0] in st.named and pair[1] in st.named for x in pair}
+    chained = set(st.chains)
     for name, k in st.named.items():
         if st.count[name] >= min_count or not (k >= 2 or name in chained) or not _HAN.match(name):
             continue
