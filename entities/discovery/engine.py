@@ -7,17 +7,24 @@ so the whole run costs little more than the segmenter's own pass.
 Signals, each general (nothing here names a character of any particular novel; docs/discovery.md
 has the table with every threshold):
 
-- **who is a person**: jieba's person tags (nr, nrfg, nrt), and dialogue attribution — a word right
-  before a speech verb (X道 / X笑道 / X说 / X曰) that is not the object of 对 / 向 / 与 …; a word that
-  mostly follows a noun or a pronoun (行者闻言) is a verb of it, not a name;
+- **who is a person**: jieba's person tags (nr, nrfg, nrt), dialogue attribution — a word right
+  before a speech verb (X道 / X笑道 / X说 / X曰) that is not the object of 对 / 向 / 与 … —, and being
+  named: the name after a naming word (名唤 / 叫做 / 号 / 又名 …), glued back from jieba's pieces
+  (罗刹 + 女) and counted in the text; a word that mostly follows a noun or a pronoun (行者闻言) is a
+  verb of it, not a name; name + title jieba cut apart (观世音 + 菩萨) is a name;
 - **places / factions**: the ns / nt tags, with a frequency floor;
 - **grouping aliases** (each joined name keeps the reason, shown as evidence): nesting (悟空 ⊂ 孙悟空),
-  appositions (齐天大圣孙悟空), naming patterns (法名 / 叫做 / 号 … and 我乃Y in dialogue), surnames
-  (老孙; one surname + the same company in the paragraphs; surname + an owned title), abbreviations
-  (牛王 ← 牛魔王), anaphora by lift (那呆子 after 八戒 far more often than after anyone else), pinyin
-  variants — and one constraint over all of them: two names that meet in one sentence are two people;
+  appositions (齐天大圣孙悟空; 如来佛祖 when 佛祖 follows no one else), naming patterns and chains
+  (名唤罗刹女，又唤铁扇公主), a speaker naming himself (贫僧…法名玄奘), place + person (南海菩萨), surnames
+  (老孙; one surname + the closest company in the paragraphs, companions weighed by rarity; surname +
+  an owned title), abbreviations (牛王 ← 牛魔王), anaphora by lift (那呆子 after 八戒 far more often than
+  after anyone else), pinyin variants — and one constraint over all of them: two names that meet in
+  one sentence are two people (unless a naming sentence joins them);
 - **generic words**: titles that end several names or follow several names, roles and epithets that
-  take demonstratives (那妖精), proposed as generic aliases (counted apart, never plain ones).
+  take demonstratives (那妖精), forms of address answered by many (“大王，…”), proposed as generic
+  aliases (counted apart, never plain ones); a group said only inside dialogue that never speaks
+  (师兄) is no character;
+- **order**: √count × confidence × voice (speech share, raised for groups a naming pattern introduces).
 
 Own code rather than a library: no package does name clustering for Chinese fiction; jieba does the
 part a library should (segmentation and tags).
