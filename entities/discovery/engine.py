@@ -684,6 +684,11 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
                 weak=True,
             )
 
+    # Who answers a form of address: a word called at the head of a line (“悟能，…”) that one
+    # group answers at least half the time, far above how often that group answers anyone (lift ≥ 4),
+    # is a way of calling that group — proposed as a generic alias (夯货, 悟能), never a plain one.
+    _vocatives_join(st, groups, person, chapters, min_count)
+
     # Surname + a title someone already answers to (唐 + 长老, when 长老 is 唐僧's): that someone.
     for w in sorted(person, key=lambda x: (-count[x], x)):
         c, title = w[0], w[1:]
@@ -850,6 +855,41 @@ def _named_count(st: _Stats, chapters: list[tuple[int, str]], min_count: int) ->
             st.first[name] = seen[0][0]
             st.chapters[name] = {number for number, _ in seen}
     return chained
+
+
+def _vocatives_join(
+    st: _Stats, groups: _Groups, person: set[str], chapters: list[tuple[int, str]], min_count: int
+) -> None:
+    answered: dict[str, Counter[str]] = defaultdict(Counter)
+    base: Counter[str] = Counter()
+    for (called, who), n in st.answers.items():
+        if who in person:
+            answered[called][groups.find(who)] += n
+            base[groups.find(who)] += n
+    total_answers = sum(base.values()) or 1
+    for called, by_group in sorted(answered.items()):
+        total = sum(by_group.values())
+        top, n = by_group.most_common(1)[0]
+        if (
+            total < 4
+            or n < 0.5 * total
+            or (n / total) / (base[top] / total_answers) < 4
+            or any(c in called for c in "你我他这那")
+            or groups.find(called) != called
+            or groups.members.get(called)
+            or all(m in groups.generic for m in groups.members.get(top, {top}))
+        ):
+            continue
+        if called not in person:
+            seen = [(number, body.count(called)) for number, body in chapters if called in body]
+            if sum(k for _, k in seen) < min_count:
+                continue
+            st.count[called] = sum(k for _, k in seen)
+            st.first[called] = seen[0][0]
+            st.chapters[called] = {number for number, _ in seen}
+            person.add(called)
+        if groups.join(called, top, f"呼「{called}」的 {total} 次中 {n} 次由「{top}」答话", weak=True):
+            groups.generic.add(called)
 
 
 def _parts(w: str, person: set[str]) -> set[str]:
