@@ -18,8 +18,9 @@ has the table with every threshold):
   (名唤罗刹女，又唤铁扇公主), a speaker naming himself (贫僧…法名玄奘), place + person (南海菩萨), surnames
   (老孙; one surname + the closest company in the paragraphs, companions weighed by rarity; surname +
   an owned title), abbreviations (牛王 ← 牛魔王), anaphora by lift (那呆子 after 八戒 far more often than
-  after anyone else), pinyin variants — and one constraint over all of them: two names that meet in
-  one sentence are two people (unless a naming sentence joins them);
+  after anyone else), who answers a form of address (“悟能，…” answered by 八戒), pinyin variants — and
+  one constraint over all of them: two names that meet in one sentence are two people (unless a
+  naming sentence joins them);
 - **generic words**: titles that end several names or follow several names, roles and epithets that
   take demonstratives (那妖精), forms of address answered by many (“大王，…”), proposed as generic
   aliases (counted apart, never plain ones); a group said only inside dialogue that never speaks

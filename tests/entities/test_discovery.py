@@ -322,7 +322,7 @@ def test_xiyouji_figures():
     figures = score(discover(xiyouji_chapters(), types=["角色"]), gold_load())
     # The figures this engine reaches (bench/README.md); the goals are higher (docs/discovery.md).
     assert figures["recall_top30"] >= 14
-    assert figures["aliases_right"] >= 0.6
+    assert figures["aliases_right"] >= 0.62
     assert figures["aliases_wrong"] <= 0.11
     by_character = {row["character"]: row["proposal"] for row in figures["detail"]}
     assert by_character["孙悟空"] == "孙行者" and by_character["猪八戒"] == "猪八戒"
