@@ -7,17 +7,25 @@ so the whole run costs little more than the segmenter's own pass.
 Signals, each general (nothing here names a character of any particular novel; docs/discovery.md
 has the table with every threshold):
 
-- **who is a person**: jieba's person tags (nr, nrfg, nrt), and dialogue attribution — a word right
-  before a speech verb (X道 / X笑道 / X说 / X曰) that is not the object of 对 / 向 / 与 …; a word that
-  mostly follows a noun or a pronoun (行者闻言) is a verb of it, not a name;
+- **who is a person**: jieba's person tags (nr, nrfg, nrt), dialogue attribution — a word right
+  before a speech verb (X道 / X笑道 / X说 / X曰) that is not the object of 对 / 向 / 与 … —, and being
+  named: the name after a naming word (名唤 / 叫做 / 号 / 又名 …), glued back from jieba's pieces
+  (罗刹 + 女) and counted in the text; a word that mostly follows a noun or a pronoun (行者闻言) is a
+  verb of it, not a name; name + title jieba cut apart (观世音 + 菩萨) is a name;
 - **places / factions**: the ns / nt tags, with a frequency floor;
 - **grouping aliases** (each joined name keeps the reason, shown as evidence): nesting (悟空 ⊂ 孙悟空),
-  appositions (齐天大圣孙悟空), naming patterns (法名 / 叫做 / 号 … and 我乃Y in dialogue), surnames
-  (老孙; one surname + the same company in the paragraphs; surname + an owned title), abbreviations
-  (牛王 ← 牛魔王), anaphora by lift (那呆子 after 八戒 far more often than after anyone else), pinyin
-  variants — and one constraint over all of them: two names that meet in one sentence are two people;
+  appositions (齐天大圣孙悟空; 如来佛祖 when 佛祖 follows no one else), naming patterns and chains
+  (名唤罗刹女，又唤铁扇公主), a speaker naming himself (贫僧…法名玄奘), place + person (南海菩萨), surnames
+  (老孙; one surname + the closest company in the paragraphs, companions weighed by rarity; surname +
+  an owned title), abbreviations (牛王 ← 牛魔王), anaphora by lift (那呆子 after 八戒 far more often than
+  after anyone else), who answers a form of address (“悟能，…” answered by 八戒), pinyin variants — and
+  one constraint over all of them: two names that meet in one sentence are two people (unless a
+  naming sentence joins them);
 - **generic words**: titles that end several names or follow several names, roles and epithets that
-  take demonstratives (那妖精), proposed as generic aliases (counted apart, never plain ones).
+  take demonstratives (那妖精), forms of address answered by many (“大王，…”), proposed as generic
+  aliases (counted apart, never plain ones); a group said only inside dialogue that never speaks
+  (师兄) is no character;
+- **order**: √count × confidence × voice (speech share, raised for groups a naming pattern introduces).
 
 Own code rather than a library: no package does name clustering for Chinese fiction; jieba does the
 part a library should (segmentation and tags).
@@ -51,8 +59,18 @@ NOT_SPEECH = frozenset({"知道", "难道", "大道", "味道", "一道", "地�
 OBJECT_MARKERS = frozenset({"对", "向", "与", "和", "跟", "同", "叫", "问", "望", "朝", "教", "请", "把", "将", "被"})
 DEMONSTRATIVES = frozenset({"那", "这", "那个", "这个", "此"})
 # Patterns that introduce another name of the person just mentioned.
-NAMING = re.compile(r"(?:姓[\u4e00-\u9fff]名|法名|名唤|唤做|唤作|叫做|叫作|称为|号为|道号|混名|绰号|表字|人称|人唤|号)")
-SELF_INTRO = re.compile(r"(?:我乃|我是|吾乃|吾是|俺是|俺乃|我便是|我就是|在下)")
+NAMING = re.compile(
+    r"(?:姓[\u4e00-\u9fff]名|法名|名唤|唤名|名叫|名为|唤做|唤作|叫做|叫作|称为|号为|道号|混名|绰号|表字|人称|人唤|号"
+    r"|又名|又唤|又叫|又号|又称|一名|别名|别号|小名|乳名|外号|诨名|本名|原名|号称|自称|号曰|名曰)"
+)
+SELF_INTRO = re.compile(r"(?:我乃|我是|吾乃|吾是|俺是|俺乃|我便是|我就是|在下|我本是|我原是|俺本是|吾本是)")
+# First-person words of dialogue: a naming pattern in a line the speaker says of himself (我…法名Y,
+# 贫僧…法名Y) names the speaker.
+FIRST_PERSON = frozenset({"我", "吾", "俺", "贫僧", "小僧", "老衲", "贫道", "在下", "本王", "朕", "孤", "老身", "小人"})
+# What closes a vocative at the head of a quote (“悟净，…” / “八戒！…”).
+VOCATIVE_END = frozenset("，！,!")
+# Quote marks inside a naming sentence (叫做‘孙悟空’) do not end it.
+INNER_QUOTES = frozenset("‘’「」『』\"'")
 # The commonest Chinese surnames (a fixed linguistic list, not any novel's cast): a lone one of these
 # that jieba leaves before an unknown given name is that name's first character.
 SURNAMES = frozenset(
@@ -63,6 +81,7 @@ SURNAMES = frozenset(
 # rarer one's occurrences are two people: a strong link must not join them; a weak one yields sooner.
 APART_STRONG, APART_WEAK = 0.1, 0.02
 GENERIC_APART = 0.2  # a generic word meeting a name in this share of sentences is someone else
+CLOSE_COMPANY = 0.6  # … or above which, when it is clearly the closest of its surname's groups
 SAME_COMPANY = 0.85  # cosine of two names' paragraph company above which one surname means one person
 GIVEN_TAGS = frozenset({"nr", "ns", "nz", "ng", "n", "a", "ag"})
 SENTENCE_END = frozenset("。！？!?；;")
@@ -132,6 +151,14 @@ class _Stats:
         self.chapters: dict[str, set[int]] = defaultdict(set)
         self.adjacent: Counter[tuple[str, str]] = Counter()
         self.naming: Counter[tuple[str, str]] = Counter()
+        self.adjacent_first: dict[tuple[str, str], int] = {}
+        self.adjacent_chapters: dict[tuple[str, str], set[int]] = defaultdict(set)
+        self.answers: Counter[tuple[str, str]] = Counter()  # (vocative, who answered it next)
+        self.quoted: Counter[str] = Counter()  # occurrences inside dialogue
+        self.named: Counter[str] = Counter()
+        self.chains: Counter[str] = (
+            Counter()
+        )  # names of naming chains (名唤罗刹女，又唤铁扇公主)  # how often a word is the Y of a naming pattern
         self.sentences: list[tuple[int, tuple[str, ...]]] = []  # (paragraph index, names) per sentence
         self.anaphora: list[tuple[str, tuple[str, ...]]] = []  # (epithet, names seen before it, nearest last)
         self.paragraphs = 0
@@ -152,24 +179,55 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
         pending_naming = ""
         pending_intro = ""
         speaker_last = ""
+        first_person = -1  # in a quote, how many nouns the sentence had at its first-person word
+        in_quote = False
+        named_buf: list[str] = []  # the pieces of the name after a naming word
+        owner = last_named = ""
+        chain = False  # the owner is a name named just before (a naming chain)
+        since_speech = 99  # tokens since the last dialogue attribution
+        quote_speaker = ""  # who says the open quote, when its attribution is right before it
+        vocative: list[str] | None = None  # the quote's first words, while they may be a vocative
+        called: tuple[str, str, int] | None = None  # (vocative, who called, paragraph) awaiting an answer
         for w, f in tokens:
+            since_speech += 1
+            if vocative is not None and w != "“":
+                if _HAN.match(w) and len(vocative) < 3 and "\n" not in w:
+                    vocative.append(w)
+                else:
+                    name = "".join(vocative)
+                    if w in VOCATIVE_END and 2 <= len(name) <= 4 and name != quote_speaker:
+                        called = (name, quote_speaker, st.paragraphs)
+                    vocative = None
             if "\n" in w:
                 if sentence:
                     st.sentences.append((st.paragraphs, tuple(sentence)))
                 st.paragraphs += 1
-                para, sentence, nouns = [], [], []
+                if named_buf:
+                    _named_record(st, "".join(named_buf), owner, chain)
+                para, sentence, nouns, named_buf = [], [], [], []
                 prev_w = prev_f = prev2_w = prev2_f = prev3_w = ""
-                pending_naming, pending_intro = "", ""
+                pending_naming, pending_intro, last_named = "", "", ""
+                in_quote = False
                 continue
             if w in SENTENCE_END or w in ("“", "”"):
+                if named_buf:
+                    _named_record(st, "".join(named_buf), owner, chain)
+                    named_buf = []
+                last_named = ""
                 if sentence:
                     st.sentences.append((st.paragraphs, tuple(sentence)))
                     sentence = []
+                nouns = []  # the X of "X，号Y" is in Y's sentence
                 pending_naming = ""
+                first_person = -1
                 if w == "”":
                     pending_intro = ""
             if w == "“" and speaker_last:
                 pending_intro = speaker_last
+            if w == "“":
+                quote_speaker = speaker_last if since_speech <= 3 else ""
+                vocative = []
+            in_quote = (in_quote or w == "“") and w != "”"
             if len(w) >= 3 and w[0] in "那这" and _HAN.match(w):
                 # jieba often glues the demonstrative on (那长老): split it back off.
                 prev3_w, prev2_w, prev2_f, prev_w, prev_f, w = prev2_w, prev_w, prev_f, w[0], "r", w[1:]
@@ -177,6 +235,8 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 st.count[w] += 1
                 st.tag[w][f] += 1
                 st.chapters[w].add(number)
+                if in_quote:
+                    st.quoted[w] += 1
                 if w not in st.first:
                     st.first[w] = number
                 if prev_w in DEMONSTRATIVES:
@@ -187,12 +247,12 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                     st.after_name[w] += 1
                     if prev_w != w and _is_word(prev_w):
                         st.adjacent[(prev_w, w)] += 1
-                if pending_naming and nouns:
-                    st.naming[(nouns[-1], w)] += 1
+                        st.adjacent_first.setdefault((prev_w, w), number)
+                        st.adjacent_chapters[(prev_w, w)].add(number)
                 if pending_intro and SELF_INTRO.search(prev2_w + prev_w):
                     st.naming[(pending_intro, w)] += 1
                 para.append(w)
-                if f in NOUNISH:
+                if f in NOUNISH and not NAMING.fullmatch(w):
                     nouns.append(w)
                 sentence.append(w)
             elif w.endswith(SPEECH_END) and len(w) <= 3 and w not in NOT_SPEECH:
@@ -206,15 +266,65 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 ):
                     st.speaker[who] += 1
                     speaker_last = who
-            if NAMING.fullmatch(w):
-                pending_naming = w
-            elif not (pending_naming and w in ("是", "为", "做")):
-                pending_naming = ""
+                    since_speech = 0
+                    if called and st.paragraphs - called[2] <= 2 and who != called[1]:
+                        # “悟净，…” answered by 沙僧道: the one called answers.
+                        st.answers[(called[0], who)] += 1
+                    called = None
+                elif prev_f[:1] == "v" and len(prev_w) == 2 and prev2_f in NOUNISH and _is_word(prev2_w):
+                    # X + gesture + 道 (唐僧合掌道): X says the quote that follows, though a verb sits
+                    # between; not counted as a speaker (the gesture may be anyone's).
+                    speaker_last = prev2_w
+                    since_speech = 0
+            if pending_intro and w in FIRST_PERSON and first_person < 0:
+                first_person = len(nouns)
+            # jieba may cut 又唤 / 一名 in two: the verb after 又 / 一 / 人 names too.
+            naming = NAMING.fullmatch(w) is not None or (
+                w in ("唤", "叫", "称", "号", "名") and prev_w in ("又", "一", "人", "遂", "自")
+            )
+            if pending_naming and not naming:
+                # The name after a naming word, glued back from the pieces jieba cut it into (罗刹 + 女,
+                # 圣婴 + 大王): nouns, distinguishing words and morphemes, up to 6 characters.
+                if _HAN.match(w) and f[:1] in "nbg" and len(w) + sum(map(len, named_buf)) <= 6:
+                    named_buf.append(w)
+                elif not named_buf and (w in ("是", "为", "做", "个", "曰") or w in INNER_QUOTES):
+                    pass
+                else:
+                    if named_buf:
+                        last_named = "".join(named_buf)
+                        _named_record(st, last_named, owner, chain)
+                    named_buf, pending_naming = [], ""
+            if naming:
+                if named_buf:
+                    last_named = "".join(named_buf)
+                    _named_record(st, last_named, owner, chain)
+                # Who is named: the name named just before in this sentence (名唤罗刹女，又唤铁扇公主),
+                # else the last noun before the naming word (那少年名叫…).
+                # A speaker naming himself (贫僧俗家姓陈，法名玄奘: at most one noun since 贫僧) names the
+                # speaker; with more between (我师父…有个红孩儿，号…) it names someone else.
+                if 0 <= first_person and len(nouns) - first_person <= 1 and not last_named:
+                    owner = pending_intro
+                else:
+                    owner = last_named or (nouns[-1] if nouns else "")
+                chain = bool(last_named)
+                pending_naming, named_buf = w, []
             prev3_w, prev2_w, prev2_f, prev_w, prev_f = prev2_w, prev_w, prev_f, w, f
         if sentence:
             st.sentences.append((st.paragraphs, tuple(sentence)))
         st.paragraphs += 1
     return st
+
+
+def _named_record(st: _Stats, name: str, owner: str, chain: bool) -> None:
+    """``name`` followed a naming word: it is a name, and one of ``owner`` (the name or noun before
+    it, or the speaker naming himself); ``chain`` when the owner was itself just named."""
+    if len(name) < 2:
+        return
+    st.named[name] += 1
+    if owner and owner != name:
+        st.naming[(owner, name)] += 1
+        if chain:
+            st.chains.update((owner, name))
 
 
 def _surnames_glue(tokens: list[Token]) -> list[Token]:
@@ -312,6 +422,7 @@ def _share(counter: Counter[str], tags: frozenset[str]) -> float:
 
 def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, limit: int) -> list[Proposal]:
     count = st.count
+    chained = _named_count(st, chapters, min_count)
     # A person: tagged as a name most of the time, or the speaker of enough lines. A word that mostly
     # follows another name is a verb of that name (闻言, 大怒), not a name.
     person: set[str] = set()
@@ -327,6 +438,7 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             nr >= 0.5
             or (spk >= max(3, min_count // 2) and spk >= 0.05 * n)
             or (dem >= min_count and dem >= 0.3 * n and spk)
+            or ((st.named[w] >= 2 or w in chained) and _share(st.tag[w], PLACE_TAGS | ORG_TAGS) < 0.5)
         ):
             person.add(w)
     # A longer word holding a person's name that itself speaks or is pointed at (猪八戒 ⊃ 八戒) is a
@@ -340,6 +452,13 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
     # A name + the title of someone heard speaking often (观音 + 菩萨) is a person, and so is that name on
     # its own (观音), though neither ever speaks under it.
     titles = {w for w in person if st.speaker[w] >= 3 * min_count}
+    # Of those, the ones written after three or more different words that are not speakers
+    # themselves (观世音 / 南海 / 文殊 + 菩萨) are titles; after other speakers (八戒沙僧) a list.
+    heads: dict[str, set[str]] = defaultdict(set)
+    for (a, b), n in st.adjacent.items():
+        if b in titles and n >= 2 and a not in titles:
+            heads[b].add(a)
+    title_words = {b for b, hs in heads.items() if len(hs) >= 3}
     for w, n in list(count.items()):
         if n < min_count or w in person or len(w) < 4 or not _HAN.match(w):
             continue
@@ -348,6 +467,27 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             if title in titles and len(head) >= 2 and st.after_name[w] <= 0.5 * n:
                 person.add(w)
                 if count[head] >= min_count and st.after_name[head] <= 0.5 * count[head]:
+                    person.add(head)
+                break
+    for (head, title), n in st.adjacent.items():
+        # The same when jieba cut the two apart (观世音 + 菩萨): the head alone is a name.
+        if (
+            title in title_words
+            and n >= min_count
+            and head not in person
+            and count[head] >= min_count
+            and n >= 0.3 * count[head]  # mostly written with its title (not 东土 of 东土和尚)
+            and _share(st.tag[head], NOUNISH) >= 0.5
+            and _share(st.tag[head], PLACE_TAGS) < 0.5  # 南海 + 菩萨: where she lives, not a name
+            and st.after_name[head] <= 0.5 * count[head]
+        ):
+            person.add(head)
+    # A named name made of a word and a title (圣婴 + 大王) has that word alone for a short form.
+    for w in [w for w in person if st.named[w]]:
+        for k in (1, 2):
+            head, title = w[:-k], w[-k:]
+            if len(head) >= 2 and (title in person or k == 1) and count[head] >= min_count:
+                if head not in person and st.after_name[head] <= 0.5 * count[head]:
                     person.add(head)
                 break
     # A verb glued onto a name (保 + 唐僧: 保唐僧取经) is segmentation noise, not a longer name: one
@@ -364,7 +504,7 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             person.discard(w)
     for w in list(person):
         b = w[:-1]
-        if len(b) >= 2 and b in person and count[w] * 3 < count[b]:
+        if len(b) >= 2 and b in person and count[w] * 3 < count[b] and not st.named[w]:
             person.discard(w)  # a verb glued after a name (沙僧笑道 cut as 沙僧笑 + 道)
     # 老 + X names a surname only when X also begins two full names (孙悟空, 孙行者 → 老孙); 老妖, 老魔
     # are epithets.
@@ -374,12 +514,19 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
     }
     _given_names_recover(st, person, surnames, chapters, min_count)
     together = _sentence_pairs(st, person)
+    # A naming sentence names one person twice (铁扇公主，又名罗刹女): its two names do not meet as two
+    # people, nor do the tokens jieba cut them into (罗刹 of 罗刹女).
+    named_together: Counter[frozenset[str]] = Counter()
+    for (x, y), n in st.naming.items():
+        for x_part in _parts(x, person):
+            for y_part in _parts(y, person):
+                named_together[frozenset((x_part, y_part))] += n
     apart: dict[str, dict[str, float]] = defaultdict(dict)
     for pair, n in together.items():
         a, b = tuple(pair)
         if a in b or b in a:
             continue  # 孙悟空 … 悟空 in one sentence is one person named twice
-        n -= st.adjacent[(a, b)] + st.adjacent[(b, a)] + st.naming[(a, b)] + st.naming[(b, a)]
+        n -= st.adjacent[(a, b)] + st.adjacent[(b, a)] + named_together[pair]
         if n >= 3:
             apart[a][b] = apart[b][a] = n / min(count[a], count[b])
     groups = _Groups(apart)
@@ -387,6 +534,16 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
     # A word that often takes a demonstrative (那妖精, 这国王, 那呆子) is a role or an epithet, which
     # names whoever fills it at the moment: generic. Proper names seldom do (那八戒: 4 %).
     generic.update(w for w in person if st.demonstrative[w] >= max(min_count, 0.2 * count[w]))
+    # A word called out at the head of a line (“大王，…”) and answered by many different people is a
+    # form of address, not one person's name.
+    answered: dict[str, Counter[str]] = defaultdict(Counter)
+    for (called, who), n in st.answers.items():
+        if called in person and who in person:
+            answered[called][who] += n
+    for called, who in answered.items():
+        total = sum(who.values())
+        if total >= max(10, 2 * min_count) and who.most_common(1)[0][1] < 0.5 * total:
+            generic.add(called)
 
     # Nesting: the longer names holding each name, weighted by how often they occur.
     holders: dict[str, list[str]] = defaultdict(list)
@@ -408,6 +565,7 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         end_share = max((count[a] for a in ends), default=0) / (sum(count[a] for a in ends) or 1)
         if len(ends) >= 3 or (len(ends) >= 2 and end_share < 0.6):
             generic.add(b)
+        # A title used far more often alone than in the names holding it (大王 ⊂ 圣婴大王) names many.
         if share >= 0.5:
             groups.join(b, best, f"「{b}」是「{best}」的一部分")
 
@@ -423,10 +581,29 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         if len(names) >= 3 and sum(st.adjacent[(a, b)] for a in names) >= 0.3 * count[b]
     )
     for (a, b), n in st.adjacent.items():
-        if a in person and b in person and a not in generic and b not in generic and n >= 3 and n >= 0.1 * count[b]:
+        if (
+            a in person
+            and b in person
+            and a not in generic
+            and b not in generic
+            and n >= 3
+            and (n >= 0.1 * count[b] or title_of[b] == {a})
+        ):
+            # A word written after one name only (如来佛祖) is that name's title however seldom.
             groups.join(b, a, f"「{a}{b}」连写 {n} 次（同位语）")
+    # A name given by several people's lines (行者 and 红孩儿 both say 圣婴) belongs to the one who
+    # names it most, and to nobody on a tie.
+    naming_owners: dict[str, Counter[str]] = defaultdict(Counter)
     for (a, b), n in st.naming.items():
-        if a in person and b in person and a != b and n >= 2:
+        if a != b and a in person:
+            naming_owners[b][a] += n
+    for (a, b), n in st.naming.items():
+        if a in st.named:
+            n += st.naming[(b, a)]  # 名唤罗刹女，又唤铁扇公主 / 铁扇公主，又名罗刹女: one chain both ways
+        owners = naming_owners[b].most_common(2)
+        if len(owners) > 1 and owners[1][1] >= owners[0][1]:
+            continue
+        if a in person and b in person and a != b and n >= 2 and a not in generic and owners[0][0] == a:
             groups.join(b, a, f"称谓句式（法名/叫做/号/我乃…）{n} 次：{a} → {b}", weak=True)
 
     # Surnames. A character of the book is a surname when it is a common one or when 老 + it is a word
@@ -450,17 +627,25 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         # person named two ways (唐僧 / 唐三藏); two people of one family keep different company.
         if c not in surnames:
             continue
-        for i, a in enumerate(names):
-            for b in names[i + 1 :]:
-                if groups.find(a) == groups.find(b):
-                    continue
-                # The company of the two groups so far, not of the two words: a rare full name (唐太宗)
-                # speaks through its short forms (太宗).
-                ga = groups.members.get(groups.find(a), {a})
-                gb = groups.members.get(groups.find(b), {b})
-                similarity = _cosine(profiles, ga, gb)
-                if similarity >= SAME_COMPANY:
-                    groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {similarity:.2f}）")
+        for i, b in enumerate(names):
+            if i == 0:
+                continue
+            # The company of the two groups so far, not of the two words: a rare full name (唐太宗)
+            # speaks through its short forms (太宗). A name joins the more frequent group of its
+            # surname whose company is closest: clearly the closest (1.2× the next), or very close.
+            gb = groups.members.get(groups.find(b), {b})
+            scored = []
+            for a in names[:i]:
+                if groups.find(a) != groups.find(b) and not any(s[1] == groups.find(a) for s in scored):
+                    ga = groups.members.get(groups.find(a), {a})
+                    scored.append((_cosine(profiles, ga, gb), groups.find(a), a))
+            if not scored:
+                continue
+            scored.sort(reverse=True)
+            similarity, _, a = scored[0]
+            runner_up = scored[1][0] if len(scored) > 1 else 0.0
+            if similarity >= SAME_COMPANY or (similarity >= CLOSE_COMPANY and similarity >= 1.2 * runner_up):
+                groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {similarity:.2f}）")
 
     # Anaphora: 那 / 这 + epithet votes for the name just before it.
     votes: dict[str, Counter[str]] = defaultdict(Counter)
@@ -500,6 +685,11 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
                 weak=True,
             )
 
+    # Who answers a form of address: a word called at the head of a line (“悟能，…”) that one
+    # group answers at least half the time, far above how often that group answers anyone (lift ≥ 4),
+    # is a way of calling that group — proposed as a generic alias (夯货, 悟能), never a plain one.
+    _vocatives_join(st, groups, person, chapters, min_count)
+
     # Surname + a title someone already answers to (唐 + 长老, when 长老 is 唐僧's): that someone.
     for w in sorted(person, key=lambda x: (-count[x], x)):
         c, title = w[0], w[1:]
@@ -508,15 +698,6 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             if owner != title or groups.members.get(owner):
                 if any(m[0] == c and m != w for m in groups.members.get(owner, {owner})):
                     groups.join(w, owner, f"姓「{c}」+「{title}」（{title} 已归入「{owner}」）")
-
-    # Abbreviations: a name made of some of a longer name's characters in order, the first included
-    # (牛王 ← 牛魔王, 玉帝 ← 玉皇大帝), the way Chinese shortens names.
-    for a in sorted(person, key=lambda x: (-len(x), -count[x], x)):
-        if len(a) < 3:
-            continue
-        for b in person:
-            if 2 <= len(b) < len(a) and b[0] == a[0] and b not in a and _subsequence(b, a):
-                groups.join(b, a, f"「{b}」是「{a}」的简称")
 
     # Pinyin variants of a frequent name.
     by_pinyin: dict[str, list[str]] = defaultdict(list)
@@ -536,18 +717,35 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         if (
             a in person
             and b in person
-            and (b in generic or groups.find(a) == groups.find(b))
+            and (b in generic or b in title_words or groups.find(a) == groups.find(b))
             and a not in generic
             and n >= min_count
             and compound not in person
             and len(compound) <= 6
         ):
-            person.add(compound)
-            count[compound] = n
-            st.tag[compound]["nr"] = n
-            st.first[compound] = st.first[a]
-            st.chapters[compound] = st.chapters[a]
+            _compound_add(st, person, a, b, n)
             groups.join(compound, a, f"「{a}」+ 称号「{b}」连写 {n} 次")
+        elif (
+            b in person
+            and a not in person
+            and n >= min_count
+            and len(compound) <= 6
+            and compound not in person
+            and _share(st.tag[a], PLACE_TAGS) >= 0.5
+            and b not in generic  # 乌鸡 + 国王 is one king of many: no name of 国王's group
+        ):
+            # A place + a person word (南海 + 菩萨, 南海 + 观音) is that person by where they live.
+            _compound_add(st, person, a, b, n)
+            groups.join(compound, b, f"地名「{a}」+「{b}」连写 {n} 次")
+
+    # Abbreviations: a name made of some of a longer name's characters in order, the first included
+    # (牛王 ← 牛魔王, 玉帝 ← 玉皇大帝), the way Chinese shortens names.
+    for a in sorted(person, key=lambda x: (-len(x), -count[x], x)):
+        if len(a) < 3:
+            continue
+        for b in person:
+            if 2 <= len(b) < len(a) and b[0] == a[0] and b not in a and _subsequence(b, a):
+                groups.join(b, a, f"「{b}」是「{a}」的简称")
 
     members: dict[str, list[str]] = defaultdict(list)
     for w in person:
@@ -557,6 +755,9 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         plain = [w for w in names if w not in generic]
         if not plain:
             continue  # a title alone (大王, 师父 with no owner) is not a character
+        said = sum(count[w] for w in plain)
+        if sum(st.quoted[w] for w in plain) >= 0.9 * said and sum(st.speaker[w] for w in plain) < 0.05 * said:
+            continue  # said only by characters, never by the narrator, nor speaking: a form of address (师兄)
         # Not the tail of a fuller member (菩萨 of 观音菩萨, 八戒 of 猪八戒): that is its short form.
         full = [w for w in plain if not any(o != w and o.endswith(w) for o in names)] or plain
         canonical = max(full, key=lambda w: (_name_score(st, w), w))
@@ -579,17 +780,35 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
                 chapters=len(chaps),
                 confidence=confidence,
                 aliases=aliases,
-                signals={"speaker": spk, "person_tag_share_pct": round(100 * nr)},
+                signals={
+                    "speaker": spk,
+                    "person_tag_share_pct": round(100 * nr),
+                    "named": sum(st.named[w] for w in names),
+                },
             )
         )
     # Characters act: a group seldom heard speaking (宝贝, 金光: words jieba tags as names) ranks below
-    # one that often does.
-    proposals.sort(key=lambda p: (-p.count * (0.2 + p.confidence) * _voice(p), p.name))
+    # one that often does. The square root of the count lets how a group behaves weigh as much as how
+    # often it is written (a minor character introduced by name above a frequent common word).
+    proposals.sort(key=lambda p: (-math.sqrt(p.count) * (0.2 + p.confidence) * _voice(p), p.name))
     return proposals[:limit]
 
 
+def _compound_add(st: _Stats, person: set[str], a: str, b: str, n: int) -> None:
+    compound = a + b
+    person.add(compound)
+    st.count[compound] = n
+    st.tag[compound]["nr"] = n
+    st.first[compound] = st.adjacent_first[(a, b)]
+    st.chapters[compound] = st.adjacent_chapters[(a, b)]
+
+
 def _voice(p: Proposal) -> float:
-    return 0.3 + 0.7 * min(1.0, p.signals["speaker"] / max(1.0, 0.05 * p.count))
+    """How much a group behaves like a person: heard speaking, or introduced by a naming pattern
+    (名唤红孩儿，号圣婴大王) — a narrator names people, not things."""
+    voice = 0.1 + 0.9 * min(1.0, p.signals["speaker"] / max(1.0, 0.05 * p.count))
+    named = p.signals["named"]
+    return voice * (1 + min(named, 4) / 2) if named >= 2 else voice
 
 
 def _name_score(st: _Stats, w: str) -> float:
@@ -621,6 +840,64 @@ def _given_names_recover(
             st.chapters[given] = {number for number, _ in seen}
 
 
+def _named_count(st: _Stats, chapters: list[tuple[int, str]], min_count: int) -> set[str]:
+    """A name glued back after a naming word (罗刹女, 圣婴大王) is no token: count it in the text.
+    Such a name counts as a name (the nr tag) when it was named twice, or once in a chain with
+    another name (名唤罗刹女，又唤铁扇公主)."""
+    chained = set(st.chains)
+    for name, k in st.named.items():
+        if st.count[name] >= min_count or not (k >= 2 or name in chained) or not _HAN.match(name):
+            continue
+        seen = [(number, body.count(name)) for number, body in chapters if name in body]
+        total = sum(n for _, n in seen)
+        if total >= min_count:
+            st.count[name] = total
+            st.tag[name] = Counter({"nr": total})
+            st.first[name] = seen[0][0]
+            st.chapters[name] = {number for number, _ in seen}
+    return chained
+
+
+def _vocatives_join(
+    st: _Stats, groups: _Groups, person: set[str], chapters: list[tuple[int, str]], min_count: int
+) -> None:
+    answered: dict[str, Counter[str]] = defaultdict(Counter)
+    base: Counter[str] = Counter()
+    for (called, who), n in st.answers.items():
+        if who in person:
+            answered[called][groups.find(who)] += n
+            base[groups.find(who)] += n
+    total_answers = sum(base.values()) or 1
+    for called, by_group in sorted(answered.items()):
+        total = sum(by_group.values())
+        top, n = by_group.most_common(1)[0]
+        if (
+            total < 4
+            or n < 0.5 * total
+            or (n / total) / (base[top] / total_answers) < 4
+            or any(c in called for c in "你我他这那")
+            or groups.find(called) != called
+            or groups.members.get(called)
+            or all(m in groups.generic for m in groups.members.get(top, {top}))
+        ):
+            continue
+        if called not in person:
+            seen = [(number, body.count(called)) for number, body in chapters if called in body]
+            if sum(k for _, k in seen) < min_count:
+                continue
+            st.count[called] = sum(k for _, k in seen)
+            st.first[called] = seen[0][0]
+            st.chapters[called] = {number for number, _ in seen}
+            person.add(called)
+        if groups.join(called, top, f"呼「{called}」的 {total} 次中 {n} 次由「{top}」答话", weak=True):
+            groups.generic.add(called)
+
+
+def _parts(w: str, person: set[str]) -> set[str]:
+    """``w`` and the names inside it."""
+    return {w} | {w[i:j] for i in range(len(w)) for j in range(i + 2, len(w) + 1)} & person
+
+
 def _subsequence(short: str, long: str) -> bool:
     it = iter(long)
     return all(ch in it for ch in short)
@@ -632,13 +909,22 @@ def _profiles(st: _Stats, person: set[str]) -> dict[str, Counter[str]]:
     for index, names in st.sentences:
         paragraphs[index].update(n for n in names if n in person)
     profiles: dict[str, Counter[str]] = defaultdict(Counter)
+    df: Counter[str] = Counter()
     for names in paragraphs.values():
         if len(names) > 12:
             continue  # a list of names (a roll call) says nothing about anyone's company
+        df.update(names)
         for a in names:
             for b in names:
                 if a != b:
                     profiles[a][b] += 1
+    # Meeting the protagonists says little (everyone does): each companion weighs by how rare it is
+    # (inverse document frequency over the paragraphs).
+    total = len(paragraphs) or 1
+    idf = {k: math.log(total / n) for k, n in df.items()}
+    for profile in profiles.values():
+        for k in profile:
+            profile[k] *= idf[k]
     return profiles
 
 
