@@ -87,3 +87,20 @@ def demo_copy(tmp_path) -> Path:
     dest = tmp_path / "books" / "demo-book"
     shutil.copytree(DEMO_BOOK, dest)
     return dest
+
+
+@pytest.fixture
+def books(db, tmp_path):
+    """The demo book and a one-chapter second book 'other' (for cross-book keys and scopes)."""
+    from webnovel.models import Book  # app modules load after Django is set up
+    from webnovel.rebuilder import book_rebuild
+
+    if not DEMO_BOOK.is_dir():
+        pytest.skip(f"demo book absent: {DEMO_BOOK}")
+    assert book_rebuild(root=DEMO_BOOK)["ok"] is True
+    other = tmp_path / "other"
+    (other / "定稿" / "正文").mkdir(parents=True)
+    (other / "book.yaml").write_text("slug: other\ntitle: 另一本书\n", encoding="utf-8")
+    (other / "定稿" / "正文" / "第0001章.md").write_text("---\ntitle: 开端\n---\n另一本书的正文。\n", encoding="utf-8")
+    assert book_rebuild(root=other)["ok"] is True
+    return Book.objects.get(slug="demo-book"), Book.objects.get(slug="other")

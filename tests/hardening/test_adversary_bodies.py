@@ -8,22 +8,12 @@ import pytest
 from django.test import Client
 
 from bench.adversary_bodies import REQUEST_CASES, cases_replay
-from tests.conftest import DEMO_BOOK
 from webnovel.models import Book
-from webnovel.rebuilder import book_rebuild
 from webnovel.services import apikey_create
 
 
 @pytest.fixture
-def replayed(db, tmp_path):
-    if not DEMO_BOOK.is_dir():
-        pytest.skip(f"demo book absent: {DEMO_BOOK}")
-    assert book_rebuild(root=DEMO_BOOK)["ok"] is True
-    other = tmp_path / "other"
-    (other / "定稿" / "正文").mkdir(parents=True)
-    (other / "book.yaml").write_text("slug: other\ntitle: 另一本书\n", encoding="utf-8")
-    (other / "定稿" / "正文" / "第0001章.md").write_text("---\ntitle: 开端\n---\n正文。\n", encoding="utf-8")
-    assert book_rebuild(root=other)["ok"] is True
+def replayed(books):
     keys = {
         "write": apikey_create(name="w", scope="write", book=None)[1],
         "read": apikey_create(name="r", scope="read", book=None)[1],

@@ -10,25 +10,9 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client, override_settings
 
 from memory.models import Fact
-from tests.conftest import DEMO_BOOK
-from webnovel.models import Book
-from webnovel.rebuilder import book_rebuild
 from webnovel.services import apikey_create
 
 FACT = {"category": "world_rules", "subject": "灵气", "field": "浓度", "value": "稀薄", "chapter": 1}
-
-
-@pytest.fixture
-def books(db, tmp_path):
-    if not DEMO_BOOK.is_dir():
-        pytest.skip(f"demo book absent: {DEMO_BOOK}")
-    assert book_rebuild(root=DEMO_BOOK)["ok"] is True
-    other = tmp_path / "other"
-    (other / "定稿" / "正文").mkdir(parents=True)
-    (other / "book.yaml").write_text("slug: other\ntitle: 另一本书\n", encoding="utf-8")
-    (other / "定稿" / "正文" / "第0001章.md").write_text("---\ntitle: 开端\n---\n另一本书的正文。\n", encoding="utf-8")
-    assert book_rebuild(root=other)["ok"] is True
-    return Book.objects.get(slug="demo-book"), Book.objects.get(slug="other")
 
 
 def _book_operations() -> list[tuple[str, str]]:

@@ -13,25 +13,11 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 
-from tests.conftest import DEMO_BOOK, REPO
-from webnovel.models import ApiKey, Book
-from webnovel.rebuilder import book_rebuild
+from tests.conftest import REPO
+from webnovel.models import ApiKey
 from webnovel.services import apikey_create, apikey_revoke
 
 EXTRACTION = '{"scenes": [{"index": 1, "location": "山门", "summary": "夜谈", "characters": []}]}'
-
-
-@pytest.fixture
-def books(db, tmp_path):
-    if not DEMO_BOOK.is_dir():
-        pytest.skip(f"demo book absent: {DEMO_BOOK}")
-    assert book_rebuild(root=DEMO_BOOK)["ok"] is True
-    other = tmp_path / "other"
-    (other / "定稿" / "正文").mkdir(parents=True)
-    (other / "book.yaml").write_text("slug: other\ntitle: 另一本书\n", encoding="utf-8")
-    (other / "定稿" / "正文" / "第0001章.md").write_text("---\ntitle: 开端\n---\n另一本书的正文。\n", encoding="utf-8")
-    assert book_rebuild(root=other)["ok"] is True
-    return Book.objects.get(slug="demo-book"), Book.objects.get(slug="other")
 
 
 def _client(raw: str, *, bearer: bool = False) -> Client:
