@@ -299,10 +299,10 @@ def database_state() -> str:
     its entities (with archive state), ingested rows, story settings, and the list of books."""
     import json
 
+    from bookfiles.rebuilder import book_dump
+    from core.models import Book
     from entities.models import Entity, Relationship, StateChange
     from storysystem.models import ReferenceLibrary, StorySetting
-    from webnovel.models import Book
-    from webnovel.rebuilder import book_dump
 
     books = list(Book.objects.order_by("slug").values_list("slug", "root"))
     state = {
@@ -361,10 +361,10 @@ def case_run(case: Case, workdir: Path) -> dict:
 
     from django.core.management import CommandError, call_command
 
+    from bookfiles.rebuilder import book_rebuild
+    from core.models import Book
     from entities.services import extraction_ingest
     from storysystem.models import ReferenceLibrary
-    from webnovel.models import Book
-    from webnovel.rebuilder import book_rebuild
 
     Book.objects.all().delete()
     ReferenceLibrary.objects.filter(name="hostile-refs").delete()

@@ -124,10 +124,10 @@ def bodies_run(bench: Bench) -> None:
     from django.test import Client
 
     from bench.adversary_bodies import REQUEST_CASES, cases_replay
+    from bookfiles.rebuilder import book_rebuild
+    from core.models import Book
+    from core.services import apikey_create
     from tests.conftest import DEMO_BOOK
-    from webnovel.models import Book
-    from webnovel.rebuilder import book_rebuild
-    from webnovel.services import apikey_create
 
     book_rebuild(root=DEMO_BOOK, replace=True)
     other = Path(tempfile.mkdtemp(prefix="wn-adversary-other-")) / "other"

@@ -28,10 +28,10 @@ def pages_phase(repeat: int) -> list[dict]:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
+    from core.models import Book
     from entities.models import Entity
     from threads.models import Thread
     from threads.selectors import thread_list_overdue
-    from webnovel.models import Book
 
     book = Book.objects.get()
     overdue = thread_list_overdue(book=book)["threads"]

@@ -40,7 +40,7 @@ CORPUS = SHARED / "corpus"
 
 def xiyouji_chapters(limit: int | None = None) -> list[tuple[int, str]]:
     """The chapters of 西游记 as import_txt writes them: (number, body)."""
-    from webnovel.importers.txt import txt_decode, txt_parse
+    from bookfiles.importers.txt import txt_decode, txt_parse
 
     text, _ = txt_decode((CORPUS / "xiyouji.txt").read_bytes())
     chapters = [(c.number, c.body) for c in txt_parse(text).chapters]

@@ -200,8 +200,8 @@ def main() -> int:
     django_setup(db_url)
     from django.test import Client
 
-    from webnovel.rebuilder import book_rebuild
-    from webnovel.services import apikey_create
+    from bookfiles.rebuilder import book_rebuild
+    from core.services import apikey_create
 
     bench.log(f"rebuild {args.chapters} chapters into {db_url.split(':', 1)[0]}")
     start = time.perf_counter()

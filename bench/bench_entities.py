@@ -45,7 +45,7 @@ def xiyouji_inputs() -> tuple[list[tuple[int, str, str]], dict[str, list[str]]] 
     text_path, gold_path = CORPUS / "xiyouji.txt", CORPUS / "xiyouji_aliases.json"
     if not text_path.exists():
         return None
-    from webnovel.importers.txt import txt_parse
+    from bookfiles.importers.txt import txt_parse
 
     book = txt_parse(text_path.read_text(encoding="utf-8"))
     chapters = [(c.number, c.title, c.body) for c in sorted(book.chapters, key=lambda c: c.number)]
@@ -55,7 +55,7 @@ def xiyouji_inputs() -> tuple[list[tuple[int, str, str]], dict[str, list[str]]] 
 
 
 def synthetic_inputs(root: Path) -> tuple[list[tuple[int, str, str]], dict[str, list[str]]]:
-    from webnovel.bookfs.reader import book_read
+    from bookfiles.parser.reader import book_read
 
     parsed = book_read(root)
     chapters = [(c.number, c.title, c.body) for c in sorted(parsed.chapters, key=lambda c: c.number)]
@@ -126,7 +126,7 @@ def scan_compare(chapters: list[tuple[int, str, str]], names: dict[str, list[str
 
 
 def rebuild_phase(root: str) -> dict:
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
 
     report = book_rebuild(root=Path(root))
     return {"ok": report.get("ok"), "counts": report.get("counts")}
@@ -141,7 +141,7 @@ def _book(root: str):
 def resolve_phase(root: str, samples: int, seed: int) -> dict:
     from entities.models import Alias, Entity
     from entities.selectors import alias_resolve
-    from webnovel.exceptions import Ambiguous
+    from kernel.exceptions import Ambiguous
 
     book = _book(root)
     names = sorted(set(Alias.objects.filter(book=book).values_list("alias", flat=True)))
@@ -242,7 +242,7 @@ def rescan_phase(root: str, repeat: int) -> dict:
 
 
 def tags_phase() -> list[dict]:
-    from webnovel.bookfs.text import entity_tags_strip
+    from bookfiles.parser.text import entity_tags_strip
 
     rows = []
     for n in (20_000, 40_000):

@@ -72,8 +72,8 @@ def state_dump() -> str:
     from django.apps import apps
     from django.db import models
 
-    from webnovel.models import Book
-    from webnovel.rebuilder import book_dump
+    from bookfiles.rebuilder import book_dump
+    from core.models import Book
 
     out: dict[str, Any] = {"books": {b.slug: book_dump(book=b) for b in Book.objects.order_by("slug")}}
     cache: dict[tuple[str, int], Any] = {}
@@ -120,10 +120,10 @@ def memory_check(slug: str, deleted: int, ingested: int) -> dict[str, Any]:
     ingested chapter's extraction."""
     from django.db import transaction
 
+    from core.models import Book
     from entities.models import Extraction
     from memory.models import Chunk, Fact, MemoryHit
     from memory.services import memory_refresh
-    from webnovel.models import Book
 
     book = Book.objects.get(slug=slug)
 

@@ -42,7 +42,7 @@ GOAL_RATIO = 1.5
 
 def book_for_root(root: Path):
     """The Book row a rebuild of ``root`` created (matched by its root path, else by its slug)."""
-    from webnovel.models import Book
+    from core.models import Book
 
     root = Path(root).resolve()
     book = Book.objects.filter(root=str(root)).first()
@@ -55,7 +55,7 @@ def book_for_root(root: Path):
 
 
 def rebuild_phase(root: str) -> dict:
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
 
     report = book_rebuild(root=Path(root))
     return {k: (len(v) if isinstance(v, list) else v) for k, v in (report or {}).items() if not isinstance(v, dict)}
@@ -63,10 +63,10 @@ def rebuild_phase(root: str) -> dict:
 
 def finalize_phase(root: str, repeat: int) -> dict:
     from bench.gen_book import chapter_append
-    from webnovel.rebuilder import chapter_finalize
+    from bookfiles.rebuilder import chapter_finalize
 
     root_path = Path(root)
-    from webnovel.models import Chapter
+    from core.models import Chapter
 
     stages = stage_timers_install()
     samples, cpu, numbers, added, warnings = [], [], [], 0, 0
@@ -105,7 +105,7 @@ def finalize_phase(root: str, repeat: int) -> dict:
 
 
 def sync_phase(root: str, repeat: int, chapters: int) -> dict:
-    from webnovel.rebuilder import book_sync
+    from bookfiles.rebuilder import book_sync
 
     root_path = Path(root)
     book = book_for_root(root_path)

@@ -44,7 +44,7 @@ DEFAULT_PG = "postgres://postgres@127.0.0.1:5432/wn_bench_ingest"
 
 
 def rebuild_phase(root: str) -> dict:
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
 
     report = book_rebuild(root=Path(root))
     return {"ok": report.get("ok"), "book": report.get("book")}

@@ -39,11 +39,11 @@ PLACES = ["青岚宗", "剑冢", "雾海", "白鹭洲", "藏经阁", "外门", "
 
 
 def rebuild_phase(root: str) -> dict:
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
 
     report = book_rebuild(root=Path(root))
+    from core.models import Book
     from memory.models import Fact
-    from webnovel.models import Book
 
     slug = Book.objects.values_list("slug", flat=True).get()
     return {"ok": report.get("ok"), "slug": slug, "facts_after_rebuild": Fact.objects.count()}
@@ -54,10 +54,10 @@ def populate_phase(slug: str) -> dict:
     import random
     import time
 
+    from core.models import Book
     from entities.models import Entity, StateChange
     from memory.models import Chunk, Fact
     from memory.services import memory_refresh
-    from webnovel.models import Book
 
     book = Book.objects.get(slug=slug)
     chapters = sorted(book.chapters.values_list("number", flat=True))
@@ -100,8 +100,8 @@ def cold_phase(slug: str, chapter: int) -> dict:
     from the on-disk cache written by the packs phase."""
     import time
 
+    from core.models import Book
     from memory.orchestrator import build_memory_pack
-    from webnovel.models import Book
 
     book = Book.objects.get(slug=slug)
     start = time.perf_counter()
@@ -129,10 +129,10 @@ def packs_phase(slug: str, packs: int) -> dict:
     import time
     from collections import defaultdict
 
+    from core.models import Book
     from memory.models import Fact
     from memory.orchestrator import build_memory_pack
     from memory.tokens import tokens_estimate
-    from webnovel.models import Book
 
     book = Book.objects.get(slug=slug)
     last = book.chapters.order_by("-number").values_list("number", flat=True).first()

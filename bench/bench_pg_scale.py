@@ -47,9 +47,9 @@ def _phase(book: str, chapters: int) -> dict[str, Any]:
 
     from bench.common import book_copy
     from bench.gen_book import chapter_append
-    from webnovel.models import Book
-    from webnovel.rebuilder import book_rebuild, chapter_finalize
-    from webnovel.services import apikey_create
+    from bookfiles.rebuilder import book_rebuild, chapter_finalize
+    from core.models import Book
+    from core.services import apikey_create
 
     call_command("migrate", verbosity=0, interactive=False)
     work = Path(tempfile.mkdtemp(prefix="wn-pgscale-"))

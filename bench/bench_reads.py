@@ -53,11 +53,11 @@ P0_MIX = {
 
 def samples_phase() -> dict:
     """Inputs for every interface, picked from the (only) book in the database."""
+    from core.models import Book, Chapter, Document, Section
     from entities.models import Alias
     from entities.selectors import alias_resolve
+    from kernel.exceptions import DomainError
     from threads.models import Secret, Thread
-    from webnovel.exceptions import DomainError
-    from webnovel.models import Book, Chapter, Document, Section
 
     book = Book.objects.get()
     current = book.chapters.order_by("-number").values_list("number", flat=True).first()
@@ -152,9 +152,9 @@ def _calls(s: dict) -> dict[str, dict]:
 
 def latency_phase(samples: dict, repeat: int) -> list[dict]:
     """Every interface ×repeat (after one warm-up call), as the front doors call it."""
-    from webnovel.exceptions import DomainError
-    from webnovel.interfaces import interfaces_load
-    from webnovel.selectors import book_get
+    from core.selectors import book_get
+    from kernel.exceptions import DomainError
+    from kernel.interfaces import interfaces_load
 
     registry = interfaces_load()
     rows = []
@@ -179,8 +179,8 @@ def latency_phase(samples: dict, repeat: int) -> list[dict]:
 
 def search_phase(samples: dict, repeat: int) -> list[dict]:
     """Keyword search (index) vs rg over the chapter files, same queries, same run."""
-    from webnovel.search import search_keyword
-    from webnovel.selectors import book_get
+    from core.search import search_keyword
+    from core.selectors import book_get
 
     book = book_get(slug=samples["book"])
     rg = shutil.which("rg")
@@ -212,7 +212,7 @@ def search_phase(samples: dict, repeat: int) -> list[dict]:
 
 
 def apikey_phase() -> str:
-    from webnovel.services import apikey_create
+    from core.services import apikey_create
 
     return apikey_create(name="bench-reads", scope="read")[1]
 

@@ -6,8 +6,8 @@ Cases: 西游记 (../shared/corpus/xiyouji.txt, imported into a book folder firs
 of 300 and 3,000 chapters (bench/gen_book.py, seed 1). For each case, in fresh subprocesses on a
 fresh database:
 
-- floor: ``webnovel.bookfs.book_read(root)``: read, hash and parse every file, no database (best of 2);
-- rebuild: ``webnovel.rebuilder.book_rebuild(root=root)`` into the empty database;
+- floor: ``bookfiles.parser.book_read(root)``: read, hash and parse every file, no database (best of 2);
+- rebuild: ``bookfiles.rebuilder.book_rebuild(root=root)`` into the empty database;
 - rebuild again: the same over the now-populated database (what an author's "rebuild" usually is);
 - tables only: the cold rebuild with no chapter indexer and no after-chapter hook configured, into
   another empty database: the rebuilder itself (files → the book's tables, one transaction).
@@ -47,14 +47,14 @@ GOAL_CHAPTERS = 3000
 
 
 def floor_phase(root: str) -> dict:
-    from webnovel.bookfs import book_read
+    from bookfiles.parser import book_read
 
     book = book_read(Path(root))
     return {"chapters": len(book.chapters), "errors": len(book.errors), "warnings": len(book.warnings)}
 
 
 def rebuild_phase(root: str) -> dict:
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
 
     stages = stage_timers_install()
     start = time.perf_counter()
@@ -70,7 +70,7 @@ def tables_phase(root: str) -> dict:
     in one transaction — what the rebuilder itself costs, measured, not subtracted."""
     from django.test import override_settings
 
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
 
     with override_settings(WEBNOVEL_CHAPTER_INDEXERS=[], WEBNOVEL_AFTER_CHAPTER_HOOKS=[]):
         return report_summary(book_rebuild(root=Path(root)))

@@ -121,10 +121,10 @@ def schemathesis_install(log, python: str = sys.executable) -> Path:
 
 def demo_load(*, root: str) -> dict[str, Any]:
     """Phase: rebuild the demo book copy at ``root``, ingest its sample extractions, create a write key."""
+    from bookfiles.rebuilder import book_rebuild
+    from core.models import Book
+    from core.services import apikey_create
     from webnovel.demo import demo_extractions_ingest
-    from webnovel.models import Book
-    from webnovel.rebuilder import book_rebuild
-    from webnovel.services import apikey_create
 
     report = book_rebuild(root=Path(root))
     if not report["ok"]:

@@ -8,7 +8,7 @@ A benchmark script typically does::
     bench = Bench("rebuild", description=__doc__)          # parses --json / --quick / --keep
     db = bench.database()                                 # throwaway SQLite (or $DATABASE_URL), migrated
     root = synthetic_book(3000)                           # cached under bench/out/books/
-    result = phase_run("webnovel.rebuilder:book_rebuild", {"root": str(root)}, db=db)
+    result = phase_run("bookfiles.rebuilder:book_rebuild", {"root": str(root)}, db=db)
     bench.row(case="3,000 章", seconds=result["seconds"], peak_rss_mb=result["peak_rss_mb"])
     bench.finish()                                        # prints the table, or JSON with --json
 
@@ -298,9 +298,9 @@ def migrate_phase() -> str:
 def stage_timers_install() -> dict[str, float]:
     """Time the pluggable stages of rebuild / finalize / sync without a profiler's overhead.
 
-    Wraps, in this process only, ``webnovel.rebuilder.rebuild.book_read`` (the parse) and every
+    Wraps, in this process only, ``bookfiles.rebuilder.rebuild.book_read`` (the parse) and every
     function configured in ``WEBNOVEL_CHAPTER_INDEXERS`` / ``WEBNOVEL_AFTER_CHAPTER_HOOKS`` (loaded
-    through ``webnovel.indexing._load``). Returns a dict that accumulates seconds per stage name;
+    through ``kernel.indexing._load``). Returns a dict that accumulates seconds per stage name;
     whatever the stages do not cover is the core (rows written, transaction). Best effort: a
     renamed hook point just means fewer stages."""
     totals: dict[str, float] = {}
@@ -316,8 +316,8 @@ def stage_timers_install() -> dict[str, float]:
         return wrapper
 
     try:
-        from webnovel import indexing
-        from webnovel.rebuilder import rebuild
+        from bookfiles.rebuilder import rebuild
+        from kernel import indexing
     except ImportError:
         return totals
     if hasattr(rebuild, "book_read"):
@@ -337,7 +337,7 @@ def stage_timers_install() -> dict[str, float]:
 
 
 def book_size(root: Path) -> dict[str, int]:
-    """Files and bytes the rebuilder reads (skips dot entries and 工作区/, like webnovel.bookfs)."""
+    """Files and bytes the rebuilder reads (skips dot entries and 工作区/, like bookfiles.parser)."""
     files = size = 0
     for dirpath, dirnames, filenames in os.walk(root):
         rel = Path(dirpath).relative_to(root)

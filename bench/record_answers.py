@@ -8,7 +8,7 @@ default), then records, for each book:
 
 - ``dump_book`` (the management command's output, byte for byte);
 - every read interface of the registry, through the ``story`` CLI and through its REST path, with
-  sample inputs (the demo book's are tests/webnovel/test_interfaces_parity.py's; the synthetic
+  sample inputs (the demo book's are tests/core/test_interfaces_parity.py's; the synthetic
   book's are picked from its own tables), answers and error messages alike.
 
 Only commands, URLs and the registry are used, never a module path, so the same script runs on the
@@ -164,7 +164,7 @@ def registry_load() -> dict:
     try:
         from kernel.interfaces import interfaces_load
     except ImportError:
-        from webnovel.interfaces import interfaces_load
+        from kernel.interfaces import interfaces_load
     return interfaces_load()
 
 
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         from django.test import Client
 
         from bench.common import synthetic_book
-        from tests.webnovel.test_interfaces_parity import SAMPLES
+        from tests.core.test_interfaces_parity import SAMPLES
 
         call_command("demo_setup", stdout=StringIO())
         root = synthetic_book(args.chapters)

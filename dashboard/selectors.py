@@ -8,8 +8,8 @@ constant number of queries whatever the book's length (``values_list`` over inde
 
 from django.db.models import Count, Max, Min, Sum
 
+from core.models import Book, Chapter
 from threads.models import Thread
-from webnovel.models import Book, Chapter
 
 
 def book_cards() -> list[dict]:

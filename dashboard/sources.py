@@ -2,18 +2,18 @@
 
 Each function here calls the owning app's selector and only reshapes field names, so a page never
 carries its own copy of a domain query: a thread's hang is ``threads.selectors``' definition, a
-secret's accumulation and leaks are theirs, the style baseline is ``webnovel.selectors``', the pack
+secret's accumulation and leaks are theirs, the style baseline is ``core.selectors``', the pack
 is ``memory.orchestrator``'s. Only public selectors are used (never a module's private helpers).
 """
 
 from django.db.models import F
 
+from core import selectors as core_selectors
+from core.fingerprint import fingerprints_sum
+from core.models import Book, Fingerprint
 from memory.selectors import fact_list
 from threads import selectors as thread_selectors
 from threads.models import Secret
-from webnovel import selectors as core_selectors
-from webnovel.fingerprint import fingerprints_sum
-from webnovel.models import Book, Fingerprint
 
 
 def threads_open(*, book: Book) -> list[dict]:
@@ -79,7 +79,7 @@ def contradicted_count(*, book: Book) -> str:
 
 def style_series(*, book: Book, window: int) -> dict:
     """Each style feature over consecutive ``window``-chapter ranges, with ``style_drift``'s baseline
-    and verdict. The ratios use ``webnovel.selectors``' feature definitions; the per-chapter raw
+    and verdict. The ratios use ``core.selectors``' feature definitions; the per-chapter raw
     counts are read in one query and summed per range (raw counts aggregate exactly)."""
     drift = core_selectors.style_drift(book=book)
     per_chapter = (

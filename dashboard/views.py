@@ -15,14 +15,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
+from core.fingerprint import RICHNESS_WINDOW
+from core.models import Book
+from core.selectors import book_get
 from dashboard import charts, selectors, sources
 from entities import selectors as entity_selectors
 from entities.models import Entity
 from entities.state_labels import state_field_label
-from memory.orchestrator import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, TASKS, build_memory_pack
-from threads import selectors as thread_selectors
-from threads.models import Thread
-from webnovel.exceptions import (
+from kernel.exceptions import (
     DATABASE_BUSY_MESSAGE,
     DATABASE_BUSY_RETRY_AFTER,
     DomainError,
@@ -30,16 +30,16 @@ from webnovel.exceptions import (
     NotFound,
     database_busy,
 )
-from webnovel.fingerprint import RICHNESS_WINDOW
-from webnovel.models import Book
-from webnovel.selectors import book_get
+from memory.orchestrator import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, TASKS, build_memory_pack
+from threads import selectors as thread_selectors
+from threads.models import Thread
 
 THREAD_TYPES = [t.value for t in Thread.Type]
 
 
 def page(*perms: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
     """Login required, and ``webnovel.view_book`` plus ``perms`` (the models the page shows) — the
-    same model permissions the API asks of a session (webnovel/auth.py); they apply to every book.
+    same model permissions the API asks of a session (core/auth.py); they apply to every book.
     Domain errors render ``dashboard/error.html`` with their status; a busy database is a 503."""
     needed = ["webnovel.view_book", *perms]
 

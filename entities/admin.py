@@ -25,7 +25,7 @@ from entities.models import (
     StateChange,
     TagApplication,
 )
-from webnovel.exceptions import DomainError
+from kernel.exceptions import DomainError
 
 
 def _intermediate(modeladmin, request, queryset, *, form, title, explanation, action, submit_label):

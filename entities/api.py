@@ -6,13 +6,13 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
+from core.schemas import documented
+from core.selectors import book_get
 from entities import schemas as S
 from entities import selectors, services
 from entities.discovery.schemas import DiscoverIn, DiscoverOut
 from entities.discovery.services import book_discover
 from entities.schemas import IngestOut, MergeIn, PendingConfirmIn, PendingRejectIn
-from webnovel.schemas import documented
-from webnovel.selectors import book_get
 
 router = Router(tags=["实体"])
 

@@ -1,7 +1,7 @@
 """Read interfaces of the entities app (``story <name> <book> …`` and the REST paths in ``rest``)."""
 
 from entities import selectors
-from webnovel.interfaces import Arg, interface
+from kernel.interfaces import Arg, interface
 
 B = "/api/books/{book}/entities"
 G = "实体"

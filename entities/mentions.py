@@ -35,9 +35,9 @@ import ahocorasick
 from django.db import transaction
 from django.db.models import Count, Max
 
+from core.models import Book, Chapter
 from entities.models import Alias, AmbiguousMention, Appearance, Entity
-from webnovel.bulk import rows_insert
-from webnovel.models import Book, Chapter
+from kernel.bulk import rows_insert
 
 FLUSH_ROWS = 5000
 

@@ -8,13 +8,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from entities.schemas import ExtractionIn
-from webnovel.exceptions import InvalidInput
-from webnovel.jsonsafe import JsonRefused, json_loads_strict
+from kernel.exceptions import InvalidInput
+from kernel.jsonsafe import JsonRefused, json_loads_strict
 
 
 def extraction_json_load(*, raw: str | bytes) -> dict:
     """Decode an extraction JSON document, or InvalidInput naming the line and column. The API's strict
-    parser (webnovel/jsonsafe.py): no NaN / Infinity (PostgreSQL's jsonb and SQLite's JSON_VALID refuse
+    parser (kernel/jsonsafe.py): no NaN / Infinity (PostgreSQL's jsonb and SQLite's JSON_VALID refuse
     them), 64-bit integers, bounded depth, no lone surrogates."""
     try:
         data = json_loads_strict(raw)

@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 from ninja import Schema
 from pydantic import AfterValidator, ConfigDict, Field
 
+from core.schemas import TimelineRowOut
 from entities.ids import entity_id_check
-from webnovel.schemas import TimelineRowOut
 
 EntityType = Literal["角色", "地点", "物品", "势力", "招式"]
 Tier = Literal["核心", "重要", "次要", "装饰"]

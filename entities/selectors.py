@@ -11,6 +11,8 @@ from typing import Any
 import yaml
 from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 
+from core.models import Book, Document, TimelineRow
+from core.selectors import book_current_chapter, document_section, timeline_volume_check
 from entities.models import (
     Alias,
     AmbiguousMention,
@@ -22,9 +24,7 @@ from entities.models import (
     StateChange,
 )
 from entities.replay import state_replay
-from webnovel.exceptions import Ambiguous, InvalidInput, NotFound
-from webnovel.models import Book, Document, TimelineRow
-from webnovel.selectors import book_current_chapter, document_section, timeline_volume_check
+from kernel.exceptions import Ambiguous, InvalidInput, NotFound
 
 
 def _alias_matches(*, book: Book, alias: str, type: str | None, chapter: int | None) -> QuerySet[Entity]:

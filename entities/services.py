@@ -14,6 +14,8 @@ from django.db import transaction
 from django.db.models import Max, Min, Q
 from django.utils import timezone
 
+from core.locks import book_write_lock
+from core.models import Book, Chapter
 from entities import selectors
 from entities.discovery.services import discovery_confirm, discovery_names, discovery_reject_record
 from entities.generic import alias_is_generic
@@ -32,10 +34,8 @@ from entities.models import (
 from entities.payload import extraction_json_load, extraction_validate
 from entities.replay import OPS, is_number
 from entities.schemas import CHAPTER_MAX, ExtractionIn
-from webnovel.exceptions import Ambiguous, Conflict, InvalidInput, NotFound
-from webnovel.indexing import after_chapter_hooks_schedule
-from webnovel.locks import book_write_lock
-from webnovel.models import Book, Chapter
+from kernel.exceptions import Ambiguous, Conflict, InvalidInput, NotFound
+from kernel.indexing import after_chapter_hooks_schedule
 
 ADOPT_ABOVE = 0.8  # > 0.8: adopted silently
 WARN_FROM = 0.5  # 0.5 … 0.8: adopted, with a warning recorded; < 0.5: held in the pending queue

@@ -30,9 +30,9 @@ from typing import Any
 
 from django.db import transaction
 
+from core.models import Book
 from entities.models import Entity, StateChange, TagApplication
-from webnovel.exceptions import DomainError
-from webnovel.models import Book
+from kernel.exceptions import DomainError
 
 _ATTR = re.compile(r"(?<![\w-])([A-Za-z_][\w-]*)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
 _HEAD = re.compile(r"^<(entity-update|entity-alias|entity)(?=[\s/>])([^<>]*)>")

@@ -1,8 +1,8 @@
 from django.contrib import admin, messages
 
+from kernel.exceptions import DomainError
 from memory.models import Chunk, DerivationStamp, Fact, FactEvent, FactTombstone, MemoryHit
 from memory.services import fact_decide
-from webnovel.exceptions import DomainError
 
 
 class FactEventInline(admin.TabularInline):

@@ -5,13 +5,13 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Body, Router, Status
 
+from core.schemas import documented
+from core.selectors import book_get
+from kernel.busy import write_if_free
+from kernel.exceptions import InvalidInput
 from memory import interfaces, orchestrator, selectors, services
 from memory.models import Fact
 from memory.schemas import CloseIn, DecideIn, FactIn, FactOut, PackOut, ReviseIn
-from webnovel.busy import write_if_free
-from webnovel.exceptions import InvalidInput
-from webnovel.schemas import documented
-from webnovel.selectors import book_get
 
 router = Router(tags=["长期记忆"])
 

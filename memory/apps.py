@@ -8,8 +8,8 @@ class MemoryConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_save
 
+        from core.models import Document, Section
         from threads.models import Secret, Thread, ThreadHistoryEntry
-        from webnovel.models import Document, Section
 
         # A row the book-wide facts are derived from, saved one at a time (the admin; the rebuilder
         # writes in bulk and records file hashes instead): forget the derivation stamp of its book.

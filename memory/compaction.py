@@ -21,11 +21,11 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from core.models import Book
+from kernel.bulk import rows_update
 from memory.models import DerivationStamp, Fact, FactEvent, FactTombstone
 from memory.resolver import value_normalize
 from memory.services import events_insert, facts_delete, groups_resolve, setting_facts_state
-from webnovel.bulk import rows_update
-from webnovel.models import Book
 
 DEFAULT_CAPS = {
     Fact.Category.STORY: 400,

@@ -23,13 +23,13 @@ from typing import Any
 
 from django.utils import timezone
 
+from core.models import Book, Chapter, Document, SourceFile, TimelineRow
 from entities.models import Entity, Extraction, RelationshipEvent, StateChange
 from entities.replay import op_apply
+from kernel.bulk import rows_insert, rows_update
 from memory.models import DerivationStamp, Fact, FactEvent, FactTombstone
 from memory.services import GroupKey, events_insert, fact_key_make, facts_delete, groups_resolve, setting_facts_state
 from threads.models import Secret, Thread, ThreadHistoryEntry
-from webnovel.bulk import rows_insert, rows_update
-from webnovel.models import Book, Chapter, Document, SourceFile, TimelineRow
 
 C = Fact.Category
 

@@ -5,10 +5,10 @@ these declarations put the same reads on ``python manage.py story <name>`` too."
 
 from typing import Any
 
+from core.models import Book
+from kernel.interfaces import Arg, interface
 from memory import orchestrator, selectors
 from memory.services import fact_get
-from webnovel.interfaces import Arg, interface
-from webnovel.models import Book
 
 B = "/api/books/{book}"
 

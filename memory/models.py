@@ -6,7 +6,7 @@ Chapters are referenced by NUMBER (chapters are replaced on every rebuild); enti
 
 from django.db import models
 
-from webnovel.models import Book
+from core.models import Book
 
 
 class Fact(models.Model):

@@ -27,7 +27,9 @@ from typing import Any
 
 from django.conf import settings
 
+from core.models import Book
 from entities.state_labels import state_field_label
+from kernel.exceptions import InvalidInput, NotFound
 from memory import selectors
 from memory.derivation import value_text
 from memory.models import Fact
@@ -35,8 +37,6 @@ from memory.retrieval import chunks_search, text_terms
 from memory.tokens import tokens_estimate, tokens_truncate
 from storysystem.selectors import chapter_effective
 from threads.selectors import thread_hangs
-from webnovel.exceptions import InvalidInput, NotFound
-from webnovel.models import Book
 
 TASKS = ("write", "review", "query")
 DEFAULT_BUDGET = 4000

@@ -39,10 +39,10 @@ from django.conf import settings
 from django.db.models import Count, ExpressionWrapper, F, IntegerField, Max, Sum
 from django.db.models.functions import Length
 
+from core.models import Book, Chapter
 from entities.models import Alias, Entity, Extraction
+from kernel.bulk import rows_insert
 from memory.models import Chunk
-from webnovel.bulk import rows_insert
-from webnovel.models import Book, Chapter
 
 logger = logging.getLogger(__name__)
 

@@ -6,15 +6,15 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from core.models import Book, Chapter, Document, TimelineRow, Volume
+from core.selectors import book_current_chapter
 from entities.models import Appearance, Entity
 from entities.selectors import entity_states_as_of
+from kernel.exceptions import InvalidInput
 from memory.models import Fact, MemoryHit
 from memory.resolver import FactView, group_resolve
 from threads.models import Thread
 from threads.selectors import thread_hangs
-from webnovel.exceptions import InvalidInput
-from webnovel.models import Book, Chapter, Document, TimelineRow, Volume
-from webnovel.selectors import book_current_chapter
 
 RECENT_CHAPTERS = 5
 TAIL_CHARS = 300

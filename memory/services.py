@@ -13,13 +13,13 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
+from core.locks import book_write_lock
+from core.models import Book
 from entities.models import LegacyRecord
+from kernel.bulk import rows_insert, rows_update
+from kernel.exceptions import InvalidInput, NotFound
 from memory.models import Chunk, Fact, FactEvent, MemoryHit
 from memory.resolver import FactView, group_resolve
-from webnovel.bulk import rows_insert, rows_update
-from webnovel.exceptions import InvalidInput, NotFound
-from webnovel.locks import book_write_lock
-from webnovel.models import Book
 
 CATEGORIES = [c.value for c in Fact.Category]
 STATUSES = [s.value for s in Fact.Status]
@@ -286,7 +286,7 @@ def fact_get(*, book: Book, key: str) -> Fact:
 
 
 def derivation_lock(*, book: Book) -> None:
-    """Queue a derivation behind every other writer of the book (webnovel/locks.py): two hooks at once
+    """Queue a derivation behind every other writer of the book (core/locks.py): two hooks at once
     (two ingestions finishing together) would otherwise insert the same fact keys side by side, and a
     derivation beside a rebuild would read half-old, half-new chapters."""
     book_write_lock(book=book)
@@ -308,7 +308,7 @@ def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list
 
     ``numbers=None`` means every chapter (a rebuild). It runs after the chapter's commit in its own
     transaction: a failure rolls back only the memory update and propagates to the hook runner
-    (webnovel/indexing.py), which keeps the chapter and reports the failure in the command's result."""
+    (kernel/indexing.py), which keeps the chapter and reports the failure in the command's result."""
     from memory.compaction import facts_compact
     from memory.derivation import facts_derive
     from memory.retrieval import chunks_index

@@ -11,9 +11,9 @@ from django.db.models import Count
 from django.http import HttpResponse
 from django.utils.html import format_html
 
+from kernel.exceptions import DomainError
 from storysystem import selectors, services
 from storysystem.models import ReferenceEntry, ReferenceLibrary, ReferenceTable, StorySetting
-from webnovel.exceptions import DomainError
 
 
 def _csv_response(tables: list[ReferenceTable]) -> HttpResponse:

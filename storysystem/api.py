@@ -7,11 +7,11 @@ registers for the ``story`` command) and, for the one write, ``storysystem.servi
 from django.http import HttpRequest, HttpResponse
 from ninja import Router
 
+from core.schemas import documented
+from core.selectors import book_get
+from kernel.exceptions import InvalidInput
 from storysystem import schemas, selectors, services
 from storysystem.markdown import story_markdown
-from webnovel.exceptions import InvalidInput
-from webnovel.schemas import documented
-from webnovel.selectors import book_get
 
 router = Router(tags=["故事系统"])
 

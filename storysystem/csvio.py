@@ -11,8 +11,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernel.safefs import regular_file_read
 from storysystem.conf import CONTRACT_FIELDS
-from webnovel.safefs import regular_file_read
 
 BOM = "\ufeff"
 

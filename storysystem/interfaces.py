@@ -1,7 +1,7 @@
 """Read interfaces of the story system (``python manage.py story <name> <book> …``)."""
 
+from kernel.interfaces import Arg, interface
 from storysystem import selectors
-from webnovel.interfaces import Arg, interface
 
 B = "/api/books/{book}/story-system"
 CHAPTER = Arg("chapter", int, required=True, positional=True, help="章号")

@@ -3,7 +3,7 @@ Markdown file the system ever rewrites (authors keep notes around it)."""
 
 from typing import Any
 
-from webnovel.exceptions import InvalidInput
+from kernel.exceptions import InvalidInput
 
 BEGIN = "<!-- STORY-SYSTEM:BEGIN -->"
 END = "<!-- STORY-SYSTEM:END -->"

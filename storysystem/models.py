@@ -10,7 +10,7 @@ import uuid
 
 from django.db import models
 
-from webnovel.models import Book
+from core.models import Book
 
 
 class ReferenceLibrary(models.Model):

@@ -27,8 +27,8 @@ from typing import Any
 import ahocorasick
 import yaml
 
+from kernel.exceptions import InvalidInput
 from storysystem.conf import anti_pattern_fields, conf
-from webnovel.exceptions import InvalidInput
 
 _SPLIT = re.compile(r"[\s|,，。、；;：:！!？?（）()【】\[\]「」『』“”\"'‘’《》<>/\\·…—\-_+=*#@&%~`^$]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")

@@ -9,6 +9,8 @@ from typing import Any
 
 from django.utils import timezone
 
+from core.models import Book
+from kernel.exceptions import InvalidInput, NotFound
 from storysystem.conf import LIST_FIELDS, MASTER_FIELDS, SETTING_FIELDS, anti_pattern_fields, conf
 from storysystem.models import StorySetting
 from storysystem.search import (
@@ -21,8 +23,6 @@ from storysystem.search import (
     route_profiles_get,
     split_multi,
 )
-from webnovel.exceptions import InvalidInput, NotFound
-from webnovel.models import Book
 
 GENERIC = "通用"
 ROUTE_NAME = "题材/流派"

@@ -8,11 +8,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.models import Book
+from kernel.exceptions import InvalidInput, NotFound
+from kernel.safefs import book_file_write, path_inside, regular_file_read
 from storysystem import csvio, markdown, selectors
 from storysystem.models import LibraryState, ReferenceEntry, ReferenceLibrary, ReferenceTable, StorySetting
-from webnovel.exceptions import InvalidInput, NotFound
-from webnovel.models import Book
-from webnovel.safefs import book_file_write, path_inside, regular_file_read
 
 # The editable fields of a reference entry, in display order (the admin form uses them too).
 ENTRY_FIELDS = [

@@ -33,7 +33,7 @@ def pytest_configure(config):
 @pytest.fixture
 def api_key(db):
     """A raw write-scoped API key for all books."""
-    from webnovel.services import apikey_create
+    from core.services import apikey_create
 
     _, raw = apikey_create(name="test", scope="write", book=None)
     return raw

@@ -7,9 +7,9 @@ for the ``story`` command. Literal paths come before ``{thread_id}`` / ``{secret
 from django.http import HttpRequest
 from ninja import Router
 
+from core.schemas import documented
+from core.selectors import book_get
 from threads import schemas, selectors
-from webnovel.schemas import documented
-from webnovel.selectors import book_get
 
 router = Router(tags=["线索与信息差"])
 

@@ -1,7 +1,7 @@
 """Read interfaces of the threads app: threads, secrets, and the reports built on them."""
 
+from kernel.interfaces import Arg, interface
 from threads import selectors
-from webnovel.interfaces import Arg, interface
 
 B = "/api/books/{book}"
 

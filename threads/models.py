@@ -1,6 +1,6 @@
 from django.db import models
 
-from webnovel.models import Book
+from core.models import Book
 
 
 class Thread(models.Model):

@@ -21,12 +21,12 @@ import ahocorasick
 from django.db.models import Max, QuerySet, TextField
 from django.db.models.functions import Cast
 
+from core import search
+from core.models import Book, Chapter, Volume
+from core.selectors import book_current_chapter, volume_get
 from entities.selectors import alias_resolve
+from kernel.exceptions import DomainError, InvalidInput, NotFound
 from threads.models import Secret, Thread, ThreadHistoryEntry
-from webnovel import search
-from webnovel.exceptions import DomainError, InvalidInput, NotFound
-from webnovel.models import Book, Chapter, Volume
-from webnovel.selectors import book_current_chapter, volume_get
 
 THREAD_TYPES = tuple(Thread.Type.values)
 THREAD_STATUSES = tuple(Thread.Status.values)

@@ -16,8 +16,8 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 
-from webnovel.auth import API_AUTH, api_auth
-from webnovel.exceptions import (
+from core.auth import API_AUTH, api_auth
+from kernel.exceptions import (
     DATABASE_BUSY_MESSAGE,
     DATABASE_BUSY_RETRY_AFTER,
     DomainError,
@@ -25,7 +25,7 @@ from webnovel.exceptions import (
     RateLimited,
     database_busy,
 )
-from webnovel.jsonsafe import JsonRefused, json_loads_strict
+from kernel.jsonsafe import JsonRefused, json_loads_strict
 
 
 def _json_finite(value: Any) -> Any:
@@ -61,7 +61,7 @@ class UnicodeJSONRenderer(JSONRenderer):
 
 
 class StrictParser(Parser):
-    """Request bodies through ``webnovel.jsonsafe``: bounded depth, no NaN / Infinity, 64-bit integers,
+    """Request bodies through ``kernel.jsonsafe``: bounded depth, no NaN / Infinity, 64-bit integers,
     no lone surrogates or NUL; and always a JSON object (every body of this API is one — ninja would
     read ``[null, null]`` as an object of defaults). Runs after authentication, inside the operation."""
 
@@ -214,13 +214,13 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 
 def _register_routers() -> None:
+    from core.api import router as core_router
     from entities.api import router as entities_router
     from memory.api import router as memory_router
     from storysystem.api import router as storysystem_router
     from threads.api import router as threads_router
-    from webnovel.book_api import router as core_router
 
-    # Each app's router checks a session user's permissions on that app's models (webnovel/auth.py).
+    # Each app's router checks a session user's permissions on that app's models (core/auth.py).
     api.add_router("/books/", core_router, auth=api_auth("webnovel"))
     api.add_router("/books/", threads_router, auth=api_auth("threads"))
     api.add_router("/books/", entities_router, auth=api_auth("entities"))

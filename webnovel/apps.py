@@ -1,6 +1,10 @@
 from django.apps import AppConfig
 
 
-class WebnovelConfig(AppConfig):
+class ProjectConfig(AppConfig):
+    """The project configuration (settings, urls, the API assembly) and the cross-app commands
+    (``story``, ``demo_setup``). Labelled ``project``: ``webnovel`` is the core domain's label."""
+
     name = "webnovel"
-    verbose_name = "书籍（核心）"
+    label = "project"
+    verbose_name = "webnovel"

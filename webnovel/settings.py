@@ -47,6 +47,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "ninja",
     "webnovel",
+    "core",
+    "bookfiles",
     "entities",
     "threads",
     "storysystem",
@@ -143,9 +145,9 @@ WEBNOVEL_LOGIN_FAILURE_RATE = os.environ.get("WEBNOVEL_LOGIN_FAILURE_RATE", "10/
 
 # Where books live when a command gets a bare slug instead of a folder.
 WEBNOVEL_BOOKS_DIR = Path(os.environ.get("WEBNOVEL_BOOKS_DIR", BASE_DIR / "examples"))
-# Dotted paths called by rebuild / finalize / sync (see webnovel/indexing.py): indexers inside the
+# Dotted paths called by rebuild / finalize / sync (see kernel/indexing.py): indexers inside the
 # transaction, hooks after commit (best effort). Each app appends its own.
-WEBNOVEL_CHAPTER_INDEXERS: list[str] = ["webnovel.search.search_index_update", "entities.mentions.mentions_index"]
+WEBNOVEL_CHAPTER_INDEXERS: list[str] = ["core.search.search_index_update", "entities.mentions.mentions_index"]
 WEBNOVEL_AFTER_CHAPTER_HOOKS: list[str] = ["memory.services.memory_after_chapter"]
 
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -20,11 +20,11 @@ import yaml
 from django.db import transaction
 from django.utils import timezone
 
+from core.models import Book, Chapter
 from entities.discovery.engine import TYPES, Proposal, Segmenter, discover
 from entities.models import Alias, Entity, PendingItem
-from webnovel.exceptions import Conflict, InvalidInput
-from webnovel.models import Book, Chapter
-from webnovel.safefs import book_file_write
+from kernel.exceptions import Conflict, InvalidInput
+from kernel.safefs import book_file_write
 
 ROSTER = "设定/名册.yaml"
 REJECTED = "设定/.discovery-rejected.yaml"

@@ -1,7 +1,7 @@
 from django.db import models
 
+from core.models import Book
 from entities.models.entity import Entity
-from webnovel.models import Book
 
 
 class Appearance(models.Model):

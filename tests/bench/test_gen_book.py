@@ -119,7 +119,7 @@ def test_chapter_append_writes_the_next_chapter(tmp_path):
 
 
 def test_book_reader_finds_no_issue_in_a_generated_book(tmp_path):
-    from webnovel import bookfs
+    from bookfiles import parser as bookfs
 
     counts = generate_book(tmp_path, chapters=130, seed=5, entities=70, aliases=100, threads=14, secrets=4)
     book = bookfs.book_read(tmp_path)
@@ -134,8 +134,8 @@ def test_book_reader_finds_no_issue_in_a_generated_book(tmp_path):
 
 @pytest.mark.django_db
 def test_a_generated_book_rebuilds_without_errors_or_warnings(tmp_path):
-    from webnovel.models import Chapter
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
+    from core.models import Chapter
 
     root = tmp_path / "gen-book"
     counts = generate_book(

@@ -3,12 +3,12 @@ screenshot of each in test-artifacts/ (docs/img/ holds a few of them for the REA
 
 import pytest
 
+from bookfiles.rebuilder import book_rebuild
+from core.models import Book
 from tests.browser.conftest import login, shot
 from tests.conftest import DEMO_BOOK
 from tests.dashboard.factories import user_make
 from webnovel.demo import demo_extractions_ingest
-from webnovel.models import Book
-from webnovel.rebuilder import book_rebuild
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

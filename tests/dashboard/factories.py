@@ -7,10 +7,10 @@ chapter 3 (hung 37 > 30: overdue), 悬念-001 advanced in chapter 38 (hung 2), �
 
 from django.contrib.auth import get_user_model
 
+from core.models import Book, Chapter, Volume
 from entities.models import Alias, Appearance, Entity, PendingItem, Relationship, RelationshipEvent, StateChange
 from memory.models import Fact
 from threads.models import Secret, Thread, ThreadHistoryEntry
-from webnovel.models import Book, Chapter, Volume
 
 PASSWORD = "dash-pass-123"
 

@@ -7,14 +7,14 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from bookfiles.rebuilder import book_rebuild
+from core.models import Book
+from core.selectors import style_drift
 from entities.selectors import entity_appearances
 from tests.conftest import CORPUS, DEMO_BOOK
 from tests.dashboard.factories import user_make
 from threads.selectors import thread_list_overdue
 from webnovel.demo import demo_extractions_ingest
-from webnovel.models import Book
-from webnovel.rebuilder import book_rebuild
-from webnovel.selectors import style_drift
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,7 @@
 """Small builders for entity tests (no JSON blobs)."""
 
+from core.models import Book, Chapter
 from entities.models import Alias, Entity
-from webnovel.models import Book, Chapter
 
 
 def book_make(slug: str = "qinglan", chapters: int = 0) -> Book:

@@ -117,8 +117,8 @@ def test_state_change_admin_validates_through_the_service(admin_client, book):
 
 
 def test_alias_admin_marks_generic_through_the_service(admin_client, book):
+    from core.models import Chapter
     from entities.models import Alias, AmbiguousMention, Appearance
-    from webnovel.models import Chapter
 
     lin = Entity.objects.get(entity_id="linfeng")
     Alias.objects.create(book=book, entity=lin, alias="少年", source="admin")

@@ -11,12 +11,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from bench.gen_book import chapter_path, generate_book
+from bookfiles.rebuilder import book_rebuild
+from core.models import Book, TimelineRow, Volume
 from entities import selectors
 from entities.models import Alias, Entity, StateChange
+from kernel.exceptions import NotFound
 from tests.conftest import DEMO_BOOK
-from webnovel.exceptions import NotFound
-from webnovel.models import Book, TimelineRow, Volume
-from webnovel.rebuilder import book_rebuild
 
 pytestmark = pytest.mark.django_db
 

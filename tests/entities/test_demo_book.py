@@ -3,10 +3,10 @@
 import pytest
 from django.test import override_settings
 
+from bookfiles.rebuilder import book_rebuild
+from core.models import Book
 from entities.selectors import chapter_ambiguous_mentions, entity_appearances
 from tests.conftest import DEMO_BOOK
-from webnovel.models import Book
-from webnovel.rebuilder import book_rebuild
 
 pytestmark = pytest.mark.django_db
 

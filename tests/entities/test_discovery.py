@@ -13,6 +13,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from bench.bench_discover import gold_load, score, xiyouji_chapters
+from bookfiles.rebuilder import book_rebuild
+from core.models import Book
 from entities.discovery.engine import discover
 from entities.discovery.services import (
     REJECTED,
@@ -25,10 +27,8 @@ from entities.discovery.services import (
 )
 from entities.models import Appearance, Entity, PendingItem
 from entities.services import pending_item_confirm, pending_item_reject
+from kernel.exceptions import InvalidInput
 from tests.conftest import CORPUS
-from webnovel.exceptions import InvalidInput
-from webnovel.models import Book
-from webnovel.rebuilder import book_rebuild
 
 # A known cast: 林青云 (also 青云), 苏婉儿 (婉儿), 赵铁山 (铁山), three officials 王大人 / 李大人 / 刘大人
 # whose shared title 大人 is generic (王大人, the one most often on stage, is the one it joins). 林青云 and 赵铁山 talk to each other in one sentence: two people.

@@ -3,16 +3,16 @@ first appearance; marked in the roster, a card, an extraction or the admin."""
 
 import pytest
 
+from bookfiles.rebuilder import book_rebuild
+from core.models import Book, Chapter
 from entities.mentions import mentions_index
 from entities.models import Alias, AmbiguousMention, Appearance, Entity
 from entities.selectors import chapter_ambiguous_mentions, entity_appearances, entity_stats
 from entities.services import alias_add, aliases_generic_set, extraction_ingest
+from kernel.exceptions import InvalidInput
+from tests.core.bookfactory import CARD_JIANLAO, ROSTER
+from tests.core.bookfactory import book_make as folder_make
 from tests.entities.factories import book_make, entity_make
-from tests.webnovel.bookfactory import CARD_JIANLAO, ROSTER
-from tests.webnovel.bookfactory import book_make as folder_make
-from webnovel.exceptions import InvalidInput
-from webnovel.models import Book, Chapter
-from webnovel.rebuilder import book_rebuild
 
 pytestmark = pytest.mark.django_db
 

@@ -12,9 +12,9 @@ from django.core.management.base import CommandError
 
 from entities.models import Appearance, Entity, Extraction, StateChange
 from entities.services import _validate, extraction_ingest, extraction_parse
+from kernel.exceptions import InvalidInput
 from tests.conftest import REPO
 from tests.entities.factories import book_make, entity_make
-from webnovel.exceptions import InvalidInput
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""The 西游记 check: the novel imported with webnovel.importers.txt, then the one-pass Aho–Corasick scan
+"""The 西游记 check: the novel imported with bookfiles.importers.txt, then the one-pass Aho–Corasick scan
 checked against a plain substring scan and the gold alias file."""
 
 import json
@@ -6,12 +6,12 @@ from collections import Counter, defaultdict
 
 import pytest
 
+from bookfiles.importers.txt import txt_parse
+from core.models import Book, Chapter
 from entities.mentions import alias_counts_all, matcher_get, mentions_index
 from entities.models import AmbiguousMention, Appearance, Entity
 from entities.services import alias_add, entity_create
 from tests.conftest import CORPUS
-from webnovel.importers.txt import txt_parse
-from webnovel.models import Book, Chapter
 
 pytestmark = [pytest.mark.django_db, pytest.mark.corpus]
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from bookfiles.rebuilder import book_rebuild
+from core.models import Book, Chapter
 from entities.models import Alias, AmbiguousMention, Entity, LegacyRecord
 from entities.selectors import entity_stats
 from entities.services import extraction_ingest
 from memory.models import Fact
-from webnovel.models import Book, Chapter
-from webnovel.rebuilder import book_rebuild
 
 pytestmark = pytest.mark.django_db
 

@@ -5,10 +5,10 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from core.models import Book, Chapter
 from entities.models import Entity, Extraction, LegacyRecord, PendingItem, Relationship, StateChange
 from entities.selectors import entity_relationships, entity_state_as_of, extraction_get
 from entities.services import extraction_ingest
-from webnovel.models import Book, Chapter
 
 pytestmark = pytest.mark.django_db
 

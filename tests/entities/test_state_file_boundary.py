@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from webnovel.models import Book
+from core.models import Book
 
 pytestmark = pytest.mark.django_db
 

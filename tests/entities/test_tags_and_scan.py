@@ -1,12 +1,12 @@
 import pytest
 
+from core.models import Chapter
 from entities.mentions import mentions_index
 from entities.models import AmbiguousMention, Appearance, Entity, StateChange, TagApplication
 from entities.selectors import alias_resolve, entity_appearances, entity_state_as_of
 from entities.services import alias_add
+from kernel.exceptions import Ambiguous
 from tests.entities.factories import book_make, entity_make
-from webnovel.exceptions import Ambiguous
-from webnovel.models import Chapter
 
 pytestmark = pytest.mark.django_db
 
@@ -109,7 +109,7 @@ def test_manual_tags_are_applied_at_finalize_and_replaced_on_refinalize(book):
 
 
 def test_alias_window_applies_to_resolution(book):
-    from webnovel.exceptions import NotFound
+    from kernel.exceptions import NotFound
 
     with pytest.raises(NotFound):
         alias_resolve(book=book, alias="林宗主", chapter=79)
@@ -169,9 +169,9 @@ def test_the_seeds_tag_syntax_applies_verbatim(tmp_path):
 
     from django.core.management import call_command
 
-    from tests.webnovel.bookfactory import book_make as folder_make
-    from tests.webnovel.bookfactory import book_write
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
+    from tests.core.bookfactory import book_make as folder_make
+    from tests.core.bookfactory import book_write
 
     root = folder_make(tmp_path / "mini")
     book_rebuild(root=root)
@@ -200,8 +200,8 @@ def test_skipped_and_partial_tags_are_in_the_finalize_sync_and_rebuild_reports(t
 
     from django.core.management import call_command
 
-    from tests.webnovel.bookfactory import book_make as folder_make
-    from tests.webnovel.bookfactory import book_write
+    from tests.core.bookfactory import book_make as folder_make
+    from tests.core.bookfactory import book_write
 
     bad = (
         '<entity-update ref="林风"><set key="realm" value="筑基"/><set value="x"/><inc key="hp"/></entity-update>\n'

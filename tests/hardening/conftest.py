@@ -92,8 +92,8 @@ def demo_copy(tmp_path) -> Path:
 @pytest.fixture
 def books(db, tmp_path):
     """The demo book and a one-chapter second book 'other' (for cross-book keys and scopes)."""
-    from webnovel.models import Book  # app modules load after Django is set up
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
+    from core.models import Book  # app modules load after Django is set up
 
     if not DEMO_BOOK.is_dir():
         pytest.skip(f"demo book absent: {DEMO_BOOK}")

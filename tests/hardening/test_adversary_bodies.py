@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 
 from bench.adversary_bodies import REQUEST_CASES, cases_replay
-from webnovel.models import Book
-from webnovel.services import apikey_create
+from core.models import Book
+from core.services import apikey_create
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client, override_settings
 
+from core.services import apikey_create
 from memory.models import Fact
-from webnovel.services import apikey_create
 
 FACT = {"category": "world_rules", "subject": "灵气", "field": "浓度", "value": "稀薄", "chapter": 1}
 
@@ -209,7 +209,7 @@ def test_session_write_without_csrf_token_is_a_chinese_403(books):
 def test_admin_add_form_shows_the_new_key_once_and_never_puts_it_in_a_cookie(books):
     import hashlib
 
-    from webnovel.models import ApiKey
+    from core.models import ApiKey
 
     admin = User.objects.create_superuser("keeper", password="pw-long-enough-123")
     client = Client()

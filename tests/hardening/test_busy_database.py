@@ -12,12 +12,12 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from bookfiles.rebuilder import book_rebuild
+from core.models import ApiKey, Book
+from core.services import apikey_create
+from kernel.exceptions import DATABASE_BUSY_MESSAGE
 from memory.models import Fact, MemoryHit
 from tests.conftest import DEMO_BOOK
-from webnovel.exceptions import DATABASE_BUSY_MESSAGE
-from webnovel.models import ApiKey, Book
-from webnovel.rebuilder import book_rebuild
-from webnovel.services import apikey_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -4,8 +4,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from bookfiles.rebuilder import book_rebuild
 from tests.conftest import DEMO_BOOK
-from webnovel.rebuilder import book_rebuild
 
 # each page with the query parameters it reads
 PAGES = {

@@ -11,9 +11,9 @@ import time
 import pytest
 
 from bench.bench_faults import child_cmd, child_env, child_kill_at_pause, child_run, dump
+from bookfiles.rebuilder import book_rebuild, book_sync
+from core.models import Book, Chapter
 from tests.conftest import REPO
-from webnovel.models import Book, Chapter
-from webnovel.rebuilder import book_rebuild, book_sync
 
 CHAPTER_5 = "定稿/正文/第1卷/第0005章.md"
 EDIT = "\n山门外忽起一阵怪风。\n"
@@ -122,7 +122,7 @@ def demo_db(db, demo_copy):
 
 
 def test_file_vanishing_or_unreadable_mid_sync_is_reported_and_nothing_else_lost(demo_db, monkeypatch):
-    from webnovel.rebuilder import incremental
+    from bookfiles.rebuilder import incremental
 
     root = demo_db
     book = Book.objects.get(slug="demo-book")

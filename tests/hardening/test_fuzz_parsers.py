@@ -13,17 +13,17 @@ from django.core.management import CommandError, call_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bookfiles.importers.txt import txt_decode, txt_parse
+from bookfiles.parser import file_bytes_parse
+from bookfiles.parser.text import FrontMatterError, entity_tags_strip, front_matter_split
+from bookfiles.rebuilder import book_rebuild
+from core.models import Book
 from entities.schemas import ExtractionIn
 from entities.services import _validate, extraction_ingest, extraction_parse
 from entities.tags import tag_parse
+from kernel.exceptions import DomainError, InvalidInput
 from tests.conftest import DEMO_BOOK, REPO
 from tests.hardening.test_openapi_fuzz import _from_schema
-from webnovel.bookfs import file_bytes_parse
-from webnovel.bookfs.text import FrontMatterError, entity_tags_strip, front_matter_split
-from webnovel.exceptions import DomainError, InvalidInput
-from webnovel.importers.txt import txt_decode, txt_parse
-from webnovel.models import Book
-from webnovel.rebuilder import book_rebuild
 
 SCALE = int(os.environ.get("HARDENING_SCALE", "1"))  # bench/bench_schemathesis.py raises it
 FAST = settings(max_examples=150 * SCALE, deadline=None, database=None, suppress_health_check=list(HealthCheck))

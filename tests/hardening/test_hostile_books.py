@@ -50,7 +50,7 @@ def test_chapter_arguments_out_of_range_are_command_errors(tmp_path, command, nu
     from django.core.management import CommandError, call_command
 
     from bench.adversary_books import SLUG, base_book
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
 
     assert book_rebuild(root=base_book(tmp_path / SLUG))["ok"] is True
     with pytest.raises(CommandError, match=f"章节号必须是 1…10,000,000 的整数：{number}"):

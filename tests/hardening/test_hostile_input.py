@@ -6,10 +6,10 @@ import shutil
 
 import pytest
 
+from bookfiles.parser import reader
+from bookfiles.rebuilder import book_rebuild, book_sync
+from core.models import Book, Chapter
 from tests.conftest import DEMO_BOOK
-from webnovel.bookfs import reader
-from webnovel.models import Book, Chapter
-from webnovel.rebuilder import book_rebuild, book_sync
 
 TRAVERSALS = [
     "../../../../../../etc/passwd",

@@ -11,10 +11,10 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from bookfiles.rebuilder import book_rebuild
+from core.models import Book
 from memory.models import Chunk, Fact, MemoryHit
 from memory.services import facts_delete, memory_orphans, memory_refresh
-from webnovel.models import Book
-from webnovel.rebuilder import book_rebuild
 
 EDITED = "定稿/正文/第2卷/第0023章.md"
 DELETED = "定稿/正文/第2卷/第0024章.md"

@@ -10,10 +10,10 @@ import time
 import pytest
 from django.db import connection
 
+from core.models import Chapter
 from memory.models import Fact
 from memory.services import memory_after_chapter
 from tests.entities.factories import book_make, entity_make
-from webnovel.models import Chapter
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL only (set DATABASE_URL)")
 

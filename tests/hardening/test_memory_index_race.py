@@ -6,11 +6,11 @@ import threading
 
 import pytest
 
+from bookfiles.rebuilder import book_rebuild
+from core.models import Book
 from memory import retrieval
 from memory.services import memory_refresh
 from tests.conftest import DEMO_BOOK
-from webnovel.models import Book
-from webnovel.rebuilder import book_rebuild
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ from urllib.parse import quote
 
 import pytest
 
+from bookfiles.rebuilder import book_rebuild
 from tests.conftest import DEMO_BOOK
-from webnovel.rebuilder import book_rebuild
 
 B = "/api/books/{book}"
 
@@ -46,11 +46,11 @@ def _param(spec: dict, path: str, name: str) -> dict:
 def test_response_schema_names_are_unique_across_apps():
     from ninja import Schema
 
+    from core import schemas as core
     from entities import schemas as entities
     from memory import schemas as memory
     from storysystem import schemas as storysystem
     from threads import schemas as threads
-    from webnovel import schemas as core
 
     owners: dict[str, list[str]] = {}
     for module in (core, entities, threads, storysystem, memory):

@@ -21,8 +21,8 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bookfiles.rebuilder import book_rebuild
 from tests.conftest import DEMO_BOOK
-from webnovel.rebuilder import book_rebuild
 
 EXAMPLES = int(os.environ.get("HARDENING_EXAMPLES", "250"))
 

@@ -3,8 +3,8 @@
 import pytest
 from django.db import connection
 
+from bookfiles.rebuilder import book_rebuild
 from tests.conftest import DEMO_BOOK
-from webnovel.rebuilder import book_rebuild
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL only (set DATABASE_URL)")
 

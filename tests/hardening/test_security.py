@@ -13,9 +13,9 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 
+from core.models import ApiKey
+from core.services import apikey_create, apikey_revoke
 from tests.conftest import REPO
-from webnovel.models import ApiKey
-from webnovel.services import apikey_create, apikey_revoke
 
 EXTRACTION = '{"scenes": [{"index": 1, "location": "山门", "summary": "夜谈", "characters": []}]}'
 

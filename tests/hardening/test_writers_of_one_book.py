@@ -1,6 +1,6 @@
 """Issue 19, item 9: an ingestion during a rebuild of the same book deadlocked or hit
 ``uniq_appearance`` on PostgreSQL and the extraction was lost. Every writer of a book now takes the
-book's writer lock first (webnovel/locks.py), so one waits for the other. Each test holds one writer
+book's writer lock first (core/locks.py), so one waits for the other. Each test holds one writer
 paused inside its transaction (a child process, after some of its writes), starts the other, checks
 that it waits, lets the first go on, and checks that both finished and neither's work was lost. Runs
 on SQLite (file database) and, with DATABASE_URL, on PostgreSQL."""

@@ -3,9 +3,9 @@ with state changes, a worldview, a volume outline with per-chapter sections and 
 
 import pytest
 
+from core.models import Book, Chapter, Document, Section, TimelineRow, Volume
 from entities.models import Alias, Entity, StateChange
 from threads.models import Secret, Thread, ThreadHistoryEntry
-from webnovel.models import Book, Chapter, Document, Section, TimelineRow, Volume
 
 SUMMARIES = {
     1: "林风在雨夜拾得断剑，剑中传出老者之声。",

@@ -16,8 +16,8 @@ pytestmark = pytest.mark.skipif(not (DEMO_BOOK / "book.yaml").is_file(), reason=
 
 @pytest.fixture
 def demo(db, django_capture_on_commit_callbacks):
-    from webnovel.models import Book
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
+    from core.models import Book
 
     with django_capture_on_commit_callbacks(execute=True):
         report = book_rebuild(root=DEMO_BOOK)
@@ -26,7 +26,7 @@ def demo(db, django_capture_on_commit_callbacks):
 
 
 def test_rebuild_fills_the_memory_and_a_second_rebuild_changes_nothing(demo, django_capture_on_commit_callbacks):
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
 
     loops = {
         f.subject: (f.status, f.source_chapter, f.closed_chapter)

@@ -4,13 +4,13 @@ import pytest
 
 from memory.models import Fact
 from memory.orchestrator import build_memory_pack
-from tests.webnovel.bookfactory import book_make, book_write, chapter_text
+from tests.core.bookfactory import book_make, book_write, chapter_text
 
 
 @pytest.fixture
 def mini(tmp_path, db, django_capture_on_commit_callbacks):
-    from webnovel.models import Book
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
+    from core.models import Book
 
     root = book_make(tmp_path / "mini")
     with django_capture_on_commit_callbacks(execute=True):
@@ -19,7 +19,7 @@ def mini(tmp_path, db, django_capture_on_commit_callbacks):
 
 
 def test_finalizing_a_chapter_updates_the_memory(mini, django_capture_on_commit_callbacks):
-    from webnovel.rebuilder import chapter_finalize
+    from bookfiles.rebuilder import chapter_finalize
 
     root, book = mini
     before = Fact.objects.get(book=book, subject="林风", field="realm", source_chapter=0)

@@ -6,10 +6,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
+from kernel.exceptions import InvalidInput
 from memory.orchestrator import build_memory_pack, pack_diff
 from memory.retrieval import scenes_split, text_terms
 from memory.tokens import tokens_estimate, tokens_truncate
-from webnovel.exceptions import InvalidInput
 
 
 def test_token_estimate_rules():

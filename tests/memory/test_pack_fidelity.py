@@ -87,7 +87,7 @@ def test_a_young_book_is_too_young_to_judge_its_pacing(filled):
 
 
 def test_chapters_without_mood_are_left_out_of_the_mood_line(filled):
-    from webnovel.models import Chapter
+    from core.models import Chapter
 
     Chapter.objects.filter(book=filled, number__in=[2, 3]).update(mood_position="", chapter_position="")
     block = build_memory_pack(book=filled, chapter=4, budget_tokens=8000)["text"].split("【节奏信号】\n", 1)[1]
@@ -98,8 +98,8 @@ def test_chapters_without_mood_are_left_out_of_the_mood_line(filled):
 def demo(db, django_capture_on_commit_callbacks):
     if not (DEMO_BOOK / "book.yaml").is_file():
         pytest.skip("examples/demo-book is absent")
-    from webnovel.models import Book
-    from webnovel.rebuilder import book_rebuild
+    from bookfiles.rebuilder import book_rebuild
+    from core.models import Book
 
     with django_capture_on_commit_callbacks(execute=True):
         book_rebuild(root=DEMO_BOOK)

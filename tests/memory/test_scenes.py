@@ -2,12 +2,12 @@
 
 import pytest
 
+from core.models import Chapter
 from entities.services import extraction_ingest
 from memory.models import Chunk
 from memory.orchestrator import build_memory_pack
 from memory.retrieval import scene_chunk_texts, scenes_split
 from memory.tokens import tokens_estimate
-from webnovel.models import Chapter
 
 SCENES = [
     # listed out of order on purpose: chunks follow the scene index

@@ -8,7 +8,7 @@ from tests.conftest import REFCSV
 
 @pytest.fixture
 def book(db, tmp_path):
-    from webnovel.models import Book
+    from core.models import Book
 
     return Book.objects.create(slug="tuihun", title="退婚之后", genre="玄幻", root=str(tmp_path))
 

@@ -156,7 +156,7 @@ def test_rest_refusals_and_missing(api, book):
 
 
 def test_rest_build_needs_a_write_key(client, book):
-    from webnovel.services import apikey_create
+    from core.services import apikey_create
 
     _, raw = apikey_create(name="reader", scope="read")
     resp = client.post(f"{BASE}/build", {"query": "玄幻退婚流"}, content_type="application/json", HTTP_X_API_KEY=raw)
@@ -324,7 +324,7 @@ def test_cli_csv_dir_imports_the_library_first(db, tmp_path, capsys):
 
 
 def test_rest_and_cli_routes_say_why_they_fall_back(book, client):
-    from webnovel.services import apikey_create
+    from core.services import apikey_create
 
     _, raw = apikey_create(name="route", scope="read", book=None)
     rest = client.get(f"{BASE}/route", {"q": "随便写点什么"}, HTTP_X_API_KEY=raw).json()

@@ -6,11 +6,11 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from kernel.exceptions import InvalidInput
 from storysystem.conf import CONTRACT_FIELDS
 from storysystem.models import ReferenceEntry, ReferenceLibrary, ReferenceTable
 from storysystem.services import references_export, references_import
 from tests.conftest import REFCSV, REPO
-from webnovel.exceptions import InvalidInput
 
 pytestmark = pytest.mark.django_db
 

@@ -6,10 +6,10 @@ import threading
 
 import pytest
 
+from kernel.exceptions import InvalidInput
 from storysystem import csvio
 from storysystem.models import ReferenceLibrary
 from storysystem.services import references_import
-from webnovel.exceptions import InvalidInput
 
 pytestmark = pytest.mark.django_db
 

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
+from kernel.exceptions import InvalidInput
 from storysystem.markdown import BEGIN, END
 from storysystem.models import StorySetting
 from storysystem.services import story_master_build
-from webnovel.exceptions import InvalidInput
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,7 @@
 import pytest
 from django.test import override_settings
 
+from kernel.exceptions import InvalidInput
 from storysystem.search import Concept, concept_rows, route_profiles_get, thesaurus_load
 from storysystem.selectors import genre_route, story_system_build
 from tests.storysystem.routing_requests import (
@@ -18,7 +19,6 @@ from tests.storysystem.routing_requests import (
     NO_GENRE,
 )
 from tests.storysystem.routing_requests_blind import BLIND, BLIND_GENERIC
-from webnovel.exceptions import InvalidInput
 
 pytestmark = pytest.mark.django_db
 

@@ -1,10 +1,10 @@
 import pytest
 
+from kernel.exceptions import InvalidInput
 from storysystem.models import ReferenceEntry
 from storysystem.search import index_get, tokenize
 from storysystem.selectors import reference_search
 from storysystem.services import entry_save, references_import
-from webnovel.exceptions import InvalidInput
 
 pytestmark = pytest.mark.django_db
 

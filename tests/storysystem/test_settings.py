@@ -4,11 +4,11 @@ import json
 
 import pytest
 
+from kernel.exceptions import InvalidInput, NotFound
 from storysystem.markdown import BEGIN, END
 from storysystem.models import StorySetting
 from storysystem.selectors import chapter_effective, chapter_story, master_story
 from storysystem.services import story_chapter_build, story_master_build
-from webnovel.exceptions import InvalidInput, NotFound
 
 pytestmark = pytest.mark.django_db
 
@@ -214,7 +214,7 @@ def test_book_yaml_can_change_the_policy(book, master):
 
 
 def test_book_without_root_cannot_persist(db):
-    from webnovel.models import Book
+    from core.models import Book
 
     rootless = Book.objects.create(slug="noroot", root="")
     with pytest.raises(InvalidInput, match="没有书籍文件夹"):

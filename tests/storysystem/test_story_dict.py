@@ -123,7 +123,7 @@ def test_author_overrides_on_the_master():
 
 
 def test_unknown_override_field_is_refused():
-    from webnovel.exceptions import InvalidInput
+    from kernel.exceptions import InvalidInput
 
     with pytest.raises(InvalidInput, match="未知的设定字段「文风」"):
         story_system_build(query="玄幻退婚流", overrides={"文风": "冷峻"})

@@ -5,13 +5,13 @@ thread — on the demo book and on a synthetic one (bench/gen_book.py)."""
 import pytest
 
 from bench.gen_book import generate_book
+from bookfiles.rebuilder import book_rebuild
+from core.models import Book
 from dashboard import sources
 from memory.orchestrator import build_memory_pack
 from memory.selectors import memory_health
 from tests.conftest import DEMO_BOOK
 from threads.selectors import thread_hangs
-from webnovel.models import Book
-from webnovel.rebuilder import book_rebuild
 
 pytestmark = pytest.mark.django_db
 

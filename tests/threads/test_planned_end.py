@@ -3,11 +3,11 @@
 
 import pytest
 
-from tests.webnovel.bookfactory import book_make
+from bookfiles.rebuilder import book_rebuild
+from core.models import Book
+from tests.core.bookfactory import book_make
 from threads.models import Thread
 from threads.selectors import thread_hangs
-from webnovel.models import Book
-from webnovel.rebuilder import book_rebuild
 
 pytestmark = pytest.mark.django_db
 

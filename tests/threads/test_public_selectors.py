@@ -3,10 +3,10 @@ and style features from summed fingerprint counts."""
 
 import pytest
 
+from core.models import Book, Chapter, Volume
+from core.selectors import STYLE_FEATURES, fingerprint_features_derive
 from threads import selectors
 from threads.models import Secret, Thread
-from webnovel.models import Book, Chapter, Volume
-from webnovel.selectors import STYLE_FEATURES, fingerprint_features_derive
 
 pytestmark = pytest.mark.django_db
 

@@ -3,11 +3,11 @@ computed at query time from the current chapter, so adding a chapter changes the
 
 import pytest
 
+from core import search
+from core.models import Book, Chapter, Volume
 from entities.models import Alias, Entity
 from threads import selectors
 from threads.models import Secret, Thread, ThreadHistoryEntry
-from webnovel import search
-from webnovel.models import Book, Chapter, Volume
 
 pytestmark = pytest.mark.django_db
 

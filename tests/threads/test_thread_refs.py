@@ -3,9 +3,9 @@
 
 import pytest
 
+from core.models import Book, Chapter, Volume
 from threads import selectors
 from threads.models import Thread
-from webnovel.models import Book, Chapter, Volume
 
 pytestmark = pytest.mark.django_db
 

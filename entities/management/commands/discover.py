@@ -4,10 +4,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.selectors import book_get
 from entities.discovery.engine import TYPES
 from entities.discovery.services import book_discover
-from webnovel.exceptions import DomainError
-from webnovel.selectors import book_get
+from kernel.exceptions import DomainError
 
 
 class Command(BaseCommand):

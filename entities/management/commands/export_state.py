@@ -6,10 +6,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from entities.migration import STATE_PATH, state_export
-from webnovel.exceptions import DomainError
-from webnovel.safefs import book_file_write, file_write, path_inside
-from webnovel.selectors import book_get
+from core.selectors import book_get
+from entities.legacy_state import STATE_PATH, state_export
+from kernel.exceptions import DomainError
+from kernel.safefs import book_file_write, file_write, path_inside
 
 
 class Command(BaseCommand):

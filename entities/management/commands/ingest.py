@@ -6,9 +6,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.selectors import book_get
 from entities.services import extraction_ingest, extraction_parse
-from webnovel.exceptions import DomainError
-from webnovel.selectors import book_get
+from kernel.exceptions import DomainError
 
 
 class Command(BaseCommand):

@@ -5,8 +5,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from entities.migration import state_migrate
-from webnovel.exceptions import DomainError
+from entities.legacy_state import state_migrate
+from kernel.exceptions import DomainError
 
 
 class Command(BaseCommand):

@@ -4,9 +4,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.selectors import book_get
 from entities.mentions import mentions_index
-from webnovel.exceptions import DomainError
-from webnovel.selectors import book_get
+from kernel.exceptions import DomainError
 
 
 class Command(BaseCommand):

@@ -5,12 +5,12 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
+from bookfiles.parser.types import NUMBER_MAX
+from core.selectors import book_get
+from kernel.exceptions import DomainError
 from memory import orchestrator
 from memory.interfaces import context_pack
 from memory.services import memory_hit_record
-from webnovel.bookfs.types import NUMBER_MAX
-from webnovel.exceptions import DomainError
-from webnovel.selectors import book_get
 
 
 class Command(BaseCommand):

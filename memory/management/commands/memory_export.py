@@ -5,10 +5,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.selectors import book_get
+from kernel.exceptions import DomainError
+from kernel.safefs import file_write
 from memory.selectors import scratchpad_export
-from webnovel.exceptions import DomainError
-from webnovel.safefs import file_write
-from webnovel.selectors import book_get
 
 
 class Command(BaseCommand):

@@ -4,10 +4,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.selectors import book_get
+from kernel.exceptions import DomainError
 from memory.selectors import memory_health
 from memory.services import memory_refresh
-from webnovel.exceptions import DomainError
-from webnovel.selectors import book_get
 
 
 class Command(BaseCommand):

@@ -5,9 +5,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.selectors import book_get
+from kernel.exceptions import DomainError
 from memory.services import scratchpad_import
-from webnovel.exceptions import DomainError
-from webnovel.selectors import book_get
 
 
 def _constant_refuse(name: str) -> None:

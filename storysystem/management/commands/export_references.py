@@ -2,8 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from kernel.exceptions import DomainError
 from storysystem.services import references_export
-from webnovel.exceptions import DomainError
 
 
 class Command(BaseCommand):

@@ -4,8 +4,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from kernel.exceptions import DomainError
 from storysystem.services import references_import
-from webnovel.exceptions import DomainError
 
 
 class Command(BaseCommand):

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.models import Book
+from core.selectors import book_get
+from kernel.exceptions import DomainError, NotFound
 from storysystem import markdown, services
 from storysystem.selectors import story_system_build
-from webnovel.exceptions import DomainError, NotFound
-from webnovel.models import Book
-from webnovel.selectors import book_get
 
 # chapter_015 (the seed's file stem), 15, 第15章
 _CHAPTER = re.compile(r"^(?:chapter_0*(\d+)|0*(\d+)|第\s*0*(\d+)\s*章)$")

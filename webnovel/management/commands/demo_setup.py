@@ -19,12 +19,12 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from bookfiles.rebuilder import book_rebuild
+from core.models import ApiKey, Book
+from core.services import apikey_create
 from entities.models import PendingItem
+from kernel.exceptions import DomainError
 from webnovel.demo import demo_extractions_ingest
-from webnovel.exceptions import DomainError
-from webnovel.models import ApiKey, Book
-from webnovel.rebuilder import book_rebuild
-from webnovel.services import apikey_create
 
 DEMO_BOOK = Path(settings.BASE_DIR) / "examples" / "demo-book"
 DEMO_KEY_NAME = "demo-book 演示密钥"

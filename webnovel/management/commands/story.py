@@ -6,9 +6,9 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from webnovel.exceptions import DomainError
-from webnovel.interfaces import interfaces_load
-from webnovel.selectors import book_get
+from core.selectors import book_get
+from kernel.exceptions import DomainError
+from kernel.interfaces import interfaces_load
 
 
 def _bool(value: str) -> bool:

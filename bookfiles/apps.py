@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class BookfilesConfig(AppConfig):
+    """The book folder: parse it (``bookfiles.parser``, pure, no Django), rebuild / sync / finalize it into
+    the tables, import a .txt novel or an old project. It orchestrates and calls each app's writers."""
+
+    name = "bookfiles"
+    verbose_name = "书籍文件"

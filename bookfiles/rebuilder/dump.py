@@ -1,0 +1,120 @@
+"""Canonical dump of everything the rebuilder derives from the files: no database ids, no
+timestamps, every list sorted, so two rebuilds of the same folder give byte-identical text."""
+
+import json
+from typing import Any
+
+from core.models import Book, Chapter, Document, Fingerprint, Section, SourceFile, TimelineRow, Volume
+from entities.models import Alias, Entity
+from threads.models import Secret, Thread, ThreadHistoryEntry
+
+
+def _rows(queryset, fields: list[str], *, key: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    # string keys are sorted in Python: PostgreSQL's collation would order Chinese text differently
+    rows = [dict(zip(fields, values, strict=True)) for values in queryset.values_list(*fields)]
+    if key:
+        rows.sort(key=lambda row: tuple(row[k] for k in key))
+    return rows
+
+
+def book_dump(*, book: Book) -> str:
+    """Deterministic JSON of the book's file-derived rows (entities and aliases: source = file)."""
+    chapter_fields = [
+        "number", "volume", "title", "perspective", "story_time", "chapter_position", "hook_type", "mood_position",
+        "summary", "key_chapter", "opens", "advances", "closes", "front_matter", "body", "entity_tags", "word_count",
+        "source_path", "content_hash",
+    ]  # fmt: skip
+    history = {}
+    for thread_id, order, chapter, text in (
+        ThreadHistoryEntry.objects.filter(thread__book=book)
+        .order_by("thread__thread_id", "order")
+        .values_list("thread__thread_id", "order", "chapter", "text")
+    ):
+        history.setdefault(thread_id, []).append({"order": order, "chapter": chapter, "text": text})
+    threads = _rows(
+        Thread.objects.filter(book=book).order_by("thread_id"),
+        ["thread_id", "type", "title", "strength", "status", "opened_chapter", "planned_end", "planned_end_volume",
+         "closed_chapter", "description", "closing_plan", "front_matter", "source_path"],
+        key=("thread_id",),
+    )  # fmt: skip
+    for thread in threads:
+        thread["history"] = history.get(thread["thread_id"], [])
+    sections: dict[tuple[str, str], list] = {}
+    for kind, doc_key, order, heading, level, body in (
+        Section.objects.filter(document__book=book)
+        .order_by("document__kind", "document__key", "order")
+        .values_list("document__kind", "document__key", "order", "heading", "level", "body")
+    ):
+        sections.setdefault((kind, doc_key), []).append(
+            {"order": order, "heading": heading, "level": level, "body": body}
+        )
+    documents = _rows(
+        Document.objects.filter(book=book).order_by("kind", "key"),
+        ["kind", "key", "title", "front_matter", "body", "source_path"],
+        key=("kind", "key"),
+    )
+    for document in documents:
+        document["sections"] = sections.get((document["kind"], document["key"]), [])
+    aliases: dict[str, list] = {}
+    for entity_id, alias, valid_from, valid_to, note in (
+        Alias.objects.filter(book=book, source="file")
+        .order_by("entity__entity_id", "alias")
+        .values_list("entity__entity_id", "alias", "valid_from", "valid_to", "note")
+    ):
+        aliases.setdefault(entity_id, []).append(
+            {"alias": alias, "valid_from": valid_from, "valid_to": valid_to, "note": note}
+        )
+    entities = _rows(
+        Entity.objects.filter(book=book, source="file").order_by("entity_id"),
+        ["entity_id", "type", "canonical_name", "tier", "description", "base_state", "is_protagonist", "source_path"],
+        key=("entity_id",),
+    )
+    for entity in entities:
+        entity["aliases"] = sorted(aliases.get(entity["entity_id"], []), key=lambda a: a["alias"])
+    data = {
+        "book": {
+            "slug": book.slug,
+            "title": book.title,
+            "genre": book.genre,
+            "config": book.config,
+            "thresholds": book.thresholds,
+            "style_baseline": [book.style_baseline_start, book.style_baseline_end],
+        },
+        "volumes": _rows(
+            Volume.objects.filter(book=book).order_by("number"), ["number", "name", "start_chapter", "end_chapter"]
+        ),
+        "chapters": _rows(Chapter.objects.filter(book=book).order_by("number"), chapter_fields),
+        "fingerprints": _rows(
+            Fingerprint.objects.filter(book=book).order_by("start_chapter", "end_chapter"),
+            ["start_chapter", "end_chapter", "features", "is_baseline"],
+        ),
+        "threads": threads,
+        "secrets": _rows(
+            Secret.objects.filter(book=book).order_by("secret_id"),
+            [
+                "secret_id",
+                "title",
+                "known_to",
+                "reader_knows",
+                "reader_told_chapter",
+                "registered_chapter",
+                "keywords",
+                "content",
+                "front_matter",
+                "source_path",
+            ],
+            key=("secret_id",),
+        ),  # fmt: skip
+        "documents": documents,
+        "timeline": _rows(
+            TimelineRow.objects.filter(book=book).order_by("volume", "order"),
+            ["volume", "order", "chapter", "story_time", "event", "present", "source_path"],
+        ),
+        "entities": entities,
+        "source_files": _rows(
+            SourceFile.objects.filter(book=book).order_by("path"),
+            ["path", "kind", "content_hash", "size"],
+            key=("path",),
+        ),
+    }
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, indent=1) + "\n"

@@ -1,0 +1,153 @@
+import math
+
+from django.conf import settings
+from django.contrib import admin
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.core.exceptions import ValidationError
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from core.models import ApiKey, Book, Chapter, Document, Fingerprint, Section, SourceFile, TimelineRow, Volume
+from core.models.apikey import apikey_hash
+from kernel.ratelimit import limiter_for
+
+
+class ThrottledAdminAuthenticationForm(AdminAuthenticationForm):
+    """The admin (and dashboard) login, refusing a user name or a client address after
+    ``WEBNOVEL_LOGIN_FAILURE_RATE`` failures (default 10 in 15 minutes, per worker process)."""
+
+    def clean(self):
+        username = (self.cleaned_data.get("username") or "").strip().lower()
+        address = self.request.META.get("REMOTE_ADDR", "") if self.request else ""
+        callers = [f"login-user:{username}", f"login-ip:{address}"]
+        limiter = limiter_for(settings.WEBNOVEL_LOGIN_FAILURE_RATE)
+        wait = max(limiter.wait(caller) for caller in callers)
+        if wait:
+            raise ValidationError(
+                f"登录失败次数过多（{limiter.seconds / 60:g} 分钟内 {limiter.count} 次）：请 {math.ceil(wait / 60)} 分钟后再试",
+                code="throttled",
+            )
+        try:
+            return super().clean()
+        except ValidationError:
+            for caller in callers:
+                limiter.hit(caller)
+            raise
+
+
+admin.site.login_form = ThrottledAdminAuthenticationForm
+
+
+class VolumeInline(admin.TabularInline):
+    model = Volume
+    extra = 0
+
+
+@admin.register(Book)
+class BookAdmin(admin.ModelAdmin):
+    list_display = ["slug", "title", "genre", "built_at"]
+    search_fields = ["slug", "title"]
+    inlines = [VolumeInline]
+    readonly_fields = ["built_at", "build_report", "created_at"]
+
+
+@admin.register(Chapter)
+class ChapterAdmin(admin.ModelAdmin):
+    list_display = ["book", "number", "title", "volume", "perspective", "chapter_position", "hook_type", "word_count"]
+    list_filter = ["book", "volume", "chapter_position", "mood_position", "key_chapter"]
+    search_fields = ["title", "summary", "perspective"]
+    list_select_related = ["book"]
+    show_full_result_count = False
+    ordering = ["book", "number"]
+
+
+class SectionInline(admin.TabularInline):
+    model = Section
+    extra = 0
+    fields = ["order", "heading", "level", "body"]
+
+
+@admin.register(Document)
+class DocumentAdmin(admin.ModelAdmin):
+    list_display = ["book", "kind", "key", "title", "source_path"]
+    list_filter = ["book", "kind"]
+    search_fields = ["key", "title", "body"]
+    list_select_related = ["book"]
+    inlines = [SectionInline]
+
+
+@admin.register(Section)
+class SectionAdmin(admin.ModelAdmin):
+    list_display = ["document", "order", "heading", "level"]
+    list_filter = ["document__book", "document__kind"]
+    search_fields = ["heading", "body"]
+    list_select_related = ["document", "document__book"]
+    show_full_result_count = False
+
+
+@admin.register(TimelineRow)
+class TimelineRowAdmin(admin.ModelAdmin):
+    list_display = ["book", "volume", "order", "chapter", "story_time", "event"]
+    list_filter = ["book", "volume"]
+    search_fields = ["event", "story_time"]
+    list_select_related = ["book"]
+    show_full_result_count = False
+
+
+@admin.register(Fingerprint)
+class FingerprintAdmin(admin.ModelAdmin):
+    list_display = ["book", "start_chapter", "end_chapter", "is_baseline"]
+    list_filter = ["book", "is_baseline"]
+    list_select_related = ["book"]
+    show_full_result_count = False
+
+
+@admin.register(SourceFile)
+class SourceFileAdmin(admin.ModelAdmin):
+    list_display = ["book", "path", "kind", "size", "content_hash"]
+    list_filter = ["book", "kind"]
+    search_fields = ["path"]
+    list_select_related = ["book"]
+    show_full_result_count = False
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Keys are created with the ``apikey`` command or the 'add' form; the raw key is shown once, in
+    the answer to the form (never in a message, which Django keeps in a cookie)."""
+
+    list_display = ["name", "prefix", "scope", "book", "revoked", "created_at", "last_used_at"]
+    list_filter = ["scope", "revoked", "book"]
+    search_fields = ["name", "prefix"]
+    readonly_fields = ["prefix", "key_hash", "created_at", "last_used_at"]
+    fields = ["name", "scope", "book", "revoked", "prefix", "key_hash", "created_at", "last_used_at"]
+    actions = ["revoke"]
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            raw = ApiKey.generate_raw()
+            obj.prefix, obj.key_hash = raw[:10], apikey_hash(raw)
+            request._apikey_raw = raw  # shown by response_add, in that response only
+        super().save_model(request, obj, form, change)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        # The raw key is rendered into this one response and nowhere else: the usual "added"
+        # message would carry it in the messages cookie (and into the next page, and logs).
+        raw = getattr(request, "_apikey_raw", None)
+        if raw is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {
+            **self.admin_site.each_context(request),
+            "key": obj,
+            "raw": raw,
+            "opts": self.opts,
+            "changelist_url": reverse("admin:webnovel_apikey_changelist"),
+        }
+        response = TemplateResponse(request, "admin/webnovel/apikey/created.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
+
+    @admin.action(description="吊销所选密钥")
+    def revoke(self, request, queryset):
+        count = queryset.filter(revoked=False).update(revoked=True)
+        self.message_user(request, f"已吊销 {count} 个密钥")

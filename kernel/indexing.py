@@ -1,0 +1,76 @@
+"""Extra chapter indexers and after-chapter hooks, configured in settings so the core never imports
+the apps that plug in (mention scan, search index, memory).
+
+- ``WEBNOVEL_CHAPTER_INDEXERS``: dotted paths called inside the rebuild / finalize / sync transaction
+  after the core tables are written, as ``fn(book=book, numbers=[...] or None, removed=[...])``
+  (``numbers=None`` means "every chapter"). An exception aborts the whole transaction. An indexer
+  may return a dict whose ``warnings`` (report issue dicts: code, file, line, message) join the
+  report (the mention indexer's skipped manual tags).
+- ``WEBNOVEL_AFTER_CHAPTER_HOOKS``: same signature, called after commit, best effort: an exception
+  never undoes the committed chapter, but it is not silent either — it is logged and recorded in the
+  caller's report under ``hook_failures`` (``[{"hook": path, "message": …}]``), which the commands
+  print and REST returns, so "成功" is never shown over a memory that stopped following the book.
+"""
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Model
+from django.utils.module_loading import import_string
+
+logger = logging.getLogger(__name__)
+
+
+def _load(setting: str) -> list[tuple[str, Callable[..., object]]]:
+    return [(path, import_string(path)) for path in getattr(settings, setting, [])]
+
+
+def chapter_indexers_run(
+    *, book: Model, numbers: list[int] | None, removed: list[int], warnings: list[dict] | None = None
+) -> list[str]:
+    """Run every configured indexer (inside the caller's transaction); returns their dotted paths and
+    appends the warnings they return to ``warnings``."""
+    ran = []
+    for path, fn in _load("WEBNOVEL_CHAPTER_INDEXERS"):
+        result = fn(book=book, numbers=numbers, removed=removed)
+        if warnings is not None and isinstance(result, dict):
+            warnings += result.get("warnings") or []
+        ran.append(path)
+    return ran
+
+
+def hook_failure_message(*, book: Model, path: str, exc: BaseException) -> str:
+    """The Chinese line an author reads when an after-commit hook failed (the writes are kept)."""
+    return (
+        f"提交后的更新 {path} 失败：{type(exc).__name__}: {exc}。已写入的数据保留；"
+        f"修复后重跑本命令，或运行 manage.py memory_health {book.slug} --refresh 补上"
+    )
+
+
+def after_chapter_hooks_schedule(
+    *, book: Model, numbers: list[int] | None, removed: list[int], report: dict[str, Any] | None = None
+) -> list[str]:
+    """Schedule every configured hook for after the commit. A failure never raises (the chapter is
+    committed by then); it is logged and appended to ``report["hook_failures"]`` when a report is
+    given — the caller returns that dict after its transaction, so the failure reaches its answer."""
+    hooks = _load("WEBNOVEL_AFTER_CHAPTER_HOOKS")
+    if report is not None:
+        report["hook_failures"] = []
+
+    def run() -> None:
+        for path, fn in hooks:
+            try:
+                fn(book=book, numbers=numbers, removed=removed)
+            except Exception as exc:  # best effort by design: a hook never fails a committed chapter
+                logger.warning("after-chapter hook %s failed for book %s", path, book.slug, exc_info=True)
+                if report is not None:
+                    report["hook_failures"].append(
+                        {"hook": path, "message": hook_failure_message(book=book, path=path, exc=exc)}
+                    )
+
+    if hooks:
+        transaction.on_commit(run)
+    return [path for path, _ in hooks]
