@@ -1,4 +1,5 @@
-"""Migration of an old project's ``.webnovel/state.json`` (v5.0 … v6) into the database.
+"""The entity side of importing an old project's ``.webnovel/state.json`` (v5.0 … v6) into the database
+(the whole import, book files included, is ``bookfiles.importers.state_project.state_migrate``).
 
 Every top-level key of the input is either mapped onto our models or kept verbatim in the book's
 legacy store (``LegacyRecord``), and the summary says which — the old tool silently dropped each
@@ -12,12 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-import yaml
-from django.db import transaction
-from django.db.models import Max
-from django.utils import timezone
+from django.db.models import Max, Sum
 
-from bookfiles.importers.legacy import legacy_book_yaml, legacy_chapters_plan, legacy_files_write
 from core.models import Book
 from entities.generic import alias_is_generic
 from entities.models import (
@@ -32,8 +29,10 @@ from entities.models import (
     StateChange,
 )
 from entities.replay import state_replay
+from entities.selectors import entity_state_as_of
+from entities.services import entity_appearance_refresh, relationship_summary_refresh
 from kernel.exceptions import InvalidInput, NotFound
-from kernel.safefs import book_file_write, regular_file_read
+from kernel.safefs import regular_file_read
 
 STATE_PATH = Path(".webnovel") / "state.json"
 SLIM_LIMIT = 5 * 1024
@@ -309,8 +308,6 @@ def _relationship(run: _Run, src: Entity, dst: Entity, type_: str, description: 
     )
     run.count("relationships", created)
     if created:
-        from entities.services import relationship_summary_refresh
-
         relationship_summary_refresh(relationship_pks=[rel.pk])
 
 
@@ -554,100 +551,10 @@ def state_file_read(*, path: Path) -> dict:
     return data
 
 
-class _DryRun(Exception):
-    pass
+def legacy_state_import(*, root: Path, state: dict, book_slug: str | None, source_path: str) -> dict:
+    """Import an old state.json (already read) into the book's tables; returns the summary.
 
-
-def state_migrate(*, root: Path, commit: bool = False, book_slug: str | None = None) -> dict:
-    """Migrate ``<root>/.webnovel/state.json``. Dry run unless ``commit``; with ``commit`` the file is
-    first copied to ``state.json.bak-<timestamp>`` and then rewritten slim."""
-    root = root.resolve()
-    path = root / STATE_PATH
-    state = state_file_read(path=path)
-    original_path = path
-    marker = state.get(MARKER)
-    if isinstance(marker, dict) and marker.get("backup"):
-        # Already migrated: re-read the original from its backup so a second run re-checks (and changes nothing).
-        original_path = path.parent / marker["backup"]
-        state = state_file_read(path=original_path)
-    summary: dict[str, Any] = {}
-    try:
-        with transaction.atomic():
-            summary = _migrate(root=root, state=state, book_slug=book_slug, source_path=str(original_path))
-            summary["dry_run"] = not commit
-            summary["already_migrated"] = isinstance(marker, dict)
-            if not commit:
-                raise _DryRun
-    except _DryRun:
-        pass
-    summary["book_files"] = _book_files(root=root, state=state, slug=summary["book"], commit=commit)
-    if commit and not isinstance(marker, dict):
-        stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-        backup = path.with_name(f"state.json.bak-{stamp}")
-        book_file_write(root=root, relative=STATE_PATH.with_name(backup.name), text=path.read_bytes())
-        slim = slim_state(
-            state=state,
-            marker={"by": "webnovel migrate_state", "at": timezone.now().isoformat(), "backup": backup.name,
-                    "book": summary["book"]},
-        )  # fmt: skip
-        book_file_write(root=root, relative=STATE_PATH, text=json.dumps(slim, ensure_ascii=False, indent=2) + "\n")
-        summary["backup"] = str(backup)
-        summary["slim_bytes"] = path.stat().st_size
-        if summary["slim_bytes"] >= SLIM_LIMIT:
-            summary["problems"].append(
-                f"精简后的 state.json 仍有 {summary['slim_bytes']} 字节（progress 等保留键本身过大）；原文件见备份"
-            )
-    return summary
-
-
-def _state_title(state: dict) -> str | None:
-    """The book's title as the old state.json recorded it (project_info / project / progress / top)."""
-    holders = [
-        h for h in (state.get("project_info"), state.get("project"), state.get("progress")) if isinstance(h, dict)
-    ]
-    for holder in [*holders, {k: state.get(k) for k in ("title", "book_title")}]:
-        for key in ("title", "book_title", "name"):
-            value = holder.get(key)
-            if isinstance(value, str) and value.strip():
-                return value.strip()
-    return None
-
-
-def _book_files(*, root: Path, state: dict, slug: str, commit: bool) -> dict:
-    """The old chapters and summaries converted into the book format (written only with ``commit``;
-    the dry run lists what it would write)."""
-    plan = legacy_chapters_plan(root=root)
-    files = plan["files"]
-    book_yaml = legacy_book_yaml(root=root, slug=slug, title=_state_title(state) or slug)
-    problems = []
-    if book_yaml is not None:
-        files = {"book.yaml": book_yaml, **files}
-    else:
-        try:
-            existing = yaml.safe_load((root / "book.yaml").read_text(encoding="utf-8-sig")) or {}
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            existing = {}
-        declared = existing.get("slug", root.name) if isinstance(existing, dict) else root.name
-        if str(declared) != slug:
-            problems.append(
-                f"book.yaml 的 slug 是 '{declared}'，迁移写入的书是 '{slug}'：rebuild 会建成另一本书，"
-                f"请把 book.yaml 的 slug 改为 {slug}，或用 --book {declared} 重新迁移"
-            )
-    result: dict[str, Any] = {
-        "chapters": plan["chapters"],
-        "summaries": plan["summaries"],
-        "written" if commit else "would_write": sorted(files),
-        "skipped": plan["skipped"],
-        "problems": problems,
-    }
-    if commit:
-        legacy_files_write(root=root, files=files)
-    if files:
-        result["next"] = f"python manage.py rebuild {root}"
-    return result
-
-
-def _migrate(*, root: Path, state: dict, book_slug: str | None, source_path: str) -> dict:
+    Runs in the caller's transaction (the dry run rolls it back)."""
     book, book_created = _book_for(root, book_slug)
     run = _Run(book, source_path)
     fallback_chapter = _progress_chapter(state)
@@ -686,8 +593,6 @@ def _migrate(*, root: Path, state: dict, book_slug: str | None, source_path: str
             f"{len(run.generic)} 个别名是代词或泛称（{shown}{'…' if len(run.generic) > 10 else ''}）："
             "按泛称导入（弱提及，不计出场），见 generic_aliases"
         )
-    from entities.services import entity_appearance_refresh
-
     entity_appearance_refresh(entity_pks=Entity.objects.filter(book=book).values_list("pk", flat=True))
     return {
         "book": book.slug,
@@ -707,10 +612,6 @@ def state_export(*, book: Book) -> dict:
     """The slim state.json of a book, from the database: progress (current chapter and words over
     the migrated progress), the protagonist's replayed state, the strand tracker, and the most
     recent disambiguation records (extraction warnings and pending mentions)."""
-    from django.db.models import Sum
-
-    from entities.selectors import entity_state_as_of
-
     legacy = {r.key: r.value for r in LegacyRecord.objects.filter(book=book, key__in=SLIM_KEYS)}
     state: dict[str, Any] = {}
     progress = dict(legacy.get("progress") or {}) if isinstance(legacy.get("progress"), dict) else {}

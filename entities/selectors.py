@@ -18,10 +18,12 @@ from entities.models import (
     AmbiguousMention,
     Appearance,
     Entity,
+    Extraction,
     PendingItem,
     Relationship,
     RelationshipEvent,
     StateChange,
+    TagApplication,
 )
 from entities.replay import state_replay
 from kernel.exceptions import Ambiguous, InvalidInput, NotFound
@@ -677,8 +679,6 @@ def pending_list(*, book: Book, status: str | None = "pending") -> list[dict]:
 
 def extraction_get(*, book: Book, chapter: int) -> dict:
     """The last extraction ingested for a chapter: counts, warnings, scenes, chapter_meta, uncertain."""
-    from entities.models import Extraction
-
     row = Extraction.objects.filter(book=book, chapter=chapter).first()
     if row is None:
         raise NotFound(f"第{chapter}章还没有抽取结果", extra={"chapter": chapter})
@@ -696,8 +696,6 @@ def extraction_get(*, book: Book, chapter: int) -> dict:
 
 def tag_issues_list(*, book: Book, chapter: int | None = None) -> list[dict]:
     """Manual tags skipped at finalize, with the reason (line numbers are file lines)."""
-    from entities.models import TagApplication
-
     rows = TagApplication.objects.filter(book=book).exclude(issues=[])
     if chapter is not None:
         rows = rows.filter(chapter=chapter)

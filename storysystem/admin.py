@@ -4,6 +4,7 @@ books' story settings (build through the service, rewrite the .story-system file
 import io
 import json
 import zipfile
+from urllib.parse import quote
 
 from django import forms
 from django.contrib import admin, messages
@@ -13,6 +14,7 @@ from django.utils.html import format_html
 
 from kernel.exceptions import DomainError
 from storysystem import selectors, services
+from storysystem.markdown import story_markdown
 from storysystem.models import ReferenceEntry, ReferenceLibrary, ReferenceTable, StorySetting
 
 
@@ -32,8 +34,6 @@ def _csv_response(tables: list[ReferenceTable]) -> HttpResponse:
 
 
 def _quote(name: str) -> str:
-    from urllib.parse import quote
-
     return quote(name)
 
 
@@ -176,8 +176,6 @@ class StorySettingAdmin(admin.ModelAdmin):
     def markdown_preview(self, obj: StorySetting) -> str:
         if not obj.pk:
             return "保存后生成"
-        from storysystem.markdown import story_markdown
-
         try:
             data = obj.data if obj.chapter is None else selectors.chapter_story(book=obj.book, chapter=obj.chapter)
             text = story_markdown(data)

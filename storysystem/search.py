@@ -26,9 +26,11 @@ from typing import Any
 
 import ahocorasick
 import yaml
+from django.db import connection
 
 from kernel.exceptions import InvalidInput
 from storysystem.conf import anti_pattern_fields, conf
+from storysystem.models import LibraryState, ReferenceEntry
 
 _SPLIT = re.compile(r"[\s|,，。、；;：:！!？?（）()【】\[\]「」『』“”\"'‘’《》<>/\\·…—\-_+=*#@&%~`^$]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -242,10 +244,6 @@ def index_get() -> Index:
     pinned = _pinned.get()
     if pinned is not None:
         return pinned
-    from django.db import connection
-
-    from storysystem.models import LibraryState, ReferenceEntry
-
     # Raw SQL: this runs before every search, and the ORM's query building costs more than the query.
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT token FROM {LibraryState._meta.db_table} WHERE id = 1")

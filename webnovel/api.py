@@ -16,7 +16,9 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 
+from core.api import router as core_router
 from core.auth import API_AUTH, api_auth
+from entities.api import router as entities_router
 from kernel.exceptions import (
     DATABASE_BUSY_MESSAGE,
     DATABASE_BUSY_RETRY_AFTER,
@@ -26,6 +28,9 @@ from kernel.exceptions import (
     database_busy,
 )
 from kernel.jsonsafe import JsonRefused, json_loads_strict
+from memory.api import router as memory_router
+from storysystem.api import router as storysystem_router
+from threads.api import router as threads_router
 
 
 def _json_finite(value: Any) -> Any:
@@ -214,12 +219,6 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 
 def _register_routers() -> None:
-    from core.api import router as core_router
-    from entities.api import router as entities_router
-    from memory.api import router as memory_router
-    from storysystem.api import router as storysystem_router
-    from threads.api import router as threads_router
-
     # Each app's router checks a session user's permissions on that app's models (core/auth.py).
     api.add_router("/books/", core_router, auth=api_auth("webnovel"))
     api.add_router("/books/", threads_router, auth=api_auth("threads"))

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bookfiles.parser.types import NUMBER_MAX
+from kernel.bounds import NUMBER_MAX
 
 HEADING_MAX_CHARS = 60
 PREFIX_MAX_CHARS = 12

@@ -25,7 +25,6 @@ from bookfiles.parser.text import (
 )
 from bookfiles.parser.types import (
     ERROR,
-    NUMBER_MAX,
     WARNING,
     AliasData,
     BookConfig,
@@ -41,6 +40,7 @@ from bookfiles.parser.types import (
     TimelineRowData,
     VolumeData,
 )
+from kernel.bounds import NUMBER_MAX
 
 CHAPTER_NAME = re.compile(rf"^第({NUMERAL})章.*\.md$")
 VOLUME_NAME = re.compile(rf"^第({NUMERAL})卷\s*(.*?)(?:\.md)?$")

@@ -10,6 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from bookfiles.parser.files import file_kind, file_parse
+from bookfiles.parser.text import key_line
 from bookfiles.parser.types import (
     ERROR,
     BookConfig,
@@ -296,8 +297,6 @@ def entity_ids_check(entities: list[EntityData]) -> list[Issue]:
 
 
 def chapter_threads_check(chapter: ChapterData, threads: set[str]) -> list[Issue]:
-    from bookfiles.parser.text import key_line
-
     issues = []
     for field in ("opens", "advances", "closes"):
         for thread_id in getattr(chapter, field):

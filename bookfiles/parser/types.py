@@ -21,10 +21,6 @@ ERROR_CODES = frozenset(
     }
 )
 
-# Chapter and volume numbers are 1…NUMBER_MAX at every boundary (file names, front matter, book.yaml,
-# import_txt headings): far past any real novel, far below 64 bits, so no integer column overflows.
-NUMBER_MAX = 10_000_000
-
 
 @dataclass
 class Issue:

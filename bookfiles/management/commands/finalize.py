@@ -5,9 +5,9 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from bookfiles.management.commands._report import hook_failures_check, report_text
-from bookfiles.parser.types import NUMBER_MAX
 from bookfiles.rebuilder import chapter_finalize
 from core.selectors import book_get
+from kernel.bounds import NUMBER_MAX
 from kernel.exceptions import DomainError
 
 

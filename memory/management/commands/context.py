@@ -5,8 +5,8 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from bookfiles.parser.types import NUMBER_MAX
 from core.selectors import book_get
+from kernel.bounds import NUMBER_MAX
 from kernel.exceptions import DomainError
 from memory import orchestrator
 from memory.interfaces import context_pack

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from entities.legacy_state import state_migrate
+from bookfiles.importers.state_project import state_migrate
 from kernel.exceptions import DomainError
 
 
