@@ -1,13 +1,20 @@
 """Read interfaces of the entities app (``story <name> <book> …`` and the REST paths in ``rest``)."""
 
+from core.models import Book
 from entities import selectors
-from kernel.interfaces import Arg, interface
+from kernel.interfaces import NUMBER, Arg, interface
 
-B = "/api/books/{book}/entities"
 G = "实体"
 
+
+def extraction(*, book: Book, number: int) -> dict:
+    """The last extraction ingested for chapter ``number``: counts, warnings, scenes, chapter_meta, uncertain."""
+    return selectors.extraction_get(book=book, chapter=number)
+
+
 REF = Arg("ref", str, required=True, positional=True, help="实体 id 或别名")
-AS_OF = Arg("as_of", int, help="截至第几章（默认：当前）")
+AS_OF = Arg("as_of", int, minimum=0, help="截至第几章（默认：当前）")
+DEPTH = Arg("depth", int, default=1, minimum=1, maximum=5, help="层数 1–5")
 TYPE = Arg("type", str, help="实体类型", choices=("角色", "地点", "物品", "势力", "招式"))
 
 interface(
@@ -15,7 +22,9 @@ interface(
     help="实体详情：按 id，找不到再按别名；含别名与（截至某章的）状态",
     args=(REF, TYPE, AS_OF),
     group=G,
-    rest=f"GET {B}/{{ref}}",
+    path="/entities/{ref}",
+    response="entities.schemas:EntityDetailOut",
+    summary="实体详情",
 )(selectors.entity_detail)
 interface(
     "entity-list",
@@ -24,88 +33,128 @@ interface(
         TYPE,
         Arg("tier", str, choices=("核心", "重要", "次要", "装饰")),
         Arg("include_archived", bool, default=False),
-        Arg("limit", int, help="每页条数 1–1000（默认：全部）"),
-        Arg("offset", int, default=0, help="跳过前几条"),
+        Arg(
+            "limit",
+            int,
+            minimum=1,
+            maximum=selectors.ENTITY_PAGE_MAX,
+            help=f"每页条数 1–{selectors.ENTITY_PAGE_MAX}（默认：全部）",
+        ),
+        Arg("offset", int, default=0, minimum=0, maximum=selectors.ENTITY_OFFSET_MAX, help="跳过前几条"),
     ),
     group=G,
-    rest=f"GET {B}",
+    path="/entities",
+    response="list[entities.schemas:EntityOut]",
+    summary="实体列表",
 )(selectors.entity_list)
-interface("entity-core", help="核心实体（主角在前）", group=G, rest=f"GET {B}/core")(selectors.entity_list_core)
+interface(
+    "entity-core",
+    help="核心实体（主角在前）",
+    group=G,
+    path="/entities/core",
+    response="list[entities.schemas:EntityOut]",
+    summary="核心实体",
+)(selectors.entity_list_core)
 interface(
     "entity-by-alias",
     help="一个别名指向的所有实体（歧义时列出候选，不报错）",
     args=(Arg("alias", str, required=True, positional=True, help="别名"), TYPE, Arg("chapter", int, help="在第几章")),
     group=G,
-    rest=f"GET {B}/by-alias",
+    path="/entities/by-alias",
+    response="entities.schemas:ByAliasOut",
+    summary="按别名查实体",
 )(selectors.entities_by_alias)
 interface(
     "entity-changes",
     help="实体的状态变更（按章节顺序）",
     args=(REF, Arg("field", str, help="只看这个字段"), Arg("from_chapter", int), Arg("to_chapter", int)),
     group=G,
-    rest=f"GET {B}/{{ref}}/changes",
+    path="/entities/{ref}/changes",
+    response="entities.schemas:ChangesOut",
+    summary="实体的状态变更",
 )(selectors.entity_changes_list)
 interface(
     "entity-relationships",
     help="实体的关系（双向，截至某章），含每条关系的事件历史",
     args=(REF, AS_OF),
     group=G,
-    rest=f"GET {B}/{{ref}}/relationships",
+    path="/entities/{ref}/relationships",
+    response="entities.schemas:RelationshipsOut",
+    summary="实体的关系",
 )(selectors.entity_relationships)
 interface(
     "entity-graph",
     help="以实体为中心的关系图（JSON 节点/边 + Mermaid 文本）",
-    args=(REF, Arg("depth", int, default=1, help="层数 1–5"), AS_OF),
+    args=(REF, DEPTH, AS_OF),
     group=G,
-    rest=f"GET {B}/{{ref}}/graph",
+    path="/entities/{ref}/graph",
+    response="entities.schemas:GraphOut",
+    summary="关系图",
 )(selectors.relationship_graph)
 interface(
     "entity-graph-mermaid",
     help="关系图的 Mermaid 文本",
-    args=(REF, Arg("depth", int, default=1, help="层数 1–5"), AS_OF),
+    args=(REF, DEPTH, AS_OF),
     text=True,
     group=G,
-    rest=f"GET {B}/{{ref}}/graph/mermaid",
+    path="/entities/{ref}/graph/mermaid",
+    summary="关系图（Mermaid）",
 )(selectors.relationship_graph_mermaid)
 interface(
     "entity-appearances",
     help="实体出场的章节（扫描与抽取），首次/最近出场",
     args=(REF,),
     group=G,
-    rest=f"GET {B}/{{ref}}/appearances",
+    path="/entities/{ref}/appearances",
+    response="entities.schemas:AppearancesOut",
+    summary="实体出场",
 )(selectors.entity_appearances)
-interface("entity-stats", help="实体统计", group=G, rest=f"GET {B}/stats")(selectors.entity_stats)
+interface(
+    "entity-stats",
+    help="实体统计",
+    group=G,
+    path="/entities/stats",
+    response="entities.schemas:StatsOut",
+    summary="实体统计",
+)(selectors.entity_stats)
 interface(
     "entity-pending",
     help="待确认队列（置信度从低到高）",
     args=(Arg("status", str, default="pending", choices=("pending", "confirmed", "rejected")),),
     group=G,
-    rest=f"GET {B}/pending",
+    path="/entities/pending",
+    response="list[entities.schemas:PendingOut]",
+    summary="待确认队列",
 )(selectors.pending_list)
 interface(
     "entity-ambiguous-mentions",
     help="正文中命中多个实体的别名与泛称的弱提及（generic；只报告，不猜测）",
     args=(Arg("chapter", int, help="只看这一章"),),
     group=G,
-    rest=f"GET {B}/ambiguous-mentions",
+    path="/entities/ambiguous-mentions",
+    response="list[entities.schemas:AmbiguousMentionOut]",
+    summary="歧义提及",
 )(selectors.chapter_ambiguous_mentions)
 interface(
     "entity-tag-issues",
     help="定稿时被跳过的手工实体标签及原因",
     args=(Arg("chapter", int, help="只看这一章"),),
     group=G,
-    rest=f"GET {B}/tag-issues",
+    path="/entities/tag-issues",
+    response="list[entities.schemas:TagIssuesOut]",
+    summary="被跳过的手工标签",
 )(selectors.tag_issues_list)
 interface(
     "extraction",
     help="某章最近一次抽取的结果：计数、警告、场景、chapter_meta",
-    args=(Arg("chapter", int, required=True, positional=True, help="章节号"),),
+    args=(NUMBER,),
     group=G,
-    rest="GET /api/books/{book}/chapters/{chapter}/extraction",
-)(selectors.extraction_get)
+    path="/chapters/{number}/extraction",
+    response="entities.schemas:ExtractionOut",
+    summary="一章的抽取结果",
+)(extraction)
 
 # ── characters: the P0 reads of 设定 (card or roster entry, state replayed) ──
-BOOK = "/api/books/{book}"
 NAME = Arg("name", str, required=True, positional=True, help="角色正名、别名或实体 id")
 
 interface(
@@ -113,7 +162,9 @@ interface(
     help="角色：卡片或名册的静态信息 + 截至某章（默认当前）重放后的状态（境界、位置、状态、持有物……）",
     args=(NAME, AS_OF),
     group="设定",
-    rest=f"GET {BOOK}/characters/{{name}}",
+    path="/characters/{name}",
+    response="entities.schemas:CharacterMetaOut",
+    summary="角色：静态信息 + 当前状态",
 )(selectors.character_meta)
 interface(
     "character-card",
@@ -121,7 +172,8 @@ interface(
     args=(NAME,),
     text=True,
     group="设定",
-    rest=f"GET {BOOK}/characters/{{name}}/card",
+    path="/characters/{name}/card",
+    summary="整张角色卡",
 )(selectors.character_card)
 interface(
     "character-section",
@@ -129,7 +181,8 @@ interface(
     args=(NAME, Arg("heading", str, required=True, positional=True, help="## 小节标题")),
     text=True,
     group="设定",
-    rest=f"GET {BOOK}/characters/{{name}}/section",
+    path="/characters/{name}/section",
+    summary="角色卡小节",
 )(selectors.character_section)
 interface(
     "alias-resolve",
@@ -140,19 +193,25 @@ interface(
         Arg("chapter", int, help="按此章的别名有效期解析"),
     ),
     group="设定",
-    rest=f"GET {BOOK}/aliases/resolve",
+    path="/aliases/resolve",
+    response="entities.schemas:AliasResolveOut",
+    summary="别名解析",
 )(selectors.alias_lookup)
 interface(
     "character-list",
     help="列出角色及其当前状态与位置，可按当前状态（存活、死亡……）过滤",
     args=(Arg("status", str, help="状态"),),
     group="设定",
-    rest=f"GET {BOOK}/characters",
+    path="/characters",
+    response="list[entities.schemas:CharacterRowOut]",
+    summary="列出角色",
 )(selectors.character_list)
 interface(
     "timeline-character",
     help="某角色在场的时间线条目（按正名或任一别名匹配）",
     args=(NAME, Arg("volume", int, help="只看这一卷")),
     group="时间线",
-    rest=f"GET {BOOK}/timeline/character",
+    path="/timeline/character",
+    response="entities.schemas:CharacterTimelineOut",
+    summary="角色在场的时间线",
 )(selectors.timeline_character)

@@ -1,22 +1,27 @@
 """Read interfaces of the memory app: context packs and their diff, facts, health, the hit log, export.
 
-The ``context`` management command is the author-facing door to the pack (with ``--format text``);
-these declarations put the same reads on ``python manage.py story <name>`` too."""
+REST, ``python manage.py story <name> <book> …`` and the agent tools are generated from these. The
+context read has no side effect: which pack a chapter used is logged by the explicit write
+``POST /api/books/{book}/chapters/{number}/context/hits`` (``memory.services.context_hit_record``)."""
 
 from typing import Any
 
 from core.models import Book
-from kernel.interfaces import Arg, interface
+from kernel.interfaces import NUMBER, Arg, Rendering, interface
 from memory import orchestrator, selectors
 from memory.services import fact_get
 
-B = "/api/books/{book}"
-
-NUMBER = Arg("number", int, required=True, positional=True, help="章节号")
 TASK = Arg("task", str, default="write", choices=orchestrator.TASKS, help="任务：write | review | query（默认 write）")
 BUDGET = Arg(
-    "budget", int, default=orchestrator.DEFAULT_BUDGET, help=f"token 预算（默认 {orchestrator.DEFAULT_BUDGET}）"
+    "budget_tokens",
+    int,
+    default=orchestrator.DEFAULT_BUDGET,
+    minimum=orchestrator.MIN_BUDGET,
+    maximum=orchestrator.MAX_BUDGET,
+    help=f"token 预算（{orchestrator.MIN_BUDGET}–{orchestrator.MAX_BUDGET}，默认 {orchestrator.DEFAULT_BUDGET}）",
 )
+QUERY = Arg("query", str, help="查询文本（task=query 时用于检索）")
+MODE = Arg("mode", str, choices=("full", "simple"), help="full（默认）或 simple（关闭记忆，只用大纲与近章）")
 
 
 def context_pack(
@@ -24,21 +29,23 @@ def context_pack(
     book: Book,
     number: int,
     task: str = "write",
-    budget: int = orchestrator.DEFAULT_BUDGET,
+    budget_tokens: int = orchestrator.DEFAULT_BUDGET,
     query: str | None = None,
     mode: str | None = None,
 ) -> dict[str, Any]:
-    """The context pack of chapter ``number`` (see memory/orchestrator.py)."""
+    """The pack the AI reads before writing / reviewing / querying chapter ``number``: every candidate
+    item is listed as included or skipped with its layer, priority, token cost and reason
+    (``format=text``: the human rendering)."""
     return orchestrator.build_memory_pack(
-        book=book, chapter=number, task=task, budget_tokens=budget, query=query or "", mode=mode
+        book=book, chapter=number, task=task, budget_tokens=budget_tokens, query=query or "", mode=mode
     )
 
 
 def context_diff(
-    *, book: Book, a: int, b: int, task: str = "write", budget: int = orchestrator.DEFAULT_BUDGET
+    *, book: Book, a: int, b: int, task: str = "write", budget_tokens: int = orchestrator.DEFAULT_BUDGET
 ) -> dict[str, Any]:
-    """What differs between the packs of chapters ``a`` and ``b``."""
-    return orchestrator.pack_diff(book=book, chapter_a=a, chapter_b=b, task=task, budget_tokens=budget)
+    """Items only in chapter ``a``'s pack, only in ``b``'s, and in both with a changed text."""
+    return orchestrator.pack_diff(book=book, chapter_a=a, chapter_b=b, task=task, budget_tokens=budget_tokens)
 
 
 def memory_fact(*, book: Book, key: str) -> dict[str, Any]:
@@ -49,27 +56,26 @@ def memory_fact(*, book: Book, key: str) -> dict[str, Any]:
 interface(
     "context",
     help="写作/审阅/查询某章前的上下文包（含每个候选条目的纳入或跳过原因）",
-    args=(
-        NUMBER,
-        TASK,
-        BUDGET,
-        Arg("query", str, help="查询文本（task=query 时用于检索）"),
-        Arg("mode", str, choices=("full", "simple"), help="full（默认）或 simple（关闭记忆，只用大纲与近章）"),
-    ),
+    args=(NUMBER, TASK, BUDGET, QUERY, MODE),
     group="记忆",
-    rest=f"GET {B}/chapters/{{number}}/context",
+    path="/chapters/{number}/context",
+    formats={"text": Rendering(orchestrator.pack_text)},
+    response="memory.schemas:PackOut | str",
+    summary="章节上下文包",
 )(context_pack)
 interface(
     "context-diff",
     help="两章上下文包的差异",
     args=(
-        Arg("a", int, required=True, positional=True, help="章节 A"),
-        Arg("b", int, required=True, positional=True, help="章节 B"),
+        Arg("a", int, required=True, positional=True, minimum=1, help="章节 A"),
+        Arg("b", int, required=True, positional=True, minimum=1, help="章节 B"),
         TASK,
         BUDGET,
     ),
     group="记忆",
-    rest=f"GET {B}/context/diff",
+    path="/context/diff",
+    response="dict",
+    summary="两章上下文包的差异",
 )(context_diff)
 interface(
     "memory-facts",
@@ -79,29 +85,52 @@ interface(
         Arg("status", str, choices=tuple(selectors.Fact.Status.values), help="状态"),
         Arg("subject", str, help="主体"),
         Arg("chapter", int, help="只列此章及以前确立的事实"),
-        Arg("limit", int, default=200, help="最多返回几条（默认 200）"),
+        Arg(
+            "limit",
+            int,
+            default=200,
+            minimum=1,
+            maximum=selectors.FACT_LIST_MAX,
+            help=f"最多返回几条（1–{selectors.FACT_LIST_MAX}，默认 200）",
+        ),
     ),
     group="记忆",
-    rest=f"GET {B}/memory/facts",
+    path="/memory/facts",
+    response="list[memory.schemas:FactOut]",
+    summary="记忆事实列表",
 )(selectors.fact_list)
 interface(
     "memory-fact",
     help="一条记忆事实及其履历",
     args=(Arg("key", str, required=True, positional=True, help="事实 id"),),
     group="记忆",
-    rest=f"GET {B}/memory/facts/{{key}}",
+    path="/memory/facts/{key}",
+    response="dict",
+    summary="事实及其履历",
 )(memory_fact)
 interface(
     "memory-health",
     help="记忆健康报告：超期未决线索、矛盾事实、偏离的约束",
     args=(Arg("chapter", int, help="以此章为当前章（默认最新定稿章）"),),
     group="记忆",
-    rest=f"GET {B}/memory/health",
+    path="/memory/health",
+    response="dict",
+    summary="记忆健康报告",
 )(selectors.memory_health)
 interface(
     "memory-hits",
     help="记忆命中日志：各章上下文包收录了哪些事实与片段",
     args=(Arg("chapter", int, help="只看这一章"),),
     group="记忆",
-    rest=f"GET {B}/memory/hits",
+    path="/memory/hits",
+    response="list[dict]",
+    summary="记忆命中日志",
 )(selectors.memory_hits)
+interface(
+    "memory-export",
+    help="导出长期记忆（旧插件 memory_scratchpad.json 的格式，每个类别一桶）",
+    group="记忆",
+    path="/memory/export",
+    response="dict",
+    summary="导出 memory_scratchpad.json",
+)(selectors.scratchpad_export)

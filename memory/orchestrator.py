@@ -34,6 +34,7 @@ from memory import selectors
 from memory.derivation import value_text
 from memory.models import Fact
 from memory.retrieval import chunks_search, text_terms
+from memory.services import memory_hit_record
 from memory.tokens import tokens_estimate, tokens_truncate
 from storysystem.selectors import chapter_effective
 from threads.selectors import thread_hangs
@@ -583,4 +584,28 @@ def pack_diff(
             if i in inc_a and text_a.get(i) != text_b.get(i)
         ],
         "same": sum(1 for i in inc_b if i in inc_a and text_a.get(i) == text_b.get(i)),
+    }
+
+
+def context_hit_record(
+    *,
+    book: Book,
+    number: int,
+    task: str = "write",
+    budget_tokens: int = DEFAULT_BUDGET,
+    query: str | None = None,
+    mode: str | None = None,
+) -> dict[str, Any]:
+    """Log which facts and chunks chapter ``number``'s pack holds (the memory hit log): the explicit write
+    an agent makes after using a pack, since the context read itself has no side effect."""
+    pack = build_memory_pack(
+        book=book, chapter=number, task=task, budget_tokens=budget_tokens, query=query or "", mode=mode
+    )
+    hit = memory_hit_record(book=book, pack=pack)
+    return {
+        "chapter": pack["chapter"],
+        "task": pack["task"],
+        "recorded": hit is not None,
+        "items": sum(1 for item in pack["items"] if item["included"]),
+        "used_tokens": pack["used_tokens"],
     }

@@ -47,6 +47,9 @@ def fact_to_dict(fact: Fact) -> dict[str, Any]:
     }
 
 
+FACT_LIST_MAX = 2000
+
+
 def fact_list(
     *,
     book: Book,
@@ -57,8 +60,8 @@ def fact_list(
     limit: int = 200,
 ) -> list[dict[str, Any]]:
     """Stored facts, filtered (``chapter``: only facts established at or before it)."""
-    if not 1 <= limit <= 2000:
-        raise InvalidInput(f"limit 必须在 1 到 2000 之间，收到 {limit}", extra={"limit": limit})
+    if not 1 <= limit <= FACT_LIST_MAX:
+        raise InvalidInput(f"limit 必须在 1 到 {FACT_LIST_MAX} 之间，收到 {limit}", extra={"limit": limit})
     rows = Fact.objects.filter(book=book).select_related("superseded_by", "revises")
     if category:
         if category not in Fact.Category.values:

@@ -3,8 +3,6 @@
 from kernel.interfaces import Arg, interface
 from threads import selectors
 
-B = "/api/books/{book}"
-
 THREAD_ID = Arg("thread_id", str, required=True, positional=True, help="线索 id，如 伏笔-001")
 SECRET_ID = Arg("secret_id", str, required=True, positional=True, help="信息差 id，如 信息差-001")
 STATUS = Arg("status", str, choices=selectors.THREAD_STATUSES, help="状态：进行 | 已收尾 | 已放弃")
@@ -15,14 +13,18 @@ interface(
     help="线索基本信息：强度、状态、开启章、计划收尾，及此刻的悬挂章数",
     args=(THREAD_ID,),
     group="线索",
-    rest=f"GET {B}/threads/{{thread_id}}",
+    path="/threads/{thread_id}",
+    response="threads.schemas:ThreadBasicsOut",
+    summary="线索基本信息",
 )(selectors.thread_basics)
 interface(
     "thread-history",
     help="线索履历（按章）",
     args=(THREAD_ID,),
     group="线索",
-    rest=f"GET {B}/threads/{{thread_id}}/history",
+    path="/threads/{thread_id}/history",
+    response="threads.schemas:ThreadHistoryOut",
+    summary="线索履历",
 )(selectors.thread_history)
 interface(
     "thread-closing-plan",
@@ -30,7 +32,8 @@ interface(
     args=(THREAD_ID,),
     text=True,
     group="线索",
-    rest=f"GET {B}/threads/{{thread_id}}/closing-plan",
+    path="/threads/{thread_id}/closing-plan",
+    summary="线索收尾计划",
 )(selectors.thread_closing_plan)
 interface(
     "thread-description",
@@ -38,13 +41,16 @@ interface(
     args=(THREAD_ID,),
     text=True,
     group="线索",
-    rest=f"GET {B}/threads/{{thread_id}}/description",
+    path="/threads/{thread_id}/description",
+    summary="线索描述",
 )(selectors.thread_description)
 interface(
     "thread-overdue",
     help="超期线索：id、类型、已悬挂章数（此刻计算）",
     group="线索",
-    rest=f"GET {B}/threads/overdue",
+    path="/threads/overdue",
+    response="threads.schemas:OverdueOut",
+    summary="超期线索",
 )(selectors.thread_list_overdue)
 interface(
     "thread-list",
@@ -54,7 +60,9 @@ interface(
         STATUS,
     ),
     group="线索",
-    rest=f"GET {B}/threads",
+    path="/threads",
+    response="list[threads.schemas:ThreadRowOut]",
+    summary="按类型列出线索",
 )(selectors.thread_list)
 interface(
     "thread-by-strength",
@@ -64,7 +72,9 @@ interface(
         STATUS,
     ),
     group="线索",
-    rest=f"GET {B}/threads/by-strength",
+    path="/threads/by-strength",
+    response="list[threads.schemas:ThreadRowOut]",
+    summary="按强度列出线索",
 )(selectors.thread_list_by_strength)
 
 # ── secrets ──
@@ -73,7 +83,9 @@ interface(
     help="信息差基本信息：谁知道、读者是否知道、关键词",
     args=(SECRET_ID,),
     group="信息差",
-    rest=f"GET {B}/secrets/{{secret_id}}",
+    path="/secrets/{secret_id}",
+    response="threads.schemas:SecretBasicsOut",
+    summary="信息差基本信息",
 )(selectors.secret_basics)
 interface(
     "secret-content",
@@ -81,13 +93,16 @@ interface(
     args=(SECRET_ID,),
     text=True,
     group="信息差",
-    rest=f"GET {B}/secrets/{{secret_id}}/content",
+    path="/secrets/{secret_id}/content",
+    summary="信息差内容",
 )(selectors.secret_content)
 interface(
     "secret-unknown",
     help="读者尚不知道的信息差及各自已积压章数",
     group="信息差",
-    rest=f"GET {B}/secrets/unknown",
+    path="/secrets/unknown",
+    response="threads.schemas:SecretUnknownOut",
+    summary="读者未知的信息差",
 )(selectors.secret_list_unknown)
 
 # ── reports ──
@@ -95,20 +110,26 @@ interface(
     "report-overdue",
     help="超期线索，按类型分组",
     group="报告",
-    rest=f"GET {B}/reports/overdue",
+    path="/reports/overdue",
+    response="threads.schemas:OverdueReportOut",
+    summary="超期线索（按类型）",
 )(selectors.report_overdue)
 interface(
     "report-secrets",
     help="信息差积压报告",
     group="报告",
-    rest=f"GET {B}/reports/secrets",
+    path="/reports/secrets",
+    response="threads.schemas:SecretReportOut",
+    summary="信息差积压",
 )(selectors.report_secret_accumulation)
 interface(
     "report-thread-activity",
     help="一卷内的线索活动：开启 / 推进 / 收尾",
     args=(Arg("volume", int, required=True, positional=True, help="卷号"),),
     group="报告",
-    rest=f"GET {B}/reports/thread-activity/{{volume}}",
+    path="/reports/thread-activity/{volume}",
+    response="threads.schemas:ThreadActivityOut",
+    summary="卷内线索活动",
 )(selectors.report_thread_activity)
 interface(
     "leak-scan",
@@ -119,9 +140,13 @@ interface(
             "limit",
             int,
             default=selectors.LEAK_DEFAULT_LIMIT,
+            minimum=1,
+            maximum=selectors.LEAK_MAX_LIMIT,
             help=f"最多返回几行（1–{selectors.LEAK_MAX_LIMIT}，默认 200）",
         ),
     ),
     group="报告",
-    rest=f"GET {B}/reports/leaks",
+    path="/reports/leaks",
+    response="threads.schemas:LeakScanOut",
+    summary="泄密扫描",
 )(selectors.leak_scan)

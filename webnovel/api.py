@@ -2,9 +2,13 @@
 ``{"message", "extra"}`` JSON with their status, and validation errors a 422 in the same shape."""
 
 import functools
+import inspect
 import json
 import math
+import operator
+import re
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any
 
 from django.conf import settings
@@ -17,7 +21,9 @@ from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 
 from core.api import router as core_router
-from core.auth import API_AUTH, api_auth
+from core.auth import API_AUTH, api_auth, rate_check
+from core.schemas import documented
+from core.selectors import book_get
 from entities.api import router as entities_router
 from kernel.exceptions import (
     DATABASE_BUSY_MESSAGE,
@@ -27,6 +33,7 @@ from kernel.exceptions import (
     RateLimited,
     database_busy,
 )
+from kernel.interfaces import Arg, Interface, interfaces_load
 from kernel.jsonsafe import JsonRefused, json_loads_strict
 from memory.api import router as memory_router
 from storysystem.api import router as storysystem_router
@@ -218,7 +225,112 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return api.create_response(request, {"message": str(exc), "extra": {}}, status=exc.status_code)
 
 
+# ── the read operations, generated from the registry (kernel/interfaces.py) ──────────────────────────
+
+_PATH_PARAM = re.compile(r"{(\w+)}")
+_READ_ROUTERS = {
+    "webnovel": core_router,
+    "threads": threads_router,
+    "entities": entities_router,
+    "storysystem": storysystem_router,
+    "memory": memory_router,
+}
+
+
+def _schema_resolve(name: str) -> Any:
+    if name in {"", "dict"}:
+        return dict[str, Any]
+    if name == "str":
+        return str
+    if name.startswith("list[") and name.endswith("]"):
+        return list[_schema_resolve(name[5:-1].strip())]
+    module, _, attr = name.partition(":")
+    return getattr(import_module(module), attr)
+
+
+def _response(spec: Interface) -> Any:
+    if spec.text:
+        return str
+    return functools.reduce(operator.or_, [_schema_resolve(part.strip()) for part in spec.response.split("|")])
+
+
+def _annotation(arg: Arg, *, in_path: bool) -> Any:
+    nullable = not (arg.required or in_path) and arg.default is None
+    limits = arg.limits()
+    if arg.type is bool or not limits:
+        return arg.type | None if nullable else arg.type
+    return documented(arg.type, nullable=nullable, **limits)
+
+
+def _openapi_extra(spec: Interface) -> dict | None:
+    responses: dict[str, Any] = {}
+    media = {rendering.media for _, rendering in spec.formats if rendering.media}
+    if media:
+        content = {"application/json": {"schema": {"$ref": f"#/components/schemas/{_response(spec).__name__}"}}}
+        content.update({m: {"schema": {"type": "string"}} for m in sorted(media)})
+        responses["200"] = {"description": "OK", "content": content}
+    if spec.rate:
+        responses["429"] = {"description": f"{spec.rate[1]}过于频繁（每个密钥 / 账号的次数上限，见 Retry-After）"}
+    return {"responses": responses} if responses else None
+
+
+def _read_view(spec: Interface) -> Callable[..., Any]:
+    """The GET operation of one read: the declared args as path / query parameters, the selector's answer."""
+    in_path = set(_PATH_PARAM.findall(spec.path))
+    params = [
+        inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=HttpRequest),
+        inspect.Parameter("book", inspect.Parameter.KEYWORD_ONLY, annotation=str),
+    ]
+    for arg in spec.all_args():
+        required = arg.required or arg.name in in_path
+        default = inspect.Parameter.empty if required else arg.default
+        annotation = _annotation(arg, in_path=arg.name in in_path)
+        params.append(
+            inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+        )
+
+    def view(request: HttpRequest, *, book: str, **args: Any) -> Any:
+        if spec.rate:
+            rate_check(request, setting=spec.rate[0], what=spec.rate[1])
+        answer = spec.call(book=book_get(slug=book), args=args)
+        chosen = args.get("format", "json")
+        if chosen != "json" and spec.rendering(chosen).media:
+            return HttpResponse(answer, content_type=f"{spec.rendering(chosen).media}; charset=utf-8")
+        return answer
+
+    view.__signature__ = inspect.Signature(params)  # what ninja reads the parameters from
+    view.__name__ = spec.name.replace("-", "_")
+    view.__doc__ = spec.fn.__doc__
+    return view
+
+
+def _specificity(path: str) -> tuple:
+    # Django tries patterns in order: "/entities/core" must come before "/entities/{ref}" (and a write's
+    # literal path before a read's parameter at the same place), or the parameter swallows it.
+    return tuple((1, "") if _PATH_PARAM.fullmatch(part) else (0, part) for part in path.split("/"))
+
+
+def reads_mount() -> None:
+    """Add every registered read to its app's router as a GET operation, then order each router's paths."""
+    for spec in sorted(interfaces_load().values(), key=lambda s: s.name):
+        router = _READ_ROUTERS[spec.app]
+        router.add_api_operation(
+            "{book}" + spec.path,
+            ["GET"],
+            _read_view(spec),
+            response=_response(spec),
+            summary=spec.summary or spec.help,
+            description=spec.fn.__doc__,
+            tags=[spec.group] if spec.group else None,
+            openapi_extra=_openapi_extra(spec),
+            by_alias=True,  # a schema field named after a Python keyword ("from") answers under its JSON name
+        )
+    for router in _READ_ROUTERS.values():
+        router.path_operations = dict(sorted(router.path_operations.items(), key=lambda item: _specificity(item[0])))
+
+
 def _register_routers() -> None:
+    reads_mount()
     # Each app's router checks a session user's permissions on that app's models (core/auth.py).
     api.add_router("/books/", core_router, auth=api_auth("webnovel"))
     api.add_router("/books/", threads_router, auth=api_auth("threads"))

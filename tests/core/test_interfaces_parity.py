@@ -67,12 +67,12 @@ SAMPLES: dict[str, dict[str, str]] = {
     "entity-graph": {"ref": "linfeng"},
     "entity-graph-mermaid": {"ref": "linfeng"},
     "entity-appearances": {"ref": "linfeng"},
-    "extraction": {"chapter": "1"},
+    "extraction": {"number": "1"},
     # memory and story-system (the integrator's samples; adjust when those interfaces change)
     "context": {"number": "25"},
     "context-diff": {"a": "24", "b": "25"},
-    "story-system-chapter": {"chapter": "1"},
-    "story-system-effective": {"chapter": "1"},
+    "story-system-chapter": {"number": "1"},
+    "story-system-effective": {"number": "1"},
     "story-system-search": {"q": "剑"},
     "memory-fact": {"key": "s-037e752c08526b8e"},  # 信息差-001 保密 on the demo book
 }

@@ -22,12 +22,12 @@ DELETED = "定稿/正文/第2卷/第0024章.md"
 
 @pytest.fixture
 def logged(db, demo_copy, api, django_capture_on_commit_callbacks):
-    """The demo book rebuilt (memory derived) and a context pack read over REST, which logs it."""
+    """The demo book rebuilt (memory derived) and a context pack logged over REST."""
     with django_capture_on_commit_callbacks(execute=True):
         report = book_rebuild(root=demo_copy)
     assert report["ok"] and report["hook_failures"] == []
     book = Book.objects.get(slug="demo-book")
-    answer = api.get("/api/books/demo-book/chapters/25/context")  # the next chapter's pack
+    answer = api.post("/api/books/demo-book/chapters/25/context/hits", {}, content_type="application/json")
     assert answer.status_code == 200, answer.content
     hit = MemoryHit.objects.get(book=book, chapter=25, task="write")
     assert hit.facts.filter(source_chapter=24, origin="derived").exists()  # it references chapter 24's facts

@@ -200,9 +200,9 @@ def test_limits_are_in_the_schema_and_the_messages_stay_chinese(demo, api, spec)
 
 
 def test_extraction_body_is_required_and_markdown_answers_are_documented(spec):
-    body = spec["paths"][f"{B}/chapters/{{chapter}}/extraction"]["post"]["requestBody"]
+    body = spec["paths"][f"{B}/chapters/{{number}}/extraction"]["post"]["requestBody"]
     assert body["required"] is True
-    for path in (f"{B}/story-system/master", f"{B}/story-system/chapters/{{chapter}}"):
+    for path in (f"{B}/story-system/master", f"{B}/story-system/chapters/{{number}}"):
         assert sorted(spec["paths"][path]["get"]["responses"]["200"]["content"]) == [
             "application/json",
             "text/markdown",

@@ -68,7 +68,7 @@ def test_demo_pack_for_chapter_21(demo):
 
 def test_demo_context_command(demo):
     out = StringIO()
-    call_command("context", "demo-book", "13", "--budget", "1500", "--format", "json", stdout=out)
+    call_command("story", "context", "demo-book", "13", "--budget-tokens", "1500", stdout=out)
     pack = json.loads(out.getvalue())
     assert (pack["chapter"], pack["as_of"], pack["budget_tokens"]) == (13, 12, 1500)
     assert pack["used_tokens"] <= 1500

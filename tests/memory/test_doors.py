@@ -1,4 +1,4 @@
-"""The front doors: the context command, REST, the story registry, admin, import / export, health."""
+"""The front doors: the context read, the hit log, REST, the story registry, admin, import / export, health."""
 
 import json
 from io import StringIO
@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memory.models import Fact, MemoryHit
-from memory.orchestrator import build_memory_pack
+from memory.orchestrator import build_memory_pack, context_hit_record
 from memory.services import fact_observe, scratchpad_import
 
 PLUGIN_FILE = {
@@ -66,17 +66,32 @@ def run(*args):
     return out.getvalue()
 
 
-def test_context_command_json_and_text_and_hit_log(filled):
-    pack = json.loads(run("context", "mem", "7", "--budget", "500", "--format", "json"))
+def test_story_context_json_and_text_write_nothing(filled):
+    pack = json.loads(run("story", "context", "mem", "7", "--budget-tokens", "500"))
     assert pack == build_memory_pack(book=filled, chapter=7, budget_tokens=500)
-    hit = MemoryHit.objects.get(book=filled, chapter=7, task="write")
-    assert (hit.budget_tokens, hit.used_tokens) == (500, pack["used_tokens"])
-    assert hit.items == [i["id"] for i in pack["items"] if i["included"]]
-    assert hit.facts.count() == sum(1 for i in pack["items"] if i["included"] and i["id"].startswith("fact:"))
-    text = run("context", "mem", "7", "--budget", "500", "--task", "review")
+    text = run("story", "context", "mem", "7", "--budget-tokens", "500", "--task", "review", "--format", "text")
     assert text.startswith("# 上下文包：mem 第7章（review，full）\n# 预算 500 tokens")
     assert "# 候选条目" in text
-    assert MemoryHit.objects.filter(book=filled).count() == 2
+    assert MemoryHit.objects.filter(book=filled).count() == 0  # a read has no side effect
+
+
+def test_the_hit_log_is_written_by_the_explicit_call(filled, api):
+    answer = api.post(
+        "/api/books/mem/chapters/7/context/hits", {"budget_tokens": 500}, content_type="application/json"
+    ).json()
+    pack = build_memory_pack(book=filled, chapter=7, budget_tokens=500)
+    hit = MemoryHit.objects.get(book=filled, chapter=7, task="write")
+    included = [i["id"] for i in pack["items"] if i["included"]]
+    assert answer == {
+        "chapter": 7,
+        "task": "write",
+        "recorded": True,
+        "items": len(included),
+        "used_tokens": pack["used_tokens"],
+    }
+    assert (hit.budget_tokens, hit.used_tokens) == (500, pack["used_tokens"])
+    assert hit.items == included
+    assert hit.facts.count() == sum(1 for i in included if i.startswith("fact:"))
 
 
 def test_an_unchanged_pack_is_not_logged_again_within_a_minute(filled, django_assert_num_queries):
@@ -98,32 +113,32 @@ def test_an_unchanged_pack_is_not_logged_again_within_a_minute(filled, django_as
     assert MemoryHit.objects.get(pk=first.pk).items == [i["id"] for i in other["items"] if i["included"]]
 
 
-def test_context_command_diff_and_errors(filled):
-    diff = json.loads(run("context", "mem", "3", "--diff", "7", "--budget", "4000"))
+def test_story_context_diff_and_errors(filled):
+    diff = json.loads(run("story", "context-diff", "mem", "3", "7", "--budget-tokens", "4000"))
     assert (diff["a"]["chapter"], diff["b"]["chapter"]) == (3, 7)
     assert any(c["id"] == "state:linfeng" for c in diff["changed"])
     with pytest.raises(CommandError, match="书籍 'nope' 不存在"):
-        run("context", "nope", "7")
+        run("story", "context", "nope", "7")
     with pytest.raises(CommandError, match="预算必须在"):
-        run("context", "mem", "7", "--budget", "5")
+        run("story", "context", "mem", "7", "--budget-tokens", "5")
 
 
 def test_story_registry_and_rest_give_the_same_pack(filled, api):
-    cli = json.loads(run("story", "context", "mem", "7", "--budget", "600"))
-    rest = api.get("/api/books/mem/chapters/7/context?budget=600")
+    cli = json.loads(run("story", "context", "mem", "7", "--budget-tokens", "600"))
+    rest = api.get("/api/books/mem/chapters/7/context?budget_tokens=600")
     assert rest.status_code == 200
     assert rest.json() == cli
-    assert MemoryHit.objects.filter(book=filled, chapter=7).count() == 1
+    assert MemoryHit.objects.filter(book=filled, chapter=7).count() == 0
 
 
 def test_rest_context_text_and_errors(filled, api):
-    text = api.get("/api/books/mem/chapters/7/context?budget=600&format=text").json()
+    text = api.get("/api/books/mem/chapters/7/context?budget_tokens=600&format=text").json()
     assert text.startswith("# 上下文包：mem 第7章（write，full）")
     bad = api.get("/api/books/mem/chapters/7/context?task=plan")
     assert bad.status_code == 422
     assert bad.json()["message"] == "未知的任务 'plan'，可选：write、review、query"
     assert api.get("/api/books/nope/chapters/7/context").status_code == 404
-    diff = api.get("/api/books/mem/context/diff?a=3&b=7&budget=4000").json()
+    diff = api.get("/api/books/mem/context/diff?a=3&b=7&budget_tokens=4000").json()
     assert diff["b"]["chapter"] == 7
 
 
@@ -175,7 +190,7 @@ def test_health_report(filled, api):
 
 
 def test_hits_endpoint(filled, api):
-    api.get("/api/books/mem/chapters/7/context?budget=600")
+    api.post("/api/books/mem/chapters/7/context/hits", {"budget_tokens": 600}, content_type="application/json")
     hits = api.get("/api/books/mem/memory/hits").json()
     assert [(h["chapter"], h["task"], h["budget_tokens"]) for h in hits] == [(7, "write", 600)]
 
@@ -230,7 +245,7 @@ def test_import_rejects_bad_files(book, tmp_path):
 
 
 def test_admin_pages(filled, admin_client):
-    run("context", "mem", "7", "--budget", "600")
+    context_hit_record(book=filled, number=7, budget_tokens=600)
     assert admin_client.get("/admin/memory/fact/").status_code == 200
     fact = Fact.objects.get(book=filled, subject="林风", field="realm", source_chapter=2)
     page = admin_client.get(f"/admin/memory/fact/{fact.pk}/change/").content.decode()
