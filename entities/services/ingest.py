@@ -19,7 +19,7 @@ from entities import selectors
 from entities.mentions import mentions_index
 from entities.models import Appearance, Entity, Extraction, PendingItem, RelationshipEvent, StateChange
 from entities.payload import extraction_json_load, extraction_validate
-from entities.schemas import CHAPTER_MAX
+from entities.schemas import CHAPTER_MAX, ExtractionIn
 from entities.services.writes import (
     appearances_write,
     entity_appearance_refresh,
@@ -164,15 +164,14 @@ class _Ingestion:
     refs: _Refs
     previously_created: set[str]  # entities the chapter's previous extraction created
     warnings: list[dict] = field(default_factory=list)
-    created_ids: list[str] = field(
-        default_factory=list
-    )  # entities this chapter's extraction created (now or when first ingested)
-    suggested_ids: set[str] = field(
-        default_factory=set
-    )  # every entity an entities_new item stands for, matched ones too
+    # entities this chapter's extraction created (now or when first ingested)
+    created_ids: list[str] = field(default_factory=list)
+    # every entity an entities_new item stands for, matched ones too
+    suggested_ids: set[str] = field(default_factory=set)
     taken: set[str] = field(default_factory=set)  # ids given to this payload's new entities
     touched: set[int] = field(default_factory=set)  # entity pks whose first / last appearance may move
-    appearances: dict[int, tuple[Entity, int, list[str]]] = field(default_factory=dict)  # pk → (entity, count, aliases)
+    # entity pk → (entity, count, aliases) of the appearances to write
+    appearances: dict[int, tuple[Entity, int, list[str]]] = field(default_factory=dict)
     seqs: dict[int, int] = field(default_factory=dict)  # entity pk → last seq written at this chapter
     relationship_pks: set[int] = field(default_factory=set)  # relationships that got an event
 
@@ -318,6 +317,38 @@ SECTIONS: dict[str, _Section] = {
 }
 
 
+def _references_resolve(*, book: Book, chapter: int, data: ExtractionIn) -> tuple[_Refs, dict[str, list[tuple]]]:
+    """Every entity reference of the payload resolved, section by section (section → per item, the
+    targets of its references: an entity, an entities_new index, or None), or the 422 of the first bad one."""
+    new_items: dict[str, int] = {}
+    for i, item in enumerate(data.entities_new):
+        for key in (item.suggested_id, item.name):
+            if key:
+                new_items.setdefault(key, i)
+    refs = _Refs(book, chapter, new_items, data.entities_new)
+    refs.prefetch(
+        ref
+        for name, section in SECTIONS.items()
+        for item in getattr(data, name)
+        for _, ref, _ in section.refs(item)
+        if ref is not None
+    )
+    targets: dict[str, list[tuple]] = {}
+    for name, section in SECTIONS.items():
+        items = getattr(data, name)
+        targets[name] = [
+            tuple(
+                None if ref is None else refs.resolve(ref, field=f"{name}[{i}].{key}", type=type)
+                for key, ref, type in section.refs(item)
+            )
+            for i, item in enumerate(items)
+        ]
+        if section.check is not None:
+            for i, (item, item_targets) in enumerate(zip(items, targets[name], strict=True)):
+                section.check(i, item, item_targets)
+    return refs, targets
+
+
 @transaction.atomic
 def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
     """Ingest the Data Agent's extraction of one chapter in one transaction: confidence > 0.8 is
@@ -345,32 +376,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
     }
 
     # 1. Resolve every reference before writing anything, so an unknown one is a clean 422.
-    new_items: dict[str, int] = {}
-    for i, item in enumerate(data.entities_new):
-        for key in (item.suggested_id, item.name):
-            if key:
-                new_items.setdefault(key, i)
-    refs = _Refs(book, chapter, new_items, data.entities_new)
-    refs.prefetch(
-        ref
-        for name, section in SECTIONS.items()
-        for item in getattr(data, name)
-        for _, ref, _ in section.refs(item)
-        if ref is not None
-    )
-    targets: dict[str, list[tuple]] = {}
-    for name, section in SECTIONS.items():
-        items = getattr(data, name)
-        targets[name] = [
-            tuple(
-                None if ref is None else refs.resolve(ref, field=f"{name}[{i}].{key}", type=type)
-                for key, ref, type in section.refs(item)
-            )
-            for i, item in enumerate(items)
-        ]
-        if section.check is not None:
-            for i, (item, item_targets) in enumerate(zip(items, targets[name], strict=True)):
-                section.check(i, item, item_targets)
+    refs, targets = _references_resolve(book=book, chapter=chapter, data=data)
 
     # 2. Adopt or hold each item, section by section.
     run = _Ingestion(
