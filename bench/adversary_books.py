@@ -363,7 +363,7 @@ def case_run(case: Case, workdir: Path) -> dict:
 
     from bookfiles.rebuilder import book_rebuild
     from core.models import Book
-    from entities.services import extraction_ingest
+    from entities.services.ingest import extraction_ingest
     from storysystem.models import ReferenceLibrary
 
     Book.objects.all().delete()

@@ -202,7 +202,7 @@ def _payload(book, number: int, rng: random.Random) -> dict:
 def ingest_phase(root: str, repeat: int, seed: int, hooks: bool = False) -> dict:
     from django.conf import settings
 
-    from entities.services import extraction_ingest
+    from entities.services.ingest import extraction_ingest
 
     if not hooks:
         # The after-commit hooks (memory) are another app's cost: measured apart.

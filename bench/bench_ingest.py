@@ -78,7 +78,7 @@ def ingest_phase(root: str, shape: str, runs: int, hooks: bool, seed: int = 1) -
     from django.test.utils import CaptureQueriesContext
 
     from bench.bench_entities import _book, _payload
-    from entities.services import extraction_ingest
+    from entities.services.ingest import extraction_ingest
 
     if not hooks:
         settings.WEBNOVEL_AFTER_CHAPTER_HOOKS = []

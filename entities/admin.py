@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
-from entities import selectors, services
+from entities import selectors
 from entities.discovery.services import discovery_merge, discovery_split
 from entities.models import (
     Alias,
@@ -24,6 +24,15 @@ from entities.models import (
     RelationshipEvent,
     StateChange,
     TagApplication,
+)
+from entities.services.marks import aliases_generic_set
+from entities.services.pending import pending_items_bulk
+from entities.services.writes import (
+    entities_archive,
+    entity_merge,
+    relationship_summary_refresh,
+    state_change_check,
+    state_change_record,
 )
 from kernel.exceptions import DomainError
 
@@ -145,7 +154,7 @@ class EntityAdmin(admin.ModelAdmin):
         totals: dict[str, int] = {}
         merged = 0
         for source in queryset.exclude(pk=target.pk):
-            for key, n in services.entity_merge(source=source, target=target).items():
+            for key, n in entity_merge(source=source, target=target).items():
                 totals[key] = totals.get(key, 0) + n
             merged += 1
         detail = "，".join(f"{k} {v}" for k, v in totals.items())
@@ -154,12 +163,12 @@ class EntityAdmin(admin.ModelAdmin):
 
     @admin.action(description="归档选中的实体")
     def archive_selected(self, request: HttpRequest, queryset: QuerySet[Entity]) -> None:
-        count = services.entities_archive(entities=queryset, archived=True)
+        count = entities_archive(entities=queryset, archived=True)
         self.message_user(request, f"已归档 {count} 个实体", messages.SUCCESS)
 
     @admin.action(description="取消归档选中的实体")
     def unarchive_selected(self, request: HttpRequest, queryset: QuerySet[Entity]) -> None:
-        count = services.entities_archive(entities=queryset, archived=False)
+        count = entities_archive(entities=queryset, archived=False)
         self.message_user(request, f"已取消归档 {count} 个实体", messages.SUCCESS)
 
 
@@ -175,7 +184,7 @@ class AliasAdmin(admin.ModelAdmin):
     actions = ["mark_generic", "mark_plain"]
 
     def _generic_set(self, request: HttpRequest, queryset: QuerySet[Alias], generic: bool) -> None:
-        result = services.aliases_generic_set(aliases=queryset, generic=generic)
+        result = aliases_generic_set(aliases=queryset, generic=generic)
         label = "泛称" if generic else "普通别名"
         self.message_user(request, f"已将 {result['changed']} 个别名标为{label}，并重新扫描提及", messages.SUCCESS)
         if result["file_owned"]:
@@ -203,7 +212,7 @@ class StateChangeForm(forms.ModelForm):
         data = super().clean()
         if not self.errors and self.instance.pk is None:
             try:
-                services.state_change_check(
+                state_change_check(
                     entity=data["entity"],
                     chapter=data["chapter"],
                     field=data["field"],
@@ -233,7 +242,7 @@ class StateChangeAdmin(admin.ModelAdmin):
             obj.save()
             return
         try:
-            saved = services.state_change_record(
+            saved = state_change_record(
                 entity=obj.entity,
                 chapter=obj.chapter,
                 field=obj.field,
@@ -267,7 +276,7 @@ class RelationshipAdmin(admin.ModelAdmin):
 
     def save_related(self, request, form, formsets, change) -> None:
         super().save_related(request, form, formsets, change)
-        services.relationship_summary_refresh(relationship_pks=[form.instance.pk])
+        relationship_summary_refresh(relationship_pks=[form.instance.pk])
 
 
 class ConfirmAsForm(forms.Form):
@@ -315,12 +324,12 @@ class PendingItemAdmin(admin.ModelAdmin):
 
     @admin.action(description="确认（按建议写入）")
     def confirm_selected(self, request: HttpRequest, queryset: QuerySet[PendingItem]) -> None:
-        result = services.pending_items_bulk(items=queryset.order_by("confidence", "pk"), action="confirm")
+        result = pending_items_bulk(items=queryset.order_by("confidence", "pk"), action="confirm")
         self._report(request, "确认", result)
 
     @admin.action(description="拒绝")
     def reject_selected(self, request: HttpRequest, queryset: QuerySet[PendingItem]) -> None:
-        result = services.pending_items_bulk(items=queryset, action="reject")
+        result = pending_items_bulk(items=queryset, action="reject")
         self._report(request, "拒绝", result)
 
     @admin.action(description="确认为指定实体…")
@@ -345,7 +354,7 @@ class PendingItemAdmin(admin.ModelAdmin):
         except DomainError as exc:
             self.message_user(request, exc.message, messages.ERROR)
             return None
-        result = services.pending_items_bulk(items=queryset, action="confirm", entity=entity)
+        result = pending_items_bulk(items=queryset, action="confirm", entity=entity)
         self._report(request, f"确认为 {entity.entity_id}", result)
         return None
 

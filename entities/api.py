@@ -8,10 +8,11 @@ from ninja import Router
 
 from core.selectors import book_get
 from entities import schemas as S
-from entities import selectors, services
+from entities import selectors
 from entities.discovery.schemas import DiscoverIn, DiscoverOut
 from entities.discovery.services import book_discover
 from entities.schemas import IngestOut, MergeIn, PendingConfirmIn, PendingRejectIn
+from entities.services import ingest, pending, writes
 
 router = Router(tags=["实体"])
 
@@ -50,8 +51,8 @@ def extraction_ingest(request: HttpRequest, book: str, number: int):
     """Ingest the extraction JSON of a chapter in one transaction. Confidence > 0.8 is adopted,
     0.5–0.8 adopted with a warning, < 0.5 held in the pending queue. Re-posting replaces the chapter's
     previous extraction. Invalid JSON or unknown references → 422 naming the field."""
-    payload = services.extraction_parse(raw=request.body)
-    return services.extraction_ingest(book=book_get(slug=book), chapter=number, payload=payload)
+    payload = ingest.extraction_parse(raw=request.body)
+    return ingest.extraction_ingest(book=book_get(slug=book), chapter=number, payload=payload)
 
 
 @router.post("{book}/entities/pending/{pk}/confirm", response=S.ResolutionOut, summary="确认待确认项")
@@ -59,14 +60,14 @@ def pending_confirm(request: HttpRequest, book: str, pk: int, body: PendingConfi
     """Confirm a held item and apply its write; ``entity`` picks an existing entity instead of the suggestion."""
     the_book = book_get(slug=book)
     entity = selectors.entity_get(book=the_book, ref=body.entity) if body.entity else None
-    return services.pending_item_confirm(item=selectors.pending_get(book=the_book, pk=pk), entity=entity)
+    return pending.pending_item_confirm(item=selectors.pending_get(book=the_book, pk=pk), entity=entity)
 
 
 @router.post("{book}/entities/pending/{pk}/reject", response=S.ResolutionOut, summary="拒绝待确认项")
 def pending_reject(request: HttpRequest, book: str, pk: int, body: PendingRejectIn) -> dict:
     """Reject a held item: nothing is written and a re-ingest does not queue it again."""
     the_book = book_get(slug=book)
-    return services.pending_item_reject(item=selectors.pending_get(book=the_book, pk=pk), note=body.note)
+    return pending.pending_item_reject(item=selectors.pending_get(book=the_book, pk=pk), note=body.note)
 
 
 @router.post("{book}/entities/merge", response=S.MergeOut, summary="合并两个实体")
@@ -75,7 +76,7 @@ def entity_merge(request: HttpRequest, book: str, body: MergeIn) -> dict:
     the_book = book_get(slug=book)
     source = selectors.entity_get(book=the_book, ref=body.source)
     target = selectors.entity_get(book=the_book, ref=body.target)
-    counts = services.entity_merge(source=source, target=target)
+    counts = writes.entity_merge(source=source, target=target)
     return {"source": body.source, "target": target.entity_id, "moved": counts}
 
 

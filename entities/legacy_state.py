@@ -30,7 +30,7 @@ from entities.models import (
 )
 from entities.replay import state_replay
 from entities.selectors import entity_state_as_of
-from entities.services import entity_appearance_refresh, relationship_summary_refresh
+from entities.services.writes import entity_appearance_refresh, relationship_summary_refresh
 from kernel.exceptions import InvalidInput, NotFound
 from kernel.safefs import regular_file_read
 

@@ -22,8 +22,8 @@ Semantics (documented in docs/entities.md):
   body (None when the entity is only named in the title).
 
 The automaton is built once per process per alias-set version and cached; saving or deleting an
-Entity or Alias bumps the version (signals in ``entities.apps``), and a cheap database fingerprint
-(count and highest id of names) catches writes from other processes.
+Entity or Alias bumps the version (``entities.signals``), and a cheap database fingerprint (count
+and highest id of names) catches writes from other processes.
 """
 
 import threading
@@ -37,6 +37,8 @@ from django.db.models import Count, Max
 
 from core.models import Book, Chapter
 from entities.models import Alias, AmbiguousMention, Appearance, Entity
+from entities.services.writes import entity_appearance_refresh
+from entities.tags import chapter_tags_apply, chapter_tags_clear
 from kernel.bulk import rows_insert
 
 FLUSH_ROWS = 5000
@@ -212,9 +214,6 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
     """The chapter indexer (WEBNOVEL_CHAPTER_INDEXERS): apply the manual tags of the changed
     chapters, then rescan them and refresh first/last appearances. ``numbers=None`` = every chapter.
     ``warnings`` are the skipped or partly applied tags, for the finalize / sync / rebuild report."""
-    from entities.services import entity_appearance_refresh
-    from entities.tags import chapter_tags_apply, chapter_tags_clear
-
     removed = list(removed or [])
     chapters = Chapter.objects.filter(book=book)
     if numbers is not None:

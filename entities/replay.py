@@ -2,7 +2,7 @@
 
 State is never stored: the state of an entity at chapter N is ``base_state`` with every change of
 chapters <= N applied in (chapter, seq, id) order. Replay never fails: a write is validated when
-it is made (``entities.services``); if a later edit of an earlier chapter makes an ``inc`` meet a
+it is made (``entities.services.writes``); if a later edit of an earlier chapter makes an ``inc`` meet a
 non-number, the value is left as it is and the write path reports it.
 """
 

@@ -32,6 +32,8 @@ from django.db import transaction
 
 from core.models import Book
 from entities.models import Entity, StateChange, TagApplication
+from entities.selectors import alias_resolve, entity_get
+from entities.services.writes import alias_add, entity_create, state_change_record
 from kernel.exceptions import DomainError
 
 _ATTR = re.compile(r"(?<![\w-])([A-Za-z_][\w-]*)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
@@ -94,8 +96,6 @@ def tag_parse(text: str) -> dict[str, Any]:
 
 
 def _target(book: Book, attrs: dict[str, str], chapter: int) -> Entity:
-    from entities.selectors import alias_resolve, entity_get
-
     if attrs.get("id"):
         return entity_get(book=book, ref=attrs["id"], type=attrs.get("type"))
     ref = attrs.get("ref") or attrs.get("name")
@@ -142,8 +142,6 @@ def chapter_tags_apply(*, book: Book, chapter: int, tags: list[dict]) -> dict:
 
 
 def _entity_tag(book, chapter, line, parsed, applied, problems) -> int:
-    from entities.services import alias_add, entity_create
-
     attrs = parsed["attrs"]
     name, type_ = attrs.get("name"), attrs.get("type", "角色")
     known = Entity.objects.filter(book=book, entity_id=attrs["id"]).first() if attrs.get("id") else None
@@ -185,8 +183,6 @@ def _entity_tag(book, chapter, line, parsed, applied, problems) -> int:
 
 
 def _alias_tag(book, chapter, line, parsed, applied, problems) -> int:
-    from entities.services import alias_add
-
     attrs = parsed["attrs"]
     entity = _target(book, attrs, chapter)
     if not attrs.get("alias"):
@@ -197,8 +193,6 @@ def _alias_tag(book, chapter, line, parsed, applied, problems) -> int:
 
 
 def _update_tag(book, chapter, line, parsed, applied, problems) -> int:
-    from entities.services import state_change_record
-
     attrs = parsed["attrs"]
     entity = _target(book, attrs, chapter)
     if not parsed["ops"]:

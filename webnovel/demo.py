@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 
 from core.models import Book
-from entities.services import extraction_ingest, extraction_parse
+from entities.services.ingest import extraction_ingest, extraction_parse
 
 DEMO_EXTRACTIONS = Path(settings.BASE_DIR) / "examples" / "demo-extractions"
 _FILE_NAME = re.compile(r"^第(\d{4})章\.json$")

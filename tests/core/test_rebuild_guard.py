@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from bookfiles.rebuilder import book_dump, book_rebuild, book_sync
 from core.models import Book, Chapter
 from entities.models import Entity, Relationship, StateChange
-from entities.services import extraction_ingest
+from entities.services.ingest import extraction_ingest
 from tests.conftest import DEMO_BOOK
 
 EXTRACTION = Path(__file__).resolve().parents[2] / "examples" / "demo-extractions" / "第0008章.json"

@@ -169,7 +169,7 @@ def xiyouji(tmp_path):
     if not XIYOUJI.is_file() or not XIYOUJI_ALIASES.is_file():
         pytest.skip(f"corpus absent: {XIYOUJI}")
     from entities.mentions import mentions_index
-    from entities.services import alias_add, entity_create
+    from entities.services.writes import alias_add, entity_create
 
     out = tmp_path / "xiyouji"
     call_command("import_txt", str(XIYOUJI), str(out), "--slug", "xiyouji", "--json", stdout=StringIO())

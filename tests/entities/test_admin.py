@@ -3,7 +3,7 @@ from django.contrib.auth import get_user_model
 
 from entities.models import Entity, PendingItem, StateChange
 from entities.selectors import entity_state_as_of
-from entities.services import extraction_ingest
+from entities.services.ingest import extraction_ingest
 from tests.entities.factories import book_make, entity_make
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from entities.models import PendingItem
-from entities.services import extraction_ingest
+from entities.services.ingest import extraction_ingest
 from tests.entities.factories import book_make, entity_make
 
 pytestmark = pytest.mark.django_db

@@ -26,7 +26,7 @@ from entities.discovery.services import (
     roster_add,
 )
 from entities.models import Appearance, Entity, PendingItem
-from entities.services import pending_item_confirm, pending_item_reject
+from entities.services.pending import pending_item_confirm, pending_item_reject
 from kernel.exceptions import InvalidInput
 from tests.conftest import CORPUS
 

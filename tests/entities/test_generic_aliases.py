@@ -8,7 +8,9 @@ from core.models import Book, Chapter
 from entities.mentions import mentions_index
 from entities.models import Alias, AmbiguousMention, Appearance, Entity
 from entities.selectors import chapter_ambiguous_mentions, entity_appearances, entity_stats
-from entities.services import alias_add, aliases_generic_set, extraction_ingest
+from entities.services.ingest import extraction_ingest
+from entities.services.marks import aliases_generic_set
+from entities.services.writes import alias_add
 from kernel.exceptions import InvalidInput
 from tests.core.bookfactory import CARD_JIANLAO, ROSTER
 from tests.core.bookfactory import book_make as folder_make

@@ -2,7 +2,8 @@ import pytest
 
 from entities.models import Appearance, Entity, Extraction, PendingItem, Relationship, StateChange
 from entities.selectors import entity_state_as_of, pending_list, relationship_graph
-from entities.services import extraction_ingest, pending_item_confirm, pending_item_reject
+from entities.services.ingest import extraction_ingest
+from entities.services.pending import pending_item_confirm, pending_item_reject
 from kernel.exceptions import Conflict, InvalidInput, NotFound
 from tests.entities.factories import book_make, entity_make
 

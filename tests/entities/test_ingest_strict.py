@@ -11,7 +11,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from entities.models import Appearance, Entity, Extraction, StateChange
-from entities.services import _validate, extraction_ingest, extraction_parse
+from entities.payload import extraction_validate
+from entities.services.ingest import extraction_ingest, extraction_parse
 from kernel.exceptions import InvalidInput
 from tests.conftest import REPO
 from tests.entities.factories import book_make, entity_make
@@ -146,7 +147,7 @@ def test_the_demo_extractions_stay_valid(book):
     files = sorted((REPO / "examples" / "demo-extractions").glob("*.json"))
     assert len(files) == 3
     for path in files:
-        _validate(extraction_parse(raw=Path(path).read_bytes()))
+        extraction_validate(extraction_parse(raw=Path(path).read_bytes()))
 
 
 @pytest.mark.parametrize("chapter", [0, -5, 10_000_001, 9223372036854775808])

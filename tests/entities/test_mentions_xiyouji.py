@@ -10,7 +10,7 @@ from bookfiles.importers.txt import txt_parse
 from core.models import Book, Chapter
 from entities.mentions import alias_counts_all, matcher_get, mentions_index
 from entities.models import AmbiguousMention, Appearance, Entity
-from entities.services import alias_add, entity_create
+from entities.services.writes import alias_add, entity_create
 from tests.conftest import CORPUS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.corpus]

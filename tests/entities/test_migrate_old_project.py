@@ -13,7 +13,7 @@ from bookfiles.rebuilder import book_rebuild
 from core.models import Book, Chapter
 from entities.models import Alias, AmbiguousMention, Entity, LegacyRecord
 from entities.selectors import entity_stats
-from entities.services import extraction_ingest
+from entities.services.ingest import extraction_ingest
 from memory.models import Fact
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from django.core.management.base import CommandError
 from core.models import Book, Chapter
 from entities.models import Entity, Extraction, LegacyRecord, PendingItem, Relationship, StateChange
 from entities.selectors import entity_relationships, entity_state_as_of, extraction_get
-from entities.services import extraction_ingest
+from entities.services.ingest import extraction_ingest
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ from core.models import Chapter
 from entities.mentions import mentions_index
 from entities.models import AmbiguousMention, Appearance, Entity, StateChange, TagApplication
 from entities.selectors import alias_resolve, entity_appearances, entity_state_as_of
-from entities.services import alias_add
+from entities.services.writes import alias_add
 from kernel.exceptions import Ambiguous
 from tests.entities.factories import book_make, entity_make
 
@@ -118,7 +118,7 @@ def test_alias_window_applies_to_resolution(book):
 
 
 def test_pinyin_ids_with_type_prefix_and_collision_suffix(book):
-    from entities.services import entity_create
+    from entities.services.writes import entity_create
 
     assert entity_create(book=book, name="青岚宗", type="势力").entity_id == "faction_qinglanzong_1"
     assert entity_create(book=book, name="青岚宗", type="势力").entity_id == "faction_qinglanzong_2"
@@ -133,7 +133,7 @@ def test_ingested_new_entity_is_scanned_at_once_and_rescan_command_catches_up(bo
 
     from django.core.management import call_command
 
-    from entities.services import extraction_ingest
+    from entities.services.ingest import extraction_ingest
 
     Chapter.objects.filter(book=book, number=1).update(body="赵元拦住林风。赵师兄笑了。")
     Chapter.objects.filter(book=book, number=2).update(body="老赵又来了。")

@@ -18,8 +18,9 @@ from bookfiles.parser import file_bytes_parse
 from bookfiles.parser.text import FrontMatterError, entity_tags_strip, front_matter_split
 from bookfiles.rebuilder import book_rebuild
 from core.models import Book
+from entities.payload import extraction_validate
 from entities.schemas import ExtractionIn
-from entities.services import _validate, extraction_ingest, extraction_parse
+from entities.services.ingest import extraction_ingest, extraction_parse
 from entities.tags import tag_parse
 from kernel.exceptions import DomainError, InvalidInput
 from tests.conftest import DEMO_BOOK, REPO
@@ -332,7 +333,7 @@ SHAPED = _from_schema(EXTRACTION_SCHEMA, EXTRACTION_SCHEMA)
 @given(raw=st.one_of(st.binary(max_size=100), JSON.map(json.dumps), SHAPED.map(json.dumps)))
 def test_extraction_parse_and_validate_raise_only_invalid_input(raw):
     try:
-        _validate(extraction_parse(raw=raw))
+        extraction_validate(extraction_parse(raw=raw))
     except InvalidInput as exc:
         assert exc.message and exc.status_code == 422
 
@@ -413,7 +414,7 @@ def test_an_unknown_key_anywhere_in_an_extraction_is_named_by_its_path(data, key
     where = data.draw(st.sampled_from(list(_object_paths(payload))))
     _at(payload, where)[key] = 1
     with pytest.raises(InvalidInput) as exc:
-        _validate(payload)
+        extraction_validate(payload)
     expected = f"{where}.{key}" if where else key
     assert [e["field"] for e in exc.value.extra["errors"]] == [expected]
     assert exc.value.extra["errors"][0]["allowed"]

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 
 from entities.models import Appearance, Extraction, StateChange
-from entities.services import extraction_ingest
+from entities.services.ingest import extraction_ingest
 from tests.entities.factories import book_make, entity_make
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL only (set DATABASE_URL)")

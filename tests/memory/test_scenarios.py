@@ -156,7 +156,7 @@ def test_low_confidence_fact_is_tentative(book):
 
 
 def test_a_scratchpad_failure_does_not_block_ingestion(filled, monkeypatch, caplog, django_capture_on_commit_callbacks):
-    from entities.services import extraction_ingest
+    from entities.services.ingest import extraction_ingest
     from tests.memory.conftest import chapter_make
 
     def broken(**kwargs):
@@ -188,7 +188,7 @@ def test_a_scratchpad_failure_does_not_block_ingestion(filled, monkeypatch, capl
 
 
 def test_ingestion_updates_the_memory_through_the_hook(filled, django_capture_on_commit_callbacks):
-    from entities.services import extraction_ingest
+    from entities.services.ingest import extraction_ingest
     from tests.memory.conftest import chapter_make
 
     chapter_make(filled, 7)

@@ -3,7 +3,7 @@
 import pytest
 
 from core.models import Chapter
-from entities.services import extraction_ingest
+from entities.services.ingest import extraction_ingest
 from memory.models import Chunk
 from memory.orchestrator import build_memory_pack
 from memory.retrieval import scene_chunk_texts, scenes_split

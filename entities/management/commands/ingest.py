@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.selectors import book_get
-from entities.services import extraction_ingest, extraction_parse
+from entities.services.ingest import extraction_ingest, extraction_parse
 from kernel.exceptions import DomainError
 
 

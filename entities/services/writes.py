@@ -1,0 +1,515 @@
+"""The primitive writes of the entities app: ids, entities and aliases, state changes, relationships,
+appearances and their first / last summaries, archiving and merging. Every public service is atomic,
+keyword-only, and raises domain exceptions (NotFound / Ambiguous / InvalidInput) with a Chinese
+message naming what was wrong and where.
+
+The bottom of the app's write layers: ``entities.tags`` (the author's tags), ``entities.mentions``
+(the scan), then ``ingest`` and ``pending`` build on these, never the other way round.
+
+Provenance is kept on every row (``source``): a re-ingested chapter replaces only the rows its own
+previous extraction wrote, so curated, tagged and migrated data survive re-ingestion and rebuilds.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max, Min, Q
+
+from core.locks import book_write_lock
+from core.models import Book
+from entities import selectors
+from entities.generic import alias_is_generic
+from entities.ids import entity_id_base, entity_ids_assign
+from entities.models import Alias, Appearance, Entity, Relationship, RelationshipEvent, StateChange
+from entities.replay import OPS, is_number
+from kernel.exceptions import InvalidInput
+
+# --- ids --------------------------------------------------------------------------------------
+
+
+def entity_id_generate(*, book: Book, name: str, type: str, taken: set[str] | None = None) -> str:
+    """A fresh pinyin id for ``name`` of ``type`` in ``book``: ``_1``, ``_2`` … on collision."""
+    base = entity_id_base(name=name, type=type)
+    existing = set(Entity.objects.filter(book=book, entity_id__startswith=base).values_list("entity_id", flat=True))
+    return entity_ids_assign([(name, type, "")], taken=existing | (taken or set()))[0]
+
+
+# --- entities and aliases -----------------------------------------------------------------------
+
+
+# ``_entity_create`` and ``_alias_add`` are the bodies of the public atomic services (``entity_create =
+# transaction.atomic(_entity_create)``), and ``state_change_insert``, ``relationship_event_add``,
+# ``appearance_add`` / ``appearances_write`` and ``aliases_add`` write without a transaction of their
+# own, for callers that already hold one (extraction_ingest, pending_item_confirm): a nested
+# ``atomic`` is a SAVEPOINT and a RELEASE, two more round trips per row on PostgreSQL, and nothing
+# there ever rolls back to one.
+
+
+def _entity_create(
+    *,
+    book: Book,
+    name: str,
+    type: str,
+    tier: str = Entity.Tier.MINOR,
+    description: str = "",
+    entity_id: str | None = None,
+    aliases: Iterable[str | dict] = (),
+    base_state: dict | None = None,
+    is_protagonist: bool = False,
+    first_appearance: int | None = None,
+    source: str = "admin",
+) -> Entity:
+    """Create an entity (pinyin id unless given) with its aliases."""
+    if type not in Entity.Type.values:
+        raise InvalidInput(f"未知的实体类型 '{type}'，可选 {'/'.join(Entity.Type.values)}", extra={"type": type})
+    if tier not in Entity.Tier.values:
+        raise InvalidInput(f"未知的层级 '{tier}'，可选 {'/'.join(Entity.Tier.values)}", extra={"tier": tier})
+    if entity_id and Entity.objects.filter(book=book, entity_id=entity_id).exists():
+        raise InvalidInput(f"实体 id '{entity_id}' 已存在", extra={"id": entity_id})
+    entity = Entity.objects.create(
+        book=book,
+        entity_id=entity_id or entity_id_generate(book=book, name=name, type=type),
+        type=type,
+        canonical_name=name,
+        tier=tier,
+        description=description,
+        base_state=base_state or {},
+        is_protagonist=is_protagonist,
+        first_appearance=first_appearance,
+        last_appearance=first_appearance,
+        source=source,
+    )
+    aliases_add(entity=entity, aliases=aliases, source=source)
+    return entity
+
+
+entity_create = transaction.atomic(_entity_create)
+
+
+def _alias_add(
+    *,
+    entity: Entity,
+    alias: str,
+    valid_from: int | None = None,
+    valid_to: int | None = None,
+    note: str = "",
+    source: str = "admin",
+    generic: bool = False,
+) -> Alias | None:
+    """Give ``entity`` another name (no-op for its canonical name or an alias it already has);
+    ``generic`` marks a pronoun / kinship / role word whose mentions are weak."""
+    alias = alias.strip()
+    if not alias:
+        raise InvalidInput("别名不能为空", extra={"entity": entity.entity_id})
+    if valid_from is not None and valid_to is not None and valid_from > valid_to:
+        raise InvalidInput(f"别名 '{alias}' 的有效区间无效：from {valid_from} > to {valid_to}", extra={"alias": alias})
+    if alias == entity.canonical_name and generic:
+        raise InvalidInput(f"正名 '{alias}' 不能标为泛称", extra={"entity": entity.entity_id, "alias": alias})
+    if alias == entity.canonical_name and valid_from is None and valid_to is None and not note:
+        return None
+    row, created = Alias.objects.get_or_create(
+        entity=entity,
+        alias=alias,
+        defaults={
+            "book_id": entity.book_id,
+            "valid_from": valid_from,
+            "valid_to": valid_to,
+            "note": note,
+            "source": source,
+            "generic": generic,
+        },
+    )
+    if not created and (valid_from is not None or valid_to is not None or note):
+        row.valid_from, row.valid_to, row.note = valid_from, valid_to, note or row.note
+        row.save(update_fields=["valid_from", "valid_to", "note"])
+    if not created and generic and not row.generic:
+        # marking generic only ever weakens an alias: a later plain mention never un-marks it
+        row.generic = True
+        row.save(update_fields=["generic"])
+    return row
+
+
+alias_add = transaction.atomic(_alias_add)
+
+
+def entity_appearance_refresh(*, entity_pks: Iterable[int]) -> None:
+    """Recompute first/last appearance of these entities from their appearance rows."""
+    pks = list(set(entity_pks))
+    if not pks:
+        return
+    spans = {
+        row["entity_id"]: (row["first"], row["last"])
+        for row in Appearance.objects.filter(entity_id__in=pks)
+        .values("entity_id")
+        .annotate(first=Min("chapter"), last=Max("chapter"))
+    }
+    changes = StateChange.objects.filter(entity_id__in=pks).values("entity_id").annotate(first=Min("chapter"))
+    first_change = {row["entity_id"]: row["first"] for row in changes}
+    for entity in Entity.objects.filter(pk__in=pks):
+        first, last = spans.get(entity.pk, (None, None))
+        if first is None and entity.source != "file":
+            # Entities never seen in text keep what their creator recorded (migration, suggestion).
+            first, last = entity.first_appearance or first_change.get(entity.pk), entity.last_appearance
+        if (entity.first_appearance, entity.last_appearance) != (first, last):
+            Entity.objects.filter(pk=entity.pk).update(first_appearance=first, last_appearance=last)
+
+
+# --- state changes -----------------------------------------------------------------------------
+
+
+def state_change_check(
+    *, entity: Entity, chapter: int, field: str, op: str, new: Any, where: str = "state_change"
+) -> None:
+    """Raise InvalidInput (naming ``where``) when the change cannot be recorded."""
+    if op not in OPS:
+        raise InvalidInput(f"{where}.op: 未知操作 '{op}'，可选 {'/'.join(OPS)}", extra={"field": f"{where}.op"})
+    if chapter is None or chapter < 0:
+        raise InvalidInput(f"{where}.chapter: 章节号无效", extra={"field": f"{where}.chapter"})
+    if op in {"set", "add", "remove"} and new is None:
+        raise InvalidInput(f"{where}.new: {op} 需要 new 值", extra={"field": f"{where}.new"})
+    if op == "inc":
+        if not is_number(new):
+            raise InvalidInput(f"{where}.new: inc 的增量必须是数字，收到 {new!r}", extra={"field": f"{where}.new"})
+        current = selectors.entity_state_as_of(entity=entity, chapter=chapter).get(field)
+        if current is not None and not is_number(current):
+            raise InvalidInput(
+                f"{where}.field: '{field}' 当前值 {current!r} 不是数字，不能 inc",
+                extra={"field": f"{where}.field", "current": current},
+            )
+
+
+@transaction.atomic
+def state_change_record(
+    *,
+    entity: Entity,
+    chapter: int,
+    field: str,
+    op: str = "set",
+    new: Any = None,
+    old: Any = None,
+    reason: str = "",
+    confidence: float | None = None,
+    source: str = StateChange.Source.CURATION,
+    where: str = "state_change",
+) -> StateChange:
+    """Record one change of one field at ``chapter`` (after the chapter's existing changes)."""
+    return state_change_insert(
+        entity=entity,
+        chapter=chapter,
+        field=field,
+        op=op,
+        new=new,
+        old=old,
+        reason=reason,
+        confidence=confidence,
+        source=source,
+        where=where,
+    )
+
+
+def state_change_insert(
+    *,
+    entity: Entity,
+    chapter: int,
+    field: str,
+    op: str,
+    new: Any,
+    old: Any,
+    reason: str,
+    confidence: float | None,
+    source: str,
+    where: str,
+    seqs: dict[int, int] | None = None,
+) -> StateChange:
+    """``seqs`` (entity pk → last seq at ``chapter``) spares the MAX(seq) query for an entity whose
+    changes at this chapter this caller has already written."""
+    state_change_check(entity=entity, chapter=chapter, field=field, op=op, new=new, where=where)
+    if seqs is not None and entity.pk in seqs:
+        seq = seqs[entity.pk] + 1
+    else:
+        seq = (StateChange.objects.filter(entity=entity, chapter=chapter).aggregate(m=Max("seq"))["m"] or 0) + 1
+    if seqs is not None:
+        seqs[entity.pk] = seq
+    return StateChange.objects.create(
+        book_id=entity.book_id,
+        entity=entity,
+        chapter=chapter,
+        seq=seq,
+        field=field,
+        op=op,
+        old=old,
+        new=new,
+        reason=reason,
+        confidence=confidence,
+        source=source,
+    )
+
+
+# --- relationships --------------------------------------------------------------------------------
+
+
+def relationship_summary_refresh(*, relationship_pks: Iterable[int]) -> None:
+    """Re-derive description / chapter / last_chapter from the events; drop relationships left without one."""
+    pks = list(set(relationship_pks))
+    if not pks:
+        return
+    # Two queries and one UPDATE for the lot, not three round trips per relationship.
+    events: dict[int, list[tuple[int | None, str]]] = defaultdict(list)
+    for rel_pk, chapter, description in (
+        RelationshipEvent.objects.filter(relationship_id__in=pks)
+        .order_by("chapter", "id")
+        .values_list("relationship_id", "chapter", "description")
+    ):
+        events[rel_pk].append((chapter, description))
+    empty, changed = [], []
+    for rel in Relationship.objects.filter(pk__in=pks).only("pk", "description", "chapter", "last_chapter"):
+        if not events[rel.pk]:
+            empty.append(rel.pk)
+            continue
+        described = [description for _, description in events[rel.pk] if description]
+        chapters = [chapter for chapter, _ in events[rel.pk] if chapter is not None]
+        summary = (
+            described[-1] if described else "",
+            min(chapters) if chapters else None,
+            max(chapters) if chapters else None,
+        )
+        if (rel.description, rel.chapter, rel.last_chapter) != summary:
+            rel.description, rel.chapter, rel.last_chapter = summary
+            changed.append(rel)
+    if changed:
+        Relationship.objects.bulk_update(changed, ["description", "chapter", "last_chapter"])
+    if empty:
+        Relationship.objects.filter(pk__in=empty).delete()
+
+
+@transaction.atomic
+def relationship_record(
+    *,
+    from_entity: Entity,
+    to_entity: Entity,
+    type: str,
+    description: str = "",
+    chapter: int | None = None,
+    source: str = RelationshipEvent.Source.CURATION,
+) -> Relationship:
+    """Create the (from, to, type) relationship or add an event to it."""
+    rel = relationship_event_add(
+        from_entity=from_entity, to_entity=to_entity, type=type, description=description, chapter=chapter, source=source
+    )
+    relationship_summary_refresh(relationship_pks=[rel.pk])
+    rel.refresh_from_db()
+    return rel
+
+
+def relationship_event_add(
+    *, from_entity: Entity, to_entity: Entity, type: str, description: str, chapter: int | None, source: str
+) -> Relationship:
+    """The event only: the caller refreshes the relationship's summary (once for all its events)."""
+    if from_entity.book_id != to_entity.book_id:
+        raise InvalidInput("关系两端必须属于同一本书", extra={"from": from_entity.entity_id, "to": to_entity.entity_id})
+    if not type.strip():
+        raise InvalidInput("关系类型不能为空", extra={"from": from_entity.entity_id, "to": to_entity.entity_id})
+    rel, _ = Relationship.objects.get_or_create(
+        from_entity=from_entity, to_entity=to_entity, type=type.strip(), defaults={"book_id": from_entity.book_id}
+    )
+    RelationshipEvent.objects.create(relationship=rel, chapter=chapter, description=description, source=source)
+    return rel
+
+
+# --- suggestions and appearances ---------------------------------------------------------------
+
+
+def entity_from_suggestion(*, book: Book, chapter: int, item: Any, taken: set[str]) -> tuple[Entity, bool]:
+    """The entity an entities_new item stands for, and whether it was created now: the existing one
+    with this id, name and type (re-ingestion), else a new one with the suggested id or a fresh pinyin id."""
+    aliases = [a if isinstance(a, str) else a.model_dump() for a in item.aliases]
+    if item.suggested_id:
+        existing = Entity.objects.filter(book=book, entity_id=item.suggested_id).first()
+        if existing is not None and existing.canonical_name == item.name and existing.type == item.type:
+            aliases_add(entity=existing, aliases=aliases, source="extraction")
+            return existing, False
+        entity_id = item.suggested_id if existing is None and item.suggested_id not in taken else None
+    else:
+        entity_id = None
+    if entity_id is None:
+        # Same name and type already known under another id: the agent re-suggested it.
+        known = Entity.objects.filter(book=book, canonical_name=item.name, type=item.type).first()
+        if known is not None:
+            aliases_add(entity=known, aliases=aliases, source="extraction")
+            return known, False
+        entity_id = entity_id_generate(book=book, name=item.name, type=item.type, taken=taken)
+    entity = _entity_create(
+        book=book,
+        name=item.name,
+        type=item.type,
+        tier=item.tier,
+        description=item.desc,
+        entity_id=entity_id,
+        aliases=aliases,
+        base_state=item.state,
+        first_appearance=chapter,
+        source="extraction",
+    )
+    return entity, True
+
+
+def aliases_add(*, entity: Entity, aliases: Iterable[str | dict], source: str) -> None:
+    """``_alias_add`` of each alias, a plain name or the fields of an alias (``{"alias", "valid_from", …}``)."""
+    for alias in aliases:
+        fields = {"alias": alias} if isinstance(alias, str) else dict(alias)
+        if source == "extraction" and alias_is_generic(str(fields.get("alias", ""))):
+            # an agent's 他 / 少年 / 老者 names the entity only weakly, as in the migration of old projects
+            fields["generic"] = True
+        _alias_add(entity=entity, source=source, **fields)
+
+
+def appearance_add(*, entity: Entity, chapter: int, count: int, source: str, aliases: list[str] | None) -> Appearance:
+    row, created = Appearance.objects.get_or_create(
+        entity=entity,
+        chapter=chapter,
+        source=source,
+        defaults={"book_id": entity.book_id, "count": count, "aliases": _alias_counts(aliases)},
+    )
+    if not created:
+        _appearance_merge(row, count=count, aliases=aliases)
+    return row
+
+
+def _appearance_merge(row: Appearance, *, count: int, aliases: list[str] | None) -> None:
+    """Add another count and its aliases to an appearance row already there, and save it."""
+    row.count += count
+    merged = dict(row.aliases)
+    for alias, n in _alias_counts(aliases).items():
+        merged[alias] = merged.get(alias, 0) + n
+    row.aliases = merged
+    row.save(update_fields=["count", "aliases"])
+
+
+def appearances_write(*, chapter: int, source: str, appearances: list[tuple[Entity, int, list[str]]]) -> None:
+    """``appearance_add`` of several entities at one chapter: one query for the rows already there,
+    one INSERT for the new ones (was a SELECT, SAVEPOINT, INSERT and RELEASE per entity)."""
+    if not appearances:
+        return
+    existing = {
+        row.entity_id: row
+        for row in Appearance.objects.filter(
+            entity_id__in=[e.pk for e, _, _ in appearances], chapter=chapter, source=source
+        )
+    }
+    new = []
+    for entity, count, aliases in appearances:
+        row = existing.get(entity.pk)
+        if row is None:
+            new.append(
+                Appearance(
+                    book_id=entity.book_id,
+                    entity=entity,
+                    chapter=chapter,
+                    source=source,
+                    count=count,
+                    aliases=_alias_counts(aliases),
+                )
+            )
+            continue
+        _appearance_merge(row, count=count, aliases=aliases)
+    Appearance.objects.bulk_create(new)
+
+
+def _alias_counts(aliases: list[str] | None) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for alias in aliases or []:
+        counts[alias] += 1
+    return dict(counts)
+
+
+# --- curation: archive and merge -------------------------------------------------------------------
+
+
+@transaction.atomic
+def entities_archive(*, entities: Iterable[Entity], archived: bool) -> int:
+    """Archive (or unarchive) entities; returns how many changed."""
+    pks = [e.pk for e in entities]
+    return Entity.objects.filter(pk__in=pks).exclude(archived=archived).update(archived=archived)
+
+
+@transaction.atomic
+def entity_merge(*, source: Entity, target: Entity) -> dict[str, int]:
+    """Merge ``source`` into ``target``: aliases, appearances, state changes and relationships move;
+    the source's name and id become aliases of the target; the source is deleted."""
+    if source.pk == target.pk:
+        raise InvalidInput("不能把实体合并到它自己", extra={"id": source.entity_id})
+    if source.book_id != target.book_id:
+        raise InvalidInput("只能合并同一本书的实体", extra={"source": source.entity_id, "target": target.entity_id})
+    book_write_lock(book=source.book)
+    counts = dict.fromkeys(("aliases", "appearances", "state_changes", "relationships", "relationships_dropped"), 0)
+    for alias in source.aliases.all():
+        if (
+            alias_add(
+                entity=target,
+                alias=alias.alias,
+                valid_from=alias.valid_from,
+                valid_to=alias.valid_to,
+                note=alias.note,
+                source=alias.source,
+            )
+            is not None
+        ):
+            counts["aliases"] += 1
+    for name in (source.canonical_name, source.entity_id):
+        if name != target.canonical_name and alias_add(
+            entity=target, alias=name, note=f"合并自 {source.entity_id}", source="curation"
+        ):
+            counts["aliases"] += 1
+    for row in source.appearances.all():
+        existing = Appearance.objects.filter(entity=target, chapter=row.chapter, source=row.source).first()
+        if existing is None:
+            row.entity = target
+            row.save(update_fields=["entity"])
+        else:
+            existing.count += row.count
+            offsets = [o for o in (existing.first_offset, row.first_offset) if o is not None]
+            existing.first_offset = min(offsets) if offsets else None
+            merged = dict(existing.aliases)
+            for alias, n in row.aliases.items():
+                merged[alias] = merged.get(alias, 0) + n
+            existing.aliases = merged
+            existing.save(update_fields=["count", "first_offset", "aliases"])
+            row.delete()
+        counts["appearances"] += 1
+    counts["state_changes"] = source.state_changes.update(entity=target)
+    for key, value in source.base_state.items():
+        target.base_state.setdefault(key, value)
+    rel_pks = set()
+    moving = Relationship.objects.filter(Q(from_entity=source) | Q(to_entity=source)).order_by("pk")
+    for rel in list(moving.select_related("from_entity", "to_entity")):
+        new_from = target if rel.from_entity_id == source.pk else rel.from_entity
+        new_to = target if rel.to_entity_id == source.pk else rel.to_entity
+        if new_from.pk == new_to.pk:
+            # A relationship between the two merged entities would point at itself: dropped.
+            rel.delete()
+            counts["relationships_dropped"] += 1
+            continue
+        clash = (
+            Relationship.objects.filter(from_entity=new_from, to_entity=new_to, type=rel.type)
+            .exclude(pk=rel.pk)
+            .first()
+        )
+        if clash is not None:
+            rel.events.update(relationship=clash)
+            rel.delete()
+            rel_pks.add(clash.pk)
+        else:
+            rel.from_entity, rel.to_entity = new_from, new_to
+            rel.save(update_fields=["from_entity", "to_entity"])
+            rel_pks.add(rel.pk)
+        counts["relationships"] += 1
+    relationship_summary_refresh(relationship_pks=rel_pks)
+    target.is_protagonist = target.is_protagonist or source.is_protagonist
+    if not target.description:
+        target.description = source.description
+    target.save(update_fields=["base_state", "is_protagonist", "description"])
+    source.delete()
+    entity_appearance_refresh(entity_pks=[target.pk])
+    return counts
