@@ -9,7 +9,7 @@ from core.schemas import documented
 from core.selectors import book_get
 from kernel.busy import write_if_free
 from kernel.exceptions import InvalidInput
-from memory import interfaces, orchestrator, selectors, services
+from memory import interfaces, orchestrator, pipeline, selectors, services
 from memory.models import Fact
 from memory.schemas import CloseIn, DecideIn, FactIn, FactOut, PackOut, ReviseIn
 
@@ -152,4 +152,4 @@ def memory_import(request: HttpRequest, book: str, payload: Body[dict[str, Any]]
 @router.post("{book}/memory/refresh", response=dict[str, int], summary="重新派生全部记忆")
 def memory_refresh(request: HttpRequest, book: str):
     """Derive every chapter's facts and retrieval chunks again."""
-    return services.memory_refresh(book=book_get(slug=book))
+    return pipeline.memory_refresh(book=book_get(slug=book))

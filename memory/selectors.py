@@ -13,6 +13,7 @@ from entities.selectors import entity_states_as_of
 from kernel.exceptions import InvalidInput
 from memory.models import Fact, MemoryHit
 from memory.resolver import FactView, group_resolve
+from memory.retrieval import name_index
 from threads.models import Thread
 from threads.selectors import thread_hangs
 
@@ -241,8 +242,6 @@ def chapter_row(*, book: Book, chapter: int) -> dict[str, Any] | None:
 def characters_on_stage(*, book: Book, chapter: int, task: str, outline_text: str) -> list[Entity]:
     """Who is on stage, most important first: named in this chapter's outline, in its timeline row,
     its point of view, then (write) the previous chapter's appearances or (review/query) its own."""
-    from memory.retrieval import name_index
-
     names = name_index(book=book)
     scores: dict[int, list[int]] = {}
 
@@ -252,9 +251,8 @@ def characters_on_stage(*, book: Book, chapter: int, task: str, outline_text: st
             score[0] += weight
             score[1] += count
 
-    if names.automaton is not None and outline_text:
-        for _, name in names.automaton.iter(outline_text):
-            bump(names.characters.get(name, ()), 100)
+    for name in names.found(outline_text):
+        bump(names.characters.get(name, ()), 100)
     for present in TimelineRow.objects.filter(book=book, chapter=chapter).values_list("present", flat=True):
         for name in present or []:
             bump(names.characters.get(name, ()), 50)
