@@ -15,7 +15,7 @@ from memory.models import Fact, MemoryHit
 from memory.resolver import FactView, group_resolve
 from memory.retrieval import name_index
 from threads.models import Thread
-from threads.selectors import thread_hangs
+from threads.selectors import thread_hangs_overdue
 
 RECENT_CHAPTERS = 5
 TAIL_CHARS = 300
@@ -330,8 +330,8 @@ def memory_health(*, book: Book, chapter: int | None = None) -> dict[str, Any]:
     facts, constraints that drifted (a later fact of the same subject and field disagrees with the
     constraint), and counts per category and status."""
     now = chapter if chapter is not None else (book_current_chapter(book=book) or 0)
-    # How long a loop has hung is the threads app's one definition (threads.selectors.thread_hangs:
-    # since its last activity, or past its planned end), at the report's chapter.
+    # Which loops are overdue is the threads app's one definition (threads.selectors.thread_hangs_overdue:
+    # hung past its type's threshold since its last activity, or past its planned end), at the report's chapter.
     loops: dict[str, tuple[str, str]] = {}  # thread id → its open-loop fact (key, value), the active one first
     for subject, key, value, status in (
         Fact.objects.filter(book=book, category=Fact.Category.OPEN_LOOP)
@@ -341,9 +341,7 @@ def memory_health(*, book: Book, chapter: int | None = None) -> dict[str, Any]:
         if subject not in loops or status == Fact.Status.ACTIVE:
             loops[subject] = (key, value)
     overdue = []
-    for row in thread_hangs(book=book, as_of=now)["threads"].values():
-        if not row["overdue"]:
-            continue
+    for row in thread_hangs_overdue(book=book, as_of=now)["threads"]:
         key, value = loops.get(row["id"], (None, row["title"]))
         overdue.append(
             {

@@ -161,3 +161,22 @@ def test_open_loops_due_soon_rank_higher(filled):
         (60, True, "纳入（优先级 60）"),
         (0, False, "已过时：被第6章的新值取代"),
     ]  # chapter 6's hook is stale
+
+
+def test_the_name_index_is_the_entities_automaton_and_follows_its_invalidation(book):
+    from entities.mentions import matcher_get
+    from entities.models import Alias, Entity
+    from memory.retrieval import name_index
+
+    index = name_index(book=book)
+    assert index.automaton is matcher_get(book=book).automaton  # one automaton per book, not two
+    assert name_index(book=book) is index  # kept as long as the entities' matcher
+    lin = Entity.objects.get(book=book, entity_id="linfeng")
+    assert index.characters["小风"] == (lin.pk,)
+    Alias.objects.create(book=book, entity=lin, alias="风")  # a one-character name: in the automaton, not a term
+    Alias.objects.create(book=book, entity=lin, alias="林师兄")
+    fresh = name_index(book=book)  # the Alias signal invalidated the matcher, and with it the name index
+    assert fresh is not index
+    assert fresh.characters["林师兄"] == (lin.pk,)
+    assert list(fresh.found("林师兄与苏晴，风起")) == ["林师兄", "苏晴"]
+    assert text_terms("林师兄", names=fresh) == ["林师", "师兄", "@林师兄"]
