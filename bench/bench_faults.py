@@ -123,7 +123,7 @@ def memory_check(slug: str, deleted: int, ingested: int) -> dict[str, Any]:
     from core.models import Book
     from entities.models import Extraction
     from memory.models import Chunk, Fact, MemoryHit
-    from memory.services import memory_refresh
+    from memory.pipeline import memory_refresh
 
     book = Book.objects.get(slug=slug)
 
@@ -205,7 +205,7 @@ def child_cmd(
 
 
 def child_env(db_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"WEBNOVEL_TESTING"}}
+    env = dict(os.environ)  # under pytest this keeps WEBNOVEL_MEMORY_INDEX_DIR=off (tests/conftest.py)
     env["DATABASE_URL"] = db_url
     env["DJANGO_SETTINGS_MODULE"] = "webnovel.settings"
     env["PYTHONPATH"] = str(REPO)

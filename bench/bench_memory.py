@@ -57,7 +57,7 @@ def populate_phase(slug: str) -> dict:
     from core.models import Book
     from entities.models import Entity, StateChange
     from memory.models import Chunk, Fact
-    from memory.services import memory_refresh
+    from memory.pipeline import memory_refresh
 
     book = Book.objects.get(slug=slug)
     chapters = sorted(book.chapters.values_list("number", flat=True))

@@ -136,7 +136,6 @@ def main(argv: list[str]) -> int:
         if label == "postgresql":
             pg_database_create(url, drop=True)
         env = {**os.environ, "DATABASE_URL": url, "PYTHONPATH": str(REPO)}
-        env.pop("WEBNOVEL_TESTING", None)
         print(f"{label}: rebuild, finalize ×5, reads on {opts.chapters} chapters …", file=sys.stderr, flush=True)
         proc = subprocess.run(
             [sys.executable, __file__, "phase", str(book), str(opts.chapters)],

@@ -89,8 +89,8 @@ def retrieval_check() -> dict:
 def routing_check() -> dict:
     """Routing accuracy per request set, routing latency, and the build time of the genre
     profiles (once per library version)."""
+    from storysystem.routing import genre_route
     from storysystem.search import index_get, route_profiles_build
-    from storysystem.selectors import genre_route
     from tests.storysystem import routing_requests as rr
 
     t0 = time.perf_counter()
@@ -112,7 +112,8 @@ def routing_check() -> dict:
 
 
 def measure_phase(repeat: int) -> dict:
-    from storysystem.selectors import reference_search, story_system_build
+    from storysystem.routing import story_system_build
+    from storysystem.selectors import reference_search
 
     t0 = time.perf_counter()
     reference_search(query="冷启动", max_results=10)

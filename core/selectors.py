@@ -8,7 +8,7 @@ what was not found or what was wrong with the input.
 
 from typing import Any
 
-from django.db.models import Count, F, Max, Min, Q, Sum
+from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum
 
 from core.fingerprint import RICHNESS_WINDOW, fingerprints_sum
 from core.models import Book, Chapter, Document, Fingerprint, Section, TimelineRow, Volume
@@ -49,11 +49,19 @@ def book_current_chapter(*, book: Book) -> int | None:
     return book.chapters.aggregate(m=Max("number"))["m"]
 
 
+def books_with_totals() -> QuerySet[Book]:
+    """Every book by slug, each with ``n_chapters``, ``words`` (None without chapters) and ``current``
+    (its highest chapter): the one listing of books, in one query (the API's list, the dashboard's cards)."""
+    return Book.objects.annotate(
+        n_chapters=Count("chapters"), words=Sum("chapters__word_count"), current=Max("chapters__number")
+    ).order_by("slug")
+
+
 def book_list() -> list[dict]:
-    rows = Book.objects.annotate(n=Count("chapters"), current=Max("chapters__number")).order_by("slug")
+    """Every book with its chapter count and current chapter."""
     return [
-        {"slug": b.slug, "title": b.title, "genre": b.genre, "chapters": b.n, "current_chapter": b.current}
-        for b in rows
+        {"slug": b.slug, "title": b.title, "genre": b.genre, "chapters": b.n_chapters, "current_chapter": b.current}
+        for b in books_with_totals()
     ]
 
 

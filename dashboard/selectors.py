@@ -12,25 +12,6 @@ from core.models import Book, Chapter
 from threads.models import Thread
 
 
-def book_cards() -> list[dict]:
-    """Every book with its chapter count, word total and current chapter, in one query."""
-    rows = Book.objects.annotate(
-        n_chapters=Count("chapters"), words=Sum("chapters__word_count"), current=Max("chapters__number")
-    ).order_by("slug")
-    return [
-        {
-            "slug": b.slug,
-            "title": b.title or b.slug,
-            "genre": b.genre,
-            "chapters": b.n_chapters,
-            "words": b.words or 0,
-            "current_chapter": b.current,
-            "built_at": b.built_at,
-        }
-        for b in rows
-    ]
-
-
 def book_progress(*, book: Book) -> dict:
     """Totals and the per-chapter word series of a book (one row per chapter, no bodies loaded)."""
     rows = list(Chapter.objects.filter(book=book).order_by("number").values_list("number", "word_count", "volume"))

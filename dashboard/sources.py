@@ -16,6 +16,23 @@ from threads import selectors as thread_selectors
 from threads.models import Secret
 
 
+def book_cards() -> list[dict]:
+    """Every book with its chapter count, word total and current chapter (``core.selectors.
+    books_with_totals``: the one listing of books, one query)."""
+    return [
+        {
+            "slug": b.slug,
+            "title": b.title or b.slug,
+            "genre": b.genre,
+            "chapters": b.n_chapters,
+            "words": b.words or 0,
+            "current_chapter": b.current,
+            "built_at": b.built_at,
+        }
+        for b in core_selectors.books_with_totals()
+    ]
+
+
 def threads_open(*, book: Book) -> list[dict]:
     """Open threads with how long each has hung and its type's threshold (``threads.selectors.
     thread_hangs``: chapters since the latest opening, advance or 履历 citation, or past the planned
@@ -35,6 +52,9 @@ def threads_open(*, book: Book) -> list[dict]:
             "threshold": row["threshold"],
             "overdue": row["overdue"],
             "overdue_reason": row["overdue_reason"],
+            "overdue_after": thread_selectors.thread_hang_limit(
+                last_activity=row["last_activity_chapter"], threshold=row["threshold"]
+            ),
         }
         for row in thread_selectors.thread_list_open_with_hang(book=book)["threads"]
     ]

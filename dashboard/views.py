@@ -113,7 +113,7 @@ def _book_context(book: Book, section: str) -> dict[str, Any]:
 
 @page()
 def book_list(request: HttpRequest) -> HttpResponse:
-    books = selectors.book_cards()
+    books = sources.book_cards()
     for card in books:
         card["href"] = reverse("dashboard:overview", args=[card["slug"]])
     return render(
@@ -216,7 +216,7 @@ def thread_detail(request: HttpRequest, slug: str, thread_id: str) -> HttpRespon
     ]
     start = min(chapters + [current or 1, 1])
     end = max(chapters + [current, start + 1])
-    limit = state["last_chapter"] + state["threshold"] if state and state["last_chapter"] else None
+    limit = state["overdue_after"] if state else None
     if limit is not None:
         end = max(end, limit)
     span_end = thread.closed_chapter or current

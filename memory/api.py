@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from ninja import Body, Router, Schema, Status
 
 from core.selectors import book_get
-from memory import orchestrator, selectors, services
+from memory import orchestrator, pipeline, selectors, services
 from memory.schemas import CloseIn, DecideIn, FactIn, FactOut, ReviseIn
 
 router = Router(tags=["长期记忆"])
@@ -85,4 +85,4 @@ def memory_import(request: HttpRequest, book: str, payload: Body[dict[str, Any]]
 @router.post("{book}/memory/refresh", response=dict[str, int], summary="重新派生全部记忆")
 def memory_refresh(request: HttpRequest, book: str):
     """Derive every chapter's facts and retrieval chunks again."""
-    return services.memory_refresh(book=book_get(slug=book))
+    return pipeline.memory_refresh(book=book_get(slug=book))

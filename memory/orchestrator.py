@@ -21,7 +21,6 @@ Priorities (write task; docs/memory.md has the table and the review / query vari
 52–45 retrieved chunks · 50 timeline events · 40 master outline.
 """
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,8 +71,8 @@ class Item:
 
 
 def pack_mode() -> str:
-    """``full`` unless switched off by ``WEBNOVEL_MEMORY_PACK=simple`` (env) or the setting of that name."""
-    value = os.environ.get("WEBNOVEL_MEMORY_PACK") or getattr(settings, "WEBNOVEL_MEMORY_PACK", "full")
+    """``full`` unless switched off by the setting ``WEBNOVEL_MEMORY_PACK`` (``simple``; from the environment)."""
+    value = settings.WEBNOVEL_MEMORY_PACK
     return "simple" if str(value).strip().lower() in {"simple", "off", "0", "false"} else "full"
 
 

@@ -1,19 +1,21 @@
 """Episodic retrieval over chapter summaries and scenes: BM25, optionally re-ranked by embeddings.
 
 Why our own BM25: it is thirty lines, and the parts that matter here are ours anyway — Chinese
-tokenization and a per-book index cached in-process. Tokenization is character bigrams of every CJK
-run (the standard dictionary-free choice for Chinese retrieval: no segmentation errors on invented
-names such as 青岚剑录's 断剑青岚) plus each entity name or alias found in the text as one extra term
-(pyahocorasick, one pass), so a name query matches whole names strongly. ASCII words are lower-cased.
+tokenization and a per-book index cached in-process. Tokenization is the kernel's bigram tokenizer
+(kernel/text.py: character bigrams of every CJK run, ASCII words lower-cased) plus each entity name or
+alias of two characters or more found in the text as one extra term, so a name query matches whole
+names strongly. The names are found with the entities app's alias automaton (entities/mentions.py: one
+automaton per book, one cache, one invalidation), all overlapping matches rather than its
+leftmost-longest ones.
 
 Scenes: a chapter whose Data Agent extraction was ingested (``entities.Extraction.scenes``) is chunked
 along those scenes — one chunk per scene, its summary, place and cast plus its lines of the body — so a
 recalled scene is one the agent named, and its cast feeds the ``@name`` terms that on-stage names in the
 query match. A chapter without ingested scenes is cut into body slices of about ``SCENE_CHARS``.
 
-Embeddings are optional: when ``WEBNOVEL_EMBEDDINGS_URL`` (an OpenAI-compatible base URL, e.g.
-``http://host:8000/v1``) and ``WEBNOVEL_EMBEDDINGS_MODEL`` are set, BM25's top candidates are re-ranked
-by cosine similarity (``WEBNOVEL_EMBEDDINGS_API_KEY`` is sent as a bearer token). Any failure —
+Embeddings are optional: when the settings ``WEBNOVEL_EMBEDDINGS_URL`` (an OpenAI-compatible base URL,
+e.g. ``http://host:8000/v1``) and ``WEBNOVEL_EMBEDDINGS_MODEL`` are set, BM25's top candidates are
+re-ranked by cosine similarity (``WEBNOVEL_EMBEDDINGS_API_KEY`` is sent as a bearer token). Any failure —
 unset, unreachable, malformed answer — falls back to BM25 and says so in the pack.
 """
 
@@ -24,13 +26,13 @@ import json
 import logging
 import marshal
 import math
-import operator
 import os
 import re
 import threading
 import urllib.request
 from array import array
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,14 +42,14 @@ from django.db.models import Count, ExpressionWrapper, F, IntegerField, Max, Sum
 from django.db.models.functions import Length
 
 from core.models import Book, Chapter
-from entities.models import Alias, Entity, Extraction
+from entities.mentions import Matcher, matcher_get
+from entities.models import Entity, Extraction
 from kernel.bulk import rows_insert
+from kernel.text import text_bigrams
 from memory.models import Chunk
 
 logger = logging.getLogger(__name__)
 
-_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
-_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 _SCENE_BREAK = re.compile(r"^\s*(?:\*\s*\*\s*\*|-{3,}|＊{3,}|◇+|◆+|~{3,}|……{2,})\s*$", re.MULTILINE)
 SCENE_CHARS = 400
 QUERY_TERMS = 48
@@ -57,73 +59,61 @@ K1 = 1.5
 B = 0.75
 
 _index_cache: dict[int, "Bm25Index"] = {}
-_names_cache: dict[int, "NameIndex"] = {}
+_names_cache: dict[int, tuple[Matcher, "NameIndex"]] = {}  # book pk → (the entities' matcher it was made from, …)
 _lock = threading.Lock()
 
 
 @dataclass
 class NameIndex:
-    """Every name of the book's entities: an automaton for scanning text, and name → characters."""
+    """Every name of the book's entities: the entities' automaton for scanning text, and name → characters."""
 
-    stamp: tuple[int, int, int, int]
-    automaton: "ahocorasick.Automaton | None"
+    automaton: "ahocorasick.Automaton | None"  # entities.mentions' automaton: every name, one-character ones too
     characters: dict[str, tuple[int, ...]]  # name → pks of live characters it names
-    fingerprint: str  # of the names themselves: stable across rebuilds (ids are not)
+    fingerprint: str  # of the names themselves (two characters or more): stable across rebuilds (ids are not)
+
+    def found(self, text: str) -> Iterator[str]:
+        """Every name of two characters or more in ``text``, overlapping ones included, in order of
+        where they end. A one-character name (他) matches far too much text to be a search term."""
+        if self.automaton is None or not text:
+            return
+        for _, name in self.automaton.iter(text):
+            if len(name) > 1:
+                yield name
 
 
 def name_index(*, book: Book) -> NameIndex:
-    """The book's name index, cached in-process until entities or aliases change (count or highest id)."""
-    e = Entity.objects.filter(book=book).aggregate(n=Count("id"), m=Max("id"))
-    a = Alias.objects.filter(book=book).aggregate(n=Count("id"), m=Max("id"))
-    stamp = (e["n"] or 0, e["m"] or 0, a["n"] or 0, a["m"] or 0)
+    """The book's name index, made from the entities app's cached matcher (``entities.mentions.
+    matcher_get``) and kept exactly as long as that matcher is: the matcher's invalidation (an Entity
+    or Alias saved or deleted, or a change of the names' count or highest id) is the only one."""
+    matcher = matcher_get(book=book)
     with _lock:
         cached = _names_cache.get(book.pk)
-        if cached is not None and cached.stamp == stamp:
-            return cached
-    names: set[str] = set()
-    characters: dict[str, set[int]] = {}
-    live = set()
-    for pk, name, type_, archived in Entity.objects.filter(book=book).values_list(
-        "id", "canonical_name", "type", "archived"
-    ):
-        names.add(name)
-        if type_ == Entity.Type.CHARACTER and not archived:
-            live.add(pk)
-            characters.setdefault(name, set()).add(pk)
-    for pk, alias in Alias.objects.filter(book=book).values_list("entity_id", "alias"):
-        names.add(alias)
-        if pk in live:
-            characters.setdefault(alias, set()).add(pk)
-    names = {n for n in names if len(n) >= 2}
-    automaton = None
-    if names:
-        automaton = ahocorasick.Automaton()
-        for name in sorted(names):
-            automaton.add_word(name, name)
-        automaton.make_automaton()
-    fingerprint = hashlib.sha1("\x1f".join(sorted(names)).encode("utf-8")).hexdigest()[:20]
-    index = NameIndex(stamp, automaton, {k: tuple(sorted(v)) for k, v in characters.items()}, fingerprint)
+        if cached is not None and cached[0] is matcher:
+            return cached[1]
+    live = set(
+        Entity.objects.filter(book=book, type=Entity.Type.CHARACTER, archived=False)
+        .order_by()
+        .values_list("id", flat=True)
+    )
+    characters: dict[str, tuple[int, ...]] = {}
+    for name, entries in matcher.names.items():
+        pks = sorted({entry[0] for entry in entries if entry[0] in live})
+        if pks:
+            characters[name] = tuple(pks)
+    names = sorted(n for n in matcher.names if len(n) >= 2)
+    fingerprint = hashlib.sha1("\x1f".join(names).encode("utf-8")).hexdigest()[:20]
+    index = NameIndex(matcher.automaton if names else None, characters, fingerprint)
     with _lock:
-        _names_cache[book.pk] = index
+        _names_cache[book.pk] = (matcher, index)
     return index
 
 
-def _name_automaton(*, book: Book) -> "ahocorasick.Automaton | None":
-    return name_index(book=book).automaton
-
-
-def text_terms(text: str, *, names: "ahocorasick.Automaton | None" = None) -> list[str]:
-    """Index terms of ``text``: CJK bigrams (a lone CJK character stays a unigram), ASCII words,
-    and ``@name`` for every entity name found."""
-    terms: list[str] = []
-    for run in _CJK_RUN.findall(text):
-        if len(run) == 1:
-            terms.append(run)
-        else:
-            terms += map(operator.add, run[:-1], run[1:])  # the bigrams, without a slice per position
-    terms.extend(w.lower() for w in _ASCII_WORD.findall(text))
-    if names is not None and text:
-        terms.extend("@" + name for _, name in names.iter(text))
+def text_terms(text: str, *, names: NameIndex | None = None) -> list[str]:
+    """Index terms of ``text``: the kernel's bigram terms (CJK bigrams, a lone CJK character as a
+    unigram, ASCII words) and ``@name`` for every entity name found."""
+    terms = text_bigrams(text)
+    if names is not None:
+        terms.extend("@" + name for name in names.found(text))
     return terms
 
 
@@ -249,7 +239,7 @@ def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
                     "kind": kind,
                     "order": order,
                     "text": text,
-                    "terms": " ".join(text_terms(text, names=names.automaton)),
+                    "terms": " ".join(text_terms(text, names=names)),
                     "source_hash": stamp,
                 }
                 for kind, order, text in pieces
@@ -363,16 +353,11 @@ class Bm25Index:
 
 
 def _disk_cache_dir() -> Path | None:
-    """Where built segments are kept between processes (``WEBNOVEL_MEMORY_INDEX_DIR``; default
-    var/memory-index). Off under tests: test databases reuse ids from run to run."""
-    configured = os.environ.get("WEBNOVEL_MEMORY_INDEX_DIR", "").strip()
-    if configured.lower() in {"off", "0", "none"}:
-        return None
-    if configured:
-        return Path(configured)
-    if os.environ.get("WEBNOVEL_TESTING"):
-        return None
-    return Path(settings.BASE_DIR) / "var" / "memory-index"
+    """Where built segments are kept between processes: the setting ``WEBNOVEL_MEMORY_INDEX_DIR``
+    (default var/memory-index; None keeps them in memory only, as the tests do: test databases reuse
+    ids from run to run)."""
+    configured = settings.WEBNOVEL_MEMORY_INDEX_DIR
+    return Path(configured) if configured else None
 
 
 def _segment_stamps(*, book: Book) -> dict[int, tuple[int, int]]:
@@ -501,11 +486,12 @@ _embedding_cache: dict[tuple[str, str], list[float]] = {}
 
 
 def embeddings_config() -> dict[str, str] | None:
-    url = os.environ.get("WEBNOVEL_EMBEDDINGS_URL", "").strip()
-    model = os.environ.get("WEBNOVEL_EMBEDDINGS_MODEL", "").strip()
+    """The embeddings endpoint of the settings (``WEBNOVEL_EMBEDDINGS_*``), or None when it is not set."""
+    url = (settings.WEBNOVEL_EMBEDDINGS_URL or "").strip()
+    model = (settings.WEBNOVEL_EMBEDDINGS_MODEL or "").strip()
     if not url or not model:
         return None
-    return {"url": url.rstrip("/"), "model": model, "key": os.environ.get("WEBNOVEL_EMBEDDINGS_API_KEY", "")}
+    return {"url": url.rstrip("/"), "model": model, "key": settings.WEBNOVEL_EMBEDDINGS_API_KEY or ""}
 
 
 def embed_texts(texts: list[str], *, config: dict[str, str]) -> list[list[float]]:
@@ -517,7 +503,7 @@ def embed_texts(texts: list[str], *, config: dict[str, str]) -> list[list[float]
         if config["key"]:
             headers["Authorization"] = f"Bearer {config['key']}"
         request = urllib.request.Request(f"{config['url']}/embeddings", data=body, headers=headers, method="POST")
-        timeout = float(os.environ.get("WEBNOVEL_EMBEDDINGS_TIMEOUT", "5"))
+        timeout = float(settings.WEBNOVEL_EMBEDDINGS_TIMEOUT)
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 — URL set by the operator
             payload = json.loads(response.read().decode("utf-8"))
         data = sorted(payload["data"], key=lambda d: d.get("index", 0))
@@ -542,7 +528,7 @@ def chunks_search(
     (chapter, kind) pairs, e.g. summaries already in the pack), and the method used
     (``bm25`` or ``embeddings`` or ``bm25（…回退原因）``)."""
     index = bm25_index(book=book)
-    terms = text_terms(query, names=_name_automaton(book=book))
+    terms = text_terms(query, names=name_index(book=book))
     pool = index.search(terms, max_chapter=max_chapter, exclude=exclude or set(), limit=max(limit * 5, 40))
     method = "bm25"
     config = embeddings_config()

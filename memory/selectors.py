@@ -13,8 +13,9 @@ from entities.selectors import entity_states_as_of
 from kernel.exceptions import InvalidInput
 from memory.models import Fact, MemoryHit
 from memory.resolver import FactView, group_resolve
+from memory.retrieval import name_index
 from threads.models import Thread
-from threads.selectors import thread_hangs
+from threads.selectors import thread_hangs_overdue
 
 RECENT_CHAPTERS = 5
 TAIL_CHARS = 300
@@ -244,8 +245,6 @@ def chapter_row(*, book: Book, chapter: int) -> dict[str, Any] | None:
 def characters_on_stage(*, book: Book, chapter: int, task: str, outline_text: str) -> list[Entity]:
     """Who is on stage, most important first: named in this chapter's outline, in its timeline row,
     its point of view, then (write) the previous chapter's appearances or (review/query) its own."""
-    from memory.retrieval import name_index
-
     names = name_index(book=book)
     scores: dict[int, list[int]] = {}
 
@@ -255,9 +254,8 @@ def characters_on_stage(*, book: Book, chapter: int, task: str, outline_text: st
             score[0] += weight
             score[1] += count
 
-    if names.automaton is not None and outline_text:
-        for _, name in names.automaton.iter(outline_text):
-            bump(names.characters.get(name, ()), 100)
+    for name in names.found(outline_text):
+        bump(names.characters.get(name, ()), 100)
     for present in TimelineRow.objects.filter(book=book, chapter=chapter).values_list("present", flat=True):
         for name in present or []:
             bump(names.characters.get(name, ()), 50)
@@ -335,8 +333,8 @@ def memory_health(*, book: Book, chapter: int | None = None) -> dict[str, Any]:
     facts, constraints that drifted (a later fact of the same subject and field disagrees with the
     constraint), and counts per category and status."""
     now = chapter if chapter is not None else (book_current_chapter(book=book) or 0)
-    # How long a loop has hung is the threads app's one definition (threads.selectors.thread_hangs:
-    # since its last activity, or past its planned end), at the report's chapter.
+    # Which loops are overdue is the threads app's one definition (threads.selectors.thread_hangs_overdue:
+    # hung past its type's threshold since its last activity, or past its planned end), at the report's chapter.
     loops: dict[str, tuple[str, str]] = {}  # thread id → its open-loop fact (key, value), the active one first
     for subject, key, value, status in (
         Fact.objects.filter(book=book, category=Fact.Category.OPEN_LOOP)
@@ -346,9 +344,7 @@ def memory_health(*, book: Book, chapter: int | None = None) -> dict[str, Any]:
         if subject not in loops or status == Fact.Status.ACTIVE:
             loops[subject] = (key, value)
     overdue = []
-    for row in thread_hangs(book=book, as_of=now)["threads"].values():
-        if not row["overdue"]:
-            continue
+    for row in thread_hangs_overdue(book=book, as_of=now)["threads"]:
         key, value = loops.get(row["id"], (None, row["title"]))
         overdue.append(
             {

@@ -1,6 +1,10 @@
-"""Writes of the memory app: observing, revising, closing and deciding facts; the after-chapter hook;
-scratchpad import; the memory-hit log. Every status change goes through ``groups_resolve`` so the
-resolver's rules (memory/resolver.py) are applied in one place and every change is in the history."""
+"""Writes of the memory app, the fact primitives: observing, revising, closing and deciding facts,
+deleting them, their history; scratchpad import; the memory-hit log. Every status change goes through
+``groups_resolve`` so the resolver's rules (memory/resolver.py) are applied in one place and every
+change is in the history.
+
+The after-chapter pipeline that derives, indexes and compacts (memory/pipeline.py) builds on these;
+nothing here imports it (facts ← derivation / compaction / retrieval ← pipeline)."""
 
 import datetime
 import hashlib
@@ -18,7 +22,7 @@ from core.models import Book
 from entities.models import LegacyRecord
 from kernel.bulk import rows_insert, rows_update
 from kernel.exceptions import InvalidInput, NotFound
-from memory.models import Chunk, Fact, FactEvent, MemoryHit
+from memory.models import Fact, FactEvent, MemoryHit
 from memory.resolver import FactView, group_resolve
 
 CATEGORIES = [c.value for c in Fact.Category]
@@ -290,56 +294,6 @@ def derivation_lock(*, book: Book) -> None:
     (two ingestions finishing together) would otherwise insert the same fact keys side by side, and a
     derivation beside a rebuild would read half-old, half-new chapters."""
     book_write_lock(book=book)
-
-
-def memory_orphans(*, book: Book) -> list[int]:
-    """Chapters that still have retrieval chunks but no longer exist: their deletion was committed
-    while the hook did not run to the end (killed, or failed before this fix). Every hook run treats
-    them as removed, so a rerun of a sync that finds no changed file still catches up. Chunks, not
-    facts, are the signal: chunks come from the chapter file alone, while a deleted chapter may keep
-    facts derived from what outlives it (its ingested extraction, the timeline file's events)."""
-    present = set(book.chapters.order_by().values_list("number", flat=True))
-    chunked = set(Chunk.objects.filter(book=book).order_by().values_list("chapter", flat=True).distinct())
-    return sorted(chunked - present)
-
-
-def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None, **_: Any) -> None:
-    """The after-chapter hook (WEBNOVEL_AFTER_CHAPTER_HOOKS): derive facts, index chunks, compact.
-
-    ``numbers=None`` means every chapter (a rebuild). It runs after the chapter's commit in its own
-    transaction: a failure rolls back only the memory update and propagates to the hook runner
-    (kernel/indexing.py), which keeps the chapter and reports the failure in the command's result."""
-    from memory.compaction import facts_compact
-    from memory.derivation import facts_derive
-    from memory.retrieval import chunks_index
-
-    with transaction.atomic():
-        derivation_lock(book=book)
-        if numbers is None:
-            memory_refresh(book=book)
-            return
-        removed = sorted(set(removed or []) | set(memory_orphans(book=book)))
-        if removed:
-            Chunk.objects.filter(book=book, chapter__in=removed).delete()
-        touched: set[str] = set()
-        facts_derive(book=book, chapters=list(numbers) + list(removed or []), touched=touched)
-        chunks_index(book=book, chapters=list(numbers))
-        facts_compact(book=book, subjects=touched)
-
-
-@transaction.atomic
-def memory_refresh(*, book: Book) -> dict[str, int]:
-    """Derive every chapter's facts and chunks again (after a rebuild or an import of old data)."""
-    from memory.compaction import facts_compact
-    from memory.derivation import facts_derive
-    from memory.retrieval import chunks_index
-
-    derivation_lock(book=book)
-    numbers = sorted(book.chapters.values_list("number", flat=True))
-    derived = facts_derive(book=book, chapters=numbers, full=True)
-    chunks = chunks_index(book=book, chapters=numbers, full=True)
-    compacted = facts_compact(book=book)
-    return {"chapters": len(numbers), **derived, "chunks": chunks, **compacted}
 
 
 HIT_REFRESH_SECONDS = 60  # an unchanged pack's log row is rewritten at most this often

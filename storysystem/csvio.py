@@ -1,15 +1,16 @@
 """Reading and writing reference CSVs without losing a cell.
 
-Pure functions (no ORM) so the data migration that loads the seed can use them too. The csv module
+Pure functions (no ORM; the one setting read is the file-size cap) so the data migration that loads the seed can use them too. The csv module
 is enough here: the files are plain RFC 4180 CSV; what needs care is BOMs, the key column and
 row-numbered errors.
 """
 
 import csv
 import io
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from django.conf import settings
 
 from kernel.safefs import regular_file_read
 from storysystem.conf import CONTRACT_FIELDS
@@ -38,18 +39,17 @@ class ParsedTable:
     errors: list[str] = field(default_factory=list)
 
 
-# A reference table is a few hundred KB; the same cap as a book file keeps /dev/zero and a stray dump out.
-CSV_MAX_BYTES = int(os.environ.get("WEBNOVEL_FILE_MAX_BYTES", 64 * 1024 * 1024))
 NAME_MAX = 100  # ReferenceEntry.code / key column; ReferenceTable.name allows 200
 
 
 def table_parse(path: Path) -> ParsedTable:
     """Parse one CSV file; problems go to ``errors`` as Chinese messages naming file and row. Only a
-    regular file is read, and at most ``CSV_MAX_BYTES`` of it."""
+    regular file is read, and at most ``WEBNOVEL_FILE_MAX_BYTES`` of it: a reference table is a few hundred
+    KB, and the same cap as a book file keeps /dev/zero and a stray dump out."""
     shown = path.name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     try:
         path.name.encode("utf-8")
-        data, _mtime = regular_file_read(path, max_bytes=CSV_MAX_BYTES)
+        data, _mtime = regular_file_read(path, max_bytes=settings.WEBNOVEL_FILE_MAX_BYTES)
     except UnicodeEncodeError:
         data, problem = b"", "文件名不是 UTF-8 编码，请改名"
     except OSError as exc:

@@ -1,11 +1,12 @@
 """BM25F search over the reference library, in memory.
 
 Written here rather than taken from a library because the product *is* the ranking: Chinese needs
-its own tokenization (character bigrams plus whole terms split on ``|`` and punctuation), the
-contract fields carry different weights (意图与同义词 > 关键词 > 核心摘要 > 详细展开), and the index
-must answer in well under a millisecond for ~1,000 rows. Every (term, entry) contribution is
-query-independent under BM25F, so the postings store final contributions and a query is a handful
-of dictionary lookups and additions.
+its own tokenization (the kernel's character bigrams, kernel/text.py — the same as the memory's chunk
+index — plus whole terms split on ``|`` and punctuation, without question-word bigrams), the contract
+fields carry different weights (意图与同义词 > 关键词 > 核心摘要 > 详细展开), and the index must answer
+in well under a millisecond for ~1,000 rows. Every (term, entry) contribution is query-independent
+under BM25F, so the postings store final contributions and a query is a handful of dictionary lookups
+and additions.
 
 The index is built once per library version token (``LibraryState``) and cached in-process.
 """
@@ -29,12 +30,13 @@ import yaml
 from django.db import connection
 
 from kernel.exceptions import InvalidInput
+from kernel.text import CJK_CHARS, cjk_bigrams
 from storysystem.conf import anti_pattern_fields, conf
 from storysystem.models import LibraryState, ReferenceEntry
 
 _SPLIT = re.compile(r"[\s|,，。、；;：:！!？?（）()【】\[\]「」『』“”\"'‘’《》<>/\\·…—\-_+=*#@&%~`^$]+")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
+_CJK = re.compile(f"[{CJK_CHARS}]")
+_WORD = re.compile(f"[a-z0-9]+|[{CJK_CHARS}]+")
 _MAX_WHOLE = 12  # longer runs are prose, not terms: bigrams cover them
 
 
@@ -45,8 +47,8 @@ STOP_BIGRAMS = frozenset({"怎么", "么写", "什么", "如何", "怎样", "一
 
 def tokenize(text: str) -> list[str]:
     """Tokens of ``text``: every segment between separators as a whole term (if short enough),
-    plus the character bigrams of each CJK run (a single CJK character stands for itself; question
-    words are dropped), plus latin words."""
+    plus the kernel's character bigrams of each CJK run (a single CJK character stands for itself;
+    question words are dropped), plus latin words, in the order they appear."""
     tokens: list[str] = []
     for segment in _SPLIT.split(text.lower()):
         if not segment:
@@ -55,10 +57,7 @@ def tokenize(text: str) -> list[str]:
             tokens.append(segment)
         for run in _WORD.findall(segment):
             if _CJK.match(run):
-                if len(run) == 1:
-                    tokens.append(run)
-                else:
-                    tokens.extend(b for b in (run[i : i + 2] for i in range(len(run) - 1)) if b not in STOP_BIGRAMS)
+                tokens.extend(b for b in cjk_bigrams(run) if b not in STOP_BIGRAMS)
             elif run != segment:
                 tokens.append(run)
     return tokens

@@ -27,7 +27,14 @@ REFCSV = SHARED / "refcsv"
 
 
 def pytest_configure(config):
-    os.environ.setdefault("WEBNOVEL_TESTING", "1")
+    # BM25 segments stay in memory under tests: test databases reuse ids from run to run, so a segment
+    # an earlier run kept on disk could pass for this run's. Set for the commands tests start in a
+    # subprocess too; a run that names a folder keeps it.
+    if not os.environ.get("WEBNOVEL_MEMORY_INDEX_DIR", "").strip():
+        from django.conf import settings
+
+        os.environ["WEBNOVEL_MEMORY_INDEX_DIR"] = "off"
+        settings.WEBNOVEL_MEMORY_INDEX_DIR = None
 
 
 @pytest.fixture

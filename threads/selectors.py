@@ -238,6 +238,20 @@ def thread_hangs(*, book: Book, as_of: int | None = None) -> dict:
     return {"as_of": now, "current_chapter": current, "threads": rows}
 
 
+def thread_hangs_overdue(*, book: Book, as_of: int | None = None) -> dict:
+    """``thread_hangs`` (same arguments) keeping only the overdue threads, as a list in (type, id)
+    order: ``{"as_of", "current_chapter", "threads": [row, …]}`` — the one test of "overdue" that
+    threads/overdue, reports/overdue and the memory health report share."""
+    hangs = thread_hangs(book=book, as_of=as_of)
+    return {**hangs, "threads": [row for row in hangs["threads"].values() if row["overdue"]]}
+
+
+def thread_hang_limit(*, last_activity: int | None, threshold: int) -> int | None:
+    """The last chapter a thread last active at ``last_activity`` may reach before its hang passes
+    ``threshold`` (``_hang_row``: overdue when hang > threshold); None without a known activity."""
+    return last_activity + threshold if last_activity else None
+
+
 def _thread_row(thread: Thread) -> dict:
     return {
         "id": thread.thread_id,
@@ -311,14 +325,12 @@ _OVERDUE_KEYS = (
 
 
 def _overdue_rows(*, book: Book) -> tuple[int | None, list[dict]]:
-    listing = thread_list_open_with_hang(book=book)
+    overdue = thread_hangs_overdue(book=book)
     rows = [
-        {**{k: row[k] for k in _OVERDUE_KEYS}, "over_by": row["hang"] - row["threshold"]}
-        for row in listing["threads"]
-        if row["overdue"]
+        {**{k: row[k] for k in _OVERDUE_KEYS}, "over_by": row["hang"] - row["threshold"]} for row in overdue["threads"]
     ]
     rows.sort(key=lambda r: (-r["over_by"], r["id"]))
-    return listing["current_chapter"], rows
+    return overdue["current_chapter"], rows
 
 
 def thread_list_overdue(*, book: Book) -> dict:

@@ -148,7 +148,32 @@ WEBNOVEL_BOOKS_DIR = Path(os.environ.get("WEBNOVEL_BOOKS_DIR", BASE_DIR / "examp
 # Dotted paths called by rebuild / finalize / sync (see kernel/indexing.py): indexers inside the
 # transaction, hooks after commit (best effort). Each app appends its own.
 WEBNOVEL_CHAPTER_INDEXERS: list[str] = ["core.search.search_index_update", "entities.mentions.mentions_index"]
-WEBNOVEL_AFTER_CHAPTER_HOOKS: list[str] = ["memory.services.memory_after_chapter"]
+WEBNOVEL_AFTER_CHAPTER_HOOKS: list[str] = ["memory.pipeline.memory_after_chapter"]
+
+# Book files and reference tables (bookfiles/parser is pure Python: the rebuilder passes these in). A
+# chapter is ~10 KB and a whole 10-million-character outline ~30 MB; anything bigger is a mistake.
+WEBNOVEL_FILE_MAX_BYTES = int(os.environ.get("WEBNOVEL_FILE_MAX_BYTES", 64 * 1024 * 1024))
+# Symlinks that leave the book folder are refused unless this is 1: a book's files would then be whatever
+# the link points at (/etc, /proc/1/cwd), read by the rebuilder and served to any read key.
+WEBNOVEL_BOOK_LINKS_OUTSIDE = os.environ.get("WEBNOVEL_BOOK_LINKS_OUTSIDE", "") == "1"
+
+# Memory: the context pack's mode (full, or simple as a fallback), where BM25 segments are kept between
+# processes ("off" keeps them in memory only, as the tests do), and the optional embeddings endpoint
+# (OpenAI-compatible) that re-ranks BM25's candidates.
+WEBNOVEL_MEMORY_PACK = os.environ.get("WEBNOVEL_MEMORY_PACK") or "full"
+_memory_index_dir = os.environ.get("WEBNOVEL_MEMORY_INDEX_DIR", "").strip()
+WEBNOVEL_MEMORY_INDEX_DIR: Path | None = (
+    None
+    if _memory_index_dir.lower() in {"off", "0", "none"}
+    else Path(_memory_index_dir)
+    if _memory_index_dir
+    else BASE_DIR / "var" / "memory-index"
+)
+WEBNOVEL_EMBEDDINGS_URL = os.environ.get("WEBNOVEL_EMBEDDINGS_URL", "").strip()
+WEBNOVEL_EMBEDDINGS_MODEL = os.environ.get("WEBNOVEL_EMBEDDINGS_MODEL", "").strip()
+WEBNOVEL_EMBEDDINGS_API_KEY = os.environ.get("WEBNOVEL_EMBEDDINGS_API_KEY", "")
+# seconds; parsed at each call, so a malformed value fails over to BM25 like an unreachable endpoint
+WEBNOVEL_EMBEDDINGS_TIMEOUT = os.environ.get("WEBNOVEL_EMBEDDINGS_TIMEOUT", "5")
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

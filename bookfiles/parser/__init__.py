@@ -19,6 +19,7 @@ from bookfiles.parser.reader import (
     results_collect,
 )
 from bookfiles.parser.types import (
+    DEFAULT_LIMITS,
     ERROR,
     WARNING,
     AliasData,
@@ -30,6 +31,7 @@ from bookfiles.parser.types import (
     HistoryData,
     Issue,
     ParsedBook,
+    ReadLimits,
     SecretData,
     SectionData,
     SourceInfo,
@@ -39,6 +41,7 @@ from bookfiles.parser.types import (
 )
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "ERROR",
     "WARNING",
     "AliasData",
@@ -50,6 +53,7 @@ __all__ = [
     "HistoryData",
     "Issue",
     "ParsedBook",
+    "ReadLimits",
     "SecretData",
     "SectionData",
     "SourceInfo",

@@ -12,6 +12,7 @@ from pathlib import Path
 from bookfiles.parser.files import file_kind, file_parse
 from bookfiles.parser.text import key_line
 from bookfiles.parser.types import (
+    DEFAULT_LIMITS,
     ERROR,
     BookConfig,
     ChapterData,
@@ -19,23 +20,19 @@ from bookfiles.parser.types import (
     FileResult,
     Issue,
     ParsedBook,
+    ReadLimits,
     SourceInfo,
     VolumeData,
 )
 from kernel.safefs import OutsideRoot, regular_file_read
 
 SKIPPED_DIRS = frozenset({"工作区"})
-# A chapter is ~10 KB and a whole 10-million-character outline ~30 MB; anything bigger is a mistake.
-FILE_MAX_BYTES = int(os.environ.get("WEBNOVEL_FILE_MAX_BYTES", 64 * 1024 * 1024))
 
 
 # Kinds ``book_files_list`` gives to entries it refuses to read; ``file_read`` turns them into error issues.
 OUTSIDE = "outside_book"
 BAD_NAME = "bad_name"
 REFUSED_KINDS = frozenset({OUTSIDE, BAD_NAME})
-# Symlinks that leave the book folder are refused unless this is set: a book's files are then whatever
-# the link points at (``/etc``, ``/proc/1/cwd``), read by the rebuilder and served to any read key.
-LINKS_OUTSIDE_ALLOWED = os.environ.get("WEBNOVEL_BOOK_LINKS_OUTSIDE", "") == "1"
 
 
 def _inside(real: str, root_real: str) -> bool:
@@ -47,12 +44,14 @@ def printable_path(rel: str) -> str:
     return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def book_files_list(root: Path, *, skip_top: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+def book_files_list(
+    root: Path, *, skip_top: frozenset[str] = frozenset(), limits: ReadLimits = DEFAULT_LIMITS
+) -> list[tuple[str, str]]:
     """[(relative path, kind)] of every file the rebuilder reads, sorted by path. Skips dot entries,
     工作区/ and the top-level folders in ``skip_top``; never reads a file.
 
     Entries it refuses get a kind of ``REFUSED_KINDS``: a symlink (file or folder) resolving outside the
-    book (not followed, unless ``WEBNOVEL_BOOK_LINKS_OUTSIDE=1``), and a book file whose path is not
+    book (not followed, unless ``limits.links_outside``), and a book file whose path is not
     valid UTF-8 (it could be neither stored nor named in a message)."""
     found: list[tuple[str, str]] = []
     root_str = str(root)
@@ -85,7 +84,7 @@ def book_files_list(root: Path, *, skip_top: frozenset[str] = frozenset()) -> li
                     real = os.path.realpath(entry.path)
                     if _inside(real, root_real):
                         continue  # a link back into the book (or a cycle) would read files twice
-                    if not LINKS_OUTSIDE_ALLOWED:
+                    if not limits.links_outside:
                         found.append((printable_path(rel), OUTSIDE))
                         continue
                     if real in linked:
@@ -101,7 +100,7 @@ def book_files_list(root: Path, *, skip_top: frozenset[str] = frozenset()) -> li
             except UnicodeEncodeError:
                 found.append((printable_path(rel), BAD_NAME))
                 continue
-            if is_link and not LINKS_OUTSIDE_ALLOWED and not _inside(os.path.realpath(entry.path), root_real):
+            if is_link and not limits.links_outside and not _inside(os.path.realpath(entry.path), root_real):
                 found.append((rel, OUTSIDE))
                 continue
             found.append((rel, kind))
@@ -121,7 +120,7 @@ def refused_issue(rel: str, kind: str) -> Issue:
     )
 
 
-def file_read(root: Path, rel: str, kind: str) -> FileResult:
+def file_read(root: Path, rel: str, kind: str, *, limits: ReadLimits = DEFAULT_LIMITS) -> FileResult:
     """Read, hash and parse one file. A file that cannot be read or decoded gives an ``unreadable``
     error issue (and an empty hash) instead of raising; a refused entry (``REFUSED_KINDS``) its own."""
     if kind in REFUSED_KINDS:
@@ -129,7 +128,7 @@ def file_read(root: Path, rel: str, kind: str) -> FileResult:
         result.issues.append(refused_issue(rel, kind))
         return result
     try:
-        data, mtime_ns = file_bytes_read(root / rel, root=None if LINKS_OUTSIDE_ALLOWED else root)
+        data, mtime_ns = file_bytes_read(root / rel, root=root, limits=limits)
     except OutsideRoot as exc:
         result = FileResult(info=SourceInfo(path=rel, kind=kind, sha256="", size=0))
         result.issues.append(Issue(OUTSIDE, rel, None, exc.strerror, ERROR))
@@ -141,12 +140,13 @@ def file_read(root: Path, rel: str, kind: str) -> FileResult:
     return file_bytes_parse(root, rel, kind, data, mtime_ns=mtime_ns)
 
 
-def file_bytes_read(path: Path, *, root: Path | None = None) -> tuple[bytes, int]:
+def file_bytes_read(path: Path, *, root: Path | None = None, limits: ReadLimits = DEFAULT_LIMITS) -> tuple[bytes, int]:
     """The bytes of a regular file and its mtime, taken from the same open file. A file over
-    ``FILE_MAX_BYTES``, a device, a FIFO or (with ``root``) a path resolving outside ``root`` raises
-    OSError before it is read: every caller already reports an OSError as an unreadable file, so a
-    stray 5 GB file or ``/dev/zero`` fails clearly instead of exhausting memory or blocking."""
-    return regular_file_read(path, max_bytes=FILE_MAX_BYTES, root=root)
+    ``limits.max_bytes``, a device, a FIFO or (with ``root``, unless ``limits.links_outside``) a path
+    resolving outside ``root`` raises OSError before it is read: every caller already reports an
+    OSError as an unreadable file, so a stray 5 GB file or ``/dev/zero`` fails clearly instead of
+    exhausting memory or blocking."""
+    return regular_file_read(path, max_bytes=limits.max_bytes, root=None if limits.links_outside else root)
 
 
 def file_sha256(data: bytes) -> str:
@@ -208,15 +208,16 @@ def results_collect(root: Path, results: list[FileResult], config: BookConfig | 
     return book
 
 
-def book_read(root: Path) -> ParsedBook:
+def book_read(root: Path, *, limits: ReadLimits = DEFAULT_LIMITS) -> ParsedBook:
     """Read and parse every file of the book folder at ``root`` (docs/book-format.md). Pure: no
-    database. Returns the parsed book with its issues (errors and warnings)."""
+    database, no settings (``limits`` says how big a file may be, whether links may leave the folder).
+    Returns the parsed book with its issues (errors and warnings)."""
     root = Path(root).resolve()
     results: list[FileResult] = []
     config: BookConfig | None = None
     missing_book_yaml = True
-    for rel, kind in book_files_list(root):
-        result = file_read(root, rel, kind)
+    for rel, kind in book_files_list(root, limits=limits):
+        result = file_read(root, rel, kind, limits=limits)
         if kind == "book":
             missing_book_yaml = False
             config = result.config

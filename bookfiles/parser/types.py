@@ -22,6 +22,22 @@ ERROR_CODES = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class ReadLimits:
+    """What the reader may read. The parser reads no settings: the rebuilder passes these in from
+    ``WEBNOVEL_FILE_MAX_BYTES`` and ``WEBNOVEL_BOOK_LINKS_OUTSIDE`` (bookfiles/conf.py); the defaults
+    are those settings' defaults."""
+
+    # A chapter is ~10 KB and a whole 10-million-character outline ~30 MB; anything bigger is a mistake.
+    max_bytes: int = 64 * 1024 * 1024
+    # Symlinks that leave the book folder are refused unless this is set: a book's files would then be
+    # whatever the link points at (/etc, /proc/1/cwd), read by the rebuilder and served to any read key.
+    links_outside: bool = False
+
+
+DEFAULT_LIMITS = ReadLimits()
+
+
 @dataclass
 class Issue:
     code: str

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db import transaction
 
+from bookfiles.conf import read_limits
 from bookfiles.parser import (
     ERROR,
     FileResult,
@@ -23,7 +24,6 @@ from bookfiles.parser import (
     file_bytes_read,
     file_read,
     file_sha256,
-    reader,
 )
 from bookfiles.parser.files import CHAPTER_NAME, VOLUME_NAME
 from bookfiles.parser.reader import REFUSED_KINDS, refused_issue
@@ -70,7 +70,9 @@ def _root(book: Book) -> Path:
 def _rebuild_instead(book: Book, root: Path, report: dict[str, Any], *, replace: bool = False) -> dict[str, Any]:
     """book.yaml changed: rebuild the whole book, unless its slug changed (a rebuild would then
     create a second book and leave this one, with its curated data, behind)."""
-    config = file_read(root, "book.yaml", "book").config if (root / "book.yaml").is_file() else None
+    config = (
+        file_read(root, "book.yaml", "book", limits=read_limits()).config if (root / "book.yaml").is_file() else None
+    )
     slug = config.slug if config is not None else root.name
     if slug != book.slug:
         report["ok"] = False
@@ -157,7 +159,7 @@ def _scan(
             if stat is not None and (stat.st_size, stat.st_mtime_ns) == (previous[1], previous[2]):
                 continue
         try:
-            data, mtime_ns = file_bytes_read(root / rel, root=None if reader.LINKS_OUTSIDE_ALLOWED else root)
+            data, mtime_ns = file_bytes_read(root / rel, root=root, limits=read_limits())
         except OutsideRoot as exc:
             report["unreadable"].append({"file": rel, "code": "outside_book", "message": exc.strerror})
             continue
@@ -211,7 +213,7 @@ def chapter_finalize(*, book: Book, number: int) -> dict[str, Any]:
     root = _root(book)
     report = _report(book)
     rel = chapter_path_find(book=book, root=root, number=number)
-    chapter = file_read(root, rel, "chapter")
+    chapter = file_read(root, rel, "chapter", limits=read_limits())
     stored = _stored(book, kind__in=NON_CHAPTER_KINDS)
     previous_hash = (
         SourceFile.objects.filter(book=book, path=rel).order_by().values_list("content_hash", flat=True).first()
@@ -222,7 +224,7 @@ def chapter_finalize(*, book: Book, number: int) -> dict[str, Any]:
         report["changed"].append(rel)
     else:
         report["unchanged"] = [rel]
-    listing = book_files_list(root, skip_top=frozenset({"定稿"}))
+    listing = book_files_list(root, skip_top=frozenset({"定稿"}), limits=read_limits())
     scanned, touched = _scan(root, listing, stored, report, trust_stat=True)
     results = [chapter, *scanned]
     present = {p for p, _ in listing}
@@ -249,7 +251,7 @@ def book_sync(*, book: Book, replace: bool = False) -> dict[str, Any]:
     refused with a ``would_delete`` error unless ``replace``."""
     root = _root(book)
     report = _report(book)
-    listing = book_files_list(root)
+    listing = book_files_list(root, limits=read_limits())
     stored = _stored(book)
     results, touched = _scan(root, listing, stored, report, trust_stat=False)
     present = {p for p, _ in listing}
@@ -370,7 +372,9 @@ def _volumes_update(*, book: Book, root: Path, batch: "_Batch", full: bool, know
         )
         Volume.objects.bulk_create([Volume(book=book, number=v.number, name=v.name[:200]) for v in extra])
         return len(extra)
-    config = file_read(root, "book.yaml", "book").config if (root / "book.yaml").is_file() else None
+    config = (
+        file_read(root, "book.yaml", "book", limits=read_limits()).config if (root / "book.yaml").is_file() else None
+    )
     merged = rows.volumes_merge(
         config.volumes if config else [],
         (
@@ -452,7 +456,9 @@ def changes_apply(
         fresh = {r.info.path: r for r in results if r.info.kind in ENTITY_KINDS}
         gone = {p for p, _ in removed}
         entity_results = [
-            fresh[p] if p in fresh else file_read(root, p, k) for p, k in listing if k in ENTITY_KINDS and p not in gone
+            fresh[p] if p in fresh else file_read(root, p, k, limits=read_limits())
+            for p, k in listing
+            if k in ENTITY_KINDS and p not in gone
         ]
         issues += [i for r in entity_results if r.info.path not in fresh for i in r.issues if i.level == ERROR]
         entities = [e for r in _entity_order(entity_results) for e in r.entities]

@@ -7,6 +7,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from bookfiles.conf import read_limits
 from bookfiles.parser import ERROR, Issue, ParsedBook, book_read
 from bookfiles.rebuilder import rows
 from core.models import Book, Chapter, Document, Fingerprint, SourceFile, TimelineRow
@@ -71,7 +72,7 @@ def book_rebuild(*, root: Path, replace: bool = False) -> dict[str, Any]:
     root = Path(root)
     if not root.is_dir():
         raise InvalidInput(f"书籍文件夹不存在：{root}", extra={"root": str(root)})
-    parsed = book_read(root)
+    parsed = book_read(root, limits=read_limits())
     report = report_new(slug=parsed.config.slug, parsed=parsed)
     if not report["ok"]:
         return report

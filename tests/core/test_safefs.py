@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bookfiles.parser import book_files_list, book_read
+from bookfiles.parser import ReadLimits, book_files_list, book_read
 from kernel import safefs
 from kernel.exceptions import InvalidInput
 from kernel.safefs import book_file_write, regular_file_read
@@ -170,14 +170,11 @@ def test_links_inside_the_book_are_still_fine(root):
     assert sorted(c.number for c in parsed.chapters) == [1, 2]
 
 
-def test_links_outside_are_read_when_explicitly_allowed(root, outside, monkeypatch):
-    from bookfiles.parser import reader
-
+def test_links_outside_are_read_when_explicitly_allowed(root, outside):
     _book(root)
     (outside / "第0002章.md").write_text("---\ntitle: 外\n---\n外面\n", encoding="utf-8")
     (root / "定稿" / "正文" / "第0002章.md").symlink_to(outside / "第0002章.md")
-    monkeypatch.setattr(reader, "LINKS_OUTSIDE_ALLOWED", True)
-    parsed = book_read(root)
+    parsed = book_read(root, limits=ReadLimits(links_outside=True))
     assert not parsed.errors and [c.title for c in parsed.chapters] == ["一", "外"]
 
 

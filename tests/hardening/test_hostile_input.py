@@ -6,7 +6,6 @@ import shutil
 
 import pytest
 
-from bookfiles.parser import reader
 from bookfiles.rebuilder import book_rebuild, book_sync
 from core.models import Book, Chapter
 from tests.conftest import DEMO_BOOK
@@ -101,9 +100,9 @@ def demo_copy_db(db, demo_copy):
     return demo_copy
 
 
-def test_oversized_file_fails_the_rebuild_clearly_and_changes_nothing(demo_copy_db, monkeypatch):
+def test_oversized_file_fails_the_rebuild_clearly_and_changes_nothing(demo_copy_db, settings):
     root = demo_copy_db
-    monkeypatch.setattr(reader, "FILE_MAX_BYTES", 20_000)
+    settings.WEBNOVEL_FILE_MAX_BYTES = 20_000
     big = root / "定稿" / "正文" / "第1卷" / "第0025章.md"
     big.write_text("---\ntitle: 巨章\n---\n" + "风" * 10_000, encoding="utf-8")
     report = book_rebuild(root=root)
@@ -113,9 +112,9 @@ def test_oversized_file_fails_the_rebuild_clearly_and_changes_nothing(demo_copy_
     assert Chapter.objects.filter(book__slug="demo-book").count() == 24
 
 
-def test_oversized_file_is_reported_by_sync_and_the_rest_is_applied(demo_copy_db, monkeypatch):
+def test_oversized_file_is_reported_by_sync_and_the_rest_is_applied(demo_copy_db, settings):
     root = demo_copy_db
-    monkeypatch.setattr(reader, "FILE_MAX_BYTES", 20_000)
+    settings.WEBNOVEL_FILE_MAX_BYTES = 20_000
     (root / "定稿" / "正文" / "第1卷" / "第0025章.md").write_text(
         "---\ntitle: 巨章\n---\n" + "风" * 10_000, encoding="utf-8"
     )

@@ -14,7 +14,8 @@ from django.core.management.base import CommandError
 from bookfiles.rebuilder import book_rebuild
 from core.models import Book
 from memory.models import Chunk, Fact, MemoryHit
-from memory.services import facts_delete, memory_orphans, memory_refresh
+from memory.pipeline import memory_orphans, memory_refresh
+from memory.services import facts_delete
 
 EDITED = "定稿/正文/第2卷/第0023章.md"
 DELETED = "定稿/正文/第2卷/第0024章.md"

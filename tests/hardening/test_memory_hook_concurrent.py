@@ -12,7 +12,7 @@ from django.db import connection
 
 from core.models import Chapter
 from memory.models import Fact
-from memory.services import memory_after_chapter
+from memory.pipeline import memory_after_chapter
 from tests.entities.factories import book_make, entity_make
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL only (set DATABASE_URL)")

@@ -9,7 +9,7 @@ import pytest
 from bookfiles.rebuilder import book_rebuild
 from core.models import Book
 from memory import retrieval
-from memory.services import memory_refresh
+from memory.pipeline import memory_refresh
 from tests.conftest import DEMO_BOOK
 
 
@@ -23,8 +23,8 @@ def demo(transactional_db):
     return book
 
 
-def test_concurrent_builders_of_one_disk_index_all_succeed(demo, tmp_path, monkeypatch, caplog):
-    monkeypatch.setenv("WEBNOVEL_MEMORY_INDEX_DIR", str(tmp_path / "idx"))
+def test_concurrent_builders_of_one_disk_index_all_succeed(demo, tmp_path, monkeypatch, settings, caplog):
+    settings.WEBNOVEL_MEMORY_INDEX_DIR = tmp_path / "idx"
     stamps = retrieval._segment_stamps(book=demo)
     assert stamps  # the demo book has chunks to index (24 chapters: one segment)
     real_build = retrieval._segment_build

@@ -44,7 +44,7 @@ def chapter_make(book, n, **extra):
     return Chapter.objects.create(book=book, number=n, **fields)
 
 
-HOOK = "memory.services.memory_after_chapter"
+HOOK = "memory.pipeline.memory_after_chapter"
 
 
 @pytest.fixture(autouse=True)
@@ -151,7 +151,7 @@ def book(db):
 @pytest.fixture
 def filled(book):
     """The book with its memory derived (what the after-chapter hook does after a rebuild)."""
-    from memory.services import memory_refresh
+    from memory.pipeline import memory_refresh
 
     memory_refresh(book=book)
     return book

@@ -54,7 +54,7 @@ def test_caps_drop_outdated_first_and_never_active_rules_or_loops(filled):
 
 def test_deriving_again_does_not_undo_compaction(filled, settings):
     from memory.models import FactTombstone
-    from memory.services import memory_refresh
+    from memory.pipeline import memory_refresh
 
     settings.WEBNOVEL_MEMORY_CAPS = {"reader_promises": 3}
     first = memory_refresh(book=filled)

@@ -21,7 +21,7 @@ def demo(db, django_capture_on_commit_callbacks):
 
     with django_capture_on_commit_callbacks(execute=True):
         report = book_rebuild(root=DEMO_BOOK)
-    assert "memory.services.memory_after_chapter" in report["hooks"]
+    assert "memory.pipeline.memory_after_chapter" in report["hooks"]
     return Book.objects.get(slug="demo-book")
 
 
@@ -199,7 +199,7 @@ def test_segmented_bm25_ranks_exactly_as_plain_bm25_over_the_whole_book(demo, mo
         .order_by("chapter", "kind", "order")
         .values_list("id", "chapter", "kind", "order", "terms")
     )
-    names = retrieval._name_automaton(book=demo)
+    names = retrieval.name_index(book=demo)
     for query, max_chapter, exclude in [
         ("林风 剑冢", 24, set()),
         ("青岚子 断剑", 12, set()),
@@ -215,12 +215,12 @@ def test_segmented_bm25_ranks_exactly_as_plain_bm25_over_the_whole_book(demo, mo
         assert got  # every query finds something in the demo book
 
 
-def test_a_changed_chapter_rebuilds_only_its_segment(demo, monkeypatch, tmp_path):
+def test_a_changed_chapter_rebuilds_only_its_segment(demo, monkeypatch, settings, tmp_path):
     from memory import retrieval
-    from memory.services import memory_after_chapter
+    from memory.pipeline import memory_after_chapter
 
     monkeypatch.setattr(retrieval, "SEGMENT_CHAPTERS", 5)
-    monkeypatch.setenv("WEBNOVEL_MEMORY_INDEX_DIR", str(tmp_path))
+    settings.WEBNOVEL_MEMORY_INDEX_DIR = tmp_path
     retrieval._index_cache.clear()
     retrieval.bm25_index(book=demo)
     assert len(list(tmp_path.glob("*.marshal"))) == 5

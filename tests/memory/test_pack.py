@@ -77,12 +77,12 @@ def test_query_pack_ranks_retrieval_high(filled):
     assert pack["retrieval"] == "bm25"
 
 
-def test_simple_mode_is_a_switch(filled, monkeypatch):
+def test_simple_mode_is_a_switch(filled, settings):
     pack = build_memory_pack(book=filled, chapter=7, budget_tokens=4000, mode="simple")
     assert pack["mode"] == "simple"
     assert {i["layer"] for i in pack["items"]} == {"working"}
     assert [i["id"] for i in pack["items"]] == ["outline:v1:s3", "state:linfeng", "summary:6", "summary:5", "summary:4"]
-    monkeypatch.setenv("WEBNOVEL_MEMORY_PACK", "simple")
+    settings.WEBNOVEL_MEMORY_PACK = "simple"
     assert build_memory_pack(book=filled, chapter=7, budget_tokens=4000)["mode"] == "simple"
 
 
@@ -104,10 +104,10 @@ def test_pack_diff_shows_state_changes(filled):
     assert "outline:v1:s0" in {i["id"] for i in diff["only_a"]}
 
 
-def test_embeddings_unreachable_fall_back_to_bm25(filled, monkeypatch):
-    monkeypatch.setenv("WEBNOVEL_EMBEDDINGS_URL", "http://127.0.0.1:9/v1")
-    monkeypatch.setenv("WEBNOVEL_EMBEDDINGS_MODEL", "bge-m3")
-    monkeypatch.setenv("WEBNOVEL_EMBEDDINGS_TIMEOUT", "1")
+def test_embeddings_unreachable_fall_back_to_bm25(filled, settings):
+    settings.WEBNOVEL_EMBEDDINGS_URL = "http://127.0.0.1:9/v1"
+    settings.WEBNOVEL_EMBEDDINGS_MODEL = "bge-m3"
+    settings.WEBNOVEL_EMBEDDINGS_TIMEOUT = "1"
     pack = build_memory_pack(book=filled, chapter=7, budget_tokens=4000)
     assert pack["retrieval"] == "bm25（嵌入失败，已回退：URLError）"
     assert any(i["layer"] == "episodic" and i["included"] for i in pack["items"])
@@ -129,13 +129,13 @@ class _Embeddings(BaseHTTPRequestHandler):
         pass
 
 
-def test_embeddings_rerank_when_the_endpoint_answers(filled, monkeypatch):
+def test_embeddings_rerank_when_the_endpoint_answers(filled, settings):
     server = HTTPServer(("127.0.0.1", 0), _Embeddings)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        monkeypatch.setenv("WEBNOVEL_EMBEDDINGS_URL", f"http://127.0.0.1:{server.server_port}/v1")
-        monkeypatch.setenv("WEBNOVEL_EMBEDDINGS_MODEL", "toy")
+        settings.WEBNOVEL_EMBEDDINGS_URL = f"http://127.0.0.1:{server.server_port}/v1"
+        settings.WEBNOVEL_EMBEDDINGS_MODEL = "toy"
         pack = build_memory_pack(book=filled, chapter=7, task="query", budget_tokens=4000, query="断剑 剑鸣")
     finally:
         server.shutdown()
@@ -143,7 +143,7 @@ def test_embeddings_rerank_when_the_endpoint_answers(filled, monkeypatch):
     assert pack["retrieval"] == "embeddings"
     chunks = [i for i in pack["items"] if i["layer"] == "episodic"]
     assert chunks[0]["id"] == "chunk:1:summary:0"
-    monkeypatch.delenv("WEBNOVEL_EMBEDDINGS_URL")
+    settings.WEBNOVEL_EMBEDDINGS_URL = ""
     bm25 = build_memory_pack(book=filled, chapter=7, task="query", budget_tokens=4000, query="断剑 剑鸣")
     assert bm25["retrieval"] == "bm25"
     assert [i["id"] for i in bm25["items"] if i["layer"] == "episodic"][0] == "chunk:6:scene:0"
@@ -161,3 +161,22 @@ def test_open_loops_due_soon_rank_higher(filled):
         (60, True, "纳入（优先级 60）"),
         (0, False, "已过时：被第6章的新值取代"),
     ]  # chapter 6's hook is stale
+
+
+def test_the_name_index_is_the_entities_automaton_and_follows_its_invalidation(book):
+    from entities.mentions import matcher_get
+    from entities.models import Alias, Entity
+    from memory.retrieval import name_index
+
+    index = name_index(book=book)
+    assert index.automaton is matcher_get(book=book).automaton  # one automaton per book, not two
+    assert name_index(book=book) is index  # kept as long as the entities' matcher
+    lin = Entity.objects.get(book=book, entity_id="linfeng")
+    assert index.characters["小风"] == (lin.pk,)
+    Alias.objects.create(book=book, entity=lin, alias="风")  # a one-character name: in the automaton, not a term
+    Alias.objects.create(book=book, entity=lin, alias="林师兄")
+    fresh = name_index(book=book)  # the Alias signal invalidated the matcher, and with it the name index
+    assert fresh is not index
+    assert fresh.characters["林师兄"] == (lin.pk,)
+    assert list(fresh.found("林师兄与苏晴，风起")) == ["林师兄", "苏晴"]
+    assert text_terms("林师兄", names=fresh) == ["林师", "师兄", "@林师兄"]

@@ -5,7 +5,8 @@ import logging
 from entities.models import Entity, StateChange
 from memory.models import Fact, FactEvent
 from memory.orchestrator import build_memory_pack
-from memory.services import fact_decide, fact_observe, fact_revise, memory_after_chapter
+from memory.pipeline import memory_after_chapter
+from memory.services import fact_decide, fact_observe, fact_revise
 from threads.models import Thread
 
 
@@ -162,7 +163,7 @@ def test_a_scratchpad_failure_does_not_block_ingestion(filled, monkeypatch, capl
     def broken(**kwargs):
         raise RuntimeError("scratchpad exploded")
 
-    monkeypatch.setattr("memory.derivation.facts_derive", broken)
+    monkeypatch.setattr("memory.pipeline.facts_derive", broken)
     chapter_make(filled, 7)
     payload = {
         "state_changes": [
@@ -178,7 +179,7 @@ def test_a_scratchpad_failure_does_not_block_ingestion(filled, monkeypatch, capl
     assert any("memory_after_chapter failed" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
     # …and in the answer, not only in the log: the extraction is saved, the memory did not follow
     [failure] = result["hook_failures"]
-    assert failure["hook"] == "memory.services.memory_after_chapter"
+    assert failure["hook"] == "memory.pipeline.memory_after_chapter"
     assert (
         "RuntimeError: scratchpad exploded" in failure["message"]
         and "memory_health mem --refresh" in failure["message"]

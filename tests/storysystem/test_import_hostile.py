@@ -41,8 +41,8 @@ def test_a_link_to_dev_zero_is_refused(tmp_path):
     assert "零.csv：无法读取：不是普通文件" in _import(tmp_path).message
 
 
-def test_an_oversized_csv_is_refused_before_it_is_read(tmp_path, monkeypatch):
-    monkeypatch.setattr(csvio, "CSV_MAX_BYTES", 1000)
+def test_an_oversized_csv_is_refused_before_it_is_read(tmp_path, settings):
+    settings.WEBNOVEL_FILE_MAX_BYTES = 1000
     (tmp_path / "大.csv").write_text(HEADER + "A-1,x,x,x,x,x,x,x,x," + "长" * 2000 + "\n", encoding="utf-8")
     assert "大.csv：无法读取：文件过大" in _import(tmp_path).message
 

@@ -2,8 +2,8 @@ import pytest
 from django.test import override_settings
 
 from kernel.exceptions import InvalidInput
+from storysystem.routing import genre_route, story_system_build
 from storysystem.search import Concept, concept_rows, route_profiles_get, thesaurus_load
-from storysystem.selectors import genre_route, story_system_build
 from tests.storysystem.routing_requests import (
     DEV,
     DEV2,

@@ -1,7 +1,8 @@
 import pytest
 
 from storysystem.markdown import story_markdown
-from storysystem.selectors import reference_search, story_system_build
+from storysystem.routing import story_system_build
+from storysystem.selectors import reference_search
 from storysystem.services import references_import
 
 pytestmark = pytest.mark.django_db

@@ -42,3 +42,20 @@ def test_fingerprint_features_derive_skips_zero_denominators():
     name, (num, den, scale) = next(iter(STYLE_FEATURES.items()))
     assert fingerprint_features_derive(totals={num: 1, den: 3}) == {name: round(1 / 3 * scale, 4)}
     assert fingerprint_features_derive(totals={num: 1, den: 0}) == {}
+
+
+def test_thread_hangs_overdue_is_the_one_test_of_overdue(book):
+    Thread.objects.create(book=book, thread_id="悬念-002", type="悬念", opened_chapter=4)
+    Thread.objects.create(book=book, thread_id="悬念-001", type="悬念", opened_chapter=1)
+    Chapter.objects.create(book=book, number=1, volume=1, opens=["悬念-001"])
+    Chapter.objects.create(book=book, number=6, volume=1)
+    now = selectors.thread_hangs_overdue(book=book)
+    assert (now["as_of"], now["current_chapter"]) == (6, 6)
+    assert [(r["id"], r["hang"], r["overdue_reason"]) for r in now["threads"]] == [
+        ("悬念-001", 5, "已悬置 5 章（最后推进于第1章），超过阈值 3")
+    ]
+    assert selectors.thread_hangs_overdue(book=book, as_of=4)["threads"] == []  # hung 3 chapters: not > 3
+    assert [r["id"] for r in selectors.thread_hangs_overdue(book=book, as_of=5)["threads"]] == ["悬念-001"]
+    # the chart's limit line: the last chapter before the hang passes the threshold
+    assert selectors.thread_hang_limit(last_activity=1, threshold=3) == 4
+    assert selectors.thread_hang_limit(last_activity=None, threshold=3) is None

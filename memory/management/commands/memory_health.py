@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.selectors import book_get
 from kernel.exceptions import DomainError
+from memory.pipeline import memory_refresh
 from memory.selectors import memory_health
-from memory.services import memory_refresh
 
 
 class Command(BaseCommand):

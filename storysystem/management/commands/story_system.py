@@ -13,7 +13,7 @@ from core.models import Book
 from core.selectors import book_get
 from kernel.exceptions import DomainError, NotFound
 from storysystem import markdown, services
-from storysystem.selectors import story_system_build
+from storysystem.routing import story_system_build
 
 # chapter_015 (the seed's file stem), 15, 第15章
 _CHAPTER = re.compile(r"^(?:chapter_0*(\d+)|0*(\d+)|第\s*0*(\d+)\s*章)$")
