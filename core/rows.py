@@ -11,7 +11,7 @@ each writer names the attributes it reads as a ``Protocol`` (``ParsedChapter``, 
 dataclasses satisfy as they are: no copy, no conversion.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from django.db import IntegrityError, transaction
@@ -68,7 +68,9 @@ class ParsedDocument(Protocol):
     title: str
     front_matter: dict[str, Any]
     body: str
-    sections: list  # of ParsedSection
+
+    @property
+    def sections(self) -> Sequence[ParsedSection]: ...
 
 
 class ParsedTimelineRow(Protocol):
@@ -133,7 +135,7 @@ def book_report_save(*, book: Book, report: dict[str, Any]) -> None:
 def chapters_replace(
     *,
     book: Book,
-    chapters: list[ParsedChapter],
+    chapters: Sequence[ParsedChapter],
     paths: list[str] | None = None,
     baseline: tuple[int, int] | None = None,
 ) -> tuple[int, int, list[int]]:
@@ -155,7 +157,9 @@ def chapters_replace(
     return count, words, sorted(old_numbers - new_numbers)
 
 
-def _chapters_create(*, book: Book, chapters: list[ParsedChapter], baseline: tuple[int, int] | None) -> tuple[int, int]:
+def _chapters_create(
+    *, book: Book, chapters: Sequence[ParsedChapter], baseline: tuple[int, int] | None
+) -> tuple[int, int]:
     """Insert chapters and their fingerprints (one row per chapter, start = end = number, flagged
     when inside ``baseline``, default the book's style_baseline)."""
     if baseline is None and book.style_baseline_start is not None and book.style_baseline_end is not None:
@@ -205,7 +209,7 @@ def _chapters_create(*, book: Book, chapters: list[ParsedChapter], baseline: tup
     return len(chapters), sum(c.word_count for c in chapters)
 
 
-def volumes_replace(*, book: Book, volumes: list[ParsedVolume]) -> int:
+def volumes_replace(*, book: Book, volumes: Sequence[ParsedVolume]) -> int:
     """Replace every volume row of the book."""
     Volume.objects.filter(book=book).delete()
     Volume.objects.bulk_create(
@@ -219,7 +223,7 @@ def volumes_replace(*, book: Book, volumes: list[ParsedVolume]) -> int:
     return len(volumes)
 
 
-def volumes_add(*, book: Book, volumes: list[ParsedVolume]) -> int:
+def volumes_add(*, book: Book, volumes: Sequence[ParsedVolume]) -> int:
     """Add volume rows that are missing (a finalized chapter names a volume the book has no row for);
     only the number and name are known."""
     Volume.objects.bulk_create([Volume(book=book, number=v.number, name=v.name[:200]) for v in volumes])
@@ -227,7 +231,7 @@ def volumes_add(*, book: Book, volumes: list[ParsedVolume]) -> int:
 
 
 def documents_replace(
-    *, book: Book, documents: list[ParsedDocument], paths: list[str] | None = None
+    *, book: Book, documents: Sequence[ParsedDocument], paths: list[str] | None = None
 ) -> tuple[int, int]:
     """Replace the documents (and their sections) read from ``paths`` (all of the book's when None).
     Returns (documents, sections) written."""
@@ -271,7 +275,7 @@ def documents_replace(
     return len(documents), rows_insert(Section, sections)
 
 
-def timeline_replace(*, book: Book, rows: list[ParsedTimelineRow], paths: list[str] | None = None) -> int:
+def timeline_replace(*, book: Book, rows: Sequence[ParsedTimelineRow], paths: list[str] | None = None) -> int:
     """Replace the timeline rows read from ``paths`` (all of the book's when None)."""
     if paths is None:
         TimelineRow.objects.filter(book=book).only("pk").delete()
@@ -295,7 +299,7 @@ def timeline_replace(*, book: Book, rows: list[ParsedTimelineRow], paths: list[s
     )
 
 
-def source_files_replace(*, book: Book, files: list[ParsedSourceFile], paths: Iterable[str] | None = None) -> int:
+def source_files_replace(*, book: Book, files: Sequence[ParsedSourceFile], paths: Iterable[str] | None = None) -> int:
     """Replace the SourceFile rows of ``paths`` (all of the book's when None) by ``files``."""
     if paths is None:
         SourceFile.objects.filter(book=book).only("pk").delete()

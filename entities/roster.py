@@ -17,6 +17,7 @@ dataclasses as a ``Protocol`` (``ParsedEntity``, ``ParsedAlias``), and reports a
 """
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
 from django.db import connection, models
@@ -52,7 +53,9 @@ class ParsedEntity(Protocol):
     description: str
     base_state: dict[str, Any]
     protagonist: bool
-    aliases: list  # of ParsedAlias
+
+    @property
+    def aliases(self) -> Sequence[ParsedAlias]: ...
 
 
 class RosterIssue(NamedTuple):
@@ -99,7 +102,7 @@ def roster_removal_preview(*, book: Book, names: set[str]) -> tuple[list[str], l
     return [name for pk, name in gone if pk not in attached], [name for pk, name in gone if pk in attached]
 
 
-def roster_write(*, book: Book, entities: list[ParsedEntity]) -> tuple[int, int, list[RosterIssue]]:
+def roster_write(*, book: Book, entities: Sequence[ParsedEntity]) -> tuple[int, int, list[RosterIssue]]:
     """Upsert file entities by (book, entity_id), replace their file aliases, delete file entities
     whose entry is gone. Entities and aliases of any other source are never touched: their ids are
     reserved, so a file entry never takes one over. Returns (entities, aliases written, entries skipped).

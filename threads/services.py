@@ -10,6 +10,7 @@ the parser's dataclasses as a ``Protocol`` (``ParsedThread``, …), which those 
 they are.
 """
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from core.models import Book
@@ -38,7 +39,10 @@ class ParsedThread(Protocol):
     closed: int | None
     description: str
     closing_plan: str
-    history: list  # of ParsedHistoryEntry
+
+    @property
+    def history(self) -> Sequence[ParsedHistoryEntry]: ...
+
     front_matter: dict[str, Any]
 
 
@@ -55,7 +59,7 @@ class ParsedSecret(Protocol):
     front_matter: dict[str, Any]
 
 
-def threads_replace(*, book: Book, threads: list[ParsedThread], paths: list[str] | None = None) -> int:
+def threads_replace(*, book: Book, threads: Sequence[ParsedThread], paths: list[str] | None = None) -> int:
     """Replace the threads (and their history) read from ``paths`` (every thread of the book when None)
     by ``threads``; returns how many were written."""
     if paths is None:
@@ -103,7 +107,7 @@ def threads_replace(*, book: Book, threads: list[ParsedThread], paths: list[str]
     return len(threads)
 
 
-def secrets_replace(*, book: Book, secrets: list[ParsedSecret], paths: list[str] | None = None) -> int:
+def secrets_replace(*, book: Book, secrets: Sequence[ParsedSecret], paths: list[str] | None = None) -> int:
     """Replace the secrets read from ``paths`` (every secret of the book when None) by ``secrets``;
     returns how many were written."""
     if paths is None:
