@@ -165,7 +165,6 @@ class EntityData:
     base_state: dict[str, Any] = field(default_factory=dict)
     protagonist: bool = False
     aliases: list[AliasData] = field(default_factory=list)
-    entity_id: str = ""  # assigned by entities.ids.entity_ids_assign
 
 
 @dataclass

@@ -1,5 +1,10 @@
 """Canonical dump of everything the rebuilder derives from the files: no database ids, no
-timestamps, every list sorted, so two rebuilds of the same folder give byte-identical text."""
+timestamps, every list sorted, so two rebuilds of the same folder give byte-identical text.
+
+It stays in the book-files app and reads every app's models (a read downward, which the layers allow)
+rather than asking each app for its part: it is the rebuilder's own oracle — one format, one set of
+sorting rules, the exact set of columns the rebuilder derives from the files — and spread over four apps
+it would be four places to keep byte-identical instead of one."""
 
 import json
 from typing import Any

@@ -29,12 +29,14 @@ from bookfiles.parser.files import CHAPTER_NAME, VOLUME_NAME
 from bookfiles.parser.reader import REFUSED_KINDS, refused_issue
 from bookfiles.parser.text import numeral_parse
 from bookfiles.rebuilder import rows
-from bookfiles.rebuilder.rebuild import book_lock, book_rebuild
-from core.models import Book, Chapter, Document, Fingerprint, SourceFile, TimelineRow, Volume
+from bookfiles.rebuilder.rebuild import book_rebuild
+from core import rows as core_rows
+from core.models import Book, Chapter, Document, SourceFile, TimelineRow, Volume
 from kernel.exceptions import Conflict, NotFound
 from kernel.indexing import after_chapter_hooks_schedule, chapter_indexers_run
 from kernel.safefs import OutsideRoot
 from threads.models import Secret, Thread, ThreadHistoryEntry
+from threads.services import secrets_replace, threads_replace
 
 DOCUMENT_KINDS = ("character_card", "worldview", "master_outline", "volume_outline", "style")
 ENTITY_KINDS = ("character_card", "roster")
@@ -196,17 +198,6 @@ def stored_kinds(book: Book) -> list[str]:
     return list(SourceFile.objects.filter(book=book).order_by().values_list("kind", flat=True))
 
 
-@transaction.atomic
-def _mtimes_refresh(*, book: Book, touched: dict[str, int]) -> None:
-    """Record the new mtime of files whose content did not change, so the next finalize trusts it."""
-    if not touched:
-        return
-    files = list(SourceFile.objects.filter(book=book, path__in=list(touched)).only("pk", "path"))
-    for source in files:
-        source.mtime_ns = touched[source.path]
-    SourceFile.objects.bulk_update(files, ["mtime_ns"], batch_size=rows.BATCH)
-
-
 def chapter_finalize(*, book: Book, number: int) -> dict[str, Any]:
     """Re-read chapter ``number`` and every non-chapter file whose hash changed, and update only
     their rows. Cost does not grow with the number of chapters (other chapter files are not read)."""
@@ -240,7 +231,7 @@ def chapter_finalize(*, book: Book, number: int) -> dict[str, Any]:
         return _rebuild_instead(book, root, report)
     changes_apply(book=book, root=root, results=results, removed=removed, listing=listing, report=report, full=False)
     if report["ok"]:
-        _mtimes_refresh(book=book, touched=touched)
+        core_rows.source_files_touch(book=book, touched=touched)
     return report
 
 
@@ -278,7 +269,7 @@ def book_sync(*, book: Book, replace: bool = False) -> dict[str, Any]:
         return _rebuild_instead(book, root, report, replace=replace)
     changes_apply(book=book, root=root, results=results, removed=removed, listing=listing, report=report, full=True)
     if report["ok"]:
-        _mtimes_refresh(book=book, touched=touched)
+        core_rows.source_files_touch(book=book, touched=touched)
     return report
 
 
@@ -370,8 +361,7 @@ def _volumes_update(*, book: Book, root: Path, batch: "_Batch", full: bool, know
                 if c.volume not in numbers
             ),
         )
-        Volume.objects.bulk_create([Volume(book=book, number=v.number, name=v.name[:200]) for v in extra])
-        return len(extra)
+        return core_rows.volumes_add(book=book, volumes=extra)
     config = (
         file_read(root, "book.yaml", "book", limits=read_limits()).config if (root / "book.yaml").is_file() else None
     )
@@ -389,7 +379,7 @@ def _volumes_update(*, book: Book, root: Path, batch: "_Batch", full: bool, know
     ]
     if current == [(v.number, v.name, v.start_chapter, v.end_chapter) for v in merged]:
         return 0
-    return rows.volumes_replace(book=book, volumes=merged)
+    return core_rows.volumes_replace(book=book, volumes=merged)
 
 
 def _references_check(
@@ -445,7 +435,7 @@ def changes_apply(
 ) -> None:
     """Replace the rows of the changed / removed files. ``full`` (sync) also re-derives volumes and
     re-checks thread references across all chapters; finalize keeps to the rows it touched."""
-    book = book_lock(slug=book.slug, defaults={"root": str(root)})
+    book = core_rows.book_lock(slug=book.slug, defaults={"root": str(root)})
     batch = _Batch(results, removed)
     issues: list[Issue] = [i for r in results for i in r.issues]
     issues += _duplicates_find(book=book, batch=batch)
@@ -470,20 +460,15 @@ def changes_apply(
         return
 
     counts = report["rows"]
-    chapter_paths = batch.paths("chapter")
-    old_numbers = set(
-        Chapter.objects.filter(book=book, source_path__in=chapter_paths).order_by().values_list("number", flat=True)
-    )
-    new_numbers = {c.number for c in batch.chapters}
-    removed_numbers = sorted(old_numbers - new_numbers)
     known_volumes = [
         VolumeData(v.number, v.name, v.start_chapter, v.end_chapter) for v in Volume.objects.filter(book=book)
     ]
     for c in batch.chapters:
         c.volume = chapter_volume_resolve(c, known_volumes)
-    Chapter.objects.filter(book=book, source_path__in=chapter_paths).delete()
-    Fingerprint.objects.filter(book=book, start_chapter__in=old_numbers | new_numbers).delete()
-    counts["chapters"], _words = rows.chapters_create(book=book, chapters=batch.chapters)
+    counts["chapters"], _words, removed_numbers = core_rows.chapters_replace(
+        book=book, chapters=batch.chapters, paths=batch.paths("chapter")
+    )
+    new_numbers = {c.number for c in batch.chapters}
     report["chapters"] = {"updated": sorted(new_numbers), "removed": removed_numbers}
     counts["volumes"] = _volumes_update(book=book, root=root, batch=batch, full=full, known=known_volumes)
 
@@ -491,21 +476,20 @@ def changes_apply(
     old_thread_ids = set(
         Thread.objects.filter(book=book, source_path__in=thread_paths).order_by().values_list("thread_id", flat=True)
     )
-    Thread.objects.filter(book=book, source_path__in=thread_paths).delete()
-    counts["threads"] = rows.threads_create(book=book, threads=batch.threads)
-    Secret.objects.filter(book=book, source_path__in=batch.paths("secret")).delete()
-    counts["secrets"] = rows.secrets_create(book=book, secrets=batch.secrets)
-    Document.objects.filter(book=book, source_path__in=batch.paths(*DOCUMENT_KINDS)).delete()
-    counts["documents"], counts["sections"] = rows.documents_create(book=book, documents=batch.documents)
-    TimelineRow.objects.filter(book=book, source_path__in=batch.paths("timeline")).delete()
-    counts["timeline_rows"] = rows.timeline_create(book=book, rows=batch.timeline)
+    counts["threads"] = threads_replace(book=book, threads=batch.threads, paths=thread_paths)
+    counts["secrets"] = secrets_replace(book=book, secrets=batch.secrets, paths=batch.paths("secret"))
+    counts["documents"], counts["sections"] = core_rows.documents_replace(
+        book=book, documents=batch.documents, paths=batch.paths(*DOCUMENT_KINDS)
+    )
+    counts["timeline_rows"] = core_rows.timeline_replace(book=book, rows=batch.timeline, paths=batch.paths("timeline"))
 
     if entities_changed:
         counts["entities"], counts["aliases"], entity_issues = rows.entities_write(book=book, entities=entities)
         issues += entity_issues
 
-    SourceFile.objects.filter(book=book, path__in=[r.info.path for r in results] + [p for p, _ in removed]).delete()
-    rows.source_files_create(book=book, files=[r.info for r in results])
+    core_rows.source_files_replace(
+        book=book, files=[r.info for r in results], paths=[r.info.path for r in results] + [p for p, _ in removed]
+    )
 
     issues += _references_check(
         book=book,

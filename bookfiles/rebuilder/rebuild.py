@@ -4,18 +4,18 @@ import os
 from pathlib import Path
 from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.db import transaction
 
 from bookfiles.conf import read_limits
 from bookfiles.parser import ERROR, Issue, ParsedBook, book_read
 from bookfiles.rebuilder import rows
-from core.models import Book, Chapter, Document, Fingerprint, SourceFile, TimelineRow
-from core.models.book import DEFAULT_THRESHOLDS
-from entities.models import Entity
+from core import rows as core_rows
+from core.models import Book, Chapter
+from entities.roster import roster_removal_preview
 from kernel.exceptions import InvalidInput
 from kernel.indexing import after_chapter_hooks_schedule, chapter_indexers_run
 from threads.models import Secret, Thread
+from threads.services import secrets_replace, threads_replace
 
 COUNT_KEYS = (
     "chapters",
@@ -46,20 +46,6 @@ def report_new(*, slug: str, parsed: ParsedBook | None = None) -> dict[str, Any]
         report["warnings"] = [i.as_dict() for i in parsed.warnings]
         report["ok"] = not report["errors"]
     return report
-
-
-def book_lock(*, slug: str, defaults: dict[str, Any]) -> Book:
-    """Get or create the book row and take the book's writer lock (core/locks.py) until the
-    transaction ends, so a rebuild / sync never interleaves with any other writer of the book."""
-    book = Book.objects.select_for_update(no_key=True).filter(slug=slug).first()
-    if book is not None:
-        return book
-    try:
-        with transaction.atomic():  # a savepoint: a concurrent first rebuild may win the insert
-            Book.objects.create(slug=slug, **defaults)
-    except IntegrityError:
-        pass
-    return Book.objects.select_for_update(no_key=True).get(slug=slug)
 
 
 def book_rebuild(*, root: Path, replace: bool = False) -> dict[str, Any]:
@@ -100,17 +86,9 @@ def deletion_summary(*, book: Book, parsed: ParsedBook) -> dict[str, Any]:
     }
     summary: dict[str, Any] = {key: sorted(from_db[key] - kept[key]) for key in from_db}
     summary["chapters_before"] = len(from_db["chapters"])
-    names = {e.name for e in parsed.entities}
-    gone = list(
-        Entity.objects.filter(book=book, source="file")
-        .exclude(source_path="")
-        .exclude(canonical_name__in=names)
-        .order_by("entity_id")
-        .values_list("pk", "canonical_name")
+    summary["entities_deleted"], summary["entities_archived"] = roster_removal_preview(
+        book=book, names={e.name for e in parsed.entities}
     )
-    attached = rows.entities_with_attached_rows(pks=[pk for pk, _ in gone])
-    summary["entities_deleted"] = [name for pk, name in gone if pk not in attached]
-    summary["entities_archived"] = [name for pk, name in gone if pk in attached]
     return summary
 
 
@@ -151,7 +129,7 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any], replace: bo
     """Write a parsed book (no errors) over the previous data of that book; unless ``replace``, a
     ``rebuild_guard`` refusal leaves everything as it was and is reported as an error."""
     config = parsed.config
-    book = book_lock(slug=config.slug, defaults={"root": str(parsed.root)})
+    book = core_rows.book_lock(slug=config.slug, defaults={"root": str(parsed.root)})
     if not replace:
         refusal = rebuild_guard(book=book, parsed=parsed)
         if refusal is not None:
@@ -159,16 +137,12 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any], replace: bo
             report["errors"].append(refusal.as_dict())
             report["would_delete"] = deletion_summary(book=book, parsed=parsed)
             return book
-    previous = set(Chapter.objects.filter(book=book).order_by().values_list("number", flat=True))
-    for model in (Chapter, Fingerprint, Thread, Secret, Document, TimelineRow, SourceFile):
-        # only("pk"): tables with children are collected before deletion; skip decoding their JSON
-        model.objects.filter(book=book).only("pk").delete()
     counts = report["counts"]
-    counts["chapters"], counts["words"] = rows.chapters_create(
+    counts["chapters"], counts["words"], removed = core_rows.chapters_replace(
         book=book, chapters=parsed.chapters, baseline=config.style_baseline or (1, 0)
     )
     counts["fingerprints"] = counts["chapters"]
-    counts["volumes"] = rows.volumes_replace(
+    counts["volumes"] = core_rows.volumes_replace(
         book=book,
         volumes=rows.volumes_merge(
             config.volumes,
@@ -178,28 +152,18 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any], replace: bo
             ),
         ),
     )
-    counts["threads"] = rows.threads_create(book=book, threads=parsed.threads)
-    counts["secrets"] = rows.secrets_create(book=book, secrets=parsed.secrets)
-    counts["documents"], counts["sections"] = rows.documents_create(book=book, documents=parsed.documents)
-    counts["timeline_rows"] = rows.timeline_create(book=book, rows=parsed.timeline)
+    counts["threads"] = threads_replace(book=book, threads=parsed.threads)
+    counts["secrets"] = secrets_replace(book=book, secrets=parsed.secrets)
+    counts["documents"], counts["sections"] = core_rows.documents_replace(book=book, documents=parsed.documents)
+    counts["timeline_rows"] = core_rows.timeline_replace(book=book, rows=parsed.timeline)
     counts["entities"], counts["aliases"], entity_issues = rows.entities_write(book=book, entities=parsed.entities)
     report["warnings"] += [i.as_dict() for i in entity_issues]
-    rows.source_files_create(book=book, files=parsed.files)
-    book.root = str(parsed.root)
-    book.title = config.title[:200]
-    book.genre = config.genre[:100]
-    book.config = config.config
-    book.thresholds = {**DEFAULT_THRESHOLDS, **config.thresholds}
-    book.style_baseline_start, book.style_baseline_end = config.style_baseline or (None, None)
-    book.built_at = timezone.now()
-    book.build_report = dict(report)
-    book.save()
+    core_rows.source_files_replace(book=book, files=parsed.files)
+    core_rows.book_config_apply(book=book, root=str(parsed.root), config=config, report=report)
     # indexers see the finished core tables and the updated book row (thresholds, config)
-    removed = sorted(previous - {c.number for c in parsed.chapters})
     stored = len(report["warnings"])
     report["indexers"] = chapter_indexers_run(book=book, numbers=None, removed=removed, warnings=report["warnings"])
     if len(report["warnings"]) != stored:  # skipped manual tags join the stored report
-        book.build_report = {**report, "warnings": list(report["warnings"])}
-        book.save(update_fields=["build_report"])
+        core_rows.book_report_save(book=book, report={**report, "warnings": list(report["warnings"])})
     report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=None, removed=removed, report=report)
     return book
