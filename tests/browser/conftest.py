@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.dashboard.factories import PASSWORD
+from tests.factories import PASSWORD
 
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 ARTIFACTS = REPO / "test-artifacts"

@@ -3,7 +3,7 @@ import re
 import pytest
 
 from tests.browser.conftest import login, shot
-from tests.dashboard.factories import book_make, user_make
+from tests.factories import book_populated_make, user_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def book():
     user_make()
-    return book_make()
+    return book_populated_make()
 
 
 def test_login_overview_then_overdue_thread(book, browser_page):

@@ -7,7 +7,7 @@ from bookfiles.rebuilder import book_rebuild
 from core.models import Book
 from tests.browser.conftest import login, shot
 from tests.conftest import DEMO_BOOK
-from tests.dashboard.factories import user_make
+from tests.factories import user_make
 from webnovel.demo import demo_extractions_ingest
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -3,7 +3,7 @@
 from bookfiles.parser import book_read
 from bookfiles.parser.text import entity_tags_strip, numeral_parse, sections_split
 from core.fingerprint import fingerprint_compute
-from tests.core.bookfactory import CHAPTER_1, book_make, chapter_text
+from tests.factories import CHAPTER_1, book_folder_make, chapter_text
 
 
 def _codes(parsed):
@@ -11,7 +11,7 @@ def _codes(parsed):
 
 
 def test_mini_book_parses_cleanly(tmp_path):
-    parsed = book_read(book_make(tmp_path / "mini"))
+    parsed = book_read(book_folder_make(tmp_path / "mini"))
     assert parsed.issues == []
     assert parsed.config.slug == "mini"
     assert parsed.config.title == "青岚剑录"
@@ -30,7 +30,7 @@ def test_mini_book_parses_cleanly(tmp_path):
 
 
 def test_chapter_fields_and_stripped_tags(tmp_path):
-    parsed = book_read(book_make(tmp_path / "mini"))
+    parsed = book_read(book_folder_make(tmp_path / "mini"))
     first, second, third = parsed.chapters
     assert (first.number, first.volume, first.title, first.perspective) == (1, 1, "山门夜雨", "林风")
     assert (first.chapter_position, first.mood_position, first.hook_type) == ("推进", "压抑", "危机钩-强")
@@ -46,7 +46,7 @@ def test_chapter_fields_and_stripped_tags(tmp_path):
 
 
 def test_threads_secrets_entities_documents_timeline(tmp_path):
-    parsed = book_read(book_make(tmp_path / "mini"))
+    parsed = book_read(book_folder_make(tmp_path / "mini"))
     foreshadow, suspense = parsed.threads
     assert (foreshadow.thread_id, foreshadow.type, foreshadow.title, foreshadow.strength) == (
         "伏笔-001",
@@ -111,7 +111,7 @@ def test_chinese_numerals():
 
 
 def test_volume_folders_with_chinese_digits(tmp_path):
-    root = book_make(
+    root = book_folder_make(
         tmp_path / "b",
         {
             "定稿/正文/第十二卷 终章/第0100章.md": chapter_text(title="终"),
@@ -129,7 +129,7 @@ def test_volume_folders_with_chinese_digits(tmp_path):
 
 
 def test_bom_crlf_and_plain_body(tmp_path):
-    root = book_make(tmp_path / "b")
+    root = book_folder_make(tmp_path / "b")
     path = root / "定稿/正文/第0009章.md"
     path.write_bytes("\ufeff---\r\ntitle: 回车\r\n---\r\n第一行\r\n第二行\r\n".encode())
     parsed = book_read(root)
@@ -139,14 +139,14 @@ def test_bom_crlf_and_plain_body(tmp_path):
 
 def test_yaml_error_has_file_and_line(tmp_path):
     bad = "---\ntitle: 好\nsummary: [未闭合\nperspective: 林风\n---\n正文\n"
-    parsed = book_read(book_make(tmp_path / "b", {"定稿/正文/第1卷 青岚初鸣/第0002章.md": bad}))
+    parsed = book_read(book_folder_make(tmp_path / "b", {"定稿/正文/第1卷 青岚初鸣/第0002章.md": bad}))
     errors = [(i.code, i.file, i.line, i.level) for i in parsed.errors]
     assert errors == [("yaml_error", "定稿/正文/第1卷 青岚初鸣/第0002章.md", 4, "error")]
 
 
 def test_yaml_error_in_roster_and_unclosed_front_matter(tmp_path):
     parsed = book_read(
-        book_make(
+        book_folder_make(
             tmp_path / "b",
             {"设定/名册.yaml": "地点:\n  - name: 甲\n  - name: [乙\n", "线索/悬念-001.md": "---\ntitle: x\n"},
         )
@@ -158,7 +158,7 @@ def test_yaml_error_in_roster_and_unclosed_front_matter(tmp_path):
 
 
 def test_each_warning_code(tmp_path):
-    root = book_make(
+    root = book_folder_make(
         tmp_path / "b",
         {
             # 第3章 does not exist in this thread's 履历; 悬念-009 has no file
@@ -183,7 +183,7 @@ def test_each_warning_code(tmp_path):
 
 
 def test_duplicates_are_errors(tmp_path):
-    root = book_make(
+    root = book_folder_make(
         tmp_path / "b",
         {
             "定稿/正文/第0001章 重复.md": chapter_text(title="重复"),
@@ -248,7 +248,7 @@ def test_fingerprint_counts():
 
 
 def test_unreadable_missing_file_and_missing_section(tmp_path):
-    root = book_make(tmp_path / "b", {"book.yaml": None, "大纲/总纲.md": "## 主线\n寻剑。\n"})
+    root = book_folder_make(tmp_path / "b", {"book.yaml": None, "大纲/总纲.md": "## 主线\n寻剑。\n"})
     (root / "文风/基调.md").write_bytes("---\ntitle: 好\n---\n第二行\n".encode() + b"\xff\n")
     parsed = book_read(root)
     assert sorted(_codes(parsed)) == [
@@ -262,7 +262,7 @@ def test_unreadable_missing_file_and_missing_section(tmp_path):
 def test_symlinked_folder_cycle_is_not_followed(tmp_path):
     import os
 
-    root = book_make(tmp_path / "b")
+    root = book_folder_make(tmp_path / "b")
     os.symlink(root / "线索", root / "线索" / "回环")
     parsed = book_read(root)
     assert [t.thread_id for t in parsed.threads] == ["伏笔-001", "悬念-001"]

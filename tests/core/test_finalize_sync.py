@@ -13,7 +13,7 @@ from bookfiles.rebuilder.incremental import chapter_path_find
 from core.models import Book, Chapter, Fingerprint, SourceFile, Volume
 from entities.models import Alias, Entity
 from kernel.exceptions import Conflict, NotFound
-from tests.core.bookfactory import CARD_LINFENG, CHAPTER_2, book_make, book_write, chapter_text
+from tests.factories import CARD_LINFENG, CHAPTER_2, book_folder_make, book_write, chapter_text
 from threads.models import Thread
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +24,7 @@ CHAPTER_4_PATH = "定稿/正文/第二卷/第0004章.md"
 
 @pytest.fixture
 def mini(tmp_path):
-    root = book_make(tmp_path / "mini")
+    root = book_folder_make(tmp_path / "mini")
     book_rebuild(root=root)
     return root
 

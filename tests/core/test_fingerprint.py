@@ -11,7 +11,7 @@ from core import selectors
 from core.fingerprint import RICHNESS_WINDOW, fingerprint_compute, fingerprints_sum
 from core.models import Book, Chapter, Fingerprint
 from tests.conftest import CORPUS
-from tests.core.bookfactory import book_make, book_write, chapter_text
+from tests.factories import book_folder_make, book_write, chapter_text
 
 # 300 common Chinese characters: the alphabet of the synthetic prose below.
 ALPHABET = "".join(chr(0x4E00 + i * 37) for i in range(300))
@@ -127,7 +127,7 @@ def test_the_drift_report_uses_the_new_metrics(api):
 
 @pytest.mark.django_db
 def test_the_baseline_flag_follows_book_yaml(tmp_path):
-    root = book_make(tmp_path / "mini")  # style_baseline: [1, 2]
+    root = book_folder_make(tmp_path / "mini")  # style_baseline: [1, 2]
     book_rebuild(root=root)
     flags = dict(Fingerprint.objects.filter(book__slug="mini").values_list("start_chapter", "is_baseline"))
     assert flags == {1: True, 2: True, 3: False}

@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 
 from bookfiles.rebuilder import book_rebuild
 from core.models import Book
-from tests.core.bookfactory import book_make, chapter_text
+from tests.factories import book_folder_make, chapter_text
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +41,7 @@ def story(*args: str):
 
 @pytest.fixture
 def flat(tmp_path, db):
-    report = book_rebuild(root=book_make(tmp_path / "flat", VOLUMELESS))
+    report = book_rebuild(root=book_folder_make(tmp_path / "flat", VOLUMELESS))
     assert report["ok"], report["errors"]
     book = Book.objects.get(slug="flat")
     assert not book.volumes.exists()
@@ -67,7 +67,7 @@ def test_timeline_reads_count_a_book_without_volumes_as_one(flat, api):
 
 def test_a_volumeless_book_without_a_timeline_answers_empty(tmp_path, db, api):
     files = {**VOLUMELESS, "时间线/第1卷.md": None}
-    assert book_rebuild(root=book_make(tmp_path / "flat", files))["ok"]
+    assert book_rebuild(root=book_folder_make(tmp_path / "flat", files))["ok"]
     assert api.get("/api/books/flat/timeline/current").json() == {"volume": 1, "rows": []}
 
 

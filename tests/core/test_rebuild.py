@@ -1,4 +1,4 @@
-"""book_rebuild on the mini fixture book (tests/core/bookfactory.py): exact counts and values,
+"""book_rebuild on the mini fixture book (tests/factories.py, book_folder_make): exact counts and values,
 atomicity, determinism, curated data surviving, and the rebuild / dump_book commands."""
 
 import json
@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from bookfiles.rebuilder import book_dump, book_rebuild
 from core.models import Book, Chapter, Document, Fingerprint, SourceFile, TimelineRow, Volume
 from entities.models import Alias, Entity
-from tests.core.bookfactory import ROSTER, book_make, book_write, chapter_text
+from tests.factories import ROSTER, book_folder_make, book_write, chapter_text
 from threads.models import Secret, Thread
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +31,7 @@ MINI_COUNTS = {
 
 @pytest.fixture
 def mini(tmp_path):
-    return book_make(tmp_path / "mini")
+    return book_folder_make(tmp_path / "mini")
 
 
 def _dump() -> str:
@@ -155,7 +155,7 @@ def test_rebuild_entities_ids_state_aliases(mini):
 
 
 def test_explicit_id_and_pinyin_collision(tmp_path):
-    root = book_make(
+    root = book_folder_make(
         tmp_path / "mini",
         {
             "设定/名册.yaml": ROSTER + "  - name: 林风\n  - name: 剑老\n    id: sword_elder\n",
@@ -277,7 +277,7 @@ def test_generated_id_skips_curated_id(mini):
 
 
 def test_slug_defaults_to_folder_name(tmp_path):
-    root = book_make(tmp_path / "无名书", {"book.yaml": "title: 无名\n"})
+    root = book_folder_make(tmp_path / "无名书", {"book.yaml": "title: 无名\n"})
     report = book_rebuild(root=root)
     assert report["book"] == "无名书"
     assert Book.objects.get(slug="无名书").title == "无名"

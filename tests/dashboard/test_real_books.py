@@ -12,7 +12,7 @@ from core.models import Book
 from core.selectors import style_drift
 from entities.selectors import entity_appearances
 from tests.conftest import CORPUS, DEMO_BOOK
-from tests.dashboard.factories import user_make
+from tests.factories import user_make
 from threads.selectors import thread_list_overdue
 from webnovel.demo import demo_extractions_ingest
 

@@ -5,14 +5,14 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.dashboard.factories import book_make, user_make
+from tests.factories import book_populated_make, user_make
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def book():
-    return book_make()
+    return book_populated_make()
 
 
 @pytest.fixture
@@ -169,8 +169,8 @@ def _queries(client, url: str) -> int:
 
 def test_query_count_does_not_grow_with_the_book(curator):
     """No query per row: a 400-chapter book costs each page the same number of queries as a 40-chapter one."""
-    book_make(slug="small", chapters=40)
-    book_make(slug="large", chapters=400)
+    book_populated_make(slug="small", chapters=40)
+    book_populated_make(slug="large", chapters=400)
     for page in PAGES:
         # warm per-process caches first (e.g. other apps' matchers), which are built once, not per row
         _queries(curator, f"/dashboard/small/{page}")
@@ -182,7 +182,7 @@ def test_query_count_does_not_grow_with_the_book(curator):
 
 def test_book_list_is_one_query_for_all_books(curator, django_assert_max_num_queries):
     for n in range(5):
-        book_make(slug=f"b{n}", chapters=5)
+        book_populated_make(slug=f"b{n}", chapters=5)
     with django_assert_max_num_queries(3):  # session, user, books
         curator.get("/dashboard/")
 

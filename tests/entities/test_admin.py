@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from entities.models import Entity, PendingItem, StateChange
 from entities.selectors import entity_state_as_of
 from entities.services.ingest import extraction_ingest
-from tests.entities.factories import book_make, entity_make
+from tests.factories import book_row_make, entity_make
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +18,7 @@ def admin_client(client):
 
 @pytest.fixture
 def book():
-    book = book_make(chapters=5)
+    book = book_row_make(chapters=5)
     entity_make(book, "linfeng", "林风", aliases=["小风"], tier="核心", base_state={"hp": 10})
     entity_make(book, "jianlao", "剑老")
     extraction_ingest(

@@ -7,7 +7,7 @@ from django.core.management.base import CommandError
 
 from entities.models import PendingItem
 from entities.services.ingest import extraction_ingest
-from tests.entities.factories import book_make, entity_make
+from tests.factories import book_row_make, entity_make
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +33,7 @@ PAYLOAD = {
 
 @pytest.fixture
 def book():
-    book = book_make(chapters=5)
+    book = book_row_make(chapters=5)
     entity_make(
         book, "linfeng", "林风", aliases=["小风"], tier="核心", is_protagonist=True, base_state={"realm": "炼气三层"}
     )

@@ -12,16 +12,14 @@ from entities.services.ingest import extraction_ingest
 from entities.services.marks import aliases_generic_set
 from entities.services.writes import alias_add
 from kernel.exceptions import InvalidInput
-from tests.core.bookfactory import CARD_JIANLAO, ROSTER
-from tests.core.bookfactory import book_make as folder_make
-from tests.entities.factories import book_make, entity_make
+from tests.factories import CARD_JIANLAO, ROSTER, book_folder_make, book_row_make, entity_make
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def book():
-    book = book_make(chapters=0)
+    book = book_row_make(chapters=0)
     lin = entity_make(book, "linfeng", "林风", aliases=["小风"])
     alias_add(entity=lin, alias="少年", generic=True)
     lao = entity_make(book, "jianlao", "剑老")
@@ -103,7 +101,7 @@ def test_admin_service_marks_curated_aliases_and_leaves_file_ones(book):
 def test_roster_and_card_mark_generic_aliases(tmp_path):
     card = CARD_JIANLAO.replace("aliases: [老者]", "aliases: [{alias: 老者, generic: true}]\ngeneric_aliases: [他]")
     roster = ROSTER.replace("  - 王伯", "  - name: 王伯\n    generic_aliases: [他, 老爷]")
-    root = folder_make(tmp_path / "mini", {"设定/角色/剑老.md": card, "设定/名册.yaml": roster})
+    root = book_folder_make(tmp_path / "mini", {"设定/角色/剑老.md": card, "设定/名册.yaml": roster})
     report = book_rebuild(root=root)
     book = Book.objects.get(slug="mini")
     assert sorted(Alias.objects.filter(book=book, generic=True).values_list("entity__canonical_name", "alias")) == [
@@ -123,7 +121,7 @@ def test_roster_and_card_mark_generic_aliases(tmp_path):
 
 
 def test_extraction_marks_a_new_entitys_alias_generic():
-    book = book_make(chapters=2)
+    book = book_row_make(chapters=2)
     Chapter.objects.filter(book=book, number=1).update(body="那个少年拔剑。赵元笑了。")
     payload = {
         "entities_new": [

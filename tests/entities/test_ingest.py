@@ -5,14 +5,14 @@ from entities.selectors import entity_state_as_of, pending_list, relationship_gr
 from entities.services.ingest import extraction_ingest
 from entities.services.pending import pending_item_confirm, pending_item_reject
 from kernel.exceptions import Conflict, InvalidInput, NotFound
-from tests.entities.factories import book_make, entity_make
+from tests.factories import book_row_make, entity_make
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def book():
-    book = book_make(chapters=10)
+    book = book_row_make(chapters=10)
     entity_make(book, "linfeng", "林风", aliases=["小风"], tier="核心", base_state={"realm": "炼气三层"})
     entity_make(book, "jianlao", "剑老", aliases=["老者"])
     entity_make(book, "loc_qinglanzong", "青岚宗", type="地点")

@@ -15,7 +15,7 @@ from entities.payload import extraction_validate
 from entities.services.ingest import extraction_ingest, extraction_parse
 from kernel.exceptions import InvalidInput
 from tests.conftest import REPO
-from tests.entities.factories import book_make, entity_make
+from tests.factories import book_row_make, entity_make
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +32,7 @@ ALLOWED_TOP = "entities_appeared、entities_new、state_changes、relationships_
 
 @pytest.fixture
 def book():
-    book = book_make(chapters=5)
+    book = book_row_make(chapters=5)
     entity_make(book, "linfeng", "林风", base_state={"realm": "炼气三层"})
     extraction_ingest(book=book, chapter=3, payload=GOOD)
     return book

@@ -6,13 +6,13 @@ from entities.models import Appearance, Entity, Relationship, StateChange
 from entities.selectors import alias_resolve, entity_relationships, entity_state_as_of
 from entities.services.writes import entity_merge, relationship_record, state_change_record
 from kernel.exceptions import InvalidInput
-from tests.entities.factories import book_make, entity_make
+from tests.factories import book_row_make, entity_make
 
 pytestmark = pytest.mark.django_db
 
 
 def test_merge_moves_aliases_appearances_changes_and_relationships():
-    book = book_make()
+    book = book_row_make()
     Chapter.objects.create(book=book, number=1, title="", body="黑衣人出手，剑老叹息。")
     Chapter.objects.create(book=book, number=2, title="", body="剑老与神秘人同行，林风跟随。")
     lao = entity_make(book, "jianlao", "剑老", base_state={"realm": "残魂"})

@@ -2,7 +2,7 @@ import pytest
 
 from entities.models import StateChange
 from entities.selectors import entity_state_as_of, entity_state_changes
-from tests.entities.factories import book_make, entity_make
+from tests.factories import book_row_make, entity_make
 
 pytestmark = pytest.mark.django_db
 
@@ -14,7 +14,7 @@ def _change(entity, chapter, field, op, new, seq=0):
 
 
 def test_state_as_of_replays_every_operation():
-    book = book_make()
+    book = book_row_make()
     lin = entity_make(book, "linfeng", "林风", base_state={"realm": "炼气三层", "possessions": ["断剑青岚"]})
     _change(lin, 3, "realm", "set", "炼气四层")
     _change(lin, 5, "possessions", "add", "玉佩")

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from entities.models import Alias, Entity
 from entities.roster import RosterIssue, roster_removal_preview, roster_write
-from tests.entities.factories import book_make, entity_make
+from tests.factories import book_row_make, entity_make
 
 
 def entry(name, *, explicit_id="", aliases=(), path="设定/名册.yaml", line=1):
@@ -26,7 +26,7 @@ def entry(name, *, explicit_id="", aliases=(), path="设定/名册.yaml", line=1
 
 
 def test_an_id_held_by_an_ingested_entity_is_reserved(db):
-    book = book_make()
+    book = book_row_make()
     entity_make(book, "linfeng", "林风", source="extraction")
     written = roster_write(book=book, entities=[entry("林风甲", explicit_id="linfeng", line=3), entry("林风")])
     assert written == (
@@ -48,7 +48,7 @@ def test_an_id_held_by_an_ingested_entity_is_reserved(db):
 
 
 def test_a_curated_alias_wins_over_the_file_alias_of_the_same_name(db):
-    book = book_make()
+    book = book_row_make()
     roster_write(book=book, entities=[entry("苏晚晴", aliases=["晚晴"])])
     entity = Entity.objects.get(book=book, entity_id="suwanqing")
     Alias.objects.filter(entity=entity).update(source="admin", note="馆员确认")
@@ -60,7 +60,7 @@ def test_a_curated_alias_wins_over_the_file_alias_of_the_same_name(db):
 
 
 def test_an_entry_gone_is_deleted_unless_curated_rows_point_at_it_then_archived_and_revived(db):
-    book = book_make()
+    book = book_row_make()
     roster_write(book=book, entities=[entry("林风"), entry("沈墨"), entry("赵乾")])
     shenmo = Entity.objects.get(book=book, entity_id="shenmo")
     Alias.objects.create(book=book, entity=shenmo, alias="墨兄", source="admin")

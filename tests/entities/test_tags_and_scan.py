@@ -6,14 +6,14 @@ from entities.models import AmbiguousMention, Appearance, Entity, StateChange, T
 from entities.selectors import alias_resolve, entity_appearances, entity_state_as_of
 from entities.services.writes import alias_add
 from kernel.exceptions import Ambiguous
-from tests.entities.factories import book_make, entity_make
+from tests.factories import book_row_make, entity_make
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def book():
-    book = book_make(chapters=0)
+    book = book_row_make(chapters=0)
     lin = entity_make(
         book, "linfeng", "林风", aliases=["小风"], base_state={"realm": "炼气三层", "possessions": ["断剑"]}
     )
@@ -170,10 +170,9 @@ def test_the_seeds_tag_syntax_applies_verbatim(tmp_path):
     from django.core.management import call_command
 
     from bookfiles.rebuilder import book_rebuild
-    from tests.core.bookfactory import book_make as folder_make
-    from tests.core.bookfactory import book_write
+    from tests.factories import book_folder_make, book_write
 
-    root = folder_make(tmp_path / "mini")
+    root = book_folder_make(tmp_path / "mini")
     book_rebuild(root=root)
     book_write(root, "定稿/正文/第二卷/第0004章.md", f"---\ntitle: 斗者\n---\n萧炎睁眼。\n{SEED_TAGS}岩枭走了。\n")
     out = io.StringIO()
@@ -200,15 +199,14 @@ def test_skipped_and_partial_tags_are_in_the_finalize_sync_and_rebuild_reports(t
 
     from django.core.management import call_command
 
-    from tests.core.bookfactory import book_make as folder_make
-    from tests.core.bookfactory import book_write
+    from tests.factories import book_folder_make, book_write
 
     bad = (
         '<entity-update ref="林风"><set key="realm" value="筑基"/><set value="x"/><inc key="hp"/></entity-update>\n'
         '<entity-alias ref="无此人" alias="某甲"/>\n'
         '<entity type="角色" name="赵元">外门弟子\n'
     )
-    root = folder_make(tmp_path / "mini")
+    root = book_folder_make(tmp_path / "mini")
     book_write(root, "定稿/正文/第二卷/第0004章.md", f"---\ntitle: 问剑\n---\n林风问剑。\n{bad}完。\n")
     out = io.StringIO()
     call_command("rebuild", str(root), stdout=out)

@@ -11,6 +11,9 @@ from bench.adversary_bodies import REQUEST_CASES, cases_replay
 from core.models import Book
 from core.services import apikey_create
 
+# the replay of every hostile request of bench/adversary_bodies.py: `-m "not slow"` skips it locally
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def replayed(books):

@@ -15,6 +15,9 @@ from bookfiles.rebuilder import book_rebuild, book_sync
 from core.models import Book, Chapter
 from tests.conftest import REPO
 
+# kill -9 of child processes mid-transaction (each waits for its child): `-m "not slow"` skips them locally
+pytestmark = pytest.mark.slow
+
 CHAPTER_5 = "定稿/正文/第1卷/第0005章.md"
 EDIT = "\n山门外忽起一阵怪风。\n"
 

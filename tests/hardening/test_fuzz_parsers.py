@@ -26,6 +26,9 @@ from kernel.exceptions import DomainError, InvalidInput
 from tests.conftest import DEMO_BOOK, REPO
 from tests.hardening.test_openapi_fuzz import _from_schema
 
+# hypothesis over every parser (HARDENING_EXAMPLES scales it): `-m "not slow"` skips it locally
+pytestmark = pytest.mark.slow
+
 SCALE = int(os.environ.get("HARDENING_SCALE", "1"))  # bench/bench_schemathesis.py raises it
 FAST = settings(max_examples=150 * SCALE, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 SLOW = settings(max_examples=40 * SCALE, deadline=None, database=None, suppress_health_check=list(HealthCheck))

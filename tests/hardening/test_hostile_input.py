@@ -140,6 +140,7 @@ def bomb_book(db, tmp_path):
     assert book_rebuild(root=root)["ok"] is True
 
 
+@pytest.mark.slow  # each bomb runs into the regex timeout: ~20 s in all
 @pytest.mark.parametrize("pattern", ["(a+)+$", "(a|aa)+$", "(a*)*b", "(?:a+){2,}x", "(.*a){25}"])
 def test_regex_bombs_end_in_a_result_or_a_clear_timeout(bomb_book, api, pattern):
     response = api.get("/api/books/bomb/search/regex", {"pattern": pattern})

@@ -10,7 +10,7 @@ from django.db import connection
 
 from entities.models import Appearance, Extraction, StateChange
 from entities.services.ingest import extraction_ingest
-from tests.entities.factories import book_make, entity_make
+from tests.factories import book_row_make, entity_make
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL only (set DATABASE_URL)")
 
@@ -24,7 +24,7 @@ PAYLOAD = {
 def test_second_ingestion_of_a_chapter_waits_and_replaces_the_first(transactional_db, settings):
     # The after-commit memory hooks are another app's (and race each other: see docs/hardening.md).
     settings.WEBNOVEL_AFTER_CHAPTER_HOOKS = []
-    book = book_make(chapters=3)
+    book = book_row_make(chapters=3)
     entity_make(book, "linfeng", "林风", aliases=["小风"])
     first_wrote = threading.Event()
     results: dict[str, object] = {}

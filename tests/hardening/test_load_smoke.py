@@ -4,8 +4,13 @@ locked" included) and no traceback in the server log. Counts only; speed is benc
 
 import json
 
+import pytest
+
 from bench.bench_faults import child_run
 from bench.bench_load import Server, api_key_create, book_names, load_run, manage
+
+# a gunicorn under concurrent load: `-m "not slow"` skips it locally
+pytestmark = pytest.mark.slow
 
 
 def test_gunicorn_under_concurrent_reads_ingestion_and_finalize_has_no_error(child_db, demo_copy, tmp_path):

@@ -13,13 +13,13 @@ from django.db import connection
 from core.models import Chapter
 from memory.models import Fact
 from memory.pipeline import memory_after_chapter
-from tests.entities.factories import book_make, entity_make
+from tests.factories import book_row_make, entity_make
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL only (set DATABASE_URL)")
 
 
 def test_second_memory_hook_of_a_book_waits_for_the_first(transactional_db, caplog):
-    book = book_make(chapters=3)
+    book = book_row_make(chapters=3)
     Chapter.objects.filter(book=book).update(hook_type="危机钩-强", summary="林风夜探剑冢。")
     entity_make(book, "linfeng", "林风", base_state={"realm": "炼气三层"})
     first_wrote = threading.Event()

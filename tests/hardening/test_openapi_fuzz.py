@@ -24,6 +24,9 @@ from hypothesis import strategies as st
 from bookfiles.rebuilder import book_rebuild
 from tests.conftest import DEMO_BOOK
 
+# hypothesis over the whole REST schema: `-m "not slow"` skips it locally
+pytestmark = pytest.mark.slow
+
 EXAMPLES = int(os.environ.get("HARDENING_EXAMPLES", "250"))
 
 HOSTILE = [

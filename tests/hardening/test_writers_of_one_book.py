@@ -13,6 +13,9 @@ import pytest
 
 from bench.bench_faults import child_run, child_start, child_start_paused, dump
 
+# writers in child processes, each waited for (like the kill -9 tests): `-m "not slow"` skips them locally
+pytestmark = pytest.mark.slow
+
 CHAPTER_5 = "定稿/正文/第1卷/第0005章.md"
 EDIT = "\n山门外忽起一阵怪风。\n"
 EXTRACTION = {

@@ -4,7 +4,7 @@ import pytest
 
 from memory.models import Fact
 from memory.orchestrator import build_memory_pack
-from tests.core.bookfactory import book_make, book_write, chapter_text
+from tests.factories import book_folder_make, book_write, chapter_text
 
 
 @pytest.fixture
@@ -12,7 +12,7 @@ def mini(tmp_path, db, django_capture_on_commit_callbacks):
     from bookfiles.rebuilder import book_rebuild
     from core.models import Book
 
-    root = book_make(tmp_path / "mini")
+    root = book_folder_make(tmp_path / "mini")
     with django_capture_on_commit_callbacks(execute=True):
         assert book_rebuild(root=root)["ok"]
     return root, Book.objects.get(slug="mini")

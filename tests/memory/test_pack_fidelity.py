@@ -124,7 +124,7 @@ def test_demo_states_use_the_authors_labels_and_no_fact_is_empty(demo):
 
 
 def test_every_door_gives_the_same_faithful_pack(story, api, client):
-    from tests.dashboard.factories import user_make
+    from tests.factories import user_make
 
     out = StringIO()
     call_command("story", "context", "mem", "7", "--budget-tokens", "8000", stdout=out)

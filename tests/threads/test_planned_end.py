@@ -5,7 +5,7 @@ import pytest
 
 from bookfiles.rebuilder import book_rebuild
 from core.models import Book
-from tests.core.bookfactory import book_make
+from tests.factories import book_folder_make
 from threads.models import Thread
 from threads.selectors import thread_hangs
 
@@ -21,7 +21,7 @@ def _thread(tid: str, planned_end: str, *, strength: str = "中", opened: int = 
 
 @pytest.fixture
 def book(tmp_path, db):
-    root = book_make(
+    root = book_folder_make(
         tmp_path / "mini",
         {
             "线索/伏笔-002.md": _thread("伏笔-002", "第1卷", opened=2),  # volume 1 is chapters 1–2
@@ -80,7 +80,7 @@ def test_overdue_uses_the_volume_last_chapter(book, api):
 
 def test_a_volume_known_only_from_its_folder_ends_once_the_next_one_begins(tmp_path, db):
     # No volumes: in book.yaml; the chapter folders 第1卷 (1–2) and 第二卷 (3) make the volumes.
-    root = book_make(
+    root = book_folder_make(
         tmp_path / "folders",
         {
             "book.yaml": "slug: folders\ntitle: 青岚剑录\n",

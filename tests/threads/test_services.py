@@ -4,7 +4,7 @@ They take any object with the parsed file's attributes (a Protocol): these tests
 
 from types import SimpleNamespace
 
-from tests.entities.factories import book_make
+from tests.factories import book_row_make
 from threads.models import Secret, Thread, ThreadHistoryEntry
 from threads.services import secrets_replace, threads_replace
 
@@ -44,7 +44,7 @@ def secret(secret_id, path):
 
 
 def test_threads_replace_writes_history_and_replaces_only_the_files_named(db):
-    book = book_make()
+    book = book_row_make()
     written = threads_replace(
         book=book,
         threads=[
@@ -65,7 +65,7 @@ def test_threads_replace_writes_history_and_replaces_only_the_files_named(db):
 
 
 def test_secrets_replace_keeps_the_secrets_of_other_files(db):
-    book = book_make()
+    book = book_row_make()
     assert (
         secrets_replace(book=book, secrets=[secret("信息差-001", "信息差/a.md"), secret("信息差-002", "信息差/b.md")])
         == 2

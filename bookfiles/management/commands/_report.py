@@ -2,7 +2,9 @@
 
 from typing import Any
 
-from django.core.management.base import CommandError
+from django.core.management.base import BaseCommand, CommandError
+
+from core.commands import json_render
 
 COUNT_LABELS = {
     "chapters": "章节",
@@ -78,3 +80,14 @@ def report_text(report: dict[str, Any], *, action: str) -> str:
         lines.append(f"提交后的更新失败 {len(failures)} 个：")
         lines += [f"  {f['message']}" for f in failures]
     return "\n".join(lines)
+
+
+def report_finish(
+    command: BaseCommand, report: dict[str, Any], options: dict[str, Any], *, action: str, short: str = ""
+) -> None:
+    """Print a rebuild / sync / finalize report (JSON or text), then fail if it failed or a hook did."""
+    command.stdout.write(json_render(report) if options["json"] else report_text(report, action=action))
+    short = short or action
+    if not report["ok"]:
+        raise CommandError(f"{short}失败：{len(report['errors'])} 个错误，数据库未改动")
+    hook_failures_check(report, action=short)

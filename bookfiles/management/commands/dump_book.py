@@ -2,33 +2,24 @@
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
-
 from bookfiles.rebuilder import book_dump
-from core.selectors import book_get
-from kernel.exceptions import DomainError
+from core.commands import BookCommand
 from kernel.safefs import file_write
 
 
-class Command(BaseCommand):
+class Command(BookCommand):
     help = "输出一本书所有由文件派生的数据（JSON，排序、无数据库 id 与时间戳），两次重建结果应逐字节相同。"
+    json_help = "与 --output 一起：以 JSON 报告写入的文件与字节数（转储本身总是 JSON）"
 
-    def add_arguments(self, parser):
-        parser.add_argument("book", help="书籍 slug")
+    def add_command_arguments(self, parser):
         parser.add_argument("--output", "-o", help="写入该文件（默认输出到标准输出）")
 
     def handle(self, *args, **options):
-        try:
-            book = book_get(slug=options["book"])
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
-        text = book_dump(book=book)
-        if options["output"]:
-            path = Path(options["output"])
-            try:
-                file_write(path=path, text=text)
-            except DomainError as exc:
-                raise CommandError(exc.message) from exc
-            self.stdout.write(f"已写入 {path}（{len(text.encode('utf-8'))} 字节）")
-        else:
+        text = book_dump(book=self.book_get(options))
+        if not options["output"]:
             self.stdout.write(text, ending="")
+            return
+        path = Path(options["output"])
+        file_write(path=path, text=text)
+        size = len(text.encode("utf-8"))
+        self.emit({"written": str(path), "bytes": size}, f"已写入 {path}（{size} 字节）", options)

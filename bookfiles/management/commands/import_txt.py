@@ -6,22 +6,24 @@ from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.core.validators import validate_unicode_slug
 
 from bookfiles.importers.folder import txt_book_write
 from bookfiles.importers.txt import txt_decode, txt_parse
-from kernel.exceptions import DomainError
+from core.commands import BookCommand, json_render
 from kernel.safefs import regular_file_read
 
 # A 20-million-character novel is ~60 MB of UTF-8; past this it is not a novel (or not one file).
 TXT_MAX_BYTES = 256 * 1024 * 1024
 
 
-class Command(BaseCommand):
+class Command(BookCommand):
     help = "把 txt 小说切分成章节，生成书籍文件夹（book.yaml + 定稿/正文/）。规则见 docs/import.md。"
+    book_argument = None  # it makes a book folder; no book exists yet
+    json_help = "以 JSON 输出报告"
 
-    def add_arguments(self, parser):
+    def add_command_arguments(self, parser):
         parser.add_argument("source", help="txt 文件路径（UTF-8 含/不含 BOM，或 GB18030）")
         parser.add_argument("out_dir", help="输出的书籍文件夹（须不存在或为空，除非 --force）")
         parser.add_argument("--slug", help="写入 book.yaml 的 slug（默认：文件夹名）")
@@ -29,7 +31,6 @@ class Command(BaseCommand):
         parser.add_argument("--force", action="store_true", help="输出文件夹非空时仍写入：替换 book.yaml 与 定稿/")
         parser.add_argument("--renumber", action="store_true", help="按出现顺序重新编号 1..N（章节号重复时必须）")
         parser.add_argument("--dry-run", action="store_true", help="只报告切分结果，不写文件")
-        parser.add_argument("--json", action="store_true", help="以 JSON 输出报告")
         parser.add_argument(
             "--discover",
             action="store_true",
@@ -75,18 +76,15 @@ class Command(BaseCommand):
             raise CommandError(f"章节编号重复：{numbers}；加 --renumber 按出现顺序重新编号")
         report["files"] = []
         if not options["dry_run"]:
-            try:
-                report["files"] = txt_book_write(
-                    book=book,
-                    out_dir=out_dir,
-                    title=title,
-                    slug=options["slug"],
-                    source=source.name,
-                    encoding=encoding,
-                    force=options["force"],
-                )
-            except DomainError as exc:
-                raise CommandError(exc.message) from exc
+            report["files"] = txt_book_write(
+                book=book,
+                out_dir=out_dir,
+                title=title,
+                slug=options["slug"],
+                source=source.name,
+                encoding=encoding,
+                force=options["force"],
+            )
         if options["discover"] and not options["dry_run"]:
             # By command name, not import: discovery lives in the entities app, above this one.
             slug = options["slug"] or out_dir.resolve().name
@@ -104,7 +102,7 @@ class Command(BaseCommand):
 
     def _emit(self, report: dict, options: dict) -> None:
         if options["json"]:
-            self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
+            self.stdout.write(json_render(report))
             return
         lines = [
             f"《{report['title']}》 编码 {report['encoding']}，{report['chapters']} 章"

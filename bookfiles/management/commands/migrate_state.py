@@ -1,22 +1,21 @@
 """``python manage.py migrate_state <project_root> [--commit]`` — import an old .webnovel/state.json."""
 
-import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
-
 from bookfiles.importers.state_project import state_migrate
-from kernel.exceptions import DomainError
+from core.commands import BookCommand
 
 
-class Command(BaseCommand):
+class Command(BookCommand):
     help = (
-        "把旧项目的 .webnovel/state.json（v5.0–v6）导入数据库。默认只演练并输出摘要；"
+        "把旧项目的 .webnovel/state.json（v5.0–v6）导入数据库。默认只演练并输出摘要（JSON）；"
         "--commit 才写入，并先把 state.json 备份为 state.json.bak-<时间戳>，再改写为精简版（< 5 KB）；"
         "旧的 正文/第N章-标题.md 与 .webnovel/summaries/ 转为 定稿/正文/第NNNN章.md（不覆盖已有文件）。"
     )
+    book_argument = None  # the old project's root comes first; the book is --book, or found / made from the root
+    json_default = True
 
-    def add_arguments(self, parser):
+    def add_command_arguments(self, parser):
         parser.add_argument("project_root", help="旧项目根目录（含 .webnovel/state.json）")
         parser.add_argument("--commit", action="store_true", help="真正写入（默认演练，不改任何东西）")
         parser.add_argument("--book", help="导入到这本书（slug）；默认按根目录匹配，没有则新建")
@@ -26,10 +25,5 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        try:
-            summary = state_migrate(
-                root=Path(options["project_root"]), commit=options["commit"], book_slug=options["book"]
-            )
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
-        self.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2))
+        summary = state_migrate(root=Path(options["project_root"]), commit=options["commit"], book_slug=options["book"])
+        self.emit(summary, None, options)

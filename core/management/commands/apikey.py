@@ -1,13 +1,8 @@
 """``python manage.py apikey create|list|revoke`` — manage API keys (the raw key is shown once)."""
 
-import json
-
-from django.core.management.base import BaseCommand, CommandError
-
+from core.commands import BookCommand
 from core.models import ApiKey
-from core.selectors import book_get
 from core.services import apikey_create, apikey_revoke
-from kernel.exceptions import DomainError
 
 
 def apikey_row(key: ApiKey) -> dict:
@@ -23,8 +18,10 @@ def apikey_row(key: ApiKey) -> dict:
     }
 
 
-class Command(BaseCommand):
+class Command(BookCommand):
     help = "管理 API 密钥：create 新建（原始密钥只显示一次）、list 列出、revoke 吊销。"
+    book_argument = None  # a key may be for every book: the book is create's --book
+    json_help = "以 JSON 输出"
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", metavar="<action>", required=True)
@@ -32,23 +29,20 @@ class Command(BaseCommand):
         create.add_argument("--name", required=True, help="密钥名称（便于辨认用途）")
         create.add_argument("--scope", choices=ApiKey.Scope.values, default="read", help="read 只读 / write 读写")
         create.add_argument("--book", help="只允许访问这本书（书籍 slug）；留空表示所有书")
-        create.add_argument("--json", action="store_true", help="以 JSON 输出")
+        self.add_output_arguments(create)
         listing = sub.add_parser("list", help="列出密钥（不含原始密钥）")
         listing.add_argument("--all", action="store_true", help="包括已吊销的密钥")
-        listing.add_argument("--json", action="store_true", help="以 JSON 输出")
+        self.add_output_arguments(listing)
         revoke = sub.add_parser("revoke", help="按前缀吊销密钥")
         revoke.add_argument("prefix", help="密钥前缀（list 显示的 prefix，如 wn_AbCd123）")
-        revoke.add_argument("--json", action="store_true", help="以 JSON 输出")
+        self.add_output_arguments(revoke)
 
     def handle(self, *args, **options):
-        try:
-            result, text = getattr(self, "_" + options["action"])(options)
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
-        self.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) if options["json"] else text)
+        result, text = getattr(self, "_" + options["action"])(options)
+        self.emit(result, text, options)
 
     def _create(self, options):
-        book = book_get(slug=options["book"]) if options["book"] else None
+        book = self.book_get(options, "book") if options["book"] else None
         key, raw = apikey_create(name=options["name"], scope=options["scope"], book=book)
         result = {**apikey_row(key), "key": raw}
         where = f"《{book.title or book.slug}》（{book.slug}）" if book else "所有书"

@@ -1,43 +1,33 @@
 """``python manage.py discover <book>`` — propose the cast of a book from its text (no model calls)."""
 
-import json
-
-from django.core.management.base import BaseCommand, CommandError
-
-from core.selectors import book_get
+from core.commands import BookCommand
 from entities.discovery.engine import TYPES
 from entities.discovery.services import book_discover
-from kernel.exceptions import DomainError
 
 
-class Command(BaseCommand):
+class Command(BookCommand):
     help = (
         "从正文发现角色（以及地点、势力）：提议正名、别名分组、置信度与证据，放入待确认队列（发现的实体）。"
         "已有、已提议或已拒绝的名字不再提出。规则见 docs/discovery.md。"
     )
 
-    def add_arguments(self, parser):
-        parser.add_argument("book", help="书籍 slug（先 rebuild 书籍文件夹）")
+    book_help = "书籍 slug（先 rebuild 书籍文件夹）"
+    json_help = "以 JSON 输出报告"
+
+    def add_command_arguments(self, parser):
         parser.add_argument("--min-count", type=int, default=5, help="一个名字至少出现的次数（默认 5）")
         parser.add_argument(
             "--types", default=",".join(TYPES), help=f"要发现的类型，逗号分隔（默认 {','.join(TYPES)}）"
         )
         parser.add_argument("--limit", type=int, default=200, help="每种类型最多提议多少个（默认 200）")
-        parser.add_argument("--json", action="store_true", help="以 JSON 输出报告")
 
     def handle(self, *args, **options):
         types = [t.strip() for t in options["types"].replace("，", ",").split(",") if t.strip()]
-        try:
-            report = book_discover(
-                book=book_get(slug=options["book"]),
-                min_count=options["min_count"],
-                types=types,
-                limit=options["limit"],
-            )
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
+        report = book_discover(
+            book=self.book_get(options), min_count=options["min_count"], types=types, limit=options["limit"]
+        )
         if options["json"]:
-            self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
+            self.emit(report, None, options)
             return
         c = report["counts"]
         lines = [

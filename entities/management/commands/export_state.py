@@ -3,33 +3,30 @@
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.utils import timezone
 
-from core.selectors import book_get
+from core.commands import BookCommand
 from entities.legacy_state import STATE_PATH, state_export
-from kernel.exceptions import DomainError
 from kernel.safefs import book_file_write, file_write, path_inside
 
 
-class Command(BaseCommand):
+class Command(BookCommand):
     help = (
         "从数据库生成精简版 state.json。默认输出到标准输出；--write 写入 <书籍根目录>/.webnovel/state.json（先备份）。"
     )
 
-    def add_arguments(self, parser):
-        parser.add_argument("book", help="书籍 slug")
+    json_default = True  # the state itself is JSON; so is the line saying where it was written
+
+    def add_command_arguments(self, parser):
         parser.add_argument(
             "--write", action="store_true", help="写入书籍根目录下的 .webnovel/state.json（已有则先备份）"
         )
         parser.add_argument("--output", help="写入这个路径（而不是标准输出）")
 
     def handle(self, *args, **options):
-        try:
-            book = book_get(slug=options["book"])
-            state = state_export(book=book)
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
+        book = self.book_get(options)
+        state = state_export(book=book)
         text = json.dumps(state, ensure_ascii=False, indent=2) + "\n"
         target = (
             Path(options["output"])
@@ -50,8 +47,6 @@ class Command(BaseCommand):
                     backup = STATE_PATH.with_name(f"{STATE_PATH.name}.bak-{timezone.now():%Y%m%d-%H%M%S}")
                     book_file_write(root=root, relative=backup, text=current.read_bytes())
                 book_file_write(root=root, relative=STATE_PATH, text=text)
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
         except OSError as exc:
             raise CommandError(f"无法写入 {target}：{exc.strerror or exc}") from exc
-        self.stdout.write(json.dumps({"written": str(target), "bytes": len(text.encode("utf-8"))}, ensure_ascii=False))
+        self.emit({"written": str(target), "bytes": len(text.encode("utf-8"))}, None, options, indent=None)

@@ -3,10 +3,9 @@
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from core.selectors import book_get
-from kernel.exceptions import DomainError
+from core.commands import BookCommand
 from memory.services import scratchpad_import
 
 
@@ -14,14 +13,15 @@ def _constant_refuse(name: str) -> None:
     raise ValueError(f"不支持 {name}（JSON 中没有 NaN / Infinity）")
 
 
-class Command(BaseCommand):
+class Command(BookCommand):
     help = (
         "导入 .webnovel/memory_scratchpad.json（本系统导出的，或旧插件的，如 character_state 桶）：能对应的写为事实"
         "（同 id 更新，不重复），对应不上的桶与条目原样保留并在报告中列出。"
     )
 
-    def add_arguments(self, parser):
-        parser.add_argument("book", help="书籍 slug")
+    json_default = True
+
+    def add_command_arguments(self, parser):
         parser.add_argument("file", type=Path, help="memory_scratchpad.json 的路径")
         parser.add_argument("--replace", action="store_true", help="先删除以前导入的事实")
 
@@ -39,8 +39,5 @@ class Command(BaseCommand):
             raise CommandError(f"{path} 不是有效的 JSON：{exc}") from exc
         except OSError as exc:
             raise CommandError(f"无法读取 {path}：{exc.strerror or exc}") from exc
-        try:
-            result = scratchpad_import(book=book_get(slug=options["book"]), data=data, replace=options["replace"])
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
-        self.stdout.write(json.dumps(result, ensure_ascii=False))
+        result = scratchpad_import(book=self.book_get(options), data=data, replace=options["replace"])
+        self.emit(result, None, options, indent=None)

@@ -1,35 +1,25 @@
 """``python manage.py import_references <dir>`` — import a folder of reference CSVs."""
 
-import json
-
-from django.core.management.base import BaseCommand, CommandError
-
-from kernel.exceptions import DomainError
+from core.commands import BookCommand
 from storysystem.services import references_import
 
 
-class Command(BaseCommand):
+class Command(BookCommand):
     help = "导入一个目录下的参考资料 CSV（UTF-8，有无 BOM 均可），按编号幂等：新建/更新/不变分别计数。"
+    book_argument = None  # a reference library belongs to no book
+    json_help = "以 JSON 输出报告"
 
-    def add_arguments(self, parser):
+    def add_command_arguments(self, parser):
         parser.add_argument("directory", help="CSV 所在目录（不递归）")
         parser.add_argument("--library", help="资料库名称（默认取目录名；seed 为内置入门库）")
         parser.add_argument("--dry-run", action="store_true", help="只校验并报告，不写数据库")
-        parser.add_argument("--json", action="store_true", help="以 JSON 输出报告")
 
     def handle(self, *args, **options):
-        try:
-            report = references_import(
-                directory=options["directory"], library=options["library"], dry_run=options["dry_run"]
-            )
-        except DomainError as exc:
-            details = exc.extra.get("errors") if isinstance(exc.extra, dict) else None
-            if details:
-                for line in details:
-                    self.stderr.write(line)
-            raise CommandError(exc.message) from exc
+        report = references_import(
+            directory=options["directory"], library=options["library"], dry_run=options["dry_run"]
+        )
         if options["json"]:
-            self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
+            self.emit(report, None, options)
             return
         for name, counts in report["tables"].items():
             self.stdout.write(

@@ -2,16 +2,12 @@
 [--csv-dir DIR] [--persist]`` — the seed's options (``--csv-dir``, ``--story-root``, ``--chapter
 chapter_015``) alongside ours."""
 
-import json
 import re
-import sys
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from core.models import Book
-from core.selectors import book_get
-from kernel.exceptions import DomainError, NotFound
+from core.commands import BookCommand, json_render
 from storysystem import markdown, services
 from storysystem.routing import story_system_build
 
@@ -23,19 +19,7 @@ def _chapter(value: str) -> int:
     match = _CHAPTER.match(value.strip())
     if not match:
         raise CommandError(f"--chapter 应为章号，如 15、chapter_015 或 第15章（收到 {value}）")
-    return int(next(g for g in match.groups() if g is not None))
-
-
-def _book_at(root: str) -> Book:
-    """The book whose folder is ``root`` (the seed's story root: where .story-system/ lives)."""
-    path = Path(root).expanduser().resolve()
-    book = Book.objects.filter(root=str(path)).first()
-    if book is None:
-        raise NotFound(
-            f"没有以 {path} 为文件夹的书籍：先运行 rebuild {root}，或改用 --book <slug>",
-            extra={"story_root": str(path)},
-        )
-    return book
+    return BookCommand.number_check(int(next(g for g in match.groups() if g is not None)), what="--chapter 章号")
 
 
 def _pair(value: str) -> tuple[str, str]:
@@ -45,10 +29,12 @@ def _pair(value: str) -> tuple[str, str]:
     return name.strip(), text.strip()
 
 
-class Command(BaseCommand):
+class Command(BookCommand):
     help = "为一本书生成故事系统设定（StorySystemDict）。默认只打印；--persist 才写入数据库和书籍文件夹。"
+    book_argument = None  # the query comes first; the book is optional (--book or --story-root)
+    json_default = True  # --format markdown|both (below) is this command's text output
 
-    def add_arguments(self, parser):
+    def add_command_arguments(self, parser):
         parser.add_argument("query", help="题材或调性描述，如「玄幻退婚流」「压抑一点，后面爆」")
         parser.add_argument("--genre", help="显式题材，优先于从查询词推断")
         parser.add_argument("--book", help="书籍 slug（--persist 与 --chapter 需要 --book 或 --story-root）")
@@ -82,60 +68,56 @@ class Command(BaseCommand):
         if (options["persist"] or options["chapter"] is not None) and not (options["book"] or options["story_root"]):
             raise CommandError("--persist 与 --chapter 需要 --book <slug>（或 --story-root <书籍文件夹>）")
         overrides = dict(_pair(v) for v in options["set"])
-        try:
-            book = book_get(slug=options["book"]) if options["book"] else None
-            if options["story_root"]:
-                at_root = _book_at(options["story_root"])
-                if book is not None and book.pk != at_root.pk:
-                    raise CommandError(
-                        f"--book {book.slug} 与 --story-root {options['story_root']}（《{at_root.title or at_root.slug}》）"
-                        "不是同一本书"
-                    )
-                book = at_root
-            if options["csv_dir"]:
-                report = services.references_import(directory=Path(options["csv_dir"]))
-                self.stderr.write(
-                    f"资料库 {report['library']}：新增 {report['created']}，更新 {report['updated']}，"
-                    f"未变 {report['unchanged']}"
+        book = self.book_get(options, "book") if options["book"] else None
+        if options["story_root"]:
+            at_root = self.book_at(options["story_root"])
+            if book is not None and book.pk != at_root.pk:
+                raise CommandError(
+                    f"--book {book.slug} 与 --story-root {options['story_root']}（《{at_root.title or at_root.slug}》）"
+                    "不是同一本书"
                 )
-            if options["chapter"] is not None:
-                data, files = services.story_chapter_build(
-                    book=book,
-                    chapter=options["chapter"],
-                    query=options["query"],
-                    genre=options["genre"],
-                    overrides=overrides,
-                    add_anti_patterns=options["add_anti_pattern"],
-                    remove_anti_patterns=options["remove_anti_pattern"],
-                    persist=options["persist"],
-                )
-            else:
-                if options["remove_anti_pattern"]:
-                    raise CommandError("--remove-anti-pattern 只对章节有意义（且总是被拒绝）；总设定请直接重建")
-                if book is None:
-                    data, files = (
-                        story_system_build(
-                            query=options["query"],
-                            genre=options["genre"],
-                            overrides=overrides,
-                            add_anti_patterns=options["add_anti_pattern"],
-                        ),
-                        [],
-                    )
-                else:
-                    data, files = services.story_master_build(
-                        book=book,
+            book = at_root
+        if options["csv_dir"]:
+            report = services.references_import(directory=Path(options["csv_dir"]))
+            self.stderr.write(
+                f"资料库 {report['library']}：新增 {report['created']}，更新 {report['updated']}，"
+                f"未变 {report['unchanged']}"
+            )
+        if options["chapter"] is not None:
+            data, files = services.story_chapter_build(
+                book=book,
+                chapter=options["chapter"],
+                query=options["query"],
+                genre=options["genre"],
+                overrides=overrides,
+                add_anti_patterns=options["add_anti_pattern"],
+                remove_anti_patterns=options["remove_anti_pattern"],
+                persist=options["persist"],
+            )
+        else:
+            if options["remove_anti_pattern"]:
+                raise CommandError("--remove-anti-pattern 只对章节有意义（且总是被拒绝）；总设定请直接重建")
+            if book is None:
+                data, files = (
+                    story_system_build(
                         query=options["query"],
                         genre=options["genre"],
                         overrides=overrides,
                         add_anti_patterns=options["add_anti_pattern"],
-                        persist=options["persist"],
-                    )
-        except DomainError as exc:
-            sys.stderr.write(json.dumps(exc.as_dict(), ensure_ascii=False, default=str) + "\n")
-            raise CommandError(exc.message, returncode=exc.status_code // 100) from exc
+                    ),
+                    [],
+                )
+            else:
+                data, files = services.story_master_build(
+                    book=book,
+                    query=options["query"],
+                    genre=options["genre"],
+                    overrides=overrides,
+                    add_anti_patterns=options["add_anti_pattern"],
+                    persist=options["persist"],
+                )
         if options["format"] in ("json", "both"):
-            self.stdout.write(json.dumps(data, ensure_ascii=False, indent=2))
+            self.stdout.write(json_render(data))
         if options["format"] in ("markdown", "both"):
             self.stdout.write(markdown.story_markdown(data))
         for path in files:

@@ -9,17 +9,17 @@ rotated (the previous demo key of the demo book is revoked) so exactly one is li
 can be printed.
 """
 
-import json
 import os
 import secrets
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from bookfiles.rebuilder import book_rebuild
+from core.commands import BookCommand
 from core.models import ApiKey, Book
 from core.services import apikey_create
 from entities.models import PendingItem
@@ -58,21 +58,20 @@ def demo_key_rotate(*, book: Book) -> tuple[ApiKey, str]:
     return apikey_create(name=DEMO_KEY_NAME, scope=ApiKey.Scope.WRITE, book=book)
 
 
-class Command(BaseCommand):
+class Command(BookCommand):
     help = (
         "演示环境：重建 examples/demo-book，导入 examples/demo-extractions 的示例抽取，确保管理员账号，"
         "创建演示 API 密钥并打印访问地址（可重复运行）。"
     )
 
-    def add_arguments(self, parser):
+    book_argument = None  # always the demo book
+    json_help = "以 JSON 输出结果"
+
+    def add_command_arguments(self, parser):
         parser.add_argument("--no-key", action="store_true", help="不创建演示 API 密钥")
-        parser.add_argument("--json", action="store_true", help="以 JSON 输出结果")
 
     def handle(self, *args, **options):
-        try:
-            report = book_rebuild(root=DEMO_BOOK)
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
+        report = book_rebuild(root=DEMO_BOOK)
         if not report["ok"]:
             problems = "；".join(e.get("message", str(e)) for e in report["errors"])
             raise CommandError(f"演示书重建失败：{problems}")
@@ -101,7 +100,7 @@ class Command(BaseCommand):
             "urls": URLS,
         }
         if options["json"]:
-            self.stdout.write(json.dumps(result, ensure_ascii=False, indent=2))
+            self.emit(result, None, options)
             return
         counts = report["counts"]
         lines = [
