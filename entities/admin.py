@@ -7,6 +7,7 @@ import re
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
@@ -47,11 +48,19 @@ def _intermediate(modeladmin, request, queryset, *, form, title, explanation, ac
     )
 
 
+# Inline rows fit a 1280 px change page: short inputs for short values
+COMPACT_INPUTS = {
+    models.CharField: {"widget": forms.TextInput(attrs={"size": 14})},
+    models.PositiveIntegerField: {"widget": forms.NumberInput(attrs={"style": "width: 5em"})},
+}
+
+
 class AliasInline(admin.TabularInline):
     model = Alias
     extra = 0
     fields = ["alias", "valid_from", "valid_to", "note", "source", "generic"]
     readonly_fields = ["generic"]  # through the AliasAdmin actions (rescans) or the book's files
+    formfield_overrides = COMPACT_INPUTS
 
 
 class StateChangeInline(admin.TabularInline):
