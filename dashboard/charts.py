@@ -279,6 +279,7 @@ def column_chart(
 
 LABEL_CHARS = 14  # a mark's written label is cut after this many characters (the full text is its tooltip)
 LABEL_FONT = 12  # px, in chart units; the CSS sets .mark-label to the same size
+LABEL_TOP = 24  # the first row of mark labels starts below the limit line's label (y = 10)
 
 
 @dataclass(frozen=True)
@@ -328,7 +329,7 @@ def chapter_axis(
             row_ends[row] = x0 + w
             placed.append((x0, row, text, mark))
         rows = len(row_ends)
-        axis_y = 22 + rows * (LABEL_FONT + 6) + 8
+        axis_y = LABEL_TOP + rows * (LABEL_FONT + 6) + 8
         height = axis_y + 40
 
     body = [f'<line class="axis" x1="{left}" y1="{axis_y}" x2="{left + pw}" y2="{axis_y}"></line>']
@@ -344,7 +345,7 @@ def chapter_axis(
             f'<text class="threshold-label" x="{_n(x)}" y="10" text-anchor="middle">{escape(limit_label)} {limit}</text>'
         )
     for x0, row, text, mark in placed:
-        y = 22 + row * (LABEL_FONT + 6) + LABEL_FONT
+        y = LABEL_TOP + row * (LABEL_FONT + 6) + LABEL_FONT
         x = px(mark.chapter)
         body.append(
             f'<line class="mark-leader" x1="{_n(x)}" y1="{y + 3}" x2="{_n(x)}" y2="{axis_y - 5}"></line>'
@@ -359,7 +360,7 @@ def chapter_axis(
         )
     body.append(f'<text class="tick" x="{left}" y="{height - 12}">{start}</text>')
     body.append(f'<text class="tick" x="{left + pw}" y="{height - 12}" text-anchor="end">{hi} 章</text>')
-    return _svg(width, height, body, css="chapter-axis", label="章节轴")
+    return _svg(width, height, body, css="chapter-axis labelled" if labels else "chapter-axis", label="章节轴")
 
 
 @dataclass(frozen=True)

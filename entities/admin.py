@@ -27,8 +27,22 @@ from entities.models import (
     StateChange,
     TagApplication,
 )
-from entities.pending_text import candidates_text, entity_names, pending_sentence
+from entities.pending_text import SOURCE_NAMES, candidates_text, entity_names, pending_sentence
 from webnovel.exceptions import DomainError
+
+
+class SourceFilter(admin.SimpleListFilter):
+    """The ``source`` column (a plain string: file, extraction, migration …) filtered under Chinese names."""
+
+    title = "来源"
+    parameter_name = "source"
+
+    def lookups(self, request, model_admin):
+        values = model_admin.get_queryset(request).order_by().values_list("source", flat=True).distinct()
+        return [(v, SOURCE_NAMES.get(v, v)) for v in sorted(set(values))]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(source=self.value()) if self.value() else queryset
 
 
 def _intermediate(modeladmin, request, queryset, *, form, title, explanation, action, submit_label):
@@ -116,7 +130,7 @@ class EntityAdmin(admin.ModelAdmin):
         "last_appearance",
         "book",
     ]
-    list_filter = ["book", "type", "tier", "is_protagonist", "archived", "source"]
+    list_filter = ["book", "type", "tier", "is_protagonist", "archived", SourceFilter]
     search_fields = ["entity_id", "canonical_name", "aliases__alias"]
     list_select_related = ["book"]
     show_full_result_count = False
@@ -175,7 +189,7 @@ class EntityAdmin(admin.ModelAdmin):
 @admin.register(Alias)
 class AliasAdmin(admin.ModelAdmin):
     list_display = ["alias", "entity", "book", "valid_from", "valid_to", "note", "source", "generic"]
-    list_filter = ["book", "source", "generic"]
+    list_filter = ["book", SourceFilter, "generic"]
     search_fields = ["alias", "entity__canonical_name", "entity__entity_id"]
     autocomplete_fields = ["entity"]
     list_select_related = ["entity", "book"]
@@ -307,7 +321,7 @@ class NamedChangeList(ChangeList):
 class PendingItemAdmin(admin.ModelAdmin):
     list_display = ["sentence", "confidence", "kind", "status", "book"]
     list_display_links = ["sentence"]
-    list_filter = ["book", "status", "kind", "source"]
+    list_filter = ["book", "status", "kind", SourceFilter]
     search_fields = ["note"]
     list_select_related = ["book"]
     ordering = ["status", "confidence", "chapter", "id"]
@@ -440,7 +454,7 @@ class PendingItemAdmin(admin.ModelAdmin):
 @admin.register(Extraction)
 class ExtractionAdmin(admin.ModelAdmin):
     list_display = ["chapter", "book", "source", "warning_count", "updated_at"]
-    list_filter = ["book", "source"]
+    list_filter = ["book", SourceFilter]
     readonly_fields = [
         "book",
         "chapter",

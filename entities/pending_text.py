@@ -10,7 +10,16 @@ from typing import Any
 from entities.models import Entity, PendingItem
 from entities.state_labels import state_field_label
 
-SOURCE_NAMES = {"extraction": "抽取", "migration": "迁移", "discovery": "发现", "curation": "人工校订"}
+SOURCE_NAMES = {
+    "extraction": "抽取",
+    "migration": "迁移",
+    "discovery": "发现",
+    "curation": "人工校订",
+    "file": "书籍文件",
+    "tag": "手工标签",
+    "scan": "正文扫描",
+    "admin": "后台",
+}
 OP_WORDS = {"set": "→", "unset": "清除", "add": "加入", "remove": "移除", "inc": "增加"}
 
 
