@@ -70,7 +70,7 @@ def apikey_check(request: HttpRequest, raw: str | None) -> ApiKey | None:
         return None
     if key.revoked:
         raise RevokedKey(
-            f"API 密钥 {key.prefix}… 已被吊销：请换用新的密钥（make run 每次启动都会轮换演示密钥并打印新值）",
+            f"需要认证：API 密钥 {key.prefix}… 已被吊销，请换用新的密钥（make run 每次启动都会轮换演示密钥并打印新值）",
             extra={"key": key.prefix, "revoked": True},
         )
     if request.method not in SAFE_METHODS and key.scope != ApiKey.Scope.WRITE:

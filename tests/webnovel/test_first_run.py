@@ -69,7 +69,7 @@ def test_a_revoked_key_gets_a_401_that_says_so(client):
     response = client.get("/api/books/", HTTP_X_API_KEY=raw)
     assert response.status_code == 401
     body = response.json()
-    assert body["message"].startswith(f"API 密钥 {key.prefix}… 已被吊销")
+    assert body["message"].startswith(f"需要认证：API 密钥 {key.prefix}… 已被吊销")
     assert body["extra"] == {"key": key.prefix, "revoked": True}
     # an unknown key keeps the plain 401
     unknown = client.get("/api/books/", HTTP_X_API_KEY="wn_not-a-key")
