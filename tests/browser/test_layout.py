@@ -106,7 +106,7 @@ def test_every_page_fits_the_viewport(demo, browser_page, width):
                 "nav.book-nav a", "els => [...new Set(els.map(e => Math.round(e.getBoundingClientRect().top)))]"
             )
             assert len(links) <= 2, (url, links)  # the menu: at most two lines
-    shot(page, f"layout-memory-{width}")
+    shot(page, f"layout-pending-change-{width}")
 
 
 @pytest.mark.parametrize("width", WIDTHS)
