@@ -18,7 +18,7 @@ install: $(BIN)/.installed
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/python manage.py demo_setup
+	$(BIN)/python manage.py demo_setup --host $(HOST) --port $(PORT)
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 test: install

@@ -8,7 +8,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from core.models import ApiKey, Book, Chapter, Document, Fingerprint, Section, SourceFile, TimelineRow, Volume
-from core.models.apikey import apikey_hash
+from core.services import apikey_create
 from kernel.ratelimit import limiter_for
 
 
@@ -36,6 +36,9 @@ class ThrottledAdminAuthenticationForm(AdminAuthenticationForm):
 
 
 admin.site.login_form = ThrottledAdminAuthenticationForm
+admin.site.site_header = "网文连续性数据库 · 管理后台"
+admin.site.site_title = "网文连续性数据库"
+admin.site.index_title = "管理首页"
 
 
 class VolumeInline(admin.TabularInline):
@@ -124,11 +127,18 @@ class ApiKeyAdmin(admin.ModelAdmin):
     actions = ["revoke"]
 
     def save_model(self, request, obj, form, change):
-        if not change:
-            raw = ApiKey.generate_raw()
-            obj.prefix, obj.key_hash = raw[:10], apikey_hash(raw)
-            request._apikey_raw = raw  # shown by response_add, in that response only
-        super().save_model(request, obj, form, change)
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        # the one way a key is made (the command and the API use it too): hash, prefix, scope check
+        key, raw = apikey_create(name=obj.name, scope=obj.scope, book=obj.book)
+        if obj.revoked:
+            key.revoked = True
+            key.save(update_fields=["revoked"])
+        obj.pk, obj.prefix, obj.key_hash, obj.created_at = key.pk, key.prefix, key.key_hash, key.created_at
+        obj._state.adding = False
+        obj._state.db = key._state.db
+        request._apikey_raw = raw  # shown by response_add, in that response only
 
     def response_add(self, request, obj, post_url_continue=None):
         # The raw key is rendered into this one response and nowhere else: the usual "added"

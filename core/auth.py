@@ -24,7 +24,7 @@ from ninja.utils import check_csrf
 from core.models import ApiKey
 from core.models.apikey import apikey_hash
 from kernel.busy import write_if_free
-from kernel.exceptions import PermissionDenied, RateLimited
+from kernel.exceptions import DomainError, PermissionDenied, RateLimited
 from kernel.ratelimit import limiter_for
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
@@ -55,13 +55,24 @@ def apikey_touch(key: ApiKey) -> None:
     write_if_free(lambda: ApiKey.objects.filter(pk=key.pk).update(last_used_at=now))
 
 
+class RevokedKey(DomainError):
+    """A key that exists but was revoked: a 401 that says so (an unknown key gets the plain 401)."""
+
+    status_code = 401
+
+
 def apikey_check(request: HttpRequest, raw: str | None) -> ApiKey | None:
     """Return the live key for ``raw`` after checking its scope and book against the request."""
     if not raw:
         return None
-    key = ApiKey.objects.select_related("book").filter(key_hash=apikey_hash(raw), revoked=False).first()
+    key = ApiKey.objects.select_related("book").filter(key_hash=apikey_hash(raw)).first()
     if key is None:
         return None
+    if key.revoked:
+        raise RevokedKey(
+            f"需要认证：API 密钥 {key.prefix}… 已被吊销，请换用新的密钥（make run 每次启动都会轮换演示密钥并打印新值）",
+            extra={"key": key.prefix, "revoked": True},
+        )
     if request.method not in SAFE_METHODS and key.scope != ApiKey.Scope.WRITE:
         raise PermissionDenied("该 API 密钥只有读权限，写操作需要 write 密钥", extra={"key": key.prefix})
     book = request_book(request)

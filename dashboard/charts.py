@@ -21,6 +21,30 @@ def _n(value: float) -> str:
     return "0" if text in {"-0", ""} else text
 
 
+def number_text(value: float, *, decimals: int | None = None) -> str:
+    """A number on a chart as an author reads it: 1万 / 2.5万 / 1.2亿 from ten thousand up (never
+    1e+04), otherwise ``decimals`` fixed decimals (integers as integers when ``decimals`` is None)."""
+    for unit, size in (("亿", 100_000_000), ("万", 10_000)):
+        if abs(value) >= size:
+            return f"{value / size:.2f}".rstrip("0").rstrip(".") + unit
+    if decimals is None:
+        return str(int(round(value))) if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")
+    return f"{value:.{decimals}f}"
+
+
+def chart_decimals(lo: float, hi: float) -> int:
+    """One number of decimals for every number of a chart, from the span it covers (so 16.91 stands
+    next to 18.00, not 16.9099 next to 18.0)."""
+    span = abs(hi - lo) or abs(hi) or 1
+    if span >= 100:
+        return 0
+    if span >= 10:
+        return 1
+    if span >= 0.5:
+        return 2
+    return 3
+
+
 def _scale(value: float, lo: float, hi: float, out_lo: float, out_hi: float) -> float:
     if hi == lo:
         return (out_lo + out_hi) / 2
@@ -109,14 +133,14 @@ def bar_chart(
         y = top + i * (bar_height + gap)
         bar_w = bar.value * plot_width / top_value
         css = "bar over" if bar.highlight else "bar"
-        tip = escape(bar.title or f"{bar.label}：{bar.value:g}{unit}")
+        tip = escape(bar.title or f"{bar.label}：{number_text(bar.value)}{unit}")
         label = escape(bar.label if len(bar.label) <= 14 else bar.label[:13] + "…")
         item = (
             f'<g class="{css}"><title>{tip}</title>'
             f'<text class="label" x="{_n(plot_left - 6)}" y="{_n(y + bar_height * 0.7)}" text-anchor="end">{label}</text>'
             f'<rect x="{_n(plot_left)}" y="{_n(y)}" width="{_n(bar_w)}" height="{_n(bar_height)}" '
             f'data-value="{bar.value:g}"></rect>'
-            f'<text class="value" x="{_n(plot_left + bar_w + 4)}" y="{_n(y + bar_height * 0.7)}">{bar.value:g}{escape(unit)}</text></g>'
+            f'<text class="value" x="{_n(plot_left + bar_w + 4)}" y="{_n(y + bar_height * 0.7)}">{number_text(bar.value)}{escape(unit)}</text></g>'
         )
         if bar.href:
             item = f'<a href="{escape(bar.href)}">{item}</a>'
@@ -126,7 +150,7 @@ def bar_chart(
         body.append(
             f'<line class="threshold" x1="{_n(x)}" y1="{_n(top - 6)}" x2="{_n(x)}" y2="{_n(height)}"></line>'
             f'<text class="threshold-label" x="{_n(x)}" y="{_n(top - 9)}" text-anchor="middle">'
-            f"{escape(threshold_label)} {threshold:g}{escape(unit)}</text>"
+            f"{escape(threshold_label)} {number_text(threshold)}{escape(unit)}</text>"
         )
     return _svg(width, height, body, css="bar-chart", label="条形图")
 
@@ -167,11 +191,18 @@ def line_chart(
     def py(y: float) -> float:
         return _scale(y, lo, hi, top + ph, top)
 
+    # one precision for the whole chart; whole-number series (word counts) stay whole
+    whole = all(float(y).is_integer() for y in ys) and float(lo).is_integer() and float(hi).is_integer()
+    decimals = None if whole else chart_decimals(lo, hi)
+
+    def num(value: float) -> str:
+        return number_text(value, decimals=decimals)
+
     body = [
         f'<line class="axis" x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}"></line>',
         f'<line class="axis" x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}"></line>',
-        f'<text class="tick" x="{left - 4}" y="{top + 4}" text-anchor="end">{hi:.4g}</text>',
-        f'<text class="tick" x="{left - 4}" y="{top + ph}" text-anchor="end">{lo:.4g}</text>',
+        f'<text class="tick" x="{left - 4}" y="{top + 4}" text-anchor="end">{num(hi)}</text>',
+        f'<text class="tick" x="{left - 4}" y="{top + ph}" text-anchor="end">{num(lo)}</text>',
     ]
     if xs:
         body.append(f'<text class="tick" x="{left}" y="{height - 10}">{x_lo:g}</text>')
@@ -180,10 +211,13 @@ def line_chart(
         )
     if baseline is not None:
         y = py(baseline)
+        # the label sits in the top margin, as a legend (a dashed sample, then the text): above the
+        # plot no line can run through it, wherever the baseline and the series fall
         body.append(
             f'<line class="baseline" x1="{left}" y1="{_n(y)}" x2="{left + pw}" y2="{_n(y)}"></line>'
-            f'<text class="baseline-label" x="{left + pw}" y="{_n(y - 4)}" text-anchor="end">'
-            f"{escape(baseline_label)} {baseline:.4g}</text>"
+            f'<line class="baseline legend" x1="{left + 8}" y1="{top - 6}" x2="{left + 30}" y2="{top - 6}"></line>'
+            f'<text class="baseline-label" x="{left + 34}" y="{top - 2}">'
+            f"{escape(baseline_label)} {num(baseline)}</text>"
         )
     for i, s in enumerate(series):
         pts = downsample(s.points, max_points=max_points)
@@ -192,7 +226,7 @@ def line_chart(
         body.append(f'<polyline class="line {css}" points="{coords}"><title>{escape(s.name)}</title></polyline>')
         if len(pts) <= 40:
             body.extend(
-                f'<circle class="dot {css}" cx="{_n(px(x))}" cy="{_n(py(y))}" r="3"><title>{escape(s.name)} {x:g}：{y:.4g}</title></circle>'
+                f'<circle class="dot {css}" cx="{_n(px(x))}" cy="{_n(py(y))}" r="3"><title>{escape(s.name)} 第{x:g}章：{num(y)}</title></circle>'
                 for x, y in pts
             )
     return _svg(width, height, body, css="line-chart", label="折线图")
@@ -224,7 +258,9 @@ def column_chart(
         lo, hi = columns[0][0], columns[-1][1]
         span = hi - lo + 1
         top_value = max(v for _, _, v in columns) or 1
-        body.append(f'<text class="tick" x="{left - 4}" y="{top + 8}" text-anchor="end">{top_value:g}</text>')
+        body.append(
+            f'<text class="tick" x="{left - 4}" y="{top + 8}" text-anchor="end">{number_text(top_value)}</text>'
+        )
         for first, last, value in columns:
             x = left + (first - lo) * pw / span
             w = max(1.0, (last - first + 1) * pw / span - 1)
@@ -232,13 +268,18 @@ def column_chart(
             chapters = f"第{first}章" if first == last else f"第{first}–{last}章"
             body.append(
                 f'<rect class="col" x="{_n(x)}" y="{_n(top + ph - h)}" width="{_n(w)}" height="{_n(h)}" '
-                f'data-value="{value:g}"><title>{chapters}：{value:g}</title></rect>'
+                f'data-value="{value:g}"><title>{chapters}：{number_text(value)}</title></rect>'
             )
         body.append(f'<text class="tick" x="{left}" y="{height - 8}">{lo}</text>')
         body.append(
             f'<text class="tick" x="{left + pw}" y="{height - 8}" text-anchor="end">{hi} {escape(x_label)}</text>'
         )
     return _svg(width, height, body, css="column-chart", label="柱状图")
+
+
+LABEL_CHARS = 14  # a mark's written label is cut after this many characters (the full text is its tooltip)
+LABEL_FONT = 12  # px, in chart units; the CSS sets .mark-label to the same size
+LABEL_TOP = 24  # the first row of mark labels starts below the limit line's label (y = 10)
 
 
 @dataclass(frozen=True)
@@ -258,15 +299,38 @@ def chapter_axis(
     limit_label: str = "逾期线",
     width: int = 960,
     height: int = 90,
+    labels: bool = False,
 ) -> SafeString:
     """A chapter axis from ``start`` to ``end`` with marks (history entries), an optional span bar
-    (e.g. from opening to now) and an optional vertical limit line (e.g. where the thread goes overdue)."""
+    (e.g. from opening to now) and an optional vertical limit line (e.g. where the thread goes overdue).
+
+    ``labels``: each mark also gets a short written label above the axis (第N章 and the start of its
+    label), laid out in as many rows as it takes for no two labels to overlap."""
     left, right, axis_y = 20, 20, 50
     pw = width - left - right
     hi = max(end, start + 1)
 
     def px(chapter: float) -> float:
         return _scale(chapter, start, hi, left, left + pw)
+
+    placed: list[tuple[float, int, str, Mark]] = []
+    if labels:
+        row_ends: list[float] = []
+        for mark in sorted(marks, key=lambda m: m.chapter):
+            text = f"第{mark.chapter}章 {mark.label}"
+            text = text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
+            x = px(mark.chapter)
+            # a CJK glyph is about one font size wide; anchor the label at the mark, clamped to the plot
+            w = len(text) * LABEL_FONT
+            x0 = min(max(x - w / 2, 0), width - w)
+            row = next((i for i, end_x in enumerate(row_ends) if end_x + 6 <= x0), len(row_ends))
+            if row == len(row_ends):
+                row_ends.append(0)
+            row_ends[row] = x0 + w
+            placed.append((x0, row, text, mark))
+        rows = len(row_ends)
+        axis_y = LABEL_TOP + rows * (LABEL_FONT + 6) + 8
+        height = axis_y + 40
 
     body = [f'<line class="axis" x1="{left}" y1="{axis_y}" x2="{left + pw}" y2="{axis_y}"></line>']
     if span is not None:
@@ -280,6 +344,14 @@ def chapter_axis(
             f'<line class="threshold" x1="{_n(x)}" y1="14" x2="{_n(x)}" y2="{axis_y + 14}"></line>'
             f'<text class="threshold-label" x="{_n(x)}" y="10" text-anchor="middle">{escape(limit_label)} {limit}</text>'
         )
+    for x0, row, text, mark in placed:
+        y = LABEL_TOP + row * (LABEL_FONT + 6) + LABEL_FONT
+        x = px(mark.chapter)
+        body.append(
+            f'<line class="mark-leader" x1="{_n(x)}" y1="{y + 3}" x2="{_n(x)}" y2="{axis_y - 5}"></line>'
+            f'<text class="mark-label" x="{_n(x0)}" y="{y}"><title>第{mark.chapter}章：{escape(mark.label)}</title>'
+            f"{escape(text)}</text>"
+        )
     for mark in marks:
         x = px(mark.chapter)
         body.append(
@@ -288,7 +360,7 @@ def chapter_axis(
         )
     body.append(f'<text class="tick" x="{left}" y="{height - 12}">{start}</text>')
     body.append(f'<text class="tick" x="{left + pw}" y="{height - 12}" text-anchor="end">{hi} 章</text>')
-    return _svg(width, height, body, css="chapter-axis", label="章节轴")
+    return _svg(width, height, body, css="chapter-axis labelled" if labels else "chapter-axis", label="章节轴")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ constant number of queries whatever the book's length (``values_list`` over inde
 from django.db.models import Count, Max, Min, Sum
 
 from core.models import Book, Chapter
+from memory.models import Fact
 from threads.models import Thread
 
 
@@ -79,4 +80,24 @@ def thread_type_counts(*, book: Book) -> dict[str, dict[str, int]]:
         Thread.objects.filter(book=book).values_list("type", "status").annotate(n=Count("id")).order_by("type")
     ):
         out.setdefault(type_, {})[status] = n
+    return out
+
+
+def fact_value_chains(*, book: Book, facts: list[dict]) -> dict[tuple[str, str, str], list[dict]]:
+    """Every value of each (category, subject, field) group the given facts belong to, oldest first,
+    in one query (the value history of a page of facts)."""
+    groups = {(f["category"], f["subject"], f["field"]) for f in facts}
+    if not groups:
+        return {}
+    out: dict[tuple[str, str, str], list[dict]] = {}
+    rows = (
+        Fact.objects.filter(book=book, subject__in={s for _, s, _ in groups})
+        .order_by("source_chapter", "key")
+        .values_list("category", "subject", "field", "key", "value", "status", "source_chapter")
+    )
+    for category, subject, field, key, value, status, chapter in rows:
+        if (category, subject, field) in groups:
+            out.setdefault((category, subject, field), []).append(
+                {"id": key, "value": value, "status": status, "source_chapter": chapter}
+            )
     return out

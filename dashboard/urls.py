@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard import views
+from dashboard import memory_views, views
 
 app_name = "dashboard"
 
@@ -14,4 +14,6 @@ urlpatterns = [
     path("<str:slug>/secrets/", views.secrets, name="secrets"),
     path("<str:slug>/context/", views.context_preview, name="context"),
     path("<str:slug>/style/", views.style_drift, name="style"),
+    path("<str:slug>/memory/", memory_views.memory_page, name="memory"),
+    path("<str:slug>/memory/<str:key>/<str:action>/", memory_views.memory_fact_action, name="memory_action"),
 ]

@@ -286,9 +286,11 @@ def display_value(value: Any) -> str:
 STATE_OP_NAMES = {"set": "设为", "unset": "清除", "add": "加入", "remove": "移除", "inc": "增加"}
 
 
-def _as_of_choices(changes: list[dict], current: int | None) -> list[int]:
-    chapters = sorted({c["chapter"] for c in changes} | {0} | ({current} if current else set()))
-    return chapters
+def _as_of_choices(changes: list[dict], current: int | None, as_of: int | None = None) -> list[int]:
+    """The chapters the selector offers: the initial setting, every chapter with a change, the current
+    chapter, and the chapter being viewed (so the selector always shows it)."""
+    extra = {c for c in (current, as_of) if c is not None}
+    return sorted({c["chapter"] for c in changes} | {0} | extra)
 
 
 @page("entities.view_entity")
@@ -325,15 +327,19 @@ def entity_detail(request: HttpRequest, slug: str, entity_id: str) -> HttpRespon
         entity=detail,
         state_rows=[(k, state_field_label(k), display_value(v)) for k, v in detail["state"].items()],
         as_of=as_of,
-        as_of_choices=_as_of_choices(changes, current),
+        as_of_choices=_as_of_choices(changes, current, as_of),
         current_chapter=current,
         changes=changes,
         change_axis=charts.chapter_axis(
             start=min([c["chapter"] for c in changes] + [1]),
             end=max([c["chapter"] for c in changes] + [current or 1, 2]),
-            marks=[charts.Mark(c["chapter"], f"{c['field']} {c['op']} {c['new']}", "change") for c in changes],
+            marks=[
+                charts.Mark(c["chapter"], f"{c['field_name']}{c['op_name']}{c['new_text']}", "change") for c in changes
+            ],
             limit=as_of,
             limit_label="截至",
+            width=480,
+            labels=True,
         )
         if changes
         else None,
@@ -490,9 +496,18 @@ def style_drift(request: HttpRequest, slug: str) -> HttpResponse:
     features = []
     for row in data["drift"]["features"]:
         points = data["series"].get(row["feature"], [])
+        shown = [v for _, v in points] + [v for v in (row["baseline"], row["current"]) if v is not None]
+        y_range = _padded_range(shown) if shown else {"y_min": 0, "y_max": 1}
+        decimals = charts.chart_decimals(y_range["y_min"], y_range["y_max"])  # the table reads like its chart
         features.append(
             {
                 **row,
+                "baseline_text": charts.number_text(row["baseline"], decimals=decimals)
+                if row["baseline"] is not None
+                else "—",
+                "current_text": charts.number_text(row["current"], decimals=decimals)
+                if row["current"] is not None
+                else "—",
                 "label": STYLE_FEATURE_NAMES.get(row["feature"], row["feature"]),
                 "chart": charts.line_chart(
                     series=[charts.Series(STYLE_FEATURE_NAMES.get(row["feature"], row["feature"]), points)],

@@ -6,6 +6,8 @@ import re
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
@@ -25,6 +27,7 @@ from entities.models import (
     StateChange,
     TagApplication,
 )
+from entities.pending_text import SOURCE_NAMES, candidates_text, entity_names, pending_sentence
 from entities.services.marks import aliases_generic_set
 from entities.services.pending import pending_items_bulk
 from entities.services.writes import (
@@ -35,6 +38,20 @@ from entities.services.writes import (
     state_change_record,
 )
 from kernel.exceptions import DomainError
+
+
+class SourceFilter(admin.SimpleListFilter):
+    """The ``source`` column (a plain string: file, extraction, migration …) filtered under Chinese names."""
+
+    title = "来源"
+    parameter_name = "source"
+
+    def lookups(self, request, model_admin):
+        values = model_admin.get_queryset(request).order_by().values_list("source", flat=True).distinct()
+        return [(v, SOURCE_NAMES.get(v, v)) for v in sorted(set(values))]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(source=self.value()) if self.value() else queryset
 
 
 def _intermediate(modeladmin, request, queryset, *, form, title, explanation, action, submit_label):
@@ -54,11 +71,19 @@ def _intermediate(modeladmin, request, queryset, *, form, title, explanation, ac
     )
 
 
+# Inline rows fit a 1280 px change page: short inputs for short values
+COMPACT_INPUTS = {
+    models.CharField: {"widget": forms.TextInput(attrs={"size": 14})},
+    models.PositiveIntegerField: {"widget": forms.NumberInput(attrs={"style": "width: 5em"})},
+}
+
+
 class AliasInline(admin.TabularInline):
     model = Alias
     extra = 0
     fields = ["alias", "valid_from", "valid_to", "note", "source", "generic"]
     readonly_fields = ["generic"]  # through the AliasAdmin actions (rescans) or the book's files
+    formfield_overrides = COMPACT_INPUTS
 
 
 class StateChangeInline(admin.TabularInline):
@@ -105,18 +130,16 @@ class MergeForm(forms.Form):
 @admin.register(Entity)
 class EntityAdmin(admin.ModelAdmin):
     list_display = [
-        "entity_id",
         "canonical_name",
+        "entity_id",
         "type",
         "tier",
         "is_protagonist",
-        "archived",
         "first_appearance",
         "last_appearance",
-        "source",
         "book",
     ]
-    list_filter = ["book", "type", "tier", "is_protagonist", "archived", "source"]
+    list_filter = ["book", "type", "tier", "is_protagonist", "archived", SourceFilter]
     search_fields = ["entity_id", "canonical_name", "aliases__alias"]
     list_select_related = ["book"]
     show_full_result_count = False
@@ -175,7 +198,7 @@ class EntityAdmin(admin.ModelAdmin):
 @admin.register(Alias)
 class AliasAdmin(admin.ModelAdmin):
     list_display = ["alias", "entity", "book", "valid_from", "valid_to", "note", "source", "generic"]
-    list_filter = ["book", "source", "generic"]
+    list_filter = ["book", SourceFilter, "generic"]
     search_fields = ["alias", "entity__canonical_name", "entity__entity_id"]
     autocomplete_fields = ["entity"]
     list_select_related = ["entity", "book"]
@@ -289,14 +312,43 @@ class SplitForm(forms.Form):
     aliases = forms.CharField(label="拆出的别名", help_text="用、或逗号分隔；第一个作为新提议的正名")
 
 
+class NamedChangeList(ChangeList):
+    """A change list that reads, in one query, the names of the entities its page of rows mentions
+    (``row.entity_names``), so each row reads as a sentence with names instead of ids."""
+
+    def get_results(self, request):
+        super().get_results(request)
+        rows = list(self.result_list)
+        names = entity_names(
+            book_ids={r.book_id for r in rows}, payloads=[self.model_admin.row_payload(r) for r in rows]
+        )
+        for row in rows:
+            row.entity_names = names
+
+
 @admin.register(PendingItem)
 class PendingItemAdmin(admin.ModelAdmin):
-    list_display = ["confidence", "kind", "chapter", "note", "payload_short", "status", "source", "book"]
-    list_filter = ["book", "status", "kind", "source"]
+    list_display = ["sentence", "confidence", "kind", "status", "book"]
+    list_display_links = ["sentence"]
+    list_filter = ["book", "status", "kind", SourceFilter]
     search_fields = ["note"]
     list_select_related = ["book"]
     ordering = ["status", "confidence", "chapter", "id"]
+    fields = [
+        "sentence",
+        "book",
+        "chapter",
+        "kind",
+        "confidence",
+        "status",
+        "note",
+        "source",
+        "payload",
+        "resolution",
+        "resolved_at",
+    ]
     readonly_fields = [
+        "sentence",
         "book",
         "chapter",
         "kind",
@@ -313,14 +365,19 @@ class PendingItemAdmin(admin.ModelAdmin):
     def has_add_permission(self, request) -> bool:
         return False
 
-    @admin.display(description="内容")
-    def payload_short(self, obj: PendingItem) -> str:
-        payload = obj.payload
-        for key in ("name", "mention", "entity_id", "id"):
-            if key in payload:
-                extra = f" {payload.get('field')}={payload.get('new')!r}" if key == "entity_id" else ""
-                return f"{payload[key]}{extra}"
-        return str(payload)[:60]
+    def get_changelist(self, request, **kwargs):
+        return NamedChangeList
+
+    @staticmethod
+    def row_payload(obj: PendingItem) -> dict:
+        return obj.payload if isinstance(obj.payload, dict) else {}
+
+    @admin.display(description="待确认内容", ordering="chapter")
+    def sentence(self, obj: PendingItem) -> str:
+        names = getattr(obj, "entity_names", None)
+        if names is None:  # the change page: one item
+            names = entity_names(book_ids=[obj.book_id], payloads=[self.row_payload(obj)])
+        return pending_sentence(obj, names)
 
     @admin.action(description="确认（按建议写入）")
     def confirm_selected(self, request: HttpRequest, queryset: QuerySet[PendingItem]) -> None:
@@ -406,7 +463,7 @@ class PendingItemAdmin(admin.ModelAdmin):
 @admin.register(Extraction)
 class ExtractionAdmin(admin.ModelAdmin):
     list_display = ["chapter", "book", "source", "warning_count", "updated_at"]
-    list_filter = ["book", "source"]
+    list_filter = ["book", SourceFilter]
     readonly_fields = [
         "book",
         "chapter",
@@ -437,10 +494,25 @@ class AppearanceAdmin(admin.ModelAdmin):
 
 @admin.register(AmbiguousMention)
 class AmbiguousMentionAdmin(admin.ModelAdmin):
-    list_display = ["alias", "chapter", "count", "candidates", "generic", "book"]
+    list_display = ["alias", "chapter", "count", "candidate_names", "generic", "book"]
     list_filter = ["book", "generic"]
     search_fields = ["alias"]
+    list_select_related = ["book"]
     show_full_result_count = False
+
+    def get_changelist(self, request, **kwargs):
+        return NamedChangeList
+
+    @staticmethod
+    def row_payload(obj: AmbiguousMention) -> dict:
+        return {"candidates": obj.candidates if isinstance(obj.candidates, list) else []}
+
+    @admin.display(description="候选实体")
+    def candidate_names(self, obj: AmbiguousMention) -> str:
+        names = getattr(obj, "entity_names", None)
+        if names is None:
+            names = entity_names(book_ids=[obj.book_id], payloads=[self.row_payload(obj)])
+        return candidates_text(book_id=obj.book_id, candidates=self.row_payload(obj)["candidates"], names=names)
 
 
 @admin.register(TagApplication)

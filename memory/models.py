@@ -37,20 +37,34 @@ class Fact(models.Model):
         IMPORT = "import", "导入"
         MANUAL = "manual", "手工"
 
-    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="memory_facts")
-    key = models.CharField(max_length=100, help_text="稳定 id：派生事实为内容哈希，导入事实沿用插件 id")
-    category = models.CharField(max_length=30, choices=Category.choices)
-    subject = models.CharField(max_length=200, help_text="主体：角色正名、线索 id、设定条目…")
-    field = models.CharField(max_length=200, help_text="字段：realm、location、关系:萧薰儿…")
-    value = models.TextField()
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
-    source_chapter = models.PositiveIntegerField(default=0, help_text="确立该值的章节号（0 = 设定）")
-    evidence = models.JSONField(default=list, blank=True, help_text='[{"kind": "chapter_summary", "chapter": 12}, …]')
-    confidence = models.FloatField(default=1.0)
-    origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.MANUAL)
-    entity_ref = models.CharField(max_length=120, blank=True, help_text="主体为实体时的 entity_id")
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="memory_facts", verbose_name="书")
+    key = models.CharField(
+        max_length=100, help_text="稳定 id：派生事实为内容哈希，导入事实沿用插件 id", verbose_name="稳定 id"
+    )
+    category = models.CharField(max_length=30, choices=Category.choices, verbose_name="类别")
+    subject = models.CharField(max_length=200, help_text="主体：角色正名、线索 id、设定条目…", verbose_name="主体")
+    field = models.CharField(max_length=200, help_text="字段：realm、location、关系:萧薰儿…", verbose_name="字段")
+    value = models.TextField(verbose_name="值")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE, verbose_name="状态")
+    source_chapter = models.PositiveIntegerField(
+        default=0, help_text="确立该值的章节号（0 = 设定）", verbose_name="来源章"
+    )
+    evidence = models.JSONField(
+        default=list, blank=True, help_text='[{"kind": "chapter_summary", "chapter": 12}, …]', verbose_name="证据"
+    )
+    confidence = models.FloatField(default=1.0, verbose_name="置信度")
+    origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.MANUAL, verbose_name="出处")
+    entity_ref = models.CharField(
+        max_length=120, blank=True, help_text="主体为实体时的 entity_id", verbose_name="实体 id"
+    )
     superseded_by = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes", help_text="取代它的事实"
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="supersedes",
+        help_text="取代它的事实",
+        verbose_name="被取代于",
     )
     revises = models.ForeignKey(
         "self",
@@ -59,11 +73,16 @@ class Fact(models.Model):
         on_delete=models.SET_NULL,
         related_name="revised_by",
         help_text="显式修订的旧规则",
+        verbose_name="修订的规则",
     )
-    closed_chapter = models.PositiveIntegerField(null=True, blank=True, help_text="未决线索收尾的章节")
-    decided_at = models.DateTimeField(null=True, blank=True, help_text="矛盾裁决时采纳此值的时间")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    closed_chapter = models.PositiveIntegerField(
+        null=True, blank=True, help_text="未决线索收尾的章节", verbose_name="收尾章"
+    )
+    decided_at = models.DateTimeField(
+        null=True, blank=True, help_text="矛盾裁决时采纳此值的时间", verbose_name="裁决时间"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name="创建时间")
+    updated_at = models.DateTimeField(auto_now=True, verbose_name="更新时间")
 
     class Meta:
         ordering = ["book", "category", "subject", "field", "source_chapter", "key"]
@@ -84,13 +103,13 @@ class Fact(models.Model):
 class FactEvent(models.Model):
     """One entry of a fact's history: created, status changed, evidence added, decided, revised…"""
 
-    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="events")
-    at = models.DateTimeField(auto_now_add=True)
-    action = models.CharField(max_length=30)
-    old_status = models.CharField(max_length=20, blank=True)
-    new_status = models.CharField(max_length=20, blank=True)
-    chapter = models.PositiveIntegerField(null=True, blank=True)
-    note = models.TextField(blank=True)
+    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="events", verbose_name="事实")
+    at = models.DateTimeField(auto_now_add=True, verbose_name="时间")
+    action = models.CharField(max_length=30, verbose_name="动作")
+    old_status = models.CharField(max_length=20, blank=True, verbose_name="原状态")
+    new_status = models.CharField(max_length=20, blank=True, verbose_name="新状态")
+    chapter = models.PositiveIntegerField(null=True, blank=True, verbose_name="章节")
+    note = models.TextField(blank=True, verbose_name="备注")
 
     class Meta:
         ordering = ["fact", "id"]
@@ -105,10 +124,10 @@ class FactTombstone(models.Model):
     """The key of a derived fact that compaction merged or dropped: deriving the same chapter again
     does not bring it back (so compaction is not undone by the next rebuild)."""
 
-    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="memory_tombstones")
-    key = models.CharField(max_length=100)
-    reason = models.CharField(max_length=20)
-    at = models.DateTimeField(auto_now_add=True)
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="memory_tombstones", verbose_name="书")
+    key = models.CharField(max_length=100, verbose_name="键")
+    reason = models.CharField(max_length=20, verbose_name="原因")
+    at = models.DateTimeField(auto_now_add=True, verbose_name="时间")
 
     class Meta:
         ordering = ["book", "key"]
@@ -127,13 +146,17 @@ class Chunk(models.Model):
         SUMMARY = "summary", "摘要"
         SCENE = "scene", "场景"
 
-    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="memory_chunks")
-    chapter = models.PositiveIntegerField()
-    kind = models.CharField(max_length=10, choices=Kind.choices)
-    order = models.PositiveIntegerField(default=0)
-    text = models.TextField()
-    terms = models.TextField(blank=True, help_text="检索用词项，空格分隔（中文二元组 + 实体名）")
-    source_hash = models.CharField(max_length=40, blank=True, help_text="生成片段时章节文件与实体名的指纹")
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="memory_chunks", verbose_name="书")
+    chapter = models.PositiveIntegerField(verbose_name="章节")
+    kind = models.CharField(max_length=10, choices=Kind.choices, verbose_name="类型")
+    order = models.PositiveIntegerField(default=0, verbose_name="序号")
+    text = models.TextField(verbose_name="内容")
+    terms = models.TextField(
+        blank=True, help_text="检索用词项，空格分隔（中文二元组 + 实体名）", verbose_name="检索词项"
+    )
+    source_hash = models.CharField(
+        max_length=40, blank=True, help_text="生成片段时章节文件与实体名的指纹", verbose_name="来源指纹"
+    )
 
     class Meta:
         ordering = ["book", "chapter", "kind", "order"]
@@ -152,17 +175,17 @@ class MemoryHit(models.Model):
 
     One row per (book, chapter, task), replaced on every logged build, so the log stays bounded."""
 
-    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="memory_hits")
-    chapter = models.PositiveIntegerField()
-    task = models.CharField(max_length=10)
-    budget_tokens = models.PositiveIntegerField()
-    used_tokens = models.PositiveIntegerField()
-    mode = models.CharField(max_length=10, default="full")
-    retrieval = models.CharField(max_length=100, blank=True)
-    facts = models.ManyToManyField(Fact, blank=True, related_name="hits")
-    items = models.JSONField(default=list, blank=True, help_text="收录的条目 id（按顺序）")
-    skipped = models.PositiveIntegerField(default=0)
-    built_at = models.DateTimeField(auto_now=True)
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="memory_hits", verbose_name="书")
+    chapter = models.PositiveIntegerField(verbose_name="章节")
+    task = models.CharField(max_length=10, verbose_name="任务")
+    budget_tokens = models.PositiveIntegerField(verbose_name="预算 token")
+    used_tokens = models.PositiveIntegerField(verbose_name="已用 token")
+    mode = models.CharField(max_length=10, default="full", verbose_name="模式")
+    retrieval = models.CharField(max_length=100, blank=True, verbose_name="检索方式")
+    facts = models.ManyToManyField(Fact, blank=True, related_name="hits", verbose_name="收录事实")
+    items = models.JSONField(default=list, blank=True, help_text="收录的条目 id（按顺序）", verbose_name="条目")
+    skipped = models.PositiveIntegerField(default=0, verbose_name="略去条数")
+    built_at = models.DateTimeField(auto_now=True, verbose_name="构建时间")
 
     class Meta:
         ordering = ["book", "-chapter", "task"]
@@ -181,9 +204,11 @@ class DerivationStamp(models.Model):
     nothing, so it is skipped (a finalize would otherwise read every thread, secret and entity).
     Saving a thread, secret or document row by hand (the admin) deletes the stamp."""
 
-    book = models.OneToOneField(Book, on_delete=models.CASCADE, related_name="memory_stamp")
-    inputs = models.CharField(max_length=64)
-    facts = models.CharField(max_length=100, help_text="设定事实的 数量:最大id:最后修改时间")
+    book = models.OneToOneField(Book, on_delete=models.CASCADE, related_name="memory_stamp", verbose_name="书")
+    inputs = models.CharField(max_length=64, verbose_name="输入指纹")
+    facts = models.CharField(
+        max_length=100, help_text="设定事实的 数量:最大id:最后修改时间", verbose_name="设定事实指纹"
+    )
 
     class Meta:
         verbose_name = "派生指纹"

@@ -18,16 +18,22 @@ class ApiKey(models.Model):
         READ = "read", "只读"
         WRITE = "write", "读写"
 
-    name = models.CharField(max_length=100)
-    prefix = models.CharField(max_length=12, help_text="密钥开头，便于辨认")
-    key_hash = models.CharField(max_length=64, unique=True)
-    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.READ)
+    name = models.CharField(max_length=100, verbose_name="名称")
+    prefix = models.CharField(max_length=12, help_text="密钥开头，便于辨认", verbose_name="前缀")
+    key_hash = models.CharField(max_length=64, unique=True, verbose_name="密钥哈希")
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.READ, verbose_name="权限范围")
     book = models.ForeignKey(
-        Book, null=True, blank=True, on_delete=models.CASCADE, related_name="api_keys", help_text="留空表示所有书"
+        Book,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="api_keys",
+        help_text="留空表示所有书",
+        verbose_name="限定的书",
     )
-    revoked = models.BooleanField(default=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked = models.BooleanField(default=False, verbose_name="已吊销")
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name="创建时间")
+    last_used_at = models.DateTimeField(null=True, blank=True, verbose_name="最近使用")
 
     class Meta:
         ordering = ["-created_at"]

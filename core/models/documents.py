@@ -14,13 +14,13 @@ class Document(models.Model):
         STYLE = "style", "文风"
         CHARACTER_CARD = "character_card", "角色卡"
 
-    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="documents")
-    kind = models.CharField(max_length=30, choices=Kind.choices)
-    key = models.CharField(max_length=200, help_text="卷纲为卷号，角色卡为正名，其余为文件名")
-    title = models.CharField(max_length=300, blank=True)
-    front_matter = models.JSONField(default=dict, blank=True)
-    body = models.TextField(blank=True)
-    source_path = models.CharField(max_length=1000, blank=True)
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="documents", verbose_name="书")
+    kind = models.CharField(max_length=30, choices=Kind.choices, verbose_name="类型")
+    key = models.CharField(max_length=200, help_text="卷纲为卷号，角色卡为正名，其余为文件名", verbose_name="键")
+    title = models.CharField(max_length=300, blank=True, verbose_name="标题")
+    front_matter = models.JSONField(default=dict, blank=True, verbose_name="文件头")
+    body = models.TextField(blank=True, verbose_name="正文")
+    source_path = models.CharField(max_length=1000, blank=True, verbose_name="源文件")
 
     class Meta:
         ordering = ["book", "kind", "key"]
@@ -35,11 +35,11 @@ class Document(models.Model):
 class Section(models.Model):
     """A ``##`` section of a document (text before the first heading has heading '')."""
 
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="sections")
-    order = models.PositiveIntegerField()
-    heading = models.CharField(max_length=300, blank=True)
-    level = models.PositiveSmallIntegerField(default=2)
-    body = models.TextField(blank=True)
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="sections", verbose_name="文档")
+    order = models.PositiveIntegerField(verbose_name="顺序")
+    heading = models.CharField(max_length=300, blank=True, verbose_name="标题")
+    level = models.PositiveSmallIntegerField(default=2, verbose_name="级别")
+    body = models.TextField(blank=True, verbose_name="正文")
 
     class Meta:
         ordering = ["document", "order"]
@@ -55,14 +55,14 @@ class Section(models.Model):
 class TimelineRow(models.Model):
     """One row of a volume's timeline table (时间线/第N卷.md)."""
 
-    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="timeline_rows")
-    volume = models.PositiveIntegerField()
-    order = models.PositiveIntegerField()
-    chapter = models.PositiveIntegerField(null=True, blank=True)
-    story_time = models.CharField(max_length=200, blank=True)
-    event = models.TextField(blank=True)
-    present = models.JSONField(default=list, blank=True, help_text="在场人物（按文件所写）")
-    source_path = models.CharField(max_length=1000, blank=True)
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="timeline_rows", verbose_name="书")
+    volume = models.PositiveIntegerField(verbose_name="卷")
+    order = models.PositiveIntegerField(verbose_name="行序")
+    chapter = models.PositiveIntegerField(null=True, blank=True, verbose_name="章节")
+    story_time = models.CharField(max_length=200, blank=True, verbose_name="书内时间")
+    event = models.TextField(blank=True, verbose_name="事件")
+    present = models.JSONField(default=list, blank=True, help_text="在场人物（按文件所写）", verbose_name="在场人物")
+    source_path = models.CharField(max_length=1000, blank=True, verbose_name="源文件")
 
     class Meta:
         ordering = ["book", "volume", "order"]

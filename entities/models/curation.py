@@ -8,17 +8,19 @@ class Extraction(models.Model):
     for 0.5–0.8 confidence writes, and the parts kept as-is (scenes, chapter_meta, uncertain).
     One row per (book, chapter): re-ingesting replaces it and the chapter's extraction rows."""
 
-    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="extractions")
-    chapter = models.PositiveIntegerField()
-    payload = models.JSONField(default=dict)
-    warnings = models.JSONField(default=list, blank=True)
-    scenes = models.JSONField(default=list, blank=True)
-    chapter_meta = models.JSONField(default=dict, blank=True)
-    uncertain = models.JSONField(default=list, blank=True)
-    summary = models.JSONField(default=dict, blank=True, help_text="写入计数")
-    source = models.CharField(max_length=20, default="extraction", help_text="extraction | migration")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="extractions", verbose_name="书")
+    chapter = models.PositiveIntegerField(verbose_name="章节")
+    payload = models.JSONField(default=dict, verbose_name="内容")
+    warnings = models.JSONField(default=list, blank=True, verbose_name="警告")
+    scenes = models.JSONField(default=list, blank=True, verbose_name="场景")
+    chapter_meta = models.JSONField(default=dict, blank=True, verbose_name="章节信息")
+    uncertain = models.JSONField(default=list, blank=True, verbose_name="不确定项")
+    summary = models.JSONField(default=dict, blank=True, help_text="写入计数", verbose_name="写入计数")
+    source = models.CharField(
+        max_length=20, default="extraction", help_text="extraction | migration", verbose_name="来源"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name="创建时间")
+    updated_at = models.DateTimeField(auto_now=True, verbose_name="更新时间")
 
     class Meta:
         ordering = ["book_id", "chapter"]
@@ -48,17 +50,19 @@ class PendingItem(models.Model):
         CONFIRMED = "confirmed", "已确认"
         REJECTED = "rejected", "已拒绝"
 
-    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="pending_items")
-    chapter = models.PositiveIntegerField(null=True, blank=True)
-    kind = models.CharField(max_length=30, choices=Kind.choices)
-    payload = models.JSONField(default=dict)
-    confidence = models.FloatField(null=True, blank=True)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
-    resolution = models.JSONField(default=dict, blank=True)
-    note = models.TextField(blank=True)
-    source = models.CharField(max_length=20, default="extraction", help_text="extraction | migration")
-    created_at = models.DateTimeField(auto_now_add=True)
-    resolved_at = models.DateTimeField(null=True, blank=True)
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="pending_items", verbose_name="书")
+    chapter = models.PositiveIntegerField(null=True, blank=True, verbose_name="章节")
+    kind = models.CharField(max_length=30, choices=Kind.choices, verbose_name="类型")
+    payload = models.JSONField(default=dict, verbose_name="内容")
+    confidence = models.FloatField(null=True, blank=True, verbose_name="置信度")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, verbose_name="状态")
+    resolution = models.JSONField(default=dict, blank=True, verbose_name="处理结果")
+    note = models.TextField(blank=True, verbose_name="备注")
+    source = models.CharField(
+        max_length=20, default="extraction", help_text="extraction | migration", verbose_name="来源"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name="创建时间")
+    resolved_at = models.DateTimeField(null=True, blank=True, verbose_name="处理时间")
 
     class Meta:
         ordering = ["status", "confidence", "chapter", "id"]
@@ -73,11 +77,13 @@ class PendingItem(models.Model):
 class LegacyRecord(models.Model):
     """A key of an old project's state.json kept verbatim (everything migrate_state did not map)."""
 
-    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="legacy_records")
-    key = models.CharField(max_length=300, help_text="state.json 中的路径，如 plot_threads.foreshadowing")
-    value = models.JSONField(null=True, blank=True)
-    source_path = models.CharField(max_length=1000, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="legacy_records", verbose_name="书")
+    key = models.CharField(
+        max_length=300, help_text="state.json 中的路径，如 plot_threads.foreshadowing", verbose_name="路径"
+    )
+    value = models.JSONField(null=True, blank=True, verbose_name="值")
+    source_path = models.CharField(max_length=1000, blank=True, verbose_name="源文件")
+    updated_at = models.DateTimeField(auto_now=True, verbose_name="更新时间")
 
     class Meta:
         ordering = ["book_id", "key"]

@@ -8,31 +8,37 @@ class Entity(models.Model):
     the roster (设定/名册.yaml); extended by extraction ingestion and curation (the Entities issue)."""
 
     class Type(models.TextChoices):
-        CHARACTER = "角色"
-        LOCATION = "地点"
-        ITEM = "物品"
-        FACTION = "势力"
-        TECHNIQUE = "招式"
+        CHARACTER = "角色", "角色"
+        LOCATION = "地点", "地点"
+        ITEM = "物品", "物品"
+        FACTION = "势力", "势力"
+        TECHNIQUE = "招式", "招式"
 
     class Tier(models.TextChoices):
-        CORE = "核心"
-        IMPORTANT = "重要"
-        MINOR = "次要"
-        DECOR = "装饰"
+        CORE = "核心", "核心"
+        IMPORTANT = "重要", "重要"
+        MINOR = "次要", "次要"
+        DECOR = "装饰", "装饰"
 
-    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="entities")
-    entity_id = models.CharField(max_length=120, help_text="拼音 id，如 xiaoyan、loc_wutancheng")
-    type = models.CharField(max_length=10, choices=Type.choices)
-    canonical_name = models.CharField(max_length=200)
-    tier = models.CharField(max_length=10, choices=Tier.choices, default=Tier.MINOR)
-    description = models.TextField(blank=True)
-    base_state = models.JSONField(default=dict, blank=True, help_text="设定文件中的初始状态（境界、位置…）")
-    first_appearance = models.PositiveIntegerField(null=True, blank=True)
-    last_appearance = models.PositiveIntegerField(null=True, blank=True)
-    is_protagonist = models.BooleanField(default=False)
-    archived = models.BooleanField(default=False)
-    source = models.CharField(max_length=20, default="file", help_text="file | extraction | migration | admin")
-    source_path = models.CharField(max_length=1000, blank=True)
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="entities", verbose_name="书")
+    entity_id = models.CharField(
+        max_length=120, help_text="拼音 id，如 xiaoyan、loc_wutancheng", verbose_name="实体 id"
+    )
+    type = models.CharField(max_length=10, choices=Type.choices, verbose_name="类型")
+    canonical_name = models.CharField(max_length=200, verbose_name="正名")
+    tier = models.CharField(max_length=10, choices=Tier.choices, default=Tier.MINOR, verbose_name="层级")
+    description = models.TextField(blank=True, verbose_name="描述")
+    base_state = models.JSONField(
+        default=dict, blank=True, help_text="设定文件中的初始状态（境界、位置…）", verbose_name="初始状态"
+    )
+    first_appearance = models.PositiveIntegerField(null=True, blank=True, verbose_name="首次出场章")
+    last_appearance = models.PositiveIntegerField(null=True, blank=True, verbose_name="最近出场章")
+    is_protagonist = models.BooleanField(default=False, verbose_name="主角")
+    archived = models.BooleanField(default=False, verbose_name="已归档")
+    source = models.CharField(
+        max_length=20, default="file", help_text="file | extraction | migration | admin", verbose_name="来源"
+    )
+    source_path = models.CharField(max_length=1000, blank=True, verbose_name="源文件")
 
     class Meta:
         ordering = ["book_id", "type", "entity_id"]
@@ -55,16 +61,17 @@ class Alias(models.Model):
     pronoun, a kinship or role word) names the entity only weakly: the scan counts its mentions apart
     and never lets them set an appearance."""
 
-    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="aliases")
-    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="aliases")
-    alias = models.CharField(max_length=200)
-    valid_from = models.PositiveIntegerField(null=True, blank=True)
-    valid_to = models.PositiveIntegerField(null=True, blank=True)
-    note = models.CharField(max_length=300, blank=True)
-    source = models.CharField(max_length=20, default="file")
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="aliases", verbose_name="书")
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="aliases", verbose_name="实体")
+    alias = models.CharField(max_length=200, verbose_name="别名")
+    valid_from = models.PositiveIntegerField(null=True, blank=True, verbose_name="生效起章")
+    valid_to = models.PositiveIntegerField(null=True, blank=True, verbose_name="生效止章")
+    note = models.CharField(max_length=300, blank=True, verbose_name="备注")
+    source = models.CharField(max_length=20, default="file", verbose_name="来源")
     generic = models.BooleanField(
         default=False,
         help_text="泛称（老爷、二哥哥、那个少年、他）：提及另计为弱提及，不计出场、不定首次出场",
+        verbose_name="泛称",
     )
 
     class Meta:

@@ -240,7 +240,7 @@ def test_demo_setup_text_output(no_admin_env):
     assert lines[0] == "演示书 demo-book《青岚剑录》已重建：24 章，10 条线索，22 个实体，警告 0 条"
     assert lines[1] == "示例抽取已导入：第3、6、8章，抽取警告 1 条，待确认 2 项"
     assert lines[2].startswith("已创建管理员 admin，密码（只显示这一次）：")
-    assert lines[3].startswith("演示 API 密钥（读写，仅限 demo-book；旧的演示密钥已吊销）：wn_")
+    assert lines[3].startswith("演示 API 密钥（读写，仅限 demo-book）：wn_")
     assert lines[4:] == [
         "管理后台  http://127.0.0.1:8000/admin/",
         "API 文档  http://127.0.0.1:8000/api/docs",

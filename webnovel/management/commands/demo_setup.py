@@ -5,8 +5,9 @@ Idempotent: run it as often as you like (``make run`` does, on every start). The
 extractions (``examples/demo-extractions``) are ingested after the rebuild through the same service
 as ``manage.py ingest``, which replaces a chapter's previous extraction (so nothing piles up). The admin password is
 only set when the user is created or when ``WEBNOVEL_ADMIN_PASSWORD`` is given; the demo key is
-rotated (the previous demo key of the demo book is revoked) so exactly one is live and its raw value
-can be printed.
+rotated (the previous demo key of the demo book is revoked, and the output says so) so exactly one is
+live and its raw value can be printed; ``--no-key`` keeps the previous one. The printed addresses use
+``--host`` / ``--port`` (``make run`` passes its ``HOST`` / ``PORT``).
 """
 
 import os
@@ -28,8 +29,16 @@ from webnovel.demo import demo_extractions_ingest
 
 DEMO_BOOK = Path(settings.BASE_DIR) / "examples" / "demo-book"
 DEMO_KEY_NAME = "demo-book 演示密钥"
-BASE_URL = "http://127.0.0.1:8000"
-URLS = {"admin": f"{BASE_URL}/admin/", "api_docs": f"{BASE_URL}/api/docs", "dashboard": f"{BASE_URL}/dashboard/"}
+WILDCARD_HOSTS = {"0.0.0.0", "::", "[::]", ""}
+
+
+def urls_for(*, host: str, port: int) -> dict[str, str]:
+    """The addresses ``runserver host:port`` serves (a wildcard host is reached on 127.0.0.1)."""
+    shown = "127.0.0.1" if host in WILDCARD_HOSTS else host
+    if ":" in shown and not shown.startswith("["):
+        shown = f"[{shown}]"
+    base = f"http://{shown}:{port}"
+    return {"admin": f"{base}/admin/", "api_docs": f"{base}/api/docs", "dashboard": f"{base}/dashboard/"}
 
 
 @transaction.atomic
@@ -52,10 +61,15 @@ def admin_ensure(*, username: str, password: str | None) -> tuple[bool, str | No
 
 
 @transaction.atomic
-def demo_key_rotate(*, book: Book) -> tuple[ApiKey, str]:
-    """Revoke the previous demo key(s) of ``book`` and create a fresh read+write one."""
-    ApiKey.objects.filter(book=book, name=DEMO_KEY_NAME, revoked=False).update(revoked=True)
-    return apikey_create(name=DEMO_KEY_NAME, scope=ApiKey.Scope.WRITE, book=book)
+def demo_key_rotate(*, book: Book) -> tuple[ApiKey, str, list[str]]:
+    """Revoke the previous demo key(s) of ``book`` and create a fresh read+write one.
+
+    Returns the new key, its raw value and the prefixes of the keys it revoked (to say so)."""
+    previous = ApiKey.objects.filter(book=book, name=DEMO_KEY_NAME, revoked=False)
+    revoked = list(previous.order_by("created_at").values_list("prefix", flat=True))
+    previous.update(revoked=True)
+    key, raw = apikey_create(name=DEMO_KEY_NAME, scope=ApiKey.Scope.WRITE, book=book)
+    return key, raw, revoked
 
 
 class Command(BookCommand):
@@ -69,6 +83,8 @@ class Command(BookCommand):
 
     def add_command_arguments(self, parser):
         parser.add_argument("--no-key", action="store_true", help="不创建演示 API 密钥")
+        parser.add_argument("--host", default="127.0.0.1", help="打印地址用的主机（make run 传入 HOST）")
+        parser.add_argument("--port", type=int, default=8000, help="打印地址用的端口（make run 传入 PORT）")
 
     def handle(self, *args, **options):
         report = book_rebuild(root=DEMO_BOOK)
@@ -88,16 +104,18 @@ class Command(BookCommand):
         username = os.environ.get("WEBNOVEL_ADMIN_USER") or "admin"
         created, password = admin_ensure(username=username, password=os.environ.get("WEBNOVEL_ADMIN_PASSWORD"))
         key = raw = None
+        revoked: list[str] = []
         if not options["no_key"]:
-            key, raw = demo_key_rotate(book=book)
+            key, raw, revoked = demo_key_rotate(book=book)
+        urls = urls_for(host=options["host"], port=options["port"])
         result = {
             "book": book.slug,
             "counts": report["counts"],
             "warnings": len(report["warnings"]),
             "extractions": extractions,
             "admin": {"username": username, "created": created, "password": password},
-            "api_key": {"prefix": key.prefix, "key": raw, "scope": key.scope} if key else None,
-            "urls": URLS,
+            "api_key": {"prefix": key.prefix, "key": raw, "scope": key.scope, "revoked": revoked} if key else None,
+            "urls": urls,
         }
         if options["json"]:
             self.emit(result, None, options)
@@ -123,6 +141,9 @@ class Command(BookCommand):
                 )
             )
         if raw:
-            lines.append(f"演示 API 密钥（读写，仅限 {book.slug}；旧的演示密钥已吊销）：{raw}")
-        lines += [f"管理后台  {URLS['admin']}", f"API 文档  {URLS['api_docs']}", f"仪表盘    {URLS['dashboard']}"]
+            lines.append(f"演示 API 密钥（读写，仅限 {book.slug}）：{raw}")
+            if revoked:
+                shown = "、".join(f"{p}…" for p in revoked)
+                lines.append(f"注意：上次打印的演示密钥 {shown} 已吊销，请改用上面的新密钥（--no-key 可保留旧密钥）")
+        lines += [f"管理后台  {urls['admin']}", f"API 文档  {urls['api_docs']}", f"仪表盘    {urls['dashboard']}"]
         self.stdout.write("\n".join(lines))
