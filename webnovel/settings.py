@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "threads",
     "storysystem",
     "memory",
+    "continuity",
     "dashboard",
 ]
 
