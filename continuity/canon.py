@@ -200,7 +200,11 @@ class Canon:
 
     def last_activity(self, thread_id: str) -> int:
         """The last chapter that names the thread in its front matter or its 履历 (0: none)."""
-        numbers = [n for n, row in self.chapters.items() if thread_id in (row["opens"] or []) + (row["advances"] or []) + (row["closes"] or [])]
+        numbers = [
+            n
+            for n, row in self.chapters.items()
+            if thread_id in (row["opens"] or []) + (row["advances"] or []) + (row["closes"] or [])
+        ]
         thread = self.threads.get(thread_id)
         if thread is not None:
             numbers += [c for c in thread.history.values_list("chapter", flat=True) if c is not None]

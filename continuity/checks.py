@@ -14,7 +14,7 @@ from typing import Any
 from pypinyin import lazy_pinyin
 
 from continuity.canon import CHARACTER, ITEM, WEAK_HOOK, Canon, EntityRow
-from continuity.rules import QUOTE_PAIRS, Rank, realm_parse, realm_pattern
+from continuity.rules import QUOTE_PAIRS, realm_parse, realm_pattern
 from continuity.text import Draft
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -273,7 +273,7 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
             for item in canon.holdings(pk):
                 holders.setdefault(item, []).append(entity)
     chars = list(mentions.characters())
-    for start, end, name, item in item_spans:
+    for start, end, _name, item in item_spans:
         if draft.in_quote(start):
             continue
         s_start, _ = draft.sentence(start)
@@ -387,7 +387,9 @@ def _char_pinyin(char: str) -> str:
     return value
 
 
-FUNCTION_CHARS = frozenset("的了是在说道笑着和与把被也又就都而且向对从给让叫问看听想吗呢吧啊呀么哪那这个们来去上下里中不没有很太还再才便已")
+FUNCTION_CHARS = frozenset(
+    "的了是在说道笑着和与把被也又就都而且向对从给让叫问看听想吗呢吧啊呀么哪那这个们来去上下里中不没有很太还再才便已"
+)
 
 
 def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
@@ -426,14 +428,14 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
             if not names or (variant, names[0]) in seen:
                 continue
             seen.add((variant, names[0]))
-            entity = mentions.who(names[0]) or next(
-                (e for e in canon.entities.values() if names[0] in e.names), None
-            )
+            entity = mentions.who(names[0]) or next((e for e in canon.entities.values() if names[0] in e.names), None)
             evidence = {"chapter": None, "file": entity.source_path if entity else "", "line": None}
             if entity is not None:
                 evidence["line"] = canon.source_line(entity.source_path, names[0])
             how = "同音" if severity == WARNING else "一字之差"
-            evidence["fact"] = f"已知人名「{names[0]}」" + (f"（{entity.name}）" if entity and entity.name != names[0] else "")
+            evidence["fact"] = f"已知人名「{names[0]}」" + (
+                f"（{entity.name}）" if entity and entity.name != names[0] else ""
+            )
             count = prose.count(variant)
             found.append(
                 finding(
@@ -487,7 +489,8 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                 evidence = {
                     "chapter": None,
                     "file": secret.source_path,
-                    "line": canon.source_line(secret.source_path, "reader_told") or canon.source_line(secret.source_path, keyword),
+                    "line": canon.source_line(secret.source_path, "reader_told")
+                    or canon.source_line(secret.source_path, keyword),
                 }
                 if not reader_knows:
                     evidence["fact"] = f"{secret.secret_id}「{secret.title}」读者得知于" + (
@@ -512,7 +515,9 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                     if not KNOWS.search(sentence):
                         continue
                     evidence["line"] = canon.source_line(secret.source_path, "known_to")
-                    evidence["fact"] = f"{secret.secret_id}「{secret.title}」的知情者不含 {pov.name}（截至第{chapter}章）"
+                    evidence["fact"] = (
+                        f"{secret.secret_id}「{secret.title}」的知情者不含 {pov.name}（截至第{chapter}章）"
+                    )
                     found.append(
                         finding(
                             kind="pov_knowledge",
@@ -629,9 +634,11 @@ def check_front_matter(draft: Draft, canon: Canon, mentions: Mentions, *, chapte
                 )
                 continue
             closed_at = canon.first_close.get(tid)
-            closed_at = min(c for c in (closed_at, thread.closed_chapter) if c is not None) if (
-                closed_at or thread.closed_chapter
-            ) else None
+            closed_at = (
+                min(c for c in (closed_at, thread.closed_chapter) if c is not None)
+                if (closed_at or thread.closed_chapter)
+                else None
+            )
             if closed_at is not None and closed_at < chapter:
                 evidence = canon.chapter_evidence(closed_at)
                 evidence["fact"] = f"{tid}「{thread.title}」已于第{closed_at}章收尾"

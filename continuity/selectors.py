@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from continuity.canon import Canon
-from continuity.checks import BODY_CHECKS, INFO, WARNING, ERROR, Mentions, check_front_matter
+from continuity.checks import BODY_CHECKS, ERROR, INFO, WARNING, Mentions, check_front_matter
 from continuity.text import Draft, DraftError, draft_parse
 from continuity.waivers import waivers_apply, waivers_read
 from webnovel.exceptions import InvalidInput, NotFound
@@ -63,7 +63,9 @@ def draft_check(*, book: Book | str, text: str, chapter: int | None = None) -> d
     try:
         draft = draft_parse(text)
     except DraftError as exc:
-        raise InvalidInput(f"草稿第{exc.line or 1}行：{exc.message}", extra={"field": "text", "line": exc.line}) from exc
+        raise InvalidInput(
+            f"草稿第{exc.line or 1}行：{exc.message}", extra={"field": "text", "line": exc.line}
+        ) from exc
     number = chapter or draft.chapter or (book_current_chapter(book=book) or 0) + 1
     canon = Canon(book=book)
     canon.advance(to=number - 1)

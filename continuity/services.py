@@ -4,13 +4,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from django.db import transaction
+
 from continuity.checks import KINDS
 from continuity.waivers import WAIVERS_FILE, waivers_dump, waivers_read
 from webnovel.exceptions import InvalidInput
 from webnovel.locks import book_write_lock
 from webnovel.models import Book
 from webnovel.safefs import book_file_write
-from django.db import transaction
 
 NOTE_MAX = 500
 TERM_MAX = 200

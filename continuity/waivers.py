@@ -36,7 +36,11 @@ def waivers_read(*, root: str | Path | None) -> tuple[list[dict[str, Any]], list
         for w in items
         if isinstance(w, dict) and isinstance(w.get("chapter"), int) and w.get("kind") and w.get("term") is not None
     ]
-    problems = [] if len(waivers) == len(items) else [f"{WAIVERS_FILE} 中 {len(items) - len(waivers)} 条缺少 chapter/kind/term，已忽略"]
+    problems = (
+        []
+        if len(waivers) == len(items)
+        else [f"{WAIVERS_FILE} 中 {len(items) - len(waivers)} 条缺少 chapter/kind/term，已忽略"]
+    )
     return waivers, problems
 
 

@@ -214,6 +214,7 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 
 def _register_routers() -> None:
+    from continuity.api import router as continuity_router
     from entities.api import router as entities_router
     from memory.api import router as memory_router
     from storysystem.api import router as storysystem_router
@@ -226,6 +227,7 @@ def _register_routers() -> None:
     api.add_router("/books/", entities_router, auth=api_auth("entities"))
     api.add_router("/books/", storysystem_router, auth=api_auth("storysystem"))
     api.add_router("/books/", memory_router, auth=api_auth("memory"))
+    api.add_router("/books/", continuity_router, auth=api_auth("webnovel"))
     api.add_router("/", unknown_router)  # last: it matches every path
 
 

@@ -52,7 +52,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("book", help="书籍 slug")
         parser.add_argument("draft", nargs="?", help="草稿文件（Markdown + front matter；- 表示标准输入）")
-        parser.add_argument("--chapter", type=int, help="草稿的章节号 N（默认：front matter 的 chapter，否则最后一章 + 1）")
+        parser.add_argument(
+            "--chapter", type=int, help="草稿的章节号 N（默认：front matter 的 chapter，否则最后一章 + 1）"
+        )
         parser.add_argument("--from", dest="start", type=int, help="复查已定稿章节：起始章 K")
         parser.add_argument("--to", dest="end", type=int, help="复查已定稿章节：结束章 M（默认最后一章）")
         parser.add_argument("--json", action="store_true", help="输出 JSON（给智能体）")
@@ -102,7 +104,9 @@ class Command(BaseCommand):
                 for item in chapter["findings"]:
                     lines += finding_text(item)
         else:
-            lines = [f"机检《{result['book']}》第{result['chapter']}章草稿（对照截至第{result['as_of']}章）：{counts_text(result['counts'])}"]
+            lines = [
+                f"机检《{result['book']}》第{result['chapter']}章草稿（对照截至第{result['as_of']}章）：{counts_text(result['counts'])}"
+            ]
             for item in result["findings"]:
                 lines += finding_text(item)
         lines += [f"注意：{p}" for p in result["problems"]]
