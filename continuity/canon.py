@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ahocorasick
+
 from continuity.rules import Rules, rules_from
 from entities.mentions import Matcher, matcher_get
 from entities.models import Alias, Entity, StateChange
@@ -101,6 +103,7 @@ class Canon:
             for tid in row["closes"] or []:
                 self.first_close.setdefault(tid, number)
         self.item_names = self._item_names()
+        self._items_automaton = None
         for pk, state in self.states.items():
             for item in self.holdings(pk, state):
                 self.lost.pop((pk, item), None)
@@ -124,6 +127,19 @@ class Canon:
         for value in values:
             names.setdefault(value, value)
         return names
+
+    def items_in(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, name) of every leftmost-longest item name in ``text`` (items need not be entities:
+        whatever a character ever held counts)."""
+        if self._items_automaton is None:
+            automaton = ahocorasick.Automaton()
+            for name in self.item_names:
+                automaton.add_word(name, name)
+            automaton.make_automaton()
+            self._items_automaton = automaton
+        if not self.item_names:
+            return []
+        return [(end - len(name) + 1, end + 1, name) for end, name in self._items_automaton.iter_long(text)]
 
     def item_canonical(self, name: str) -> str:
         return self.item_names.get(name, name)

@@ -13,7 +13,7 @@ from typing import Any
 
 from pypinyin import lazy_pinyin
 
-from continuity.canon import CHARACTER, ITEM, WEAK_HOOK, Canon, EntityRow
+from continuity.canon import CHARACTER, WEAK_HOOK, Canon, EntityRow
 from continuity.rules import QUOTE_PAIRS, realm_parse, realm_pattern
 from continuity.text import Draft
 
@@ -258,13 +258,7 @@ def check_realms(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
 def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     found = []
     gained = {(op.ref, canon.item_canonical(str(op.value))) for op in draft.tag_ops if op.op in ("add", "set")}
-    item_spans = []
-    for start, end, name in mentions.spans:
-        canonical = canon.item_names.get(name)
-        if canonical is None and (entity := mentions.who(name, (ITEM,))) is not None:
-            canonical = canon.item_canonical(entity.name)
-        if canonical is not None:
-            item_spans.append((start, end, name, canonical))
+    item_spans = [(start, end, name, canon.item_names[name]) for start, end, name in canon.items_in(draft.prose)]
     if not item_spans:
         return []
     holders: dict[str, list[EntityRow]] = {}
@@ -401,7 +395,7 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     covered = bytearray(len(prose))
     for start, end, _ in mentions.spans:
         covered[start:end] = b"\x01" * (end - start)
-    lengths = sorted({len(k) for k in homophones} | set(near))
+    lengths = sorted({len(k) for k in homophones} | set(near), reverse=True)
     found, seen = [], set()
     pinyin = [_char_pinyin(c) if CJK.match(c) else "" for c in prose]
     for i in range(len(prose)):
@@ -428,6 +422,7 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
             if not names or (variant, names[0]) in seen:
                 continue
             seen.add((variant, names[0]))
+            covered[i:j] = b"\x01" * (j - i)  # a variant is one finding, not also its shorter pieces
             entity = mentions.who(names[0]) or next((e for e in canon.entities.values() if names[0] in e.names), None)
             evidence = {"chapter": None, "file": entity.source_path if entity else "", "line": None}
             if entity is not None:
