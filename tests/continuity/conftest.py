@@ -14,7 +14,9 @@ def demo(db, tmp_path) -> Book:
     if not DEMO_BOOK.exists():
         pytest.skip(f"{DEMO_BOOK} is absent")
     root = shutil.copytree(DEMO_BOOK, tmp_path / "demo-book")
-    with override_settings(WEBNOVEL_CHAPTER_INDEXERS=["entities.mentions.mentions_index"], WEBNOVEL_AFTER_CHAPTER_HOOKS=[]):
+    with override_settings(
+        WEBNOVEL_CHAPTER_INDEXERS=["entities.mentions.mentions_index"], WEBNOVEL_AFTER_CHAPTER_HOOKS=[]
+    ):
         report = book_rebuild(root=root)
     assert report["ok"], report["errors"]
     return Book.objects.get(slug="demo-book")
