@@ -63,6 +63,7 @@ USE_VERB = re.compile(
     r"拔出|握着|握住|握紧|举起|取出|掏出|祭出|拿出|拿着|亮出|摸出|抽出|提着|捧着|捧出|扬起|挥动|挥起|挥舞|递出|展开|用|持|握|提|捏|攥|执|挥"
 )
 KNOWS = re.compile(r"知道|明白|清楚|心知|料到|猜到|认出|想到|早知|晓得")
+ITEM_FOLLOWERS = frozenset("了着过的和与便就也又都")
 OBJECT_MARKERS = frozenset("把将被向对给和与跟替让叫")
 CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -268,7 +269,10 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                 holders.setdefault(item, []).append(entity)
     chars = list(mentions.characters())
     for start, end, _name, item in item_spans:
-        if draft.in_quote(start):
+        # a name running on into more characters is the head of another word (玉月 in 玉月符)
+        if draft.in_quote(start) or (
+            end < len(draft.prose) and CJK.match(draft.prose[end]) and draft.prose[end] not in ITEM_FOLLOWERS
+        ):
             continue
         s_start, _ = draft.sentence(start)
         before = [c for c in chars if s_start <= c[0] and c[1] <= start and start - c[1] <= 12]
@@ -478,8 +482,11 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
         reader_knows = _secret_known(secret, chapter)
         knowers = _knowers(canon, secret, chapter) if pov is not None else set()
         for keyword in keywords:
+            reported = False
             for match in re.finditer(re.escape(keyword), draft.prose):
                 start, end = match.span()
+                if reported and not reader_knows:
+                    continue
                 told = secret.reader_told_chapter
                 evidence = {
                     "chapter": None,
@@ -488,6 +495,8 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                     or canon.source_line(secret.source_path, keyword),
                 }
                 if not reader_knows:
+                    reported = True
+                    count = draft.prose.count(keyword)
                     evidence["fact"] = f"{secret.secret_id}「{secret.title}」读者得知于" + (
                         f"第{told}章" if told else "（尚未安排）"
                     )
@@ -499,7 +508,7 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                             start=start,
                             end=end,
                             term=keyword,
-                            message=f"关键词「{keyword}」泄露信息差 {secret.secret_id}，读者此时尚不知情",
+                            message=f"关键词「{keyword}」泄露信息差 {secret.secret_id}，读者此时尚不知情（本章 {count} 处）",
                             evidence=evidence,
                             suggestion="删去或改写关键词；若本章就是揭晓之章，请更新信息差的 reader_told",
                         )
