@@ -93,7 +93,9 @@ def read_phase(root: str) -> dict:
 def main() -> int:
     bench = Bench("continuity", description=__doc__)
     bench.parser.add_argument("--repeat", type=int, default=20, help="draft checks timed (default 20)")
-    bench.parser.add_argument("--chapters", type=int, default=None, help="size of the synthetic book (default 3000; --quick: 300)")
+    bench.parser.add_argument(
+        "--chapters", type=int, default=None, help="size of the synthetic book (default 3000; --quick: 300)"
+    )
     args = bench.args
     n = args.chapters or (300 if args.quick else 3000)
     root = synthetic_book(n)

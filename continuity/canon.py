@@ -104,6 +104,7 @@ class Canon:
                 self.first_close.setdefault(tid, number)
         self.item_names = self._item_names()
         self._items_automaton = None
+        self._lines: dict[tuple[str, str], int | None] = {}
         for pk, state in self.states.items():
             for item in self.holdings(pk, state):
                 self.lost.pop((pk, item), None)
@@ -188,6 +189,13 @@ class Canon:
     # ── evidence ────────────────────────────────────────────────────────────────────────────────
 
     def _file_line(self, path: str, needle: str) -> int | None:
+        # cached: the retcon mode asks the same setting file for the same key in chapter after chapter
+        key = (path, needle)
+        if key not in self._lines:
+            self._lines[key] = self._file_line_read(path, needle)
+        return self._lines[key]
+
+    def _file_line_read(self, path: str, needle: str) -> int | None:
         if not path or self.root is None or not needle:
             return None
         try:
