@@ -20,6 +20,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 
+from continuity.api import router as continuity_router
 from core.api import router as core_router
 from core.auth import API_AUTH, api_auth, rate_check
 from core.schemas import documented
@@ -234,6 +235,7 @@ _READ_ROUTERS = {
     "entities": entities_router,
     "storysystem": storysystem_router,
     "memory": memory_router,
+    "continuity": continuity_router,
 }
 
 
@@ -337,6 +339,7 @@ def _register_routers() -> None:
     api.add_router("/books/", entities_router, auth=api_auth("entities"))
     api.add_router("/books/", storysystem_router, auth=api_auth("storysystem"))
     api.add_router("/books/", memory_router, auth=api_auth("memory"))
+    api.add_router("/books/", continuity_router, auth=api_auth("webnovel"))
     api.add_router("/", unknown_router)  # last: it matches every path
 
 

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "threads",
     "storysystem",
     "memory",
+    "continuity",
     "dashboard",
 ]
 

@@ -75,6 +75,7 @@ SAMPLES: dict[str, dict[str, str]] = {
     "story-system-effective": {"number": "1"},
     "story-system-search": {"q": "剑"},
     "memory-fact": {"key": "s-037e752c08526b8e"},  # 信息差-001 保密 on the demo book
+    "continuity-chapters": {"start": "20", "end": "24"},
 }
 
 _PATH_PARAM = re.compile(r"{(\w+)}")

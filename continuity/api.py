@@ -1,0 +1,29 @@
+"""REST endpoints of the continuity check (mounted under /api/books/): check a draft, waive a finding.
+
+The re-check of finalized chapters is a read, declared in ``continuity/interfaces.py``."""
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router, Status
+
+from continuity import selectors, services
+from continuity.schemas import DraftIn, WaiverIn
+from core.selectors import book_get
+
+router = Router(tags=["机检"])
+
+
+@router.post("{book}/continuity", response=dict[str, Any], summary="机检一篇草稿")
+def draft_check(request: HttpRequest, book: str, payload: DraftIn):
+    """Check a draft against the canon as of chapter N−1: findings with kind, severity, line, quote, evidence, suggestion."""
+    return selectors.draft_check(book=book_get(slug=book), text=payload.text, chapter=payload.chapter)
+
+
+@router.post("{book}/continuity/waivers", response={201: dict[str, Any]}, summary="豁免一条机检结果")
+def waiver_add(request: HttpRequest, book: str, payload: WaiverIn):
+    """Mark a finding intended; written into the book folder (.continuity/waivers.yaml)."""
+    result = services.waiver_add(
+        book=book_get(slug=book), chapter=payload.chapter, kind=payload.kind, term=payload.term, note=payload.note
+    )
+    return Status(201, result)

@@ -1,0 +1,271 @@
+"""The canon a draft is checked against: what the book's tables say as of a chapter.
+
+One ``Canon`` loads a book once (entities, names, every state change, threads, secrets, chapters'
+front matter, style rules) and replays state changes forward with ``advance(to=N)``: a single draft
+costs one load; the retcon mode (chapters K…M, each against the one before it) walks forward through
+the same load instead of replaying from the start for every chapter.
+
+It reads through the apps' own selectors and models (entities, threads, the core); it writes nothing."""
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ahocorasick
+
+from continuity.rules import Rules, rules_from
+from core.models import Book, Chapter, Document
+from entities.mentions import Matcher, matcher_get
+from entities.models import Alias, Entity, StateChange
+from entities.replay import op_apply
+from kernel.safefs import regular_file_read
+from threads.models import Secret, Thread
+
+CHARACTER = "角色"
+ITEM = "物品"
+EVIDENCE_FILE_MAX = 4 << 20
+
+
+@dataclass
+class EntityRow:
+    pk: int
+    entity_id: str
+    type: str
+    name: str
+    source_path: str
+    base_state: dict[str, Any]
+    names: set[str] = field(default_factory=set)  # canonical name and plain aliases (any window)
+
+
+@dataclass
+class Change:
+    """Where a state value came from: a chapter's change, or the entity's file (chapter None)."""
+
+    chapter: int | None
+    op: str
+    value: Any
+
+
+class Canon:
+    """The book as of a chapter (``as_of``; 0 = the setting files only)."""
+
+    def __init__(self, *, book: Book) -> None:
+        self.book = book
+        self.root = Path(book.root) if book.root else None
+        style = Document.objects.filter(book=book, kind=Document.Kind.STYLE).order_by("source_path")
+        self.rules: Rules = rules_from(
+            config=book.config or {}, style_docs=[(d.source_path or d.key, d.front_matter) for d in style]
+        )
+        self.matcher: Matcher = matcher_get(book=book)
+        self.entities: dict[int, EntityRow] = {}
+        for pk, eid, etype, name, path, base in (
+            Entity.objects.filter(book=book, archived=False)
+            .order_by()
+            .values_list("pk", "entity_id", "type", "canonical_name", "source_path", "base_state")
+        ):
+            self.entities[pk] = EntityRow(pk, eid, etype, name, path, base or {}, {name})
+        self.by_entity_id = {e.entity_id: e for e in self.entities.values()}
+        # alias → (entity pk, valid_from, valid_to, note, source, generic)
+        self.aliases: dict[str, list[tuple[int, int | None, int | None, str, str, bool]]] = defaultdict(list)
+        for pk, alias, vf, vt, note, source, generic in (
+            Alias.objects.filter(book=book)
+            .order_by()
+            .values_list("entity_id", "alias", "valid_from", "valid_to", "note", "source", "generic")
+        ):
+            self.aliases[alias].append((pk, vf, vt, note, source, generic))
+            if pk in self.entities and not generic:
+                self.entities[pk].names.add(alias)
+        self._changes = list(
+            StateChange.objects.filter(book=book)
+            .order_by("chapter", "seq", "id")
+            .values_list("chapter", "entity_id", "op", "field", "new")
+        )
+        self._cursor = 0
+        self.as_of = 0
+        self.states: dict[int, dict[str, Any]] = {pk: dict(e.base_state) for pk, e in self.entities.items()}
+        self.last_change: dict[tuple[int, str], Change] = {}
+        # (entity pk, item) → chapter it left the character (None while held)
+        self.lost: dict[tuple[int, str], int] = {}
+        # (entity pk, item) → chapter it came to the character (absent: held since the setting files)
+        self.got: dict[tuple[int, str], int] = {}
+        self.chapters: dict[int, dict[str, Any]] = {
+            row["number"]: row
+            for row in Chapter.objects.filter(book=book)
+            .order_by("number")
+            .values("number", "hook_type", "opens", "advances", "closes", "source_path", "entity_tags")
+        }
+        self.threads = {t.thread_id: t for t in Thread.objects.filter(book=book)}
+        self.secrets = list(Secret.objects.filter(book=book).order_by("secret_id"))
+        self.first_close: dict[str, int] = {}
+        for number, row in self.chapters.items():
+            for tid in row["closes"] or []:
+                self.first_close.setdefault(tid, number)
+        self.item_names = self._item_names()
+        self._items_automaton = None
+        self._lines: dict[tuple[str, str], int | None] = {}
+        for pk, state in self.states.items():
+            for item in self.holdings(pk, state):
+                self.lost.pop((pk, item), None)
+
+    # ── names ───────────────────────────────────────────────────────────────────────────────────
+
+    def _item_names(self) -> dict[str, str]:
+        """Every name of an item → its canonical name: 物品 entities and every value ever held."""
+        names: dict[str, str] = {}
+        for entity in self.entities.values():
+            if entity.type == ITEM:
+                for name in entity.names:
+                    names.setdefault(name, entity.name)
+        values: set[str] = set()
+        for state in self.states.values():
+            for key in self.rules.possession_fields:
+                values.update(_as_list(state.get(key)))
+        for _, _, op, fname, new in self._changes:
+            if fname in self.rules.possession_fields and op in ("add", "remove", "set"):
+                values.update(_as_list(new))
+        for value in values:
+            names.setdefault(value, value)
+        return names
+
+    def items_in(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, name) of every leftmost-longest item name in ``text`` (items need not be entities:
+        whatever a character ever held counts)."""
+        if self._items_automaton is None:
+            automaton = ahocorasick.Automaton()
+            for name in self.item_names:
+                automaton.add_word(name, name)
+            automaton.make_automaton()
+            self._items_automaton = automaton
+        if not self.item_names:
+            return []
+        return [(end - len(name) + 1, end + 1, name) for end, name in self._items_automaton.iter_long(text)]
+
+    def item_canonical(self, name: str) -> str:
+        return self.item_names.get(name, name)
+
+    def entity_of(self, name: str, *, chapter: int, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
+        """The one entity of ``types`` that ``name`` names at ``chapter`` (windows applied), or None."""
+        found = {
+            pk
+            for pk, _, generic in self.matcher.candidates(name, chapter)
+            if not generic and pk in self.entities and self.entities[pk].type in types
+        }
+        return self.entities[found.pop()] if len(found) == 1 else None
+
+    def holdings(self, pk: int, state: dict[str, Any] | None = None) -> set[str]:
+        state = self.states.get(pk, {}) if state is None else state
+        held: set[str] = set()
+        for key in self.rules.possession_fields:
+            held.update(self.item_canonical(v) for v in _as_list(state.get(key)))
+        return held
+
+    # ── state over time ─────────────────────────────────────────────────────────────────────────
+
+    def advance(self, *, to: int) -> None:
+        """Replay every change of chapters ≤ ``to`` (forward only)."""
+        if to < self.as_of:
+            raise ValueError("Canon.advance only moves forward")
+        changes = self._changes
+        while self._cursor < len(changes) and changes[self._cursor][0] <= to:
+            chapter, pk, op, fname, new = changes[self._cursor]
+            self._cursor += 1
+            state = self.states.get(pk)
+            if state is None:
+                continue
+            before = self.holdings(pk, state) if fname in self.rules.possession_fields else None
+            op_apply(state, op=op, field=fname, value=new)
+            self.last_change[(pk, fname)] = Change(chapter=chapter, op=op, value=new)
+            if before is not None:
+                after = self.holdings(pk, state)
+                for item in before - after:
+                    self.lost[(pk, item)] = chapter
+                for item in after - before:
+                    self.lost.pop((pk, item), None)
+                    self.got[(pk, item)] = chapter
+        self.as_of = to
+
+    # ── evidence ────────────────────────────────────────────────────────────────────────────────
+
+    def _file_line(self, path: str, needle: str) -> int | None:
+        # cached: the retcon mode asks the same setting file for the same key in chapter after chapter
+        key = (path, needle)
+        if key not in self._lines:
+            self._lines[key] = self._file_line_read(path, needle)
+        return self._lines[key]
+
+    def _file_line_read(self, path: str, needle: str) -> int | None:
+        if not path or self.root is None or not needle:
+            return None
+        try:
+            data, _ = regular_file_read(self.root / path, max_bytes=EVIDENCE_FILE_MAX, root=self.root)
+        except OSError:
+            return None
+        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
+            if needle in line:
+                return number
+        return None
+
+    def state_evidence(self, entity: EntityRow, key: str, value: Any) -> dict[str, Any]:
+        """Where ``entity``'s ``key`` got its current value: a chapter's tag, or the entity's file."""
+        change = self.last_change.get((entity.pk, key))
+        if change is None or change.chapter is None:
+            line = self._file_line(entity.source_path, f"{key}:") or self._file_line(entity.source_path, str(value))
+            return {"chapter": None, "file": entity.source_path, "line": line}
+        return self.chapter_evidence(change.chapter, entity=entity, key=key, value=change.value)
+
+    def holding_evidence(self, entity: EntityRow, item: str) -> dict[str, Any]:
+        chapter = self.got.get((entity.pk, item))
+        if chapter is None:
+            key = self.rules.possession_fields[0] if self.rules.possession_fields else "possessions"
+            return {"chapter": None, "file": entity.source_path, "line": self._file_line(entity.source_path, f"{key}:")}
+        return self.chapter_evidence(chapter, entity=entity, value=item)
+
+    def last_activity(self, thread_id: str) -> int:
+        """The last chapter that names the thread in its front matter or its 履历 (0: none)."""
+        numbers = [
+            n
+            for n, row in self.chapters.items()
+            if thread_id in (row["opens"] or []) + (row["advances"] or []) + (row["closes"] or [])
+        ]
+        thread = self.threads.get(thread_id)
+        if thread is not None:
+            numbers += [c for c in thread.history.values_list("chapter", flat=True) if c is not None]
+            numbers += [c for c in (thread.opened_chapter,) if c is not None]
+        return max(numbers, default=0)
+
+    def chapter_evidence(
+        self, chapter: int, *, entity: EntityRow | None = None, key: str = "", value: Any = None
+    ) -> dict[str, Any]:
+        row = self.chapters.get(chapter) or {}
+        line = None
+        needles = [n for n in (f'"{key}"' if key else "", str(value) if value is not None else "") if n]
+        for tag in row.get("entity_tags") or []:
+            text = tag.get("text", "")
+            if all(n in text for n in needles):
+                line = tag.get("line")
+        if line is None and entity is not None:
+            # the tag's operation sits under its <entity-update> head, a few lines down
+            for tag in row.get("entity_tags") or []:
+                if any(name in tag.get("text", "") for name in (entity.entity_id, *entity.names)):
+                    line = tag.get("line")
+        return {"chapter": chapter, "file": row.get("source_path", ""), "line": line}
+
+    def volume_end(self, volume: int) -> int | None:
+        row = self.book.volumes.filter(number=volume).values_list("end_chapter", flat=True).first()
+        return row
+
+    def source_line(self, path: str, needle: str) -> int | None:
+        return self._file_line(path, needle)
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [str(v) for v in value if v is not None and str(v).strip()]
+    return [str(value)] if str(value).strip() else []
+
+
+WEAK_HOOK = re.compile(r"-\s*弱\s*$")
