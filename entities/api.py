@@ -10,6 +10,7 @@ from entities import schemas as S
 from entities import selectors, services
 from entities.discovery.schemas import DiscoverIn, DiscoverOut
 from entities.discovery.services import book_discover
+from entities.extraction_schema import extraction_json_schema
 from entities.schemas import IngestOut, MergeIn, PendingConfirmIn, PendingRejectIn
 from webnovel.schemas import documented
 from webnovel.selectors import book_get
@@ -59,6 +60,14 @@ def extraction_ingest(request: HttpRequest, book: str, chapter: int):
     previous extraction. Invalid JSON or unknown references → 422 naming the field."""
     payload = services.extraction_parse(raw=request.body)
     return services.extraction_ingest(book=book_get(slug=book), chapter=chapter, payload=payload)
+
+
+@router.get("{book}/extraction-schema", response=dict[str, Any], summary="抽取结果的 JSON Schema")
+def extraction_schema(request: HttpRequest, book: str) -> dict[str, Any]:
+    """The JSON Schema of the extraction payload (every field documented), so an agent produces a valid
+    one the first time; the same schema is the MCP ingest tool's input and docs/extraction.schema.json."""
+    book_get(slug=book)
+    return extraction_json_schema()
 
 
 @router.get("{book}/chapters/{chapter}/extraction", response=S.ExtractionOut, summary="一章的抽取结果")

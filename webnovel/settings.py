@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "storysystem",
     "memory",
     "dashboard",
+    "agents",
 ]
 
 MIDDLEWARE = [
