@@ -28,15 +28,15 @@ class BookSource:
 
     def __init__(self, ref: str) -> None:
         self.ref = ref
-        self._book: Book | None = None
+        self._slug: str | None = None
         self._lock = threading.Lock()
 
     def __call__(self) -> Book:
         with self._lock:
-            if self._book is None:
-                self._book = self._load()
-            # A fresh row each call: a rebuild or sync by another process changes its fields.
-            return Book.objects.get(pk=self._book.pk)
+            if self._slug is None:
+                self._slug = self._load().slug
+        # A fresh row each call: a rebuild or sync by another process changes its fields.
+        return book_get(slug=self._slug)
 
     def _load(self) -> Book:
         known = Book.objects.filter(slug=self.ref).first()
