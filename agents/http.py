@@ -41,7 +41,9 @@ def _raw_key(headers: dict[str, str]) -> str | None:
 
 def access_check(*, raw: str | None, slug: str | None) -> Access:
     """The caller's Access for book ``slug`` (None: the key's own book), or the REST API's 401 / 403 / 404."""
-    key = ApiKey.objects.select_related("book").filter(key_hash=apikey_hash(raw), revoked=False).first() if raw else None
+    key = (
+        ApiKey.objects.select_related("book").filter(key_hash=apikey_hash(raw), revoked=False).first() if raw else None
+    )
     if key is None:
         raise Unauthenticated("需要认证：请提供 X-API-Key 或 Authorization: Bearer 密钥（MCP 不接受后台登录）")
     if slug is None:
@@ -118,7 +120,9 @@ class McpMount:
             await _json_reply(send, 400, {"message": f"不允许的 Host：{headers.get('host', '')}", "extra": {}})
             return
         if not self._running:
-            await _json_reply(send, 503, {"message": "MCP 服务未启动：需要以 ASGI lifespan 运行（uvicorn）", "extra": {}})
+            await _json_reply(
+                send, 503, {"message": "MCP 服务未启动：需要以 ASGI lifespan 运行（uvicorn）", "extra": {}}
+            )
             return
         try:
             access = await sync_to_async(access_check, thread_sensitive=True)(raw=_raw_key(headers), slug=slug)

@@ -37,7 +37,12 @@ class WriteTool:
     def tool(self) -> dict[str, Any]:
         """The MCP tool declaration."""
         hints = {"readOnlyHint": False, "openWorldHint": False, **self.annotations}
-        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema, "annotations": hints}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": hints,
+        }
 
 
 def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -102,7 +107,9 @@ def book_sync_run(book: Book, arguments: dict[str, Any]) -> dict[str, Any]:
     _only(arguments, "replace")
     replace = arguments.get("replace", False)
     if not isinstance(replace, bool):
-        raise InvalidInput("参数无效：replace（应为布尔值）", extra={"errors": [{"field": "replace", "error": "应为布尔值"}]})
+        raise InvalidInput(
+            "参数无效：replace（应为布尔值）", extra={"errors": [{"field": "replace", "error": "应为布尔值"}]}
+        )
     return _report_check(book_sync(book=book, replace=replace), action="同步")
 
 
@@ -112,7 +119,9 @@ def extraction_ingest_run(book: Book, arguments: dict[str, Any]) -> dict[str, An
     chapter = _integer(arguments, "chapter")
     raw = arguments.get("extraction")
     if raw is None:
-        raise InvalidInput("参数无效：extraction（缺少此参数）", extra={"errors": [{"field": "extraction", "error": "缺少此参数"}]})
+        raise InvalidInput(
+            "参数无效：extraction（缺少此参数）", extra={"errors": [{"field": "extraction", "error": "缺少此参数"}]}
+        )
     # Through REST's strict decoder either way: NaN / Infinity, huge integers and lone surrogates are
     # refused here exactly as in a POST body (a host's JSON parser lets NaN through).
     text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
@@ -187,9 +196,7 @@ def story_system_build_run(book: Book, arguments: dict[str, Any]) -> dict[str, A
     if body.chapter is None:
         if body.remove_anti_patterns:
             raise InvalidInput("remove_anti_patterns 只适用于章节（且总被拒绝）；总设定请直接重建")
-        data, files = story_services.story_master_build(
-            book=book, add_anti_patterns=body.add_anti_patterns, **common
-        )
+        data, files = story_services.story_master_build(book=book, add_anti_patterns=body.add_anti_patterns, **common)
     else:
         data, files = story_services.story_chapter_build(
             book=book,
@@ -215,7 +222,12 @@ def write_tools() -> dict[str, WriteTool]:
             {
                 "type": "object",
                 "properties": {
-                    "chapter": {"type": "integer", "minimum": 1, "maximum": NUMBER_MAX, "description": "章节号（如 25）"}
+                    "chapter": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": NUMBER_MAX,
+                        "description": "章节号（如 25）",
+                    }
                 },
                 "required": ["chapter"],
                 "additionalProperties": False,
@@ -268,7 +280,7 @@ def write_tools() -> dict[str, WriteTool]:
         WriteTool(
             "story-system-build",
             "生成并保存 Story System 设定：不给 chapter 是全书总设定，给 chapter 是该章的覆盖设定；"
-            "set 显式指定字段（如 {\"节奏策略\": \"慢热\"}）。persist=false 只预览不保存。章节触碰锁定字段返回 422。",
+            'set 显式指定字段（如 {"节奏策略": "慢热"}）。persist=false 只预览不保存。章节触碰锁定字段返回 422。',
             _model_schema(BuildIn) | {"additionalProperties": False},
             story_system_build_run,
         ),

@@ -27,7 +27,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
     "AppearedIn": {
         "id": "实体 id，或本次 entities_new 的 suggested_id / name，或在本章有效的唯一别名",
         "type": "实体类型（可省略；给出时用于消除别名歧义）",
-        "mentions": "正文中的叫法列表（如 [\"林风\", \"小风\"]），或提及次数；省略记 1 次",
+        "mentions": '正文中的叫法列表（如 ["林风", "小风"]），或提及次数；省略记 1 次',
         "confidence": "0–1：> 0.8 采纳，0.5–0.8 采纳并记警告，< 0.5 进待确认队列；省略视为确定",
     },
     "NewEntityIn": {
@@ -37,7 +37,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "tier": "重要度：核心 | 重要 | 次要 | 装饰（默认 次要）",
         "desc": "一句话描述",
         "aliases": "别名：字符串，或带有效期的对象 {alias, from, to, note, generic}",
-        "state": "初始状态（自由格式对象，如 {\"realm\": \"炼气一层\"}）",
+        "state": '初始状态（自由格式对象，如 {"realm": "炼气一层"}）',
         "confidence": "0–1，同 entities_appeared.confidence",
     },
     "AliasIn": {

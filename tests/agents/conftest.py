@@ -27,7 +27,11 @@ def demo(transactional_db):
 
 def server_env() -> dict[str, str]:
     """The environment of a server process: this test run's database file."""
-    return {**os.environ, "SQLITE_PATH": str(connection.settings_dict["NAME"]), "DJANGO_SETTINGS_MODULE": "webnovel.settings"}
+    return {
+        **os.environ,
+        "SQLITE_PATH": str(connection.settings_dict["NAME"]),
+        "DJANGO_SETTINGS_MODULE": "webnovel.settings",
+    }
 
 
 class McpSession:

@@ -11,6 +11,7 @@ from django.test import Client as DjangoClient
 
 from agents.reads import interface_input_schema
 from tests.agents.conftest import stdio_session
+from tests.conftest import DEMO_BOOK
 from tests.webnovel.test_interfaces_parity import SAMPLES
 from webnovel.interfaces import interfaces_load
 
@@ -110,9 +111,10 @@ def test_ingest_an_extraction_then_confirm_its_pending_item(stdio, rest):
     assert status == 200
     report = json.loads(answer)
     assert (report["chapter"], report["pending"], report["adopted"]["state_changes"]) == (7, 1, 1)
-    assert json.loads(mcp_answer(stdio.call("extraction", {"chapter": 7}))[1]) == rest_read(
-        rest, "extraction", {"chapter": 7}
-    )[1]
+    assert (
+        json.loads(mcp_answer(stdio.call("extraction", {"chapter": 7}))[1])
+        == rest_read(rest, "extraction", {"chapter": 7})[1]
+    )
     pending = json.loads(mcp_answer(stdio.call("entity-pending"))[1])
     item = next(p for p in pending if p["chapter"] == 7 and p["payload"].get("name") == "守夜人")
     status, answer = mcp_answer(stdio.call("pending-confirm", {"pk": item["pk"]}))
@@ -134,7 +136,12 @@ def test_ingest_an_extraction_then_confirm_its_pending_item(stdio, rest):
 
 def test_a_bad_extraction_names_the_path_and_writes_nothing(stdio, rest):
     before = rest_read(rest, "extraction", {"chapter": 8})
-    bad = {"state_changes": [{"entity_id": "linfeng", "field": "realm", "new": "x"}, {"entity_id": "linfeng", "field": "realm", "op": "multiply", "new": 2}]}
+    bad = {
+        "state_changes": [
+            {"entity_id": "linfeng", "field": "realm", "new": "x"},
+            {"entity_id": "linfeng", "field": "realm", "op": "multiply", "new": 2},
+        ]
+    }
     status, body = mcp_answer(stdio.call("extraction-ingest", {"chapter": 8, "extraction": bad}))
     assert status == 422
     assert body["extra"]["errors"][0]["field"] == "state_changes[1].op"
@@ -174,3 +181,17 @@ def test_a_read_only_server_lists_and_accepts_no_writes(demo):
         assert set(session.tools()) == set(interfaces_load())
         status, body = mcp_answer(session.call("book-sync"))
         assert (status, body["message"]) == (403, "该 API 密钥只有读权限，写操作需要 write 密钥")
+
+
+def test_a_book_folder_is_rebuilt_at_the_first_call_not_at_start(transactional_db):
+    from webnovel.models import Book
+
+    with stdio_session(str(DEMO_BOOK)) as session:
+        assert "chapter" in session.tools()  # the handshake and the listing need no rebuild
+        assert not Book.objects.filter(slug="demo-book").exists()
+        status, answer = mcp_answer(session.call("report-stats"))
+        assert (status, json.loads(answer)["chapters"]) == (200, 24)
+        assert Book.objects.get(slug="demo-book").root == str(DEMO_BOOK.resolve())
+        # known now: the next server of the folder syncs instead (nothing changed)
+    with stdio_session(str(DEMO_BOOK)) as session:
+        assert json.loads(mcp_answer(session.call("chapter", {"number": 1}))[1])["number"] == 1

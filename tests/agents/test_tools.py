@@ -19,7 +19,12 @@ from webnovel.interfaces import Arg, interfaces_load
 
 def test_an_arg_becomes_json_schema_with_type_choices_default_and_help():
     arg = Arg("position", str, choices=("推进", "过渡"), default="推进", help="章节定位")
-    assert arg_json_schema(arg) == {"type": "string", "enum": ["推进", "过渡"], "description": "章节定位", "default": "推进"}
+    assert arg_json_schema(arg) == {
+        "type": "string",
+        "enum": ["推进", "过渡"],
+        "description": "章节定位",
+        "default": "推进",
+    }
     assert arg_json_schema(Arg("volume", int, many=True)) == {"type": "array", "items": {"type": "integer"}}
     assert arg_json_schema(Arg("include_archived", bool, default=False)) == {"type": "boolean", "default": False}
 

@@ -24,7 +24,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--book", required=True, help="书籍 slug，或含 book.yaml 的书籍文件夹（也可写 WEBNOVEL_BOOKS_DIR 下的文件夹名）"
+            "--book",
+            required=True,
+            help="书籍 slug，或含 book.yaml 的书籍文件夹（也可写 WEBNOVEL_BOOKS_DIR 下的文件夹名）",
         )
         parser.add_argument("--read-only", action="store_true", help="只提供查询工具（不列出、也不接受写入工具）")
 
