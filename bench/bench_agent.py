@@ -7,7 +7,8 @@ database (SQLite, or $DATABASE_URL), side by side in one run:
 
 1. MCP: one ``manage.py mcp --book <slug>`` server over stdio, driven by the SDK's own client (the way
    a host calls it); each P0 read and the context pack is called once to warm up, then ×N: the wall
-   time of ``call_tool`` (JSON-RPC over the pipe, argument checks, the selector, the JSON answer).
+   time of ``call_tool`` (JSON-RPC over the pipe, argument checks, the selector, the JSON answer);
+   beside it the same call in one process without the protocol (``book_get`` + the selector), its floor.
 2. ``story``: the same reads as ``manage.py story <name> <book> …`` processes (what an agent pays
    when it shells out), ×M each.
 3. The yardstick: a bare ``python -c 'import json, pathlib, re'`` process — the floor of the old
@@ -54,6 +55,25 @@ def argv_phase(calls: dict) -> dict:
                 flag = [] if arg.positional else ["--" + arg.name.replace("_", "-")]
                 argv += [*flag, str(values[arg.name])]
         out[name] = argv
+    return out
+
+
+def inprocess_phase(book: str, calls: dict, repeat: int) -> dict:
+    """The same calls in one process, as the server's dispatcher makes them (no protocol): the floor."""
+    from agents.reads import interface_call
+    from webnovel.interfaces import interfaces_load
+    from webnovel.selectors import book_get
+
+    registry = interfaces_load()
+    out = {}
+    for name, arguments in calls.items():
+        interface_call(registry[name], book=book_get(slug=book), arguments=arguments)
+        samples = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            interface_call(registry[name], book=book_get(slug=book), arguments=arguments)
+            samples.append(time.perf_counter() - start)
+        out[name] = stats(samples)
     return out
 
 
@@ -123,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
 
     bench.log(f"MCP over stdio: {len(calls)} tools ×{repeat} warm")
     mcp = mcp_measure(book=samples["book"], calls=calls, repeat=repeat, env=env)
+    inproc = phase_run(
+        "bench.bench_agent:inprocess_phase", {"book": samples["book"], "calls": calls, "repeat": repeat}, db=db
+    )["result"]
     bench.log(f"story processes ×{processes} each")
     story_argv = phase_run("bench.bench_agent:argv_phase", {"calls": calls}, db=db)["result"]
     story = {}
@@ -138,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
                 "read": name,
                 "MCP p50 ms": mcp[name]["p50"] * 1000,
                 "MCP p95 ms": mcp[name]["p95"] * 1000,
+                "in-process p50 ms": inproc[name]["p50"] * 1000,
                 "story process p50 ms": story[name]["p50"] * 1000,
                 "× faster (MCP)": story[name]["p50"] / mcp[name]["p50"],
             }
