@@ -1,4 +1,5 @@
 # webnovel — the two commands: `make run` (install, migrate, load the demo book, serve) and `make test`.
+# `make run` serves ASGI (uvicorn): the pages and the REST API through Django, the MCP server at /mcp/<book>.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -19,7 +20,7 @@ run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py demo_setup --host $(HOST) --port $(PORT)
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	$(BIN)/python -m uvicorn webnovel.asgi:application --host $(HOST) --port $(PORT)
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -2,9 +2,16 @@
 
 from core.models import Book
 from entities import selectors
+from entities.extraction_schema import extraction_json_schema
 from kernel.interfaces import NUMBER, Arg, interface
 
 G = "实体"
+
+
+def extraction_schema(*, book: Book) -> dict:
+    """The JSON Schema of the extraction payload, every field documented, so an agent produces a valid one
+    the first time; the same schema is the MCP ingest tool's input and docs/extraction.schema.json."""
+    return extraction_json_schema()
 
 
 def extraction(*, book: Book, number: int) -> dict:
@@ -215,3 +222,11 @@ interface(
     response="entities.schemas:CharacterTimelineOut",
     summary="角色在场的时间线",
 )(selectors.timeline_character)
+interface(
+    "extraction-schema",
+    help="抽取结果的 JSON Schema（每个字段都有说明）：照它写抽取结果，一次通过校验",
+    group=G,
+    path="/extraction-schema",
+    response="dict",
+    summary="抽取结果的 JSON Schema",
+)(extraction_schema)

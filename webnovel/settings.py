@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "memory",
     "continuity",
     "dashboard",
+    "agents",
 ]
 
 MIDDLEWARE = [

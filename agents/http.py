@@ -1,0 +1,134 @@
+"""The MCP server over streamable HTTP, mounted at ``/mcp/<book>`` of the ASGI application.
+
+Authenticated like the REST API, with the same API keys (``X-API-Key`` or ``Authorization: Bearer``)
+and scopes: a read key lists and calls the reads only, a book-scoped key opens only its book (403 for
+another, before any MCP message is read), a revoked or unknown key is a 401. ``/mcp`` without a book
+serves the book of a book-scoped key. Stateless with JSON answers: each POST carries one exchange, so
+any worker can answer it and no session outlives a request."""
+
+import json
+from collections.abc import Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import unquote
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.http.request import split_domain_port, validate_host
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from agents.server import ACCESS_STATE_KEY, Access, server_build
+from core.auth import apikey_touch
+from core.models import ApiKey, Book
+from core.models.apikey import apikey_hash
+from core.selectors import book_get
+from kernel.exceptions import DomainError, NotFound, PermissionDenied
+
+MOUNT = "/mcp"
+ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
+
+
+class Unauthenticated(DomainError):
+    status_code = 401
+
+
+def _raw_key(headers: dict[str, str]) -> str | None:
+    if headers.get("x-api-key"):
+        return headers["x-api-key"].strip()
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def access_check(*, raw: str | None, slug: str | None) -> Access:
+    """The caller's Access for book ``slug`` (None: the key's own book), or the REST API's 401 / 403 / 404."""
+    key = (
+        ApiKey.objects.select_related("book").filter(key_hash=apikey_hash(raw), revoked=False).first() if raw else None
+    )
+    if key is None:
+        raise Unauthenticated("需要认证：请提供 X-API-Key 或 Authorization: Bearer 密钥（MCP 不接受后台登录）")
+    if slug is None:
+        if key.book is None:
+            raise NotFound(f"请在地址中指明书籍：{MOUNT}/<书籍slug>（该密钥可访问所有书）", extra={"path": MOUNT})
+        slug = key.book.slug
+    if key.book_id is not None and slug != key.book.slug:
+        raise PermissionDenied(f"该 API 密钥不能访问书籍 '{slug}'", extra={"key": key.prefix, "book": slug})
+    book = Book.objects.filter(slug=slug).first()
+    if book is None:
+        raise NotFound(f"书籍 '{slug}' 不存在", extra={"book": slug})
+    apikey_touch(key)
+    return Access(book=lambda: book_get(slug=slug), write=key.scope == ApiKey.Scope.WRITE)
+
+
+async def _json_reply(send: Callable, status: int, body: dict[str, Any], headers: list | None = None) -> None:
+    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    head = [(b"content-type", b"application/json; charset=utf-8"), (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": head + (headers or [])})
+    await send({"type": "http.response.body", "body": data})
+
+
+def _book_of(path: str) -> tuple[bool, str | None]:
+    """Whether ``path`` is under the mount, and the book slug it names (None for the bare mount)."""
+    if path != MOUNT and not path.startswith(MOUNT + "/"):
+        return False, None
+    rest = unquote(path[len(MOUNT) :]).strip("/")
+    return True, rest or None
+
+
+class McpMount:
+    """ASGI: ``/mcp[/<book>]`` to the MCP server behind the API-key check, everything else to ``app``
+    (Django). Owns the lifespan: the SDK's session manager runs for the application's lifetime."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.manager = StreamableHTTPSessionManager(
+            app=server_build(),
+            json_response=True,
+            stateless=True,
+            max_request_body_size=settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+        )
+        self._running = False
+
+    @asynccontextmanager
+    async def lifespan(self):
+        """Run the MCP session manager (uvicorn's lifespan, or a test's ``async with``)."""
+        async with self.manager.run():
+            self._running = True
+            try:
+                yield
+            finally:
+                self._running = False
+
+    async def _lifespan_protocol(self, receive: Callable, send: Callable) -> None:
+        message = await receive()
+        assert message["type"] == "lifespan.startup"
+        async with self.lifespan():
+            await send({"type": "lifespan.startup.complete"})
+            message = await receive()
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan_protocol(receive, send)
+            return
+        mounted, slug = _book_of(scope.get("path", "")) if scope["type"] == "http" else (False, None)
+        if not mounted:
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        domain, _port = split_domain_port(headers.get("host", ""))
+        if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+            await _json_reply(send, 400, {"message": f"不允许的 Host：{headers.get('host', '')}", "extra": {}})
+            return
+        if not self._running:
+            await _json_reply(
+                send, 503, {"message": "MCP 服务未启动：需要以 ASGI lifespan 运行（uvicorn）", "extra": {}}
+            )
+            return
+        try:
+            access = await sync_to_async(access_check, thread_sensitive=True)(raw=_raw_key(headers), slug=slug)
+        except DomainError as exc:
+            extra = [(b"www-authenticate", b'Bearer realm="webnovel"')] if exc.status_code == 401 else []
+            await _json_reply(send, exc.status_code, exc.as_dict(), extra)
+            return
+        state = {**scope.get("state", {}), ACCESS_STATE_KEY: access}
+        await self.manager.handle_request({**scope, "state": state}, receive, send)

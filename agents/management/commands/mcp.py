@@ -1,0 +1,36 @@
+"""``python manage.py mcp --book <slug|folder>`` — the MCP server over stdio, for desktop agent hosts."""
+
+import anyio
+from django.core.management.base import BaseCommand
+from mcp.server.stdio import stdio_server
+
+from agents.books import BookSource
+from agents.server import Access, server_build
+
+
+async def _serve(access: Access) -> None:
+    server = server_build(default_access=access)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+class Command(BaseCommand):
+    help = (
+        "以 stdio 运行 MCP 服务（Claude Code、Codex 等桌面宿主）：一本书的全部查询工具与写入工具。"
+        "--book 给书籍 slug，或书籍文件夹（首次调用工具时先重建 / 同步）。"
+    )
+    # A host starts this once per session and waits for its handshake: skip the system checks.
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--book",
+            required=True,
+            help="书籍 slug，或含 book.yaml 的书籍文件夹（也可写 WEBNOVEL_BOOKS_DIR 下的文件夹名）",
+        )
+        parser.add_argument("--read-only", action="store_true", help="只提供查询工具（不列出、也不接受写入工具）")
+
+    def handle(self, *args, **options):
+        # stdout is the protocol's wire: the SDK diverts fd 1 to stderr while it serves, and nothing
+        # here prints; errors go back as tool errors, logs to stderr.
+        anyio.run(_serve, Access(book=BookSource(options["book"]), write=not options["read_only"]))

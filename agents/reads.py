@@ -1,0 +1,157 @@
+"""Read tools, generated from the read registry (``kernel.interfaces``): one function turns an
+``Interface`` into an MCP tool, one dispatcher calls it. Nothing here is written per read, so a new
+read (or a new field of ``Arg``, like bounds) reaches the agents without touching this module beyond
+``arg_json_schema``, the one place an argument becomes JSON Schema."""
+
+from typing import Any
+
+from kernel.exceptions import InvalidInput
+from kernel.interfaces import Arg, Interface
+
+_JSON_TYPES: dict[type, str] = {int: "integer", bool: "boolean", str: "string", float: "number"}
+
+# What an agent would use each group of reads for: the "when to call it" of a tool's description.
+GROUP_USES: dict[str, str] = {
+    "章节": "写作、审稿或回答读者问题前，查已定稿章节",
+    "大纲": "规划下一章前，查总纲与卷纲",
+    "时间线": "核对事件先后与角色行程时",
+    "设定": "写到某个角色、地点或世界规则时，查它的设定",
+    "搜索": "要找某个词句、伏笔或名字在哪些章出现过时",
+    "报告": "阶段性自查（节奏、钩子、文风、线索）时",
+    "实体": "写到某个人物 / 地点 / 物品时，查它在某章的状态、别名与关系",
+    "线索": "安排伏笔、悬念、感情线的推进或收尾时",
+    "信息差": "写到秘密、谁知道什么时",
+    "记忆": "准备写下一章、需要上下文包或记忆事实时",
+    "故事系统": "确定题材套路、节奏与禁忌（Story System）时",
+}
+
+
+# Bounds and other constraints an ``Arg`` may carry (the read declaration grows them): JSON Schema
+# keyword → Arg attribute. Attributes an ``Arg`` does not have yet are simply absent.
+def arg_json_schema(arg: Arg) -> dict[str, Any]:
+    """The JSON Schema of one argument: type, choices, default, bounds and help, from its declaration."""
+    item: dict[str, Any] = {"type": _JSON_TYPES.get(arg.type, "string"), **arg.limits()}
+    schema = {"type": "array", "items": item} if arg.many else item
+    if arg.help:
+        schema["description"] = arg.help
+    if arg.default is not None:
+        schema["default"] = list(arg.default) if arg.many and isinstance(arg.default, tuple) else arg.default
+    return schema
+
+
+def interface_input_schema(spec: Interface) -> dict[str, Any]:
+    """The tool's input schema: an object of the interface's arguments (the book is the server's)."""
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {arg.name: arg_json_schema(arg) for arg in spec.all_args()},
+        "additionalProperties": False,
+    }
+    required = [arg.name for arg in spec.all_args() if arg.required]
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def interface_output_schema(spec: Interface) -> dict[str, Any] | None:
+    """The answer's JSON Schema when the declaration states one as an object (MCP's outputSchema must
+    describe an object); None otherwise."""
+    response = getattr(spec, "response", None)
+    if response is None:
+        return None
+    schema = response if isinstance(response, dict) else getattr(response, "model_json_schema", lambda: None)()
+    return schema if isinstance(schema, dict) and schema.get("type") == "object" else None
+
+
+def interface_description(spec: Interface) -> str:
+    """What the tool is for, when to call it and what it returns, for a model."""
+    parts = [spec.help.rstrip("。") + "。"]
+    if spec.group in GROUP_USES:
+        parts.append(f"用于{GROUP_USES[spec.group]}。")
+    answer = "返回文本" if spec.text else "返回 JSON"
+    parts.append(f"只读；{answer}，与 REST `{spec.rest}` 的答案相同。" if spec.rest else f"只读；{answer}。")
+    return "".join(parts)
+
+
+def interface_tool(spec: Interface) -> dict[str, Any]:
+    """The MCP tool of one read: its name, description, input schema (and output schema when declared)."""
+    tool = {
+        "name": spec.name,
+        "description": interface_description(spec),
+        "inputSchema": interface_input_schema(spec),
+        "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
+    }
+    output = interface_output_schema(spec)
+    if output is not None:
+        tool["outputSchema"] = output
+    return tool
+
+
+def _bad(name: str, error: str) -> InvalidInput:
+    return InvalidInput(f"参数无效：{name}（{error}）", extra={"errors": [{"field": name, "error": error}]})
+
+
+def _value_coerce(arg: Arg, value: Any) -> Any:
+    """One argument value as its declared type. Hosts often send numbers as strings (a model writes
+    ``"5"``): accepted as REST's query parameters are; anything else is a 422 naming the argument."""
+    kind = arg.type
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in {"true", "false", "1", "0"}:
+            return value.strip().lower() in {"true", "1"}
+        raise _bad(arg.name, "应为布尔值")
+    if kind is int:
+        if isinstance(value, bool):
+            raise _bad(arg.name, "应为整数")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value.strip()) <= 19:
+            return int(value.strip())
+        raise _bad(arg.name, "应为整数")
+    if kind is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        raise _bad(arg.name, "应为数字")
+    if not isinstance(value, str):
+        raise _bad(arg.name, "应为字符串")
+    return value
+
+
+def interface_arguments(spec: Interface, arguments: dict[str, Any] | None) -> dict[str, Any]:
+    """The keyword arguments of ``spec.fn`` from a tool call's arguments: unknown names, missing
+    required ones, wrong types and values outside the choices are a 422 naming the argument."""
+    arguments = dict(arguments or {})
+    known = {arg.name for arg in spec.all_args()}
+    unknown = sorted(set(arguments) - known)
+    if unknown:
+        allowed = "、".join(sorted(known)) or "（无参数）"
+        raise InvalidInput(
+            f"未知参数：{'、'.join(unknown)}（{spec.name} 可用的参数：{allowed}）",
+            extra={"errors": [{"field": n, "error": "未知参数"} for n in unknown], "allowed": sorted(known)},
+        )
+    params: dict[str, Any] = {}
+    for arg in spec.all_args():
+        value = arguments.get(arg.name)
+        if value is None:
+            if arg.required:
+                raise _bad(arg.name, "缺少此参数")
+            params[arg.name] = arg.default
+            continue
+        if arg.many:
+            values = value if isinstance(value, list) else [value]
+            value = [_value_coerce(arg, v) for v in values]
+            bad = [v for v in value if arg.choices and v not in arg.choices]
+        else:
+            value = _value_coerce(arg, value)
+            bad = [value] if arg.choices and value not in arg.choices else []
+        if bad:
+            raise _bad(arg.name, f"应为 {' | '.join(map(str, arg.choices))} 之一，收到 {bad[0]!r}")
+        params[arg.name] = value
+    return params
+
+
+def interface_call(spec: Interface, *, book: Any, arguments: dict[str, Any] | None) -> Any:
+    """Call the read as every door does (``Interface.call``: the selector, rendered as asked); its answer is REST's."""
+    return spec.call(book=book, args=interface_arguments(spec, arguments))

@@ -1,0 +1,163 @@
+"""The MCP server: every read of the registry as a tool (``agents.reads``), the curated writes
+(``agents.writes``), one dispatcher, errors as tool errors with REST's message and details.
+
+Built on the SDK's low-level ``Server`` rather than its decorator layer: the tools are generated from
+declarations that already carry their JSON Schema, so there is no Python signature to infer one from.
+The same server object serves stdio (one book, a local author: reads and writes) and streamable HTTP
+(the book and the key's scope come with each request, see ``agents.http``)."""
+
+import json
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import mcp_types as types
+from asgiref.sync import sync_to_async
+from django.db import DataError, OperationalError, close_old_connections
+from mcp.server import Server
+
+from agents.reads import interface_call, interface_tool
+from agents.writes import write_tools
+from core.models import Book
+from kernel.exceptions import (
+    DATABASE_BUSY_MESSAGE,
+    DATABASE_BUSY_RETRY_AFTER,
+    DomainError,
+    NotFound,
+    PermissionDenied,
+    database_busy,
+)
+from kernel.interfaces import interfaces_load
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME = "webnovel"
+ACCESS_STATE_KEY = "webnovel_access"  # where agents.http puts a request's Access in the ASGI scope state
+INSTRUCTIONS = (
+    "长篇网文的连续性数据库（一本书）。写第 N 章前调用 context 取上下文包；写完并保存章节文件后调用 "
+    "chapter-finalize，再按 extraction-ingest 的输入 Schema 从正文填写抽取结果并提交；entity-pending 列出待确认项，"
+    "pending-confirm / pending-reject 处理。查询类工具只读，答案与 REST API 相同；错误返回中文说明与 JSON 细节。"
+)
+
+
+@dataclass(frozen=True)
+class Access:
+    """What one caller may do: which book (a resolver run in the database thread) and whether it may write."""
+
+    book: Callable[[], Book]
+    write: bool
+
+
+@cache
+def _tools() -> tuple[dict[str, types.Tool], dict[str, types.Tool]]:
+    reads = {name: types.Tool.model_validate(interface_tool(spec)) for name, spec in sorted(interfaces_load().items())}
+    writes = {name: types.Tool.model_validate(tool.tool()) for name, tool in write_tools().items()}
+    clash = set(reads) & set(writes)
+    if clash:
+        raise RuntimeError(f"MCP tool names used by a read and a write: {sorted(clash)}")
+    return reads, writes
+
+
+def tools_for(access: Access | None) -> list[types.Tool]:
+    """The tools a caller sees: every read, and the writes only with write access."""
+    if access is None:
+        return []
+    reads, writes = _tools()
+    return [*reads.values(), *(writes.values() if access.write else ())]
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def json_text(data: Any) -> str:
+    """JSON as the REST API writes it: UTF-8 text, NaN / Infinity as null, dates as strings."""
+    try:
+        return json.dumps(data, ensure_ascii=False, allow_nan=False, default=str)
+    except ValueError:
+        return json.dumps(_finite(json.loads(json.dumps(data, default=str))), ensure_ascii=False, allow_nan=False)
+
+
+def tool_error(status: int, message: str, extra: Any = None) -> types.CallToolResult:
+    """A tool error: REST's error body (``message``, ``extra``) with its HTTP status."""
+    body = {"status": status, "message": message, "extra": extra if extra is not None else {}}
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json_text(body))], structured_content=body, is_error=True
+    )
+
+
+def tool_answer(data: Any) -> types.CallToolResult:
+    text = data if isinstance(data, str) else json_text(data)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+def tool_call(access: Access | None, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    """Run one tool call in the database thread. Never raises: every failure is a tool error."""
+    close_old_connections()  # as Django does around each request (CONN_MAX_AGE, dropped connections)
+    try:
+        return tool_answer(_dispatch(access, name, arguments))
+    except DomainError as exc:
+        return tool_error(exc.status_code, exc.message, exc.extra)
+    except (OverflowError, DataError):
+        return tool_error(422, "参数数值超出范围（整数最大 9223372036854775807）")
+    except OperationalError as exc:
+        if database_busy(exc):
+            return tool_error(503, DATABASE_BUSY_MESSAGE, {"retry_after": DATABASE_BUSY_RETRY_AFTER})
+        logger.exception("MCP tool %s failed", name)
+        return tool_error(500, "服务器内部错误：数据库操作失败，未写入任何内容", {"tool": name})
+    except Exception:
+        logger.exception("MCP tool %s failed", name)
+        return tool_error(500, "服务器内部错误（已记录日志），未写入任何内容", {"tool": name})
+    finally:
+        close_old_connections()
+
+
+def _dispatch(access: Access | None, name: str, arguments: dict[str, Any] | None) -> Any:
+    if access is None:
+        raise PermissionDenied("需要认证：请提供 X-API-Key 或 Authorization: Bearer 密钥")
+    registry = interfaces_load()
+    writes = write_tools()
+    if name in registry:
+        return interface_call(registry[name], book=access.book(), arguments=arguments)
+    if name in writes:
+        if not access.write:
+            raise PermissionDenied("该 API 密钥只有读权限，写操作需要 write 密钥", extra={"tool": name})
+        return writes[name].run(access.book(), dict(arguments or {}))
+    raise NotFound(f"没有这个工具：{name}", extra={"tool": name})
+
+
+def server_build(*, default_access: Access | None = None) -> Server:
+    """The MCP server. ``default_access`` serves a call that carries none (stdio); an HTTP request
+    carries its own (``agents.http`` checks the key first), and one without any sees nothing."""
+
+    def access_of(ctx: Any) -> Access | None:
+        request = getattr(ctx, "request", None)
+        if request is None:
+            return default_access
+        return request.scope.get("state", {}).get(ACCESS_STATE_KEY)
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools_for(access_of(ctx)))
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        # Django's ORM is synchronous: calls run in the one thread Django's own async views use.
+        run = sync_to_async(tool_call, thread_sensitive=True)
+        return await run(access_of(ctx), params.name, params.arguments)
+
+    return Server(
+        SERVER_NAME,
+        version="1.0",
+        title="webnovel",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )

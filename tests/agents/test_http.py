@@ -1,0 +1,157 @@
+"""The MCP server over streamable HTTP, through the real ASGI stack: ``webnovel.asgi`` served by
+uvicorn on a free port (in a thread of this process, so it shares the test database), with API keys
+of both scopes and a key of another book; the pages and static files still come through Django."""
+
+import json
+import threading
+import time
+
+import httpx2
+import pytest
+import uvicorn
+from anyio.from_thread import start_blocking_portal
+from django.test import Client as DjangoClient
+from django.test import override_settings
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from kernel.interfaces import interfaces_load
+from tests.agents.conftest import McpSession
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def server_url(django_db_setup):
+    # A fresh application (the SDK's session manager runs once per instance), with whitenoise serving
+    # from the apps' static folders: the test run has no collectstatic.
+    with override_settings(WHITENOISE_USE_FINDERS=True):
+        from django.core.asgi import get_asgi_application
+
+        from agents.http import McpMount
+
+        app = McpMount(get_asgi_application())
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="on", log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def keys(demo):
+    from core.models import Book
+    from core.services import apikey_create
+
+    other = Book.objects.create(slug="other-book", root="/nonexistent")
+    return {
+        "read": apikey_create(name="r", scope="read")[1],
+        "write": apikey_create(name="w", scope="write", book=demo)[1],
+        "other": apikey_create(name="o", scope="write", book=other)[1],
+    }
+
+
+def mcp_session(url: str, key: str):
+    from contextlib import contextmanager
+
+    @contextmanager
+    def session():
+        with start_blocking_portal() as portal:
+            http = portal.wrap_async_context_manager(httpx2.AsyncClient(headers={"X-API-Key": key}))
+            with http as client_http:
+                transport = streamable_http_client(url, http_client=client_http)
+                with portal.wrap_async_context_manager(Client(transport)) as client:
+                    yield McpSession(portal, client)
+
+    return session()
+
+
+def test_a_read_key_sees_the_reads_and_no_write(server_url, keys):
+    with mcp_session(f"{server_url}/mcp/demo-book", keys["read"]) as session:
+        assert set(session.tools()) == set(interfaces_load())
+        result = session.call("chapter-summary", {"number": 12})
+        rest = DjangoClient(HTTP_X_API_KEY=keys["read"]).get("/api/books/demo-book/chapters/12/summary").json()
+        assert (result.is_error, result.content[0].text) == (False, rest)
+        refused = session.call("pending-reject", {"pk": 1})
+        assert refused.is_error
+        assert json.loads(refused.content[0].text)["message"] == "该 API 密钥只有读权限，写操作需要 write 密钥"
+
+
+def test_a_write_key_of_the_book_gets_the_writes_with_rest_s_errors(server_url, keys):
+    with mcp_session(f"{server_url}/mcp/demo-book", keys["write"]) as session:
+        assert {"extraction-ingest", "pending-confirm", "chapter-finalize"} <= set(session.tools())
+        result = session.call("pending-reject", {"pk": 987654})
+        rest = DjangoClient(HTTP_X_API_KEY=keys["write"]).post(
+            "/api/books/demo-book/entities/pending/987654/reject", {}, content_type="application/json"
+        )
+        body = json.loads(result.content[0].text)
+        assert (body.pop("status"), body) == (rest.status_code, rest.json()) == (404, rest.json())
+
+
+def test_a_book_scoped_key_serves_its_book_at_the_bare_mount(server_url, keys):
+    with mcp_session(f"{server_url}/mcp", keys["write"]) as session:
+        stats = json.loads(session.call("report-stats").content[0].text)
+        assert stats["chapters"] == 24
+
+
+def _post(url: str, key: str | None) -> httpx2.Response:
+    headers = {**MCP_HEADERS, **({"x-api-key": key} if key else {})}
+    return httpx2.post(url, headers=headers, content=json.dumps(INITIALIZE))
+
+
+def test_a_key_of_another_book_sees_nothing_of_this_book(server_url, keys):
+    resp = _post(f"{server_url}/mcp/demo-book", keys["other"])
+    rest = DjangoClient(HTTP_X_API_KEY=keys["other"]).get("/api/books/demo-book/reports/stats")
+    assert (resp.status_code, resp.json()) == (rest.status_code, rest.json()) == (403, rest.json())
+    assert resp.json()["message"] == "该 API 密钥不能访问书籍 'demo-book'"
+
+
+def test_no_key_unknown_key_and_unknown_book(server_url, keys):
+    for key in (None, "wn_not-a-key"):
+        resp = _post(f"{server_url}/mcp/demo-book", key)
+        assert (resp.status_code, resp.headers["www-authenticate"]) == (401, 'Bearer realm="webnovel"')
+    resp = _post(f"{server_url}/mcp/nobook", keys["read"])
+    assert (resp.status_code, resp.json()["message"]) == (404, "书籍 'nobook' 不存在")
+    resp = _post(f"{server_url}/mcp", keys["read"])  # a key of every book must name one
+    assert (resp.status_code, resp.json()["extra"]) == (404, {"path": "/mcp"})
+
+
+def test_bearer_keys_work_like_x_api_key(server_url, keys):
+    headers = {**MCP_HEADERS, "authorization": f"Bearer {keys['read']}"}
+    resp = httpx2.post(f"{server_url}/mcp/demo-book", headers=headers, content=json.dumps(INITIALIZE))
+    assert resp.status_code == 200
+    assert resp.json()["result"]["serverInfo"]["name"] == "webnovel"
+
+
+def test_django_still_serves_the_api_pages_and_static_files(server_url, keys):
+    assert (
+        httpx2.get(f"{server_url}/api/books/demo-book/reports/stats", headers={"x-api-key": keys["read"]}).json()[
+            "chapters"
+        ]
+        == 24
+    )
+    static = httpx2.get(f"{server_url}/static/admin/css/base.css")
+    assert (static.status_code, static.headers["content-type"].split(";")[0]) == (200, "text/css")
+    page = httpx2.get(f"{server_url}/dashboard/")
+    assert (page.status_code, page.headers["location"].split("?")[0]) == (302, "/admin/login/")
+
+
+def test_the_asgi_entry_point_mounts_the_mcp_server():
+    import webnovel.asgi
+    from agents.http import McpMount
+
+    assert isinstance(webnovel.asgi.application, McpMount)
