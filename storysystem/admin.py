@@ -80,21 +80,8 @@ class ReferenceTableAdmin(admin.ModelAdmin):
 class ReferenceEntryForm(forms.ModelForm):
     class Meta:
         model = ReferenceEntry
-        fields = [
-            "table",
-            "code",
-            "position",
-            "skills",
-            "category",
-            "level",
-            "keywords",
-            "intents",
-            "genres",
-            "instruction",
-            "summary",
-            "detail",
-            "extra",
-        ]
+        # the service's editable fields (one list); the raw CSV row is shown read-only, not edited
+        fields = ["table", "code", *(name for name in services.ENTRY_FIELDS if name != "raw")]
 
     def clean_extra(self):
         extra = self.cleaned_data.get("extra")
