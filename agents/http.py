@@ -14,6 +14,7 @@ from urllib.parse import unquote
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import close_old_connections
 from django.http.request import split_domain_port, validate_host
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
@@ -37,6 +38,15 @@ def _raw_key(headers: dict[str, str]) -> str | None:
         return headers["x-api-key"].strip()
     scheme, _, token = headers.get("authorization", "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def _access_check_closing(*, raw: str | None, slug: str | None) -> Access:
+    # As Django does around each request: a connection past CONN_MAX_AGE (or broken) is not reused.
+    close_old_connections()
+    try:
+        return access_check(raw=raw, slug=slug)
+    finally:
+        close_old_connections()
 
 
 def access_check(*, raw: str | None, slug: str | None) -> Access:
@@ -125,7 +135,7 @@ class McpMount:
             )
             return
         try:
-            access = await sync_to_async(access_check, thread_sensitive=True)(raw=_raw_key(headers), slug=slug)
+            access = await sync_to_async(_access_check_closing, thread_sensitive=True)(raw=_raw_key(headers), slug=slug)
         except DomainError as exc:
             extra = [(b"www-authenticate", b'Bearer realm="webnovel"')] if exc.status_code == 401 else []
             await _json_reply(send, exc.status_code, exc.as_dict(), extra)

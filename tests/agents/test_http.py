@@ -10,6 +10,7 @@ import httpx2
 import pytest
 import uvicorn
 from anyio.from_thread import start_blocking_portal
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.test import Client as DjangoClient
 from django.test import override_settings
 from mcp import Client
@@ -39,6 +40,12 @@ def server_url(django_db_setup):
         from agents.http import McpMount
 
         app = McpMount(get_asgi_application())
+    # The server runs Django in asgiref's worker threads, whose connections would outlive the module
+    # (CONN_MAX_AGE): an open SQLite connection keeps later tests from taking an exclusive lock. Connections
+    # made while the server runs close at the end of each request instead.
+    settings_dict = connections.settings[DEFAULT_DB_ALIAS]
+    max_age = settings_dict.get("CONN_MAX_AGE")
+    settings_dict["CONN_MAX_AGE"] = 0
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="on", log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -50,6 +57,7 @@ def server_url(django_db_setup):
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(10)
+    settings_dict["CONN_MAX_AGE"] = max_age
 
 
 @pytest.fixture
