@@ -178,10 +178,10 @@ def bar_chart_stacked(
         y = top + i * row_height
         bar_w = bar.value * width / top_value
         css = "row over" if bar.highlight else "row"
-        tip = escape(bar.title or f"{bar.label}：{number_text(bar.value)}{unit}")
         label = escape(bar.label if len(bar.label) <= 22 else bar.label[:21] + "…")
+        # no <title> tooltip: a phone does not hover, and the wide chart beside it carries them
         item = (
-            f'<g class="{css}"><title>{tip}</title>'
+            f'<g class="{css}">'
             f'<text class="label" x="0" y="{_n(y + label_y)}">{label}</text>'
             f'<text class="value" x="{_n(width)}" y="{_n(y + label_y)}" text-anchor="end">'
             f"{number_text(bar.value)}{escape(unit)}</text>"

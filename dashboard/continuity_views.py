@@ -23,6 +23,9 @@ from dashboard.views import _book_context, page
 from kernel.exceptions import InvalidInput
 
 RECHECK_DEFAULT = 20
+# A long book's generated names can give a chapter hundreds of findings: the page shows the first ones
+# of each chapter (errors first) and says how many more there are; the command and REST give them all.
+FINDINGS_SHOWN = 20
 SEVERITIES = [("error", "错误"), ("warning", "警告"), ("info", "提示")]
 SEVERITY_NAMES = dict(SEVERITIES)
 # The findings quote entity states, threads and secrets: the page asks for the permissions of all three.
@@ -62,9 +65,9 @@ def _evidence_chapters(findings: list[dict[str, Any]]) -> set[int]:
     }
 
 
-def _shape(findings: list[dict[str, Any]], links: dict[int, dict[str, str]]) -> dict[str, Any]:
+def _shape(findings: list[dict[str, Any]], links: dict[int, dict[str, str]], *, limit: int) -> dict[str, Any]:
     """Findings split into severity groups (errors first) and the waived ones, each with its evidence
-    chapter's link and title."""
+    chapter's link and title; at most ``limit`` open and ``limit`` waived ones, ``hidden`` counts the rest."""
     for f in findings:
         evidence = f.get("evidence") if isinstance(f.get("evidence"), dict) else {}
         chapter = evidence.get("chapter")
@@ -78,11 +81,15 @@ def _shape(findings: list[dict[str, Any]], links: dict[int, dict[str, str]]) -> 
             "href": link.get("href", ""),
             "title": link.get("title", ""),
         }
-    groups = [
-        {"severity": s, "name": name, "findings": [f for f in findings if f["severity"] == s and not f["waived"]]}
-        for s, name in SEVERITIES
-    ]
-    return {"groups": [g for g in groups if g["findings"]], "waived": [f for f in findings if f["waived"]]}
+    groups, room = [], limit
+    for severity, name in SEVERITIES:
+        shown = [f for f in findings if f["severity"] == severity and not f["waived"]][:room]
+        room -= len(shown)
+        if shown:
+            groups.append({"severity": severity, "name": name, "findings": shown})
+    waived = [f for f in findings if f["waived"]]
+    hidden = len(findings) - len(waived) - (limit - room) + max(0, len(waived) - limit)
+    return {"groups": groups, "waived": waived[:limit], "waived_total": len(waived), "hidden": hidden}
 
 
 def _recheck(request: HttpRequest, book: Book, last: int | None) -> dict[str, Any]:
@@ -104,7 +111,7 @@ def _recheck(request: HttpRequest, book: Book, last: int | None) -> dict[str, An
     findings = [f for c in result["chapters"] for f in c["findings"]]
     links = _chapter_links(book, _evidence_chapters(findings) | {c["chapter"] for c in result["chapters"]})
     for c in result["chapters"]:
-        c.update(_shape(c["findings"], links))
+        c.update(_shape(c["findings"], links, limit=FINDINGS_SHOWN))
         c["link"] = links.get(c["chapter"], {})
         c["open"] = c["counts"]["error"] + c["counts"]["warning"] + c["counts"]["info"]
     out.update(result=result, start_raw=start_raw or str(start), end_raw=end_raw or str(end))
@@ -132,7 +139,8 @@ def continuity_page(request: HttpRequest, slug: str) -> HttpResponse:
             status = exc.status_code
         else:
             links = _chapter_links(book, _evidence_chapters(result["findings"]))
-            ctx.update(draft=result, **{f"draft_{k}": v for k, v in _shape(result["findings"], links).items()})
+            shaped = _shape(result["findings"], links, limit=FINDINGS_SHOWN * 5)
+            ctx.update(draft=result, **{f"draft_{k}": v for k, v in shaped.items()})
         # the re-check is not repeated under a posted draft: one answer per request
         ctx["recheck"] = None
     else:

@@ -188,3 +188,16 @@ def test_the_page_needs_login_and_the_view_permissions(client, demo):
 def test_the_book_menu_links_the_page(curator, demo):
     html = curator.get("/dashboard/demo-book/").content.decode()
     assert f'<a href="{URL}">机检</a>' in html
+
+
+def test_a_chapter_with_many_findings_shows_the_first_ones_and_counts_the_rest(curator, demo, monkeypatch):
+    from dashboard import continuity_views
+
+    monkeypatch.setattr(continuity_views, "FINDINGS_SHOWN", 1)
+    text = draft("赵乾冷笑道：“走。”\n瞬间。\n瞬间。", chapter=25)
+    html = curator.post(URL, {"text": text}).content.decode()  # the draft shows five times the chapter cap
+    assert len(re.findall(r"<article class=\"finding", html)) == 3
+    html = curator.get(URL, {"start": "7", "end": "7"}).content.decode()
+    chapter7 = _section(html, 'data-chapter="7"')
+    assert len(re.findall(r"<article class=\"finding", chapter7)) == 1  # one of the two waived ones
+    assert "已豁免 2 条" in chapter7 and "另有 1 条未显示" in _text(chapter7)
