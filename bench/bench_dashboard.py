@@ -60,6 +60,8 @@ def pages_phase(repeat: int) -> list[dict]:
         "secrets": f"{base}secrets/",
         "context preview": f"{base}context/?chapter={current + 1}&budget=4000",
         "style drift": f"{base}style/",
+        "continuity re-check (last 20 chapters)": f"{base}continuity/",
+        "memory": f"{base}memory/",
     }
     rows = []
     for name, url in pages.items():

@@ -155,6 +155,63 @@ def bar_chart(
     return _svg(width, height, body, css="bar-chart", label="条形图")
 
 
+def bar_chart_stacked(
+    *,
+    bars: Sequence[Bar],
+    threshold: float | None = None,
+    threshold_label: str = "阈值",
+    unit: str = "",
+    width: int = 360,
+    row_height: int = 40,
+) -> SafeString:
+    """The phone layout of ``bar_chart``: each label written on its own line above its bar, the value
+    at the line's right end, bars across the full width, in a viewBox about a phone's width (so its
+    12-13 px text stays 12-13 px on the screen; the side-label layout at 760 shrinks to half).
+
+    The scale is the same as ``bar_chart``'s: 0 to the larger of the longest bar and the threshold."""
+    top = 24
+    bar_h, label_y = 10, 16
+    top_value = max([b.value for b in bars] + [threshold or 0, 1])
+    height = top + len(bars) * row_height
+    body = []
+    for i, bar in enumerate(bars):
+        y = top + i * row_height
+        bar_w = bar.value * width / top_value
+        css = "row over" if bar.highlight else "row"
+        label = escape(bar.label if len(bar.label) <= 22 else bar.label[:21] + "…")
+        # no <title> tooltip: a phone does not hover, and the wide chart beside it carries them
+        item = (
+            f'<g class="{css}">'
+            f'<text class="label" x="0" y="{_n(y + label_y)}">{label}</text>'
+            f'<text class="value" x="{_n(width)}" y="{_n(y + label_y)}" text-anchor="end">'
+            f"{number_text(bar.value)}{escape(unit)}</text>"
+            f'<rect class="track" x="0" y="{_n(y + 21)}" width="{_n(width)}" height="{_n(bar_h)}"></rect>'
+            f'<rect class="fill" x="0" y="{_n(y + 21)}" width="{_n(bar_w)}" height="{_n(bar_h)}" '
+            f'data-value="{bar.value:g}"></rect></g>'
+        )
+        if bar.href:
+            item = f'<a href="{escape(bar.href)}">{item}</a>'
+        body.append(item)
+    if threshold is not None:
+        x = threshold * width / top_value
+        anchor = "end" if x > width * 0.75 else ("start" if x < width * 0.25 else "middle")
+        body.append(
+            f'<line class="threshold" x1="{_n(x)}" y1="{_n(top - 6)}" x2="{_n(x)}" y2="{_n(height)}"></line>'
+            f'<text class="threshold-label" x="{_n(x)}" y="{_n(top - 9)}" text-anchor="{anchor}">'
+            f"{escape(threshold_label)} {number_text(threshold)}{escape(unit)}</text>"
+        )
+    return _svg(width, height, body, css="bar-rows", label="条形图")
+
+
+def bar_charts(
+    *, bars: Sequence[Bar], threshold: float | None = None, threshold_label: str = "阈值", unit: str = ""
+) -> SafeString:
+    """Both layouts of a bar chart; the stylesheet shows the side-label one on a laptop and the
+    stacked one at phone width (≤ 700 px)."""
+    common = {"bars": bars, "threshold": threshold, "threshold_label": threshold_label, "unit": unit}
+    return mark_safe(bar_chart(**common) + bar_chart_stacked(**common))
+
+
 @dataclass(frozen=True)
 class Series:
     name: str

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 
 from core.selectors import book_get
 from dashboard import selectors
-from dashboard.views import _book_context, page
+from dashboard.views import TASK_NAMES, _book_context, page
 from entities.state_labels import state_field_label
 from kernel.exceptions import DomainError, InvalidInput
 from memory import selectors as memory_selectors
@@ -54,7 +54,6 @@ EVIDENCE_KEYS = {
     "text": "",
     "reason": "",
 }
-HIT_TASKS = {"write": "写作", "review": "审校", "query": "查询"}
 
 
 def evidence_text(item: Any) -> str:
@@ -118,7 +117,7 @@ def memory_page(request: HttpRequest, slug: str) -> HttpResponse:
         facts=_facts_rows(book, facts, titles),
         facts_shown=FACTS_SHOWN,
         hits=[
-            {**h, "task_name": HIT_TASKS.get(h["task"], h["task"]), "n_items": len(h["items"])}
+            {**h, "task_name": TASK_NAMES.get(h["task"], h["task"]), "n_items": len(h["items"])}
             for h in memory_selectors.memory_hits(book=book)
         ],
         can_curate=request.user.has_perm("memory.change_fact"),

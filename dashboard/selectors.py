@@ -101,3 +101,11 @@ def fact_value_chains(*, book: Book, facts: list[dict]) -> dict[tuple[str, str, 
                 {"id": key, "value": value, "status": status, "source_chapter": chapter}
             )
     return out
+
+
+def chapter_rows(*, book: Book, numbers: set[int]) -> dict[int, tuple[int, str]]:
+    """(primary key, title) of the given chapters, in one query (for links to their admin pages)."""
+    if not numbers:
+        return {}
+    rows = Chapter.objects.filter(book=book, number__in=numbers).values_list("number", "pk", "title")
+    return {number: (pk, title) for number, pk, title in rows}

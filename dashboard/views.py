@@ -182,7 +182,7 @@ def thread_board(request: HttpRequest, slug: str) -> HttpResponse:
                 "threshold": threshold,
                 "threads": rows,
                 "overdue": sum(1 for t in rows if t["overdue"]),
-                "chart": charts.bar_chart(bars=bars, threshold=threshold, unit="章") if bars else None,
+                "chart": charts.bar_charts(bars=bars, threshold=threshold, unit="章") if bars else None,
             }
         )
     ctx = _book_context(book, "threads")
@@ -414,7 +414,7 @@ def secrets(request: HttpRequest, slug: str) -> HttpResponse:
     ctx.update(
         secrets=data["secrets"],
         accumulation=accumulation,
-        accumulation_chart=charts.bar_chart(
+        accumulation_chart=charts.bar_charts(
             bars=bars, threshold=accumulation["threshold"], threshold_label="上限", unit="章"
         )
         if bars
@@ -457,7 +457,7 @@ def context_preview(request: HttpRequest, slug: str) -> HttpResponse:
         pack=pack,
         included=included,
         skipped=skipped,
-        usage=charts.bar_chart(
+        usage=charts.bar_charts(
             bars=[
                 charts.Bar(label=LAYER_NAMES.get(layer, layer), value=tokens)
                 for layer, tokens in pack["layers"].items()
@@ -471,7 +471,7 @@ def context_preview(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 LAYER_NAMES = {"working": "工作层", "scratchpad": "事实层", "episodic": "情节检索层"}
-TASK_NAMES = {"write": "写作", "review": "审校", "query": "查询"}
+TASK_NAMES = {"write": "写作", "review": "审阅", "query": "查询"}  # memory.interfaces and the admin say 审阅
 
 
 def _padded_range(values: list[float]) -> dict[str, float]:

@@ -4,13 +4,67 @@ from kernel.exceptions import DomainError
 from memory.models import Chunk, DerivationStamp, Fact, FactEvent, FactTombstone, MemoryHit
 from memory.services import fact_decide
 
+# Plain-string columns written by code, shown in the authors' words (display only: no choices on the
+# model, so no migration; an unknown value shows as it is).
+TASK_LABELS = {"write": "写作", "review": "审阅", "query": "查询"}
+MODE_LABELS = {"full": "完整", "simple": "简易（不用记忆）"}
+EVENT_LABELS = {
+    "created": "创建",
+    "evidence": "新增证据",
+    "status": "状态变化",
+    "revised": "修订",
+    "decided": "裁决",
+    "closed": "收尾",
+    "reopened": "重新开启",
+    "author_closed": "作者收尾",
+    "imported": "导入",
+    "merged": "合并",
+}
+TOMBSTONE_LABELS = {"merged": "合并重复", "dropped": "推导已删除"}
+STATUS_LABELS = dict(Fact.Status.choices)
+
+
+def _label(labels: dict[str, str], value: str) -> str:
+    return labels.get(value, value) if value else "—"
+
+
+def labelled_filter(field: str, title: str, labels: dict[str, str]) -> type[admin.SimpleListFilter]:
+    """A list filter over a plain-string column whose options read as ``labels`` (values not in
+    ``labels`` are listed as they are)."""
+
+    class Filter(admin.SimpleListFilter):
+        parameter_name = field
+
+        def lookups(self, request, model_admin):
+            values = model_admin.get_queryset(request).order_by(field).values_list(field, flat=True).distinct()
+            return [(v, _label(labels, v)) for v in values]
+
+        def queryset(self, request, queryset):
+            return queryset.filter(**{field: self.value()}) if self.value() is not None else queryset
+
+    Filter.title = title
+    Filter.__name__ = f"{field.title()}Filter"
+    return Filter
+
 
 class FactEventInline(admin.TabularInline):
     model = FactEvent
     extra = 0
     can_delete = False
-    fields = ["at", "action", "old_status", "new_status", "chapter", "note"]
+    fields = ["at", "action_name", "old_status_name", "new_status_name", "chapter", "note"]
     readonly_fields = fields
+
+    @admin.display(description="动作")
+    def action_name(self, obj: FactEvent) -> str:
+        return _label(EVENT_LABELS, obj.action)
+
+    @admin.display(description="原状态")
+    def old_status_name(self, obj: FactEvent) -> str:
+        return _label(STATUS_LABELS, obj.old_status)
+
+    @admin.display(description="新状态")
+    def new_status_name(self, obj: FactEvent) -> str:
+        return _label(STATUS_LABELS, obj.new_status)
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -78,23 +132,23 @@ class MemoryHitAdmin(admin.ModelAdmin):
     list_display = [
         "book",
         "chapter",
-        "task",
-        "mode",
+        "task_name",
+        "mode_name",
         "used_tokens",
         "budget_tokens",
         "skipped",
         "retrieval",
         "built_at",
     ]
-    list_filter = ["book", "task", "mode"]
+    list_filter = ["book", labelled_filter("task", "任务", TASK_LABELS), labelled_filter("mode", "模式", MODE_LABELS)]
     search_fields = ["items"]
     list_select_related = ["book"]
     show_full_result_count = False
     readonly_fields = [
         "book",
         "chapter",
-        "task",
-        "mode",
+        "task_name",
+        "mode_name",
         "budget_tokens",
         "used_tokens",
         "retrieval",
@@ -103,6 +157,14 @@ class MemoryHitAdmin(admin.ModelAdmin):
         "built_at",
         "facts",
     ]
+
+    @admin.display(description="任务", ordering="task")
+    def task_name(self, obj: MemoryHit) -> str:
+        return _label(TASK_LABELS, obj.task)
+
+    @admin.display(description="模式", ordering="mode")
+    def mode_name(self, obj: MemoryHit) -> str:
+        return _label(MODE_LABELS, obj.mode)
 
     def has_add_permission(self, request):
         return False
@@ -129,11 +191,15 @@ class ChunkAdmin(admin.ModelAdmin):
 
 @admin.register(FactTombstone)
 class FactTombstoneAdmin(admin.ModelAdmin):
-    list_display = ["key", "reason", "book", "at"]
-    list_filter = ["book", "reason"]
+    list_display = ["key", "reason_name", "book", "at"]
+    list_filter = ["book", labelled_filter("reason", "原因", TOMBSTONE_LABELS)]
     search_fields = ["key"]
     list_select_related = ["book"]
     show_full_result_count = False
+
+    @admin.display(description="原因", ordering="reason")
+    def reason_name(self, obj: FactTombstone) -> str:
+        return _label(TOMBSTONE_LABELS, obj.reason)
 
     def has_add_permission(self, request):
         return False

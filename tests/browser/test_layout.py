@@ -30,6 +30,8 @@ DASHBOARD = [
     "/dashboard/demo-book/context/?chapter=25&budget=1200",
     "/dashboard/demo-book/style/",
     "/dashboard/demo-book/memory/",
+    "/dashboard/demo-book/continuity/",
+    "/dashboard/demo-book/continuity/?start=1&end=24",
 ]
 ADMIN = [
     "/admin/",
@@ -194,3 +196,82 @@ def test_memory_page_actions_work(contradicted, browser_page):
     page.set_viewport_size({"width": 390, "height": 844})
     _fits(page, "memory")
     shot(page, "memory-actions-390")
+
+
+DEAD_SPEAKS = "---\nchapter: 25\n---\n林风抬头。\n赵乾冷笑道：“你们谁也走不了。”\n他眼前一花，瞬间到了门口。\n"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_continuity_page_checks_a_pasted_draft_and_folds_waived_findings(demo, browser_page, width):
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    login(page, next_path="/dashboard/demo-book/continuity/")
+    # the re-check of the last 20 chapters: chapter 7's two findings are waived, folded
+    assert page.inner_text('#recheck [data-stat="range"]') == "第5–24章"
+    folded = page.locator("#chapter-7 details.waived-findings")
+    assert folded.locator("summary").inner_text() == "已豁免 2 条"
+    assert not folded.locator("article.finding").first.is_visible()
+    folded.locator("summary").click()
+    assert folded.locator("article.finding").first.is_visible()
+    _fits(page, "continuity re-check")
+    shot(page, f"continuity-recheck-{width}")
+    page.click('nav.book-nav a:has-text("概览")')
+    page.click('nav.book-nav a:has-text("机检")')
+    page.fill("#draft-text", DEAD_SPEAKS)
+    page.click('#draft button[type="submit"]')
+    page.wait_for_selector("#draft-findings")
+    groups = page.eval_on_selector_all("#draft-findings .finding-group", "els => els.map(e => e.dataset.severity)")
+    assert groups == ["error", "warning"]
+    first = page.locator("#draft-findings article.finding").first
+    assert "赵乾 已「伏诛」，却在本章行动或说话" in first.inner_text()
+    first.locator(".evidence a").click()  # the evidence's chapter page
+    page.wait_for_url("**/admin/webnovel/chapter/*/change/")
+    page.go_back()
+    page.fill("#draft-text", DEAD_SPEAKS)
+    page.fill('input[name="chapter"]', "第二十五")
+    page.click('#draft button[type="submit"]')
+    assert page.inner_text("#draft .error-message") == "章节号必须是整数，收到 '第二十五'"
+    page.fill('input[name="chapter"]', "")
+    page.click('#draft button[type="submit"]')
+    page.wait_for_selector("#draft-findings")
+    _fits(page, "continuity draft")
+    links = page.eval_on_selector_all(
+        "nav.book-nav a", "els => [...new Set(els.map(e => Math.round(e.getBoundingClientRect().top)))]"
+    )
+    assert len(links) <= 2, links
+    shot(page, f"continuity-draft-{width}")
+
+
+# Rendered size (CSS px) of the smallest label of the visible bar chart on a page
+BAR_TEXT_JS = """(sel) => {
+  const svgs = [...document.querySelectorAll(sel)].filter(s => s.getBoundingClientRect().width > 0);
+  const sizes = svgs.flatMap(s => [...s.querySelectorAll('text.label')].map(t => t.getBoundingClientRect().height));
+  return {charts: svgs.map(s => s.getAttribute('class')), smallest: Math.min(...sizes)};
+}"""
+
+
+@pytest.mark.parametrize("url", ["/dashboard/demo-book/threads/", "/dashboard/demo-book/secrets/"])
+def test_bar_charts_are_readable_on_a_phone(demo, browser_page, url):
+    page = browser_page
+    login(page, next_path=url)
+    wide = page.evaluate(BAR_TEXT_JS, "svg.bar-rows, svg.bar-chart")
+    assert set(wide["charts"]) == {"chart bar-chart"} and wide["smallest"] >= 12, wide
+    page.set_viewport_size({"width": 390, "height": 844})
+    phone = page.evaluate(BAR_TEXT_JS, "svg.bar-rows, svg.bar-chart")
+    # the stacked layout, its labels about as large as the page's own text (the wide one gave ~6 px)
+    assert set(phone["charts"]) == {"chart bar-rows"} and phone["smallest"] >= 12, phone
+    _fits(page, url)
+    shot(page, f"bars-{_slug(url)}-390")
+
+
+def test_memory_health_loops_read_on_a_phone(demo, browser_page):
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    login(page, next_path="/dashboard/demo-book/memory/")
+    reasons = page.locator("table.health-loops td.reason")
+    assert reasons.count() >= 1
+    box = reasons.first.bounding_box()
+    assert box["width"] >= 300, box  # a card row across the screen, not a column a few characters wide
+    _fits(page, "memory")
+    page.locator("#health").scroll_into_view_if_needed()
+    shot(page, "memory-health-390", full_page=False)

@@ -65,3 +65,25 @@ def test_the_as_of_selector_offers_the_chapter_viewed():
     changes = [{"chapter": 11}, {"chapter": 20}]
     assert _as_of_choices(changes, 24, 10) == [0, 10, 11, 20, 24]
     assert _as_of_choices(changes, 24) == [0, 11, 20, 24]
+
+
+def test_the_phone_bar_chart_writes_each_label_above_its_bar_in_a_phone_wide_viewbox():
+    bars = [charts.Bar("悬念-001 幽冥殿的真正目的", 16, href="/t/1", highlight=True), charts.Bar("悬念-002 玉佩", 4)]
+    svg = charts.bar_chart_stacked(bars=bars, threshold=10, unit="章")
+    # 24 px top margin + 2 rows of 40; full-width bars: 16 → 360, 4 → 90, the threshold at 10 → 225
+    assert 'viewBox="0 0 360 104"' in svg and 'class="chart bar-rows"' in svg
+    assert re.findall(r'<text class="label" x="0" y="([\d.]+)">([^<]+)</text>', svg) == [
+        ("40", "悬念-001 幽冥殿的真正目的"),
+        ("80", "悬念-002 玉佩"),
+    ]
+    assert re.findall(r'class="fill" x="0" y="([\d.]+)" width="([\d.]+)"', svg) == [("45", "360"), ("85", "90")]
+    assert '<text class="value" x="360" y="40" text-anchor="end">16章</text>' in svg
+    assert 'class="threshold" x1="225"' in svg and "阈值 10章" in svg
+    assert svg.count('class="row over"') == 1 and '<a href="/t/1">' in svg
+
+
+def test_bar_charts_draws_both_layouts_with_the_same_scale():
+    both = charts.bar_charts(bars=[charts.Bar("秘密-001 身世", 20)], threshold=15, threshold_label="上限", unit="章")
+    assert both.count("<svg") == 2
+    assert 'class="chart bar-chart"' in both and 'class="chart bar-rows"' in both
+    assert both.count("上限 15章") == 2
