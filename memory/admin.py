@@ -1,25 +1,13 @@
 from django.contrib import admin, messages
 
 from kernel.exceptions import DomainError
-from memory.models import Chunk, DerivationStamp, Fact, FactEvent, FactTombstone, MemoryHit
+from memory.models import EVENT_LABELS, Chunk, DerivationStamp, Fact, FactEvent, FactTombstone, MemoryHit
 from memory.services import fact_decide
 
 # Plain-string columns written by code, shown in the authors' words (display only: no choices on the
 # model, so no migration; an unknown value shows as it is).
 TASK_LABELS = {"write": "写作", "review": "审阅", "query": "查询"}
 MODE_LABELS = {"full": "完整", "simple": "简易（不用记忆）"}
-EVENT_LABELS = {
-    "created": "创建",
-    "evidence": "新增证据",
-    "status": "状态变化",
-    "revised": "修订",
-    "decided": "裁决",
-    "closed": "收尾",
-    "reopened": "重新开启",
-    "author_closed": "作者收尾",
-    "imported": "导入",
-    "merged": "合并",
-}
 TOMBSTONE_LABELS = {"merged": "合并重复", "dropped": "推导已删除"}
 STATUS_LABELS = dict(Fact.Status.choices)
 

@@ -100,6 +100,21 @@ class Fact(models.Model):
         return f"{self.subject}.{self.field} = {self.value[:30]}（第{self.source_chapter}章）"
 
 
+# What each history action is called where a curator reads it (admin, the event's own caption).
+EVENT_LABELS = {
+    "created": "创建",
+    "evidence": "新增证据",
+    "status": "状态变化",
+    "revised": "修订",
+    "decided": "裁决",
+    "closed": "收尾",
+    "reopened": "重新开启",
+    "author_closed": "作者收尾",
+    "imported": "导入",
+    "merged": "合并",
+}
+
+
 class FactEvent(models.Model):
     """One entry of a fact's history: created, status changed, evidence added, decided, revised…"""
 
@@ -117,7 +132,9 @@ class FactEvent(models.Model):
         verbose_name_plural = "事实履历"
 
     def __str__(self) -> str:
-        return f"{self.action} {self.old_status}→{self.new_status}"
+        statuses = dict(Fact.Status.choices)
+        action = EVENT_LABELS.get(self.action, self.action)
+        return f"{action} {statuses.get(self.old_status, self.old_status) or '—'}→{statuses.get(self.new_status, self.new_status) or '—'}"
 
 
 class FactTombstone(models.Model):
