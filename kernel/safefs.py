@@ -187,6 +187,11 @@ def book_file_append(*, root: Path, relative: str | Path, text: str) -> Path:
                 os.mkdir(part, 0o755, dir_fd=fds[-1])
                 fds.append(os.open(part, nofollow_dir, dir_fd=fds[-1]))
         folder, name = fds[-1], parts[-1]
+        try:
+            os.stat(name, dir_fd=folder, follow_symlinks=False)
+            created = False
+        except FileNotFoundError:
+            created = True
         fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644, dir_fd=folder)
         try:
             st = os.fstat(fd)
@@ -200,7 +205,8 @@ def book_file_append(*, root: Path, relative: str | Path, text: str) -> Path:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.fsync(folder)
+        if created:  # only a new file needs its folder entry made durable
+            os.fsync(folder)
     except OSError as exc:
         if exc.errno == errno.ELOOP or exc.errno == errno.ENOTDIR:
             raise InvalidInput(

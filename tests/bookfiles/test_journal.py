@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import transaction
 from django.test import override_settings
 
@@ -41,7 +42,7 @@ def no_hooks():
 def folder(tmp_path) -> Path:
     if not (DEMO_BOOK_SOURCE / "book.yaml").is_file():
         pytest.skip("the demo book is absent")
-    return Path(shutil.copytree(DEMO_BOOK_SOURCE, tmp_path / "demo-book"))
+    return Path(shutil.copytree(DEMO_BOOK_SOURCE, tmp_path / "demo-book", ignore=shutil.ignore_patterns(".journal")))
 
 
 def _payload(chapter: int) -> dict:
@@ -238,3 +239,20 @@ def test_a_book_without_a_folder_writes_no_journal():
     state_change_curate(entity=entity, chapter=1, field="x", new="1")
     assert not JournalApplied.objects.filter(book=book).exists()
     assert Fact.objects.filter(book=book).count() == 0
+
+
+def test_a_command_given_a_folder_whose_book_is_missing_rebuilds_it_first(folder, capsys):
+    before = book_dump(book=_session(folder))
+    Book.objects.filter(slug="demo-book").delete()
+    call_command("dump_book", str(folder))
+    out, err = capsys.readouterr()
+    assert (
+        err.strip()
+        == f"《{json.loads(before)['book']['title']}》不在数据库中：已从 {folder} 重建（24 章，重放日志 13 条）"
+    )
+    assert out == before
+    # the book is there now: the slug answers without rebuilding again
+    call_command("dump_book", "demo-book")
+    assert capsys.readouterr().err == ""
+    with pytest.raises(CommandError, match="书籍 'nope' 不存在"):
+        call_command("dump_book", "nope")
