@@ -517,7 +517,7 @@ def changes_apply(
     if full:
         # the journal's events a crashed writer left without their rows (core/journal.py), after the
         # files' rows and their indexers, as the rebuild does
-        report["journal"] = journal_replay(book=book, root=root)
+        report["journal"] = journal_replay(book=book, root=root, warnings=report["warnings"])
 
 
 def _entity_order(results: list[FileResult]) -> list[FileResult]:

@@ -167,6 +167,6 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any], replace: bo
     if len(report["warnings"]) != stored:  # skipped manual tags join the stored report
         core_rows.book_report_save(book=book, report={**report, "warnings": list(report["warnings"])})
     # what agents and curators wrote (the folder's journal), over the finished file-derived rows
-    report["journal"] = journal_replay(book=book, root=parsed.root)
+    report["journal"] = journal_replay(book=book, root=parsed.root, warnings=report["warnings"])
     report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=None, removed=removed, report=report)
     return book

@@ -5,23 +5,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('webnovel', '0010_verbose_names_zh'),
+        ("webnovel", "0010_verbose_names_zh"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='JournalApplied',
+            name="JournalApplied",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seq', models.PositiveIntegerField(verbose_name='序号')),
-                ('book', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='journal_applied', to='webnovel.book', verbose_name='书')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("seq", models.PositiveIntegerField(verbose_name="序号")),
+                (
+                    "book",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="journal_applied",
+                        to="webnovel.book",
+                        verbose_name="书",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': '已应用的日志事件',
-                'verbose_name_plural': '已应用的日志事件',
-                'constraints': [models.UniqueConstraint(fields=('book', 'seq'), name='uniq_journal_applied')],
+                "verbose_name": "已应用的日志事件",
+                "verbose_name_plural": "已应用的日志事件",
+                "constraints": [models.UniqueConstraint(fields=("book", "seq"), name="uniq_journal_applied")],
             },
         ),
     ]

@@ -256,3 +256,26 @@ def test_a_command_given_a_folder_whose_book_is_missing_rebuilds_it_first(folder
     assert capsys.readouterr().err == ""
     with pytest.raises(CommandError, match="书籍 'nope' 不存在"):
         call_command("dump_book", "nope")
+
+
+def test_an_event_that_no_longer_applies_is_skipped_with_a_warning_naming_its_line(folder):
+    assert book_rebuild(root=folder)["ok"]
+    extraction_ingest(book=_book(), chapter=24, payload=_payload(3))  # chapter 24 will be deleted
+    extraction_ingest(book=_book(), chapter=3, payload=_payload(3))
+    next(folder.glob("定稿/正文/*/第0024章.md")).unlink()
+    Book.objects.filter(slug="demo-book").delete()
+    report = book_rebuild(root=folder)
+    assert report["ok"]
+    assert report["journal"] == {"extraction.ingest": 1}
+    skipped = [w for w in report["warnings"] if w["code"] == "journal_skipped"]
+    assert skipped == [
+        {
+            "code": "journal_skipped",
+            "file": LOG_PATH,
+            "line": 1,
+            "message": f"{LOG_PATH} 第1行（seq 1，extraction.ingest） 未能重放，已跳过：第24章不存在（《青岚剑录》）",
+            "level": "warning",
+        }
+    ]
+    assert StateChange.objects.filter(book=_book(), chapter=3, field="skills").count() == 1
+    assert not JournalApplied.objects.filter(book=_book(), seq=1).exists()  # kept for a later sync
