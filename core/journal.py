@@ -5,7 +5,8 @@ an empty database gives back what agents and curators wrote (``bookfiles.rebuild
 Layout (docs/book-format.md):
 
 - ``log.jsonl`` — append-only JSON Lines, one event a line: ``{"seq": n, "op": "...", ...args}``,
-  UTF-8 (``ensure_ascii=False``), keys in the order the service gives them, no clock: replaying the
+  UTF-8 (``ensure_ascii=False``), keys in the order the service gives them (the keys of nested objects
+  sorted, so SQLite and PostgreSQL write the same line), no clock: replaying the
   same log gives the same rows. Rows are named by stable keys (entity ids, chapter numbers, fact keys,
   a pending item's chapter + kind + payload), never by a database id.
 - ``extractions/<chapter:04d>-<seq:06d>.json`` — the payload of one ingestion (pretty, readable),
@@ -76,6 +77,16 @@ def _last_seq(root: Path) -> int:
     return events[-1]["seq"] if events else 0
 
 
+def _sorted(value: Any) -> Any:
+    """Nested objects with their keys sorted: a payload read back from PostgreSQL's jsonb comes in
+    another key order than from SQLite, and the log must read the same whatever the database."""
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
 def journal_append(*, book: Book, op: str, attachment: tuple[str, Any] | None = None, **args: Any) -> int | None:
     """Append one event to the book's journal, inside the caller's transaction and after its rows;
     returns its seq (None when the book has no folder).
@@ -97,7 +108,7 @@ def journal_append(*, book: Book, op: str, attachment: tuple[str, Any] | None = 
             text=json.dumps(data, ensure_ascii=False, indent=2) + "\n",
         )
         event["file"] = relative
-    event.update(args)
+    event.update({name: _sorted(value) for name, value in args.items()})
     line = json.dumps(event, ensure_ascii=False, separators=(", ", ": ")) + "\n"
     book_file_append(root=root, relative=LOG_PATH, text=line)
     JournalApplied.objects.create(book=book, seq=seq)

@@ -146,8 +146,8 @@ def test_journal_files_are_plain_utf8_one_event_a_line(folder):
     assert [e["seq"] for e in events] == list(range(1, 14))
     lines = (folder / LOG_PATH).read_text(encoding="utf-8").splitlines()
     assert lines[4] == (
-        '{"seq": 5, "op": "pending.reject", "chapter": 6, "kind": "uncertain", "payload": {"mention": "半张鬼脸", '
-        '"candidates": ["faction_youmingdian", "shenmo"], "confidence": 0.4, "adopted": null}, "note": "看不出是谁"}'
+        '{"seq": 5, "op": "pending.reject", "chapter": 6, "kind": "uncertain", "payload": {"adopted": null, '
+        '"candidates": ["faction_youmingdian", "shenmo"], "confidence": 0.4, "mention": "半张鬼脸"}, "note": "看不出是谁"}'
     )
     # each ingestion keeps its payload: the re-ingestion of chapter 6 is a second file, history exact
     files = sorted(p.name for p in (folder / ".journal" / "extractions").iterdir())
