@@ -87,13 +87,20 @@ def _written(*, book: Book) -> dict[str, Any]:
     pending.sort(
         key=lambda r: (r["chapter"] or 0, r["kind"], _json_key(r["payload"]), r["status"], _json_key(r["resolution"]))
     )
+    # Facts a person or an agent wrote; the derived ones (and every fact's status, which the resolver
+    # derives against them) are the memory hook's cache, recomputed after a rebuild from the chapters
+    # and extractions, and depend on the order the hooks ran in.
     facts = _rows(
-        Fact.objects.filter(book=book),
-        ["key", "category", "subject", "field", "value", "status", "source_chapter", "evidence", "confidence",
-         "origin", "entity_ref", "superseded_by__key", "revises__key", "closed_chapter"],
+        Fact.objects.filter(book=book).exclude(origin=Fact.Origin.DERIVED),
+        ["key", "category", "subject", "field", "value", "source_chapter", "evidence", "confidence",
+         "origin", "entity_ref", "revises__key", "closed_chapter"],
         key=("key",),
     )  # fmt: skip
-    decided = set(Fact.objects.filter(book=book, decided_at__isnull=False).values_list("key", flat=True))
+    decided = set(
+        Fact.objects.filter(book=book, decided_at__isnull=False)
+        .exclude(origin=Fact.Origin.DERIVED)
+        .values_list("key", flat=True)
+    )
     for fact in facts:
         fact["decided"] = fact["key"] in decided
     return {
