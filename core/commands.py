@@ -22,11 +22,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.module_loading import import_string
 
 from core.models import Book
 from core.selectors import book_get
 from kernel.bounds import NUMBER_MAX
-from kernel.exceptions import DomainError, NotFound
+from kernel.exceptions import DomainError, InvalidInput, NotFound
 
 
 def json_render(data: Any, *, indent: int | None = 2) -> str:
@@ -85,20 +86,47 @@ class BookCommand(BaseCommand):
     # ── the book ────────────────────────────────────────────────────────────────────────────────
 
     def book_get(self, options: dict[str, Any], name: str | None = None) -> Book:
-        """The book named by the slug in ``options[name]`` (the positional book by default)."""
-        return book_get(slug=options[name or self.book_argument])
+        """The book named by the slug in ``options[name]`` (the positional book by default); a book folder
+        (a path, or a folder name under WEBNOVEL_BOOKS_DIR) whose book is not in the database is rebuilt
+        first (the database is a cache of the folder), and the command says so on stderr."""
+        value = options[name or self.book_argument]
+        try:
+            return book_get(slug=value)
+        except NotFound:
+            root = Path(value).expanduser()
+            if (
+                not (root / "book.yaml").is_file()
+                and (Path(settings.WEBNOVEL_BOOKS_DIR) / value / "book.yaml").is_file()
+            ):
+                root = Path(settings.WEBNOVEL_BOOKS_DIR) / value
+            if not (root / "book.yaml").is_file():
+                raise
+            return self.book_at(str(root))
 
-    @staticmethod
-    def book_at(root: str) -> Book:
-        """The book whose folder is ``root`` (it must have been rebuilt)."""
+    def book_at(self, root: str) -> Book:
+        """The book whose folder is ``root``; when the database has none, the folder is rebuilt first
+        (lazy rebuild: the files, then the journal of agent and curator writes)."""
         path = Path(root).expanduser().resolve()
         book = Book.objects.filter(root=str(path)).first()
-        if book is None:
+        if book is not None:
+            return book
+        if not path.is_dir():
             raise NotFound(
                 f"没有以 {path} 为文件夹的书籍：先运行 rebuild {root}，或改用 --book <slug>",
                 extra={"story_root": str(path)},
             )
-        return book
+        report = import_string(settings.WEBNOVEL_BOOK_REBUILDER)(root=path)
+        if not report["ok"]:
+            raise InvalidInput(
+                f"{path} 的书籍不在数据库中，从文件夹重建失败：{report['errors'][0]['message']}",
+                extra={"story_root": str(path), "errors": report["errors"]},
+            )
+        replayed = sum(report.get("journal", {}).values())
+        self.stderr.write(
+            f"《{report['title'] or report['book']}》不在数据库中：已从 {path} 重建"
+            f"（{report['counts']['chapters']} 章，重放日志 {replayed} 条）"
+        )
+        return Book.objects.get(slug=report["book"])
 
     @staticmethod
     def book_root_get(value: str) -> Path:

@@ -35,7 +35,7 @@ from entities.services.writes import (
     entity_merge,
     relationship_summary_refresh,
     state_change_check,
-    state_change_record,
+    state_change_curate,
 )
 from kernel.exceptions import DomainError
 
@@ -265,7 +265,7 @@ class StateChangeAdmin(admin.ModelAdmin):
             obj.save()
             return
         try:
-            saved = state_change_record(
+            saved = state_change_curate(
                 entity=obj.entity,
                 chapter=obj.chapter,
                 field=obj.field,
@@ -273,7 +273,6 @@ class StateChangeAdmin(admin.ModelAdmin):
                 new=obj.new,
                 old=obj.old,
                 reason=obj.reason,
-                source=StateChange.Source.CURATION,
             )
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from exc

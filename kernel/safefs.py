@@ -162,3 +162,72 @@ def regular_file_read(path: Path, *, max_bytes: int, root: Path | None = None) -
         return b"".join(chunks), st.st_mtime_ns
     finally:
         os.close(fd)
+
+
+def book_file_append(*, root: Path, relative: str | Path, text: str) -> Path:
+    """Append ``text`` (UTF-8, one or more whole lines) to ``root / relative`` and fsync it; returns the target.
+
+    The same refusals as ``book_file_write`` (symlinks on the way or at the file, paths outside ``root``).
+    An append is not a rename, so a crash mid-write can leave a torn last line: before appending, a file
+    that does not end with a newline is cut back to its last one (the torn line was never committed —
+    its writer died before the fsync returned), so every line stays one whole record.
+    """
+    target = path_inside(root=root, relative=relative)
+    root_abs = Path(os.path.abspath(root))
+    parts = target.relative_to(root_abs).parts
+    data = text.encode("utf-8")
+    nofollow_dir = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    fds: list[int] = []
+    try:
+        fds.append(os.open(root_abs, nofollow_dir))
+        for part in parts[:-1]:
+            try:
+                fds.append(os.open(part, nofollow_dir, dir_fd=fds[-1]))
+            except FileNotFoundError:
+                os.mkdir(part, 0o755, dir_fd=fds[-1])
+                fds.append(os.open(part, nofollow_dir, dir_fd=fds[-1]))
+        folder, name = fds[-1], parts[-1]
+        try:
+            os.stat(name, dir_fd=folder, follow_symlinks=False)
+            created = False
+        except FileNotFoundError:
+            created = True
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644, dir_fd=folder)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise InvalidInput(f"拒绝写入：{relative} 不是普通文件", extra={"path": str(relative)})
+            if st.st_size:
+                if os.pread(fd, 1, st.st_size - 1) != b"\n":
+                    keep = _last_newline_end(fd, st.st_size)
+                    os.ftruncate(fd, keep)
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:  # only a new file needs its folder entry made durable
+            os.fsync(folder)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or exc.errno == errno.ENOTDIR:
+            raise InvalidInput(
+                f"拒绝写入：{relative} 的路径上有符号链接或非文件夹（可能指向书籍目录之外）",
+                extra={"path": str(relative)},
+            ) from None
+        raise InvalidInput(f"写入 {relative} 失败：{exc.strerror or exc}", extra={"path": str(relative)}) from None
+    finally:
+        for fd_ in reversed(fds):
+            os.close(fd_)
+    return target
+
+
+def _last_newline_end(fd: int, size: int) -> int:
+    """The offset just after the last newline of the file (0 when it has none), read backwards in blocks."""
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        block = os.pread(fd, end - start, start)
+        at = block.rfind(b"\n")
+        if at >= 0:
+            return start + at + 1
+        end = start
+    return 0

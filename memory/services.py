@@ -17,6 +17,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
+from core.journal import journal_append
 from core.locks import book_write_lock
 from core.models import Book
 from entities.models import LegacyRecord
@@ -177,10 +178,12 @@ def fact_observe(
     entity_ref: str = "",
     revises: Fact | None = None,
     key: str | None = None,
+    journal: bool = True,
 ) -> Fact:
     """Record that ``subject``'s ``field`` is ``value`` as of ``chapter`` and resolve its group.
 
-    Observing the same thing twice adds the evidence to the existing fact instead of duplicating it."""
+    Observing the same thing twice adds the evidence to the existing fact instead of duplicating it.
+    Journaled (``memory.fact.observe``) unless ``journal`` is False (a replay, or fact_revise's own event)."""
     derivation_lock(book=book)
     _check_category(category)
     subject, field, value = subject.strip(), field.strip(), str(value).strip()
@@ -220,12 +223,29 @@ def fact_observe(
             FactEvent.objects.create(fact=fact, action="evidence", chapter=chapter, note=f"新增证据 {len(new)} 条")
     groups_resolve(book=book, groups=[(category, subject, field)])
     fact.refresh_from_db()
+    if journal:
+        journal_append(
+            book=book,
+            op="memory.fact.observe",
+            key=key,
+            category=category,
+            subject=subject,
+            field=field,
+            value=value,
+            chapter=chapter,
+            confidence=confidence,
+            evidence=evidence,
+            origin=origin,
+            entity_ref=entity_ref,
+            revises=revises.key if revises is not None else None,
+        )
     return fact
 
 
 @transaction.atomic
-def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "") -> Fact:
-    """Explicitly revise a fact (typically a world rule): the new fact supersedes it and links to it."""
+def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "", journal: bool = True) -> Fact:
+    """Explicitly revise a fact (typically a world rule): the new fact supersedes it and links to it.
+    Journaled (``memory.fact.revise``)."""
     derivation_lock(book=fact.book)
     if chapter < fact.source_chapter:
         raise InvalidInput(
@@ -244,30 +264,39 @@ def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "") -> Fa
         origin=Fact.Origin.MANUAL,
         entity_ref=fact.entity_ref,
         revises=fact,
+        journal=False,
     )
     if new.revises_id != fact.pk:
         new.revises = fact
         new.save(update_fields=["revises", "updated_at"])
     groups_resolve(book=fact.book, groups=[(fact.category, fact.subject, fact.field)])
     new.refresh_from_db()
+    if journal:
+        journal_append(
+            book=fact.book, op="memory.fact.revise", fact=fact.key, value=value, chapter=chapter, reason=reason
+        )
     return new
 
 
 @transaction.atomic
-def fact_close(*, fact: Fact, chapter: int, reason: str = "") -> Fact:
-    """Close an open loop (or lift a constraint) at ``chapter`` by hand; later derivations keep it closed."""
+def fact_close(*, fact: Fact, chapter: int, reason: str = "", journal: bool = True) -> Fact:
+    """Close an open loop (or lift a constraint) at ``chapter`` by hand; later derivations keep it closed.
+    Journaled (``memory.fact.close``)."""
     derivation_lock(book=fact.book)
     fact.closed_chapter = chapter
     fact.save(update_fields=["closed_chapter", "updated_at"])
     FactEvent.objects.create(fact=fact, action="author_closed", chapter=chapter, note=reason or f"第{chapter}章收尾")
     groups_resolve(book=fact.book, groups=[(fact.category, fact.subject, fact.field)])
     fact.refresh_from_db()
+    if journal:
+        journal_append(book=fact.book, op="memory.fact.close", fact=fact.key, chapter=chapter, reason=reason)
     return fact
 
 
 @transaction.atomic
-def fact_decide(*, fact: Fact, note: str = "") -> Fact:
-    """Settle a contradiction: this fact's value wins over the other values of its chapter."""
+def fact_decide(*, fact: Fact, note: str = "", journal: bool = True) -> Fact:
+    """Settle a contradiction: this fact's value wins over the other values of its chapter.
+    Journaled (``memory.fact.decide``)."""
     derivation_lock(book=fact.book)
     if fact.status != Fact.Status.CONTRADICTED:
         raise InvalidInput(
@@ -279,6 +308,8 @@ def fact_decide(*, fact: Fact, note: str = "") -> Fact:
     FactEvent.objects.create(fact=fact, action="decided", chapter=fact.source_chapter, note=note or "采纳此值")
     groups_resolve(book=fact.book, groups=[(fact.category, fact.subject, fact.field)])
     fact.refresh_from_db()
+    if journal:
+        journal_append(book=fact.book, op="memory.fact.decide", fact=fact.key, note=note)
     return fact
 
 

@@ -17,7 +17,8 @@ def _demo_book_copy() -> Path:
         return DEMO_BOOK_SOURCE
     parent = Path(tempfile.mkdtemp(prefix="wn-demo-"))
     atexit.register(shutil.rmtree, parent, ignore_errors=True)
-    return Path(shutil.copytree(DEMO_BOOK_SOURCE, parent / "demo-book"))
+    # without the journal a local ``make run`` left in the example (its ingestions are not the tests')
+    return Path(shutil.copytree(DEMO_BOOK_SOURCE, parent / "demo-book", ignore=shutil.ignore_patterns(".journal")))
 
 
 DEMO_BOOK = _demo_book_copy()
@@ -35,6 +36,21 @@ def pytest_configure(config):
 
         os.environ["WEBNOVEL_MEMORY_INDEX_DIR"] = "off"
         settings.WEBNOVEL_MEMORY_INDEX_DIR = None
+    # demo_setup writes the demo's ingestions into its book folder's journal (.journal/): under tests,
+    # into the session's copy, never into the checked-in example.
+    from webnovel.management.commands import demo_setup
+
+    demo_setup.DEMO_BOOK = DEMO_BOOK
+
+
+@pytest.fixture(autouse=True)
+def _demo_book_journal_dropped():
+    """The session's demo book copy is shared by every test, but each test's database is rolled back:
+    what a test wrote into the copy's journal (.journal/, core/journal.py) must not be replayed by the
+    next test's rebuild."""
+    yield
+    if DEMO_BOOK != DEMO_BOOK_SOURCE:
+        shutil.rmtree(DEMO_BOOK / ".journal", ignore_errors=True)
 
 
 @pytest.fixture

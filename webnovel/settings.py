@@ -151,6 +151,9 @@ WEBNOVEL_BOOKS_DIR = Path(os.environ.get("WEBNOVEL_BOOKS_DIR", BASE_DIR / "examp
 # transaction, hooks after commit (best effort). Each app appends its own.
 WEBNOVEL_CHAPTER_INDEXERS: list[str] = ["core.search.search_index_update", "entities.mentions.mentions_index"]
 WEBNOVEL_AFTER_CHAPTER_HOOKS: list[str] = ["memory.pipeline.memory_after_chapter"]
+# What a command given a book folder whose book is not in the database calls first (lazy rebuild,
+# core/commands.py): a dotted path, like the indexers, since core sits below the book-files app.
+WEBNOVEL_BOOK_REBUILDER = "bookfiles.rebuilder.book_rebuild"
 
 # Book files and reference tables (bookfiles/parser is pure Python: the rebuilder passes these in). A
 # chapter is ~10 KB and a whole 10-million-character outline ~30 MB; anything bigger is a mistake.

@@ -1,5 +1,7 @@
-"""Canonical dump of everything the rebuilder derives from the files: no database ids, no
-timestamps, every list sorted, so two rebuilds of the same folder give byte-identical text.
+"""Canonical dump of everything the rebuilder derives from the folder — the author's files and the
+journal of agent and curator writes (``core/journal.py``, under ``"written"``): no database ids, no
+timestamps, every list sorted, so two rebuilds of the same folder give byte-identical text, and a
+book rebuilt into an empty database dumps exactly as it did before.
 
 It stays in the book-files app and reads every app's models (a read downward, which the layers allow)
 rather than asking each app for its part: it is the rebuilder's own oracle — one format, one set of
@@ -10,7 +12,17 @@ import json
 from typing import Any
 
 from core.models import Book, Chapter, Document, Fingerprint, Section, SourceFile, TimelineRow, Volume
-from entities.models import Alias, Entity
+from entities.models import (
+    Alias,
+    Appearance,
+    Entity,
+    Extraction,
+    PendingItem,
+    Relationship,
+    RelationshipEvent,
+    StateChange,
+)
+from memory.models import Fact
 from threads.models import Secret, Thread, ThreadHistoryEntry
 
 
@@ -22,8 +34,98 @@ def _rows(queryset, fields: list[str], *, key: tuple[str, ...] = ()) -> list[dic
     return rows
 
 
+def _json_key(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _written(*, book: Book) -> dict[str, Any]:
+    """The rows the journal brings back (what ingestion and curation wrote), keyed by stable ids."""
+    entities = _rows(
+        Entity.objects.filter(book=book).exclude(source="file"),
+        ["entity_id", "type", "canonical_name", "tier", "description", "base_state", "is_protagonist", "source"],
+        key=("entity_id",),
+    )
+    aliases = _rows(
+        Alias.objects.filter(book=book).exclude(source="file"),
+        ["entity__entity_id", "alias", "valid_from", "valid_to", "note", "generic", "source"],
+        key=("entity__entity_id", "alias"),
+    )
+    state_changes = _rows(
+        StateChange.objects.filter(book=book),
+        ["entity__entity_id", "chapter", "seq", "field", "op", "old", "new", "reason", "confidence", "source"],
+        key=("entity__entity_id", "chapter", "seq"),
+    )
+    events: dict[tuple[str, str, str], list] = {}
+    for from_id, to_id, type_, chapter, description, source in (
+        RelationshipEvent.objects.filter(relationship__book=book)
+        .order_by("relationship_id", "chapter", "id")
+        .values_list(
+            "relationship__from_entity__entity_id",
+            "relationship__to_entity__entity_id",
+            "relationship__type",
+            "chapter",
+            "description",
+            "source",
+        )
+    ):
+        events.setdefault((from_id, to_id, type_), []).append(
+            {"chapter": chapter, "description": description, "source": source}
+        )
+    relationships = _rows(
+        Relationship.objects.filter(book=book),
+        ["from_entity__entity_id", "to_entity__entity_id", "type", "description", "chapter", "last_chapter"],
+        key=("from_entity__entity_id", "to_entity__entity_id", "type"),
+    )
+    for rel in relationships:
+        rel["events"] = events.get((rel["from_entity__entity_id"], rel["to_entity__entity_id"], rel["type"]), [])
+    pending = _rows(
+        PendingItem.objects.filter(book=book),
+        ["chapter", "kind", "payload", "confidence", "status", "resolution", "note", "source"],
+    )
+    for row in pending:  # a confirmation's answer names the item by its database id: not a stable value
+        row["resolution"] = {k: v for k, v in (row["resolution"] or {}).items() if k != "pk"}
+    pending.sort(
+        key=lambda r: (r["chapter"] or 0, r["kind"], _json_key(r["payload"]), r["status"], _json_key(r["resolution"]))
+    )
+    # Facts a person or an agent wrote; the derived ones (and every fact's status, which the resolver
+    # derives against them) are the memory hook's cache, recomputed after a rebuild from the chapters
+    # and extractions, and depend on the order the hooks ran in.
+    facts = _rows(
+        Fact.objects.filter(book=book).exclude(origin=Fact.Origin.DERIVED),
+        ["key", "category", "subject", "field", "value", "source_chapter", "evidence", "confidence",
+         "origin", "entity_ref", "revises__key", "closed_chapter"],
+        key=("key",),
+    )  # fmt: skip
+    decided = set(
+        Fact.objects.filter(book=book, decided_at__isnull=False)
+        .exclude(origin=Fact.Origin.DERIVED)
+        .values_list("key", flat=True)
+    )
+    for fact in facts:
+        fact["decided"] = fact["key"] in decided
+    return {
+        "entities": entities,
+        "archived": sorted(Entity.objects.filter(book=book, archived=True).values_list("entity_id", flat=True)),
+        "aliases": aliases,
+        "appearances": _rows(
+            Appearance.objects.filter(book=book),
+            ["entity__entity_id", "chapter", "source", "count", "first_offset", "aliases"],
+            key=("entity__entity_id", "chapter", "source"),
+        ),
+        "extractions": _rows(
+            Extraction.objects.filter(book=book).order_by("chapter"),
+            ["chapter", "payload", "warnings", "scenes", "chapter_meta", "uncertain", "summary", "source"],
+        ),
+        "state_changes": state_changes,
+        "relationships": relationships,
+        "pending": pending,
+        "facts": facts,
+    }
+
+
 def book_dump(*, book: Book) -> str:
-    """Deterministic JSON of the book's file-derived rows (entities and aliases: source = file)."""
+    """Deterministic JSON of the book's rows: the file-derived ones (entities and aliases: source =
+    file) and, under ``"written"``, those the journal replays."""
     chapter_fields = [
         "number", "volume", "title", "perspective", "story_time", "chapter_position", "hook_type", "mood_position",
         "summary", "key_chapter", "opens", "advances", "closes", "front_matter", "body", "entity_tags", "word_count",
@@ -121,5 +223,6 @@ def book_dump(*, book: Book) -> str:
             ["path", "kind", "content_hash", "size"],
             key=("path",),
         ),
+        "written": _written(book=book),
     }
     return json.dumps(data, ensure_ascii=False, sort_keys=True, indent=1) + "\n"

@@ -30,6 +30,7 @@ from bookfiles.parser.reader import REFUSED_KINDS, refused_issue
 from bookfiles.parser.text import numeral_parse
 from bookfiles.rebuilder import rows
 from bookfiles.rebuilder.rebuild import book_rebuild
+from bookfiles.rebuilder.replay import journal_replay
 from core import rows as core_rows
 from core.models import Book, Chapter, Document, SourceFile, TimelineRow, Volume
 from kernel.exceptions import Conflict, NotFound
@@ -513,6 +514,10 @@ def changes_apply(
         # Nothing to index, but the hooks still run: one that was killed after a previous sync's
         # commit left its work undone, and a rerun of that sync finds no changed file.
         report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=[], removed=[], report=report)
+    if full:
+        # the journal's events a crashed writer left without their rows (core/journal.py), after the
+        # files' rows and their indexers, as the rebuild does
+        report["journal"] = journal_replay(book=book, root=root, warnings=report["warnings"])
 
 
 def _entity_order(results: list[FileResult]) -> list[FileResult]:

@@ -9,6 +9,7 @@ from django.db import transaction
 from bookfiles.conf import read_limits
 from bookfiles.parser import ERROR, Issue, ParsedBook, book_read
 from bookfiles.rebuilder import rows
+from bookfiles.rebuilder.replay import journal_replay
 from core import rows as core_rows
 from core.models import Book, Chapter
 from entities.roster import roster_removal_preview
@@ -165,5 +166,7 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any], replace: bo
     report["indexers"] = chapter_indexers_run(book=book, numbers=None, removed=removed, warnings=report["warnings"])
     if len(report["warnings"]) != stored:  # skipped manual tags join the stored report
         core_rows.book_report_save(book=book, report={**report, "warnings": list(report["warnings"])})
+    # what agents and curators wrote (the folder's journal), over the finished file-derived rows
+    report["journal"] = journal_replay(book=book, root=parsed.root, warnings=report["warnings"])
     report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=None, removed=removed, report=report)
     return book

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db import transaction
 
+from core.journal import journal_append
 from core.locks import book_write_lock
 from core.models import Book, Chapter
 from entities import selectors
@@ -350,10 +351,14 @@ def _references_resolve(*, book: Book, chapter: int, data: ExtractionIn) -> tupl
 
 
 @transaction.atomic
-def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
+def extraction_ingest(*, book: Book, chapter: int, payload: dict, journal: bool = True, hooks: bool = True) -> dict:
     """Ingest the Data Agent's extraction of one chapter in one transaction: confidence > 0.8 is
     adopted, 0.5–0.8 adopted with a recorded warning, < 0.5 held in the pending queue. Re-ingesting a
-    chapter replaces what its previous extraction wrote (idempotent)."""
+    chapter replaces what its previous extraction wrote (idempotent).
+
+    The payload goes into the book folder's journal (``core.journal``) unless ``journal`` is False (the
+    rebuild replaying that journal); ``hooks`` False skips the after-chapter hooks (the rebuild runs
+    them once for the whole book)."""
     if not 1 <= chapter <= CHAPTER_MAX:
         raise InvalidInput(f"章节号应在 1 到 {CHAPTER_MAX} 之间，收到 {chapter}", extra={"chapter": chapter})
     data = extraction_validate(payload)
@@ -440,6 +445,10 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
         for name, value in values.items():
             setattr(previous, name, value)
         previous.save(update_fields=[*values, "updated_at"])
+    if journal:
+        journal_append(
+            book=book, op="extraction.ingest", attachment=(f"extractions/{chapter:04d}", payload), chapter=chapter
+        )
     result = {
         "book": book.slug,
         "chapter": chapter,
@@ -450,5 +459,6 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict) -> dict:
         "replaced": previous is not None and previous.source == "extraction",
     }
     # The hook fills result["hook_failures"] after the commit, before the caller reads the result.
-    after_chapter_hooks_schedule(book=book, numbers=[chapter], removed=[], report=result)
+    if hooks:
+        after_chapter_hooks_schedule(book=book, numbers=[chapter], removed=[], report=result)
     return result

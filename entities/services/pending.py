@@ -1,12 +1,14 @@
 """The pending queue: a curator confirms a held write (applied through the primitive writes, then
 the chapter rescanned), rejects it, or does either to many at once. Above ``entities.mentions``."""
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
+from core.journal import journal_append
 from core.locks import book_write_lock
 from core.models import Book, Chapter
 from entities import selectors
@@ -25,16 +27,39 @@ from entities.services.writes import (
 from kernel.exceptions import Ambiguous, Conflict, InvalidInput, NotFound
 
 
+def _journaled(item: PendingItem) -> bool:
+    """Decisions on an extraction's held items go into the journal; a discovery proposal's decision is
+    already in the folder (名册 / the rejected list) and a migrated item comes from ``migrate_state``."""
+    return item.source == "extraction" and item.kind != PendingItem.Kind.ENTITY_DISCOVERED
+
+
+def pending_item_key(*, item: PendingItem) -> dict[str, Any]:
+    """The stable identity of a held item in the journal: its chapter, kind and payload (a database id
+    changes with every rebuild; the same extraction holds the same items in the same order)."""
+    return {"chapter": item.chapter, "kind": item.kind, "payload": item.payload}
+
+
+def pending_item_find(*, book: Book, chapter: int | None, kind: str, payload: dict) -> PendingItem:
+    """The first pending item of ``book`` with this key (identical items: the oldest first)."""
+    wanted = json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
+    for item in PendingItem.objects.filter(
+        book=book, chapter=chapter, kind=kind, status=PendingItem.Status.PENDING
+    ).order_by("pk"):
+        if json.dumps(item.payload, ensure_ascii=False, sort_keys=True, default=str) == wanted:
+            return item
+    raise NotFound(f"第{chapter}章没有与日志记录一致的待确认项（{kind}）", extra={"chapter": chapter, "kind": kind})
+
+
 def _payload_ref(item: PendingItem, key: str) -> str | None:
     value = item.payload.get(key)
     return value if isinstance(value, str) and value else None
 
 
 @transaction.atomic
-def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None) -> dict:
+def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, journal: bool = True) -> dict:
     """Confirm a held item and apply its write. ``entity`` picks an existing entity (for a new-entity
     suggestion: the suggestion becomes its alias; for an uncertain mention: the one it names);
-    without it a new-entity suggestion is created as suggested."""
+    without it a new-entity suggestion is created as suggested. Journaled (``pending.confirm``)."""
     book_write_lock(book=item.book)  # before the item's row: the order every writer of the book uses
     item = PendingItem.objects.select_for_update().get(pk=item.pk)
     if item.status != PendingItem.Status.PENDING:
@@ -108,6 +133,13 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None) -> 
     item.resolution = result
     item.resolved_at = timezone.now()
     item.save(update_fields=["status", "resolution", "resolved_at"])
+    if journal and _journaled(item):
+        journal_append(
+            book=book,
+            op="pending.confirm",
+            **pending_item_key(item=item),
+            entity=entity.entity_id if entity is not None else None,
+        )
     return result
 
 
@@ -132,8 +164,9 @@ def _pending_resolve(book: Book, ref: str, chapter: int | None, field: str) -> E
 
 
 @transaction.atomic
-def pending_item_reject(*, item: PendingItem, note: str = "") -> dict:
-    """Reject a held item: nothing is written, and a re-ingest of the chapter does not re-queue it."""
+def pending_item_reject(*, item: PendingItem, note: str = "", journal: bool = True) -> dict:
+    """Reject a held item: nothing is written, and a re-ingest of the chapter does not re-queue it.
+    Journaled (``pending.reject``)."""
     book_write_lock(book=item.book)  # before the item's row: the order every writer of the book uses
     item = PendingItem.objects.select_for_update().get(pk=item.pk)
     if item.status != PendingItem.Status.PENDING:
@@ -144,6 +177,8 @@ def pending_item_reject(*, item: PendingItem, note: str = "") -> dict:
     item.resolution = {"note": note}
     item.resolved_at = timezone.now()
     item.save(update_fields=["status", "resolution", "resolved_at"])
+    if journal and _journaled(item):
+        journal_append(book=item.book, op="pending.reject", **pending_item_key(item=item), note=note)
     return {"pk": item.pk, "kind": item.kind, "status": item.status}
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max, Min, Q
 
+from core.journal import journal_append
 from core.locks import book_write_lock
 from core.models import Book
 from entities import selectors
@@ -207,6 +208,48 @@ def state_change_record(
         source=source,
         where=where,
     )
+
+
+@transaction.atomic
+def state_change_curate(
+    *,
+    entity: Entity,
+    chapter: int,
+    field: str,
+    op: str = "set",
+    new: Any = None,
+    old: Any = None,
+    reason: str = "",
+    journal: bool = True,
+) -> StateChange:
+    """A curator's change of one field at ``chapter`` (the admin): ``state_change_record`` with source
+    curation, journaled (``state_change.record``) so a rebuild brings it back."""
+    book_write_lock(book=entity.book)
+    row = state_change_insert(
+        entity=entity,
+        chapter=chapter,
+        field=field,
+        op=op,
+        new=new,
+        old=old,
+        reason=reason,
+        confidence=None,
+        source=StateChange.Source.CURATION,
+        where="state_change",
+    )
+    if journal:
+        journal_append(
+            book=entity.book,
+            op="state_change.record",
+            entity=entity.entity_id,
+            chapter=chapter,
+            field=field,
+            change=op,
+            new=new,
+            old=old,
+            reason=reason,
+        )
+    return row
 
 
 def state_change_insert(
@@ -428,16 +471,27 @@ def _alias_counts(aliases: list[str] | None) -> dict[str, int]:
 
 
 @transaction.atomic
-def entities_archive(*, entities: Iterable[Entity], archived: bool) -> int:
-    """Archive (or unarchive) entities; returns how many changed."""
+def entities_archive(*, entities: Iterable[Entity], archived: bool, journal: bool = True) -> int:
+    """Archive (or unarchive) entities; returns how many changed. Journaled per book (``entities.archive``)."""
     pks = [e.pk for e in entities]
-    return Entity.objects.filter(pk__in=pks).exclude(archived=archived).update(archived=archived)
+    changing = Entity.objects.filter(pk__in=pks).exclude(archived=archived)
+    by_book: dict[int, list[str]] = defaultdict(list)
+    for book_id, entity_id in changing.order_by("book_id", "entity_id").values_list("book_id", "entity_id"):
+        by_book[book_id].append(entity_id)
+    books = {b.pk: b for b in Book.objects.filter(pk__in=by_book)}
+    for book in books.values():
+        book_write_lock(book=book)
+    changed = changing.update(archived=archived)
+    if journal:
+        for book_id, entity_ids in by_book.items():
+            journal_append(book=books[book_id], op="entities.archive", entities=entity_ids, archived=archived)
+    return changed
 
 
 @transaction.atomic
-def entity_merge(*, source: Entity, target: Entity) -> dict[str, int]:
+def entity_merge(*, source: Entity, target: Entity, journal: bool = True) -> dict[str, int]:
     """Merge ``source`` into ``target``: aliases, appearances, state changes and relationships move;
-    the source's name and id become aliases of the target; the source is deleted."""
+    the source's name and id become aliases of the target; the source is deleted. Journaled (``entity.merge``)."""
     if source.pk == target.pk:
         raise InvalidInput("不能把实体合并到它自己", extra={"id": source.entity_id})
     if source.book_id != target.book_id:
@@ -510,6 +564,9 @@ def entity_merge(*, source: Entity, target: Entity) -> dict[str, int]:
     if not target.description:
         target.description = source.description
     target.save(update_fields=["base_state", "is_protagonist", "description"])
+    source_id = source.entity_id
     source.delete()
     entity_appearance_refresh(entity_pks=[target.pk])
+    if journal:
+        journal_append(book=target.book, op="entity.merge", source=source_id, target=target.entity_id)
     return counts

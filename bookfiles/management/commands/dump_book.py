@@ -8,7 +8,7 @@ from kernel.safefs import file_write
 
 
 class Command(BookCommand):
-    help = "输出一本书所有由文件派生的数据（JSON，排序、无数据库 id 与时间戳），两次重建结果应逐字节相同。"
+    help = "输出一本书所有由文件夹派生的数据（作者的文件与 .journal/ 日志；JSON，排序、无数据库 id 与时间戳），两次重建结果应逐字节相同。"
     json_help = "与 --output 一起：以 JSON 报告写入的文件与字节数（转储本身总是 JSON）"
 
     def add_command_arguments(self, parser):

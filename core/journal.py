@@ -1,0 +1,193 @@
+"""The book folder's journal: every write that does not come from the author's files, as plain files
+in ``<book>/.journal/`` (a dot folder the parser and the author's tools skip), so that a rebuild into
+an empty database gives back what agents and curators wrote (``bookfiles.rebuilder.replay``).
+
+Layout (docs/book-format.md):
+
+- ``log.jsonl`` — append-only JSON Lines, one event a line: ``{"seq": n, "op": "...", ...args}``,
+  UTF-8 (``ensure_ascii=False``), keys in the order the service gives them (the keys of nested objects
+  sorted, so SQLite and PostgreSQL write the same line), no clock: replaying the
+  same log gives the same rows. Rows are named by stable keys (entity ids, chapter numbers, fact keys,
+  a pending item's chapter + kind + payload), never by a database id.
+- ``extractions/<chapter:04d>-<seq:06d>.json`` — the payload of one ingestion (pretty, readable),
+  named by its ``extraction.ingest`` event (``"file"``): a re-ingestion is a new file, so history is exact.
+
+Atomicity (one rule for every service): a service writes its rows, then calls ``journal_append`` as
+the last step of its transaction. ``journal_append`` appends the event to the file (fsync) and inserts
+``JournalApplied(book, seq)`` in the same transaction. A crash after the file and before the commit
+leaves an event without its ``JournalApplied`` row: the next ``rebuild`` / ``sync`` applies it (the
+event is the truth), and an event with its row is never applied again. The one case this does not
+cover: a caller that catches the service's success and then rolls its own outer transaction back
+leaves the event in the file, so the next sync applies it — no service in the project does that.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from django.db.models import Max
+
+from core.models import Book, JournalApplied
+from kernel.exceptions import InvalidInput
+from kernel.safefs import book_file_append, book_file_write, regular_file_read
+
+logger = logging.getLogger(__name__)
+
+JOURNAL_DIR = ".journal"
+LOG_NAME = "log.jsonl"
+LOG_PATH = f"{JOURNAL_DIR}/{LOG_NAME}"
+MAX_LOG_BYTES = 1 << 30
+MAX_ATTACHMENT_BYTES = 64 << 20
+
+
+def journal_folder(*, book: Book) -> Path | None:
+    """The book's folder when there is one to journal into (a book made without a folder — a test
+    factory, an API-only book — has nothing to hold a journal)."""
+    root = (book.root or "").strip()
+    if not root or not os.path.isdir(root):
+        return None
+    return Path(root)
+
+
+def _last_seq(root: Path) -> int:
+    """The seq of the log's last whole line (read from the tail, not the whole file)."""
+    path = root / LOG_PATH
+    try:
+        size = os.path.getsize(path)
+    except FileNotFoundError:
+        return 0
+    with open(path, "rb") as fh:
+        start = max(0, size - 65536)
+        fh.seek(start)
+        tail = fh.read()
+    lines = tail.split(b"\n")
+    # the part after the last newline is a torn line (or empty): not an event
+    for line in reversed(lines[:-1] if len(lines) > 1 else []):
+        if line.strip():
+            try:
+                return int(json.loads(line)["seq"])
+            except (ValueError, KeyError, TypeError):
+                break
+    # a line longer than the tail (or a damaged one): read the log properly
+    events = journal_events(root=root)
+    return events[-1]["seq"] if events else 0
+
+
+def _sorted(value: Any) -> Any:
+    """Nested objects with their keys sorted: a payload read back from PostgreSQL's jsonb comes in
+    another key order than from SQLite, and the log must read the same whatever the database."""
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def journal_append(*, book: Book, op: str, attachment: tuple[str, Any] | None = None, **args: Any) -> int | None:
+    """Append one event to the book's journal, inside the caller's transaction and after its rows;
+    returns its seq (None when the book has no folder).
+
+    ``attachment`` = (stem, JSON data): written first as ``.journal/<stem>-<seq:06d>.json`` (pretty) and
+    named in the event as ``"file"``."""
+    root = journal_folder(book=book)
+    if root is None:
+        return None
+    applied = JournalApplied.objects.filter(book=book).aggregate(m=Max("seq"))["m"] or 0
+    seq = max(_last_seq(root), applied) + 1
+    event: dict[str, Any] = {"seq": seq, "op": op}
+    if attachment is not None:
+        stem, data = attachment
+        relative = f"{stem}-{seq:06d}.json"
+        book_file_write(
+            root=root,
+            relative=f"{JOURNAL_DIR}/{relative}",
+            text=json.dumps(data, ensure_ascii=False, indent=2) + "\n",
+        )
+        event["file"] = relative
+    event.update({name: _sorted(value) for name, value in args.items()})
+    line = json.dumps(event, ensure_ascii=False, separators=(", ", ": ")) + "\n"
+    book_file_append(root=root, relative=LOG_PATH, text=line)
+    JournalApplied.objects.create(book=book, seq=seq)
+    return seq
+
+
+def journal_events(*, root: Path) -> list[dict[str, Any]]:
+    """Every whole event of ``<root>/.journal/log.jsonl`` in seq order, or InvalidInput naming the
+    file and line of the first one that is not a JSON object with an integer seq and an op. A torn
+    last line (no newline: its writer died before the fsync) is not an event."""
+    path = Path(root) / LOG_PATH
+    if not path.is_file():
+        return []
+    try:
+        raw, _ = regular_file_read(path, max_bytes=MAX_LOG_BYTES, root=Path(root))
+    except OSError as exc:
+        raise InvalidInput(f"{LOG_PATH}：{exc.strerror or exc}", extra={"path": LOG_PATH}) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InvalidInput(f"{LOG_PATH} 第{line}行不是 UTF-8 文本", extra={"path": LOG_PATH, "line": line}) from None
+    lines = text.split("\n")
+    events, seen = [], set()
+    for number, line in enumerate(lines[:-1], start=1):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(
+                f"{LOG_PATH} 第{number}行不是合法的 JSON：{exc.msg}（第{exc.colno}列）",
+                extra={"path": LOG_PATH, "line": number},
+            ) from None
+        if not isinstance(event, dict) or not isinstance(event.get("seq"), int) or not isinstance(event.get("op"), str):
+            raise InvalidInput(
+                f"{LOG_PATH} 第{number}行应是含整数 seq 与字符串 op 的对象", extra={"path": LOG_PATH, "line": number}
+            )
+        if event["seq"] in seen:
+            raise InvalidInput(
+                f"{LOG_PATH} 第{number}行：seq {event['seq']} 重复", extra={"path": LOG_PATH, "line": number}
+            )
+        seen.add(event["seq"])
+        event["_line"] = number
+        events.append(event)
+    events.sort(key=lambda e: e["seq"])
+    return events
+
+
+def journal_attachment_read(*, root: Path, event: dict[str, Any]) -> Any:
+    """The JSON data an event names in ``"file"``, or InvalidInput naming the file (and the line and
+    column of a JSON error, so a hand edit that broke it is easy to find)."""
+    name = event.get("file")
+    where = f"{LOG_PATH} 第{event.get('_line')}行"
+    if not isinstance(name, str) or not name or ".." in Path(name).parts or Path(name).is_absolute():
+        raise InvalidInput(f"{where}：file 应是 {JOURNAL_DIR}/ 下的相对路径", extra={"path": LOG_PATH})
+    relative = f"{JOURNAL_DIR}/{name}"
+    try:
+        raw, _ = regular_file_read(Path(root) / relative, max_bytes=MAX_ATTACHMENT_BYTES, root=Path(root))
+    except FileNotFoundError:
+        raise InvalidInput(f"{where} 引用的 {relative} 不存在", extra={"path": relative}) from None
+    except OSError as exc:
+        raise InvalidInput(f"{relative}：{exc.strerror or exc}", extra={"path": relative}) from None
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{relative} 不是 UTF-8 文本", extra={"path": relative}) from None
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{relative} 第{exc.lineno}行第{exc.colno}列：JSON 无效（{exc.msg}）",
+            extra={"path": relative, "line": exc.lineno},
+        ) from None
+
+
+def journal_applied_seqs(*, book: Book) -> set[int]:
+    """The seqs of ``book``'s journal whose rows are in the database."""
+    return set(JournalApplied.objects.filter(book=book).values_list("seq", flat=True))
+
+
+def journal_applied_mark(*, book: Book, seq: int) -> None:
+    """Record that the rows of event ``seq`` are written (the replay, in the transaction that wrote them)."""
+    JournalApplied.objects.create(book=book, seq=seq)

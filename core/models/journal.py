@@ -1,0 +1,22 @@
+from django.db import models
+
+from core.models.book import Book
+
+
+class JournalApplied(models.Model):
+    """One event of the book folder's journal (``.journal/log.jsonl``) whose rows are in the database.
+
+    Written in the transaction that writes those rows, so an event in the file without a row here is
+    one whose transaction never committed (a crash between the file and the commit): the next rebuild
+    or sync applies it, and one with a row is never applied twice."""
+
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="journal_applied", verbose_name="书")
+    seq = models.PositiveIntegerField(verbose_name="序号")
+
+    class Meta:
+        verbose_name = "已应用的日志事件"
+        verbose_name_plural = verbose_name
+        constraints = [models.UniqueConstraint(fields=["book", "seq"], name="uniq_journal_applied")]
+
+    def __str__(self) -> str:
+        return f"{self.book_id}#{self.seq}"
