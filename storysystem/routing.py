@@ -384,17 +384,17 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
         if strong and not ranked:
             ranked, method = keyword, "keyword"
         elif not strong:
-            craft = _craft_fallback(query)
+            ranked, why = _profile_hits(query)
+            method = "profile"
+            if not ranked and keyword:
+                ranked, method = keyword, "keyword"
+            if not ranked:
+                ranked, method = _rank(_fuzzy_hits(query, rows)), "fuzzy"
+            # A genre found only through craft words (打斗 shared with 斗法) is no genre.
+            craft = _craft_fallback(query) if ranked else ""
             if craft:
-                reason = f"{reason}；{craft}" if reason else craft
-            else:
-                ranked, why = _profile_hits(query)
-                method = "profile"
-                if not ranked and keyword:
-                    ranked, method = keyword, "keyword"
-                if not ranked:
-                    ranked, method = _rank(_fuzzy_hits(query, rows)), "fuzzy"
-            if not ranked and not craft:
+                ranked, reason = [], f"{reason}；{craft}" if reason else craft
+            elif not ranked:
                 why = f"查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；{why}"
                 if negated:
                     why += f"；否定的词不作为题材依据：{'、'.join(negated)}"
