@@ -25,6 +25,7 @@ from storysystem.search import (
     TAG_COLUMNS,
     THESAURUS_FIELD,
     Doc,
+    RouteProfiles,
     index_get,
     index_pinned,
     negation_strip,
@@ -227,11 +228,14 @@ def craft_vocabulary() -> CraftVocabulary:
         return current
     with _craft_lock:
         if _craft_cached is None or _craft_cached.key != key:
-            _craft_cached = CraftVocabulary(key=key, words=_craft_words_build(index.docs, profiles, columns))
+            _craft_cached = CraftVocabulary(key=key, words=craft_vocabulary_build(index.docs, profiles, columns))
         return _craft_cached
 
 
-def _craft_words_build(docs: list[Doc], profiles: Any, columns: list[str]) -> dict[str, tuple[float, int]]:
+def craft_vocabulary_build(
+    docs: list[Doc], profiles: RouteProfiles, columns: list[str]
+) -> dict[str, tuple[float, int]]:
+    """term -> (evenness, entries) over ``docs`` (see ``craft_vocabulary``)."""
     entries = [d for d in docs if ROUTE_NAME not in d.payload["fields"] and "冲突裁决" not in d.payload["fields"]]
     genres = sorted({g for d in entries for g in d.genres if g != "全部"})
     if len(genres) < 2:
