@@ -123,7 +123,23 @@ def routing_check() -> dict:
             right += (route["primary"] or {}).get("code") == expected
             generic += route["method"] == "generic"
         sets[name] = {"requests": len(requests), "right": right, "generic": generic}
-    return {"cold": cold, "craft_cold": craft_cold, "route": stats(samples), "sets": sets}
+    # The same requests without the craft check (no term is even enough), in the same run: its cost.
+    from django.test import override_settings
+
+    paired = {"with": [], "without": []}
+    for query, _ in [*dev, *rr.HELD_OUT]:
+        for key, knobs in (("with", {}), ("without", {"route_craft_evenness": 2.0})):
+            with override_settings(STORY_SYSTEM=knobs):
+                t0 = time.perf_counter()
+                genre_route(query=query)
+                paired[key].append(time.perf_counter() - t0)
+    return {
+        "cold": cold,
+        "craft_cold": craft_cold,
+        "route": stats(samples),
+        "paired": {k: stats(v) for k, v in paired.items()},
+        "sets": sets,
+    }
 
 
 def measure_phase(repeat: int) -> dict:
@@ -226,6 +242,11 @@ def main() -> None:
             }
             for name, v in rt["sets"].items()
         ],
+    )
+    pw, po = rt["paired"]["with"], rt["paired"]["without"]
+    bench.note(
+        f"route p50 of the dev and held-out requests with the craft check {pw['p50'] * ms:.2f} ms, "
+        f"without {po['p50'] * ms:.2f} ms (p95 {pw['p95'] * ms:.2f} / {po['p95'] * ms:.2f} ms, same run)"
     )
     bench.extra.update(
         {"search": out["search"], "retrieval": {k: r[k] for k in ("hit_at_1", "hit_at_3")}, "routing": rt["sets"]}

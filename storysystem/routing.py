@@ -285,9 +285,8 @@ def craft_vocabulary_build(
     return words
 
 
-def _craft_terms(query: str) -> list[str]:
+def _craft_terms(query: str, words: dict[str, tuple[float, int]]) -> list[str]:
     """The craft words of ``query`` (see ``craft_vocabulary``), in the order they appear."""
-    words = craft_vocabulary().words
     evenness, min_entries = float(conf("route_craft_evenness")), int(conf("route_craft_min_entries"))
     return [
         t
@@ -334,13 +333,13 @@ def _craft_fallback(query: str) -> str:
     """Why ``query`` is a craft question rather than a genre request, or "": it holds craft words,
     and without them (see ``_craft_skip``) neither the genre profiles nor the routing keywords find
     a clear genre."""
-    craft = _craft_terms(query)
+    words, min_entries = craft_vocabulary().words, int(conf("route_craft_min_entries"))
+    craft = _craft_terms(query, words)
     if not craft:
         return ""
     skip = _craft_skip(query, craft)
     # What is left weighs by how concentrated the library holds it (in enough entries to judge):
     # a word it spreads fairly evenly (写一, 左右) is weak evidence of any one genre.
-    words, min_entries = craft_vocabulary().words, int(conf("route_craft_min_entries"))
     concentration = {
         t: 1 - words[t][0]
         for t in profile_terms(query)
