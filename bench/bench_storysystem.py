@@ -10,8 +10,10 @@ in-memory index, is reported apart as "cold"); filtered searches (one table) are
 Build: ``story_system_build`` for a keyword-routed, a profile-routed and a generic query.
 Routing: accuracy of ``genre_route`` on the everyday requests of
 ``tests/storysystem/routing_requests.py`` (the dev sets, tuned on; held-out set, never tuned on; the
-no-genre requests and the requests that only negate a genre must fall back), and its latency (the
-first call builds the genre profiles, thesaurus included).
+no-genre requests and the requests that only negate a genre must fall back), of the blind sets
+(``routing_requests_blind.py``; the craft questions of ``routing_requests_craft.py`` must fall back),
+and its latency (the first call builds the genre profiles, thesaurus included, and the craft
+vocabulary).
 
 Goal: search p95 < 5 ms.
 """
@@ -89,17 +91,30 @@ def retrieval_check() -> dict:
 def routing_check() -> dict:
     """Routing accuracy per request set, routing latency, and the build time of the genre
     profiles (once per library version)."""
-    from storysystem.routing import genre_route
-    from storysystem.search import index_get, route_profiles_build
+    from storysystem.conf import conf
+    from storysystem.routing import craft_vocabulary_build, genre_route
+    from storysystem.search import index_get, route_profiles_build, route_profiles_get
     from tests.storysystem import routing_requests as rr
+    from tests.storysystem import routing_requests_blind as blind
+    from tests.storysystem import routing_requests_craft as craft
 
     t0 = time.perf_counter()
     route_profiles_build(docs=index_get().docs)
     cold = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    craft_vocabulary_build(index_get().docs, route_profiles_get(), list(conf("route_craft_columns")))
+    craft_cold = time.perf_counter() - t0
     sets, samples = {}, []
     dev = [*rr.DEV, *rr.DEV2, *rr.DEV3, *rr.DEV4, *rr.DEV5, *rr.DEV6, *rr.DEV7, *rr.DEV8, *rr.DEV9]
     negated = [(q, None) for q in rr.NO_GENRE + rr.NEGATED_ONLY]
-    for name, requests in (("dev (9 sets)", dev), ("held-out", rr.HELD_OUT), ("no genre / negated only", negated)):
+    for name, requests in (
+        ("dev (9 sets)", dev),
+        ("held-out", rr.HELD_OUT),
+        ("blind", blind.BLIND),
+        ("no genre / negated only", negated),
+        ("no genre / craft (blind set's 12)", [(q, None) for q in blind.BLIND_GENERIC]),
+        ("no genre / craft (second blind set)", [(q, None) for q in craft.CRAFT_BLIND]),
+    ):
         right = generic = 0
         for query, expected in requests:
             t0 = time.perf_counter()
@@ -108,7 +123,23 @@ def routing_check() -> dict:
             right += (route["primary"] or {}).get("code") == expected
             generic += route["method"] == "generic"
         sets[name] = {"requests": len(requests), "right": right, "generic": generic}
-    return {"cold": cold, "route": stats(samples), "sets": sets}
+    # The same requests without the craft check (no term is even enough), in the same run: its cost.
+    from django.test import override_settings
+
+    paired = {"with": [], "without": []}
+    for query, _ in [*dev, *rr.HELD_OUT]:
+        for key, knobs in (("with", {}), ("without", {"route_craft_evenness": 2.0})):
+            with override_settings(STORY_SYSTEM=knobs):
+                t0 = time.perf_counter()
+                genre_route(query=query)
+                paired[key].append(time.perf_counter() - t0)
+    return {
+        "cold": cold,
+        "craft_cold": craft_cold,
+        "route": stats(samples),
+        "paired": {k: stats(v) for k, v in paired.items()},
+        "sets": sets,
+    }
 
 
 def measure_phase(repeat: int) -> dict:
@@ -201,7 +232,8 @@ def main() -> None:
     rt = out["routing"]
     bench.table(
         f"Routing of everyday requests (route p50 {rt['route']['p50'] * ms:.2f} ms, "
-        f"p95 {rt['route']['p95'] * ms:.2f} ms; genre profiles built in {rt['cold'] * ms:.0f} ms)",
+        f"p95 {rt['route']['p95'] * ms:.2f} ms; genre profiles built in {rt['cold'] * ms:.0f} ms, "
+        f"craft vocabulary in {rt['craft_cold'] * ms:.0f} ms)",
         [
             {
                 "set": name,
@@ -210,6 +242,11 @@ def main() -> None:
             }
             for name, v in rt["sets"].items()
         ],
+    )
+    pw, po = rt["paired"]["with"], rt["paired"]["without"]
+    bench.note(
+        f"route p50 of the dev and held-out requests with the craft check {pw['p50'] * ms:.2f} ms, "
+        f"without {po['p50'] * ms:.2f} ms (p95 {pw['p95'] * ms:.2f} / {po['p95'] * ms:.2f} ms, same run)"
     )
     bench.extra.update(
         {"search": out["search"], "retrieval": {k: r[k] for k in ("hit_at_1", "hit_at_3")}, "routing": rt["sets"]}

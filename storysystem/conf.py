@@ -82,6 +82,32 @@ DEFAULTS: dict[str, Any] = {
     # ((best − second) / best): below either the request is too vague and falls back.
     "route_profile_min_score": 4.0,
     "route_profile_margin": 0.02,
+    # Craft questions (对话怎么写得自然): a word of the library's technique columns is a craft word
+    # when its entries spread evenly over the genres (normalized entropy of its per-genre rate at
+    # least ``route_craft_evenness``) in at least ``route_craft_min_entries`` entries, and neither
+    # the routing table nor the thesaurus uses it as a genre word. A request whose genre evidence
+    # is gone once its craft words are set aside falls back to generic (docs/story-system.md §3).
+    "route_craft_columns": [
+        "分类",
+        "关键词",
+        "意图与同义词",
+        "技法类型",
+        "技法名称",
+        "适用场景",
+        "场景类型",
+        "模式名称",
+        "节奏类型",
+        "情绪调动手法",
+        "人设类型",
+        "桥段名称",
+        "设定类型",
+        "命名对象",
+        "核心摘要",
+        "详细展开",
+        "大模型指令",
+    ],
+    "route_craft_evenness": 0.8,
+    "route_craft_min_entries": 3,
     "generic_base_tables": ["命名规则", "人设与关系", "金手指与设定"],
     "generic_dynamic_tables": ["桥段套路", "爽点与节奏", "场景写法"],
     "base_top_k": 1,

@@ -8,6 +8,10 @@ written here. ``storysystem.selectors`` reads the stored settings and answers th
 ``storysystem.services`` persists what it builds.
 """
 
+import math
+import threading
+from collections import defaultdict
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -18,11 +22,14 @@ from kernel.exceptions import InvalidInput
 from storysystem.conf import LIST_FIELDS, MASTER_FIELDS, SETTING_FIELDS, anti_pattern_fields, conf
 from storysystem.search import (
     FUNCTION_CHARS,
+    TAG_COLUMNS,
     THESAURUS_FIELD,
     Doc,
+    RouteProfiles,
     index_get,
     index_pinned,
     negation_strip,
+    profile_terms,
     route_profiles_get,
     split_multi,
 )
@@ -150,12 +157,21 @@ def _profile_supported(evidence: list[dict[str, Any]]) -> bool:
     return len(words) >= 2 or any(e["field"].rsplit(".", 1)[-1] in TAG_FIELDS for e in words)
 
 
-def _profile_hits(query: str) -> tuple[list[tuple[float, Doc, list[dict[str, Any]]]], str]:
-    """The genre-profile ranking of ``query`` when its best row is clear enough, else ([], the
-    reason it is not): the best score must reach ``route_profile_min_score`` and lead the runner-up
-    by ``route_profile_margin`` of itself."""
+def _profile_hits(
+    query: str,
+    skip: frozenset[str] = frozenset(),
+    *,
+    scale: dict[str, float] | None = None,
+    supported: bool = True,
+) -> tuple[list[tuple[float, Doc, list[dict[str, Any]]]], str]:
+    """The genre-profile ranking of ``query`` (without the terms in ``skip``) when its best row is
+    clear enough, else ([], the reason it is not): the best score must reach
+    ``route_profile_min_score`` and lead the runner-up by ``route_profile_margin`` of itself."""
     profiles = route_profiles_get()
-    scored = [(s * _row_weight(profiles.rows[i]), profiles.rows[i], ev) for s, i, ev in profiles.score(query)]
+    scored = [
+        (s * _row_weight(profiles.rows[i]), profiles.rows[i], ev)
+        for s, i, ev in profiles.score(query, skip=skip, scale=scale)
+    ]
     ranked = _rank(scored)
     minimum, margin = float(conf("route_profile_min_score")), float(conf("route_profile_margin"))
     if not ranked:
@@ -167,7 +183,7 @@ def _profile_hits(query: str) -> tuple[list[tuple[float, Doc, list[dict[str, Any
             [],
             f"题材画像最高分 {best:.2f}（{ranked[0][1].payload['fields'].get(ROUTE_NAME, '')}）低于阈值 {minimum:g}",
         )
-    if not _profile_supported(ranked[0][2]):
+    if supported and not _profile_supported(ranked[0][2]):
         term = ranked[0][2][0]["term"]
         return (
             [],
@@ -177,6 +193,166 @@ def _profile_hits(query: str) -> tuple[list[tuple[float, Doc, list[dict[str, Any
         names = "、".join(h[1].payload["fields"].get(ROUTE_NAME, "") for h in ranked[:2])
         return [], f"题材画像前两名（{names}）分差 {best - second:.2f} 不足最高分的 {margin:.0%}，无法判定"
     return ranked, ""
+
+
+# ---------------------------------------------------------------- craft questions
+
+
+@dataclass(frozen=True)
+class CraftVocabulary:
+    """The library's terms: term -> (evenness over the genres, entries holding it)."""
+
+    key: tuple
+    words: dict[str, tuple[float, int]]
+
+
+_craft_lock = threading.Lock()
+_craft_cached: CraftVocabulary | None = None
+
+
+def craft_vocabulary() -> CraftVocabulary:
+    """How evenly the enabled library spreads each term over the genres, computed from its own
+    columns (``route_craft_columns``: the technique and type columns, tags and prose of every entry
+    but the routing and ruling rows): the term's rate per genre (entries written for the genre that
+    hold it, over the genre's entries; an entry for 全部 counts a share for every genre) and the
+    normalized entropy of those rates, 1 for perfectly even. A term spread evenly (对话, 描写, 反派)
+    is a craft word; a term concentrated in a few genres (丹田, 丧尸) is a genre word. Terms the
+    routing table or the thesaurus uses as genre vocabulary are left out: never craft words.
+    Built once per library and thesaurus version."""
+    global _craft_cached
+    index, profiles = index_get(), route_profiles_get()
+    columns = list(conf("route_craft_columns"))
+    key = (index.token, profiles.thesaurus, repr(columns))
+    current = _craft_cached
+    if current is not None and current.key == key:
+        return current
+    with _craft_lock:
+        if _craft_cached is None or _craft_cached.key != key:
+            _craft_cached = CraftVocabulary(key=key, words=craft_vocabulary_build(index.docs, profiles, columns))
+        return _craft_cached
+
+
+def craft_vocabulary_build(
+    docs: list[Doc], profiles: RouteProfiles, columns: list[str]
+) -> dict[str, tuple[float, int]]:
+    """term -> (evenness, entries) over ``docs`` (see ``craft_vocabulary``)."""
+    entries = [d for d in docs if ROUTE_NAME not in d.payload["fields"] and "冲突裁决" not in d.payload["fields"]]
+    genres = sorted({g for d in entries for g in d.genres if g != "全部"})
+    if len(genres) < 2:
+        return {}
+    position = {g: i for i, g in enumerate(genres)}
+    total = [0.0] * len(genres)
+    mass: dict[str, list[float]] = defaultdict(lambda: [0.0] * len(genres))
+    entry_count: dict[str, int] = defaultdict(int)
+    for doc in entries:
+        own = [g for g in doc.genres if g != "全部"]
+        if not own or "全部" in doc.genres:
+            share = [1 / len(genres)] * len(genres)
+        else:
+            share = [0.0] * len(genres)
+            for g in own:
+                share[position[g]] += 1 / len(own)
+        total = [a + b for a, b in zip(total, share, strict=True)]
+        p = doc.payload
+        cells = {"关键词": p["keywords"], "意图与同义词": p["intents"], "分类": [p["category"]]}
+        cells |= {"核心摘要": [p["summary"]], "详细展开": [p["detail"]], "大模型指令": [p["instruction"]]}
+        terms = {
+            t
+            for column in columns
+            for value in cells.get(column) or split_multi(p["fields"].get(column, ""))
+            for t in profile_terms(value)
+            if len(t) > 1
+        }
+        for term in terms:
+            entry_count[term] += 1
+            row = mass[term]
+            for i, s in enumerate(share):
+                row[i] += s
+    # The routing table's own tags and the thesaurus's words name genres: never craft words.
+    genre_words = set(profiles.words)
+    for row in profiles.rows:
+        for column in TAG_COLUMNS:
+            genre_words.update(profile_terms(row.payload["fields"].get(column, "")))
+    genre_words.update(t for row in profiles.rows for k in row.payload["keywords"] for t in profile_terms(k))
+    words = {}
+    for term, row in mass.items():
+        if term in genre_words:
+            continue
+        rates = [m / t for m, t in zip(row, total, strict=True) if t]
+        whole = sum(rates)
+        entropy = -sum(r / whole * math.log(r / whole) for r in rates if r > 0)
+        words[term] = (entropy / math.log(len(genres)), entry_count[term])
+    return words
+
+
+def _craft_terms(query: str, words: dict[str, tuple[float, int]]) -> list[str]:
+    """The craft words of ``query`` (see ``craft_vocabulary``), in the order they appear."""
+    evenness, min_entries = float(conf("route_craft_evenness")), int(conf("route_craft_min_entries"))
+    return [
+        t
+        for t in profile_terms(query)
+        if len(t) > 1 and (w := words.get(t)) is not None and w[0] >= evenness and w[1] >= min_entries
+    ]
+
+
+def _starts(text: str, term: str) -> list[int]:
+    out, start = [], text.find(term)
+    while start >= 0:
+        out.append(start)
+        start = text.find(term, start + 1)
+    return out
+
+
+def _craft_spans(query: str, craft: list[str]) -> list[tuple[int, int]]:
+    text = query.lower()
+    return [(i, i + len(term)) for term in craft for i in _starts(text, term)]
+
+
+def _craft_skip(query: str, craft: list[str]) -> frozenset[str]:
+    """The profile terms of ``query`` that lie on its craft words: the craft words themselves and
+    their characters (where every occurrence is inside a craft word)."""
+    text = query.lower()
+    spans = _craft_spans(query, craft)
+    skip = set(craft)
+    for term in profile_terms(query):
+        starts = _starts(text, term) if len(term) == 1 else []
+        if starts and all(any(a <= i < b for a, b in spans) for i in starts):
+            skip.add(term)
+    return frozenset(skip)
+
+
+def _craft_strip(query: str, craft: list[str]) -> str:
+    """``query`` with its craft words blanked out."""
+    blank = [False] * len(query)
+    for a, b in _craft_spans(query, craft):
+        blank[a:b] = [True] * (b - a)
+    return "".join(" " if b else c for c, b in zip(query, blank, strict=True))
+
+
+def _craft_fallback(query: str) -> str:
+    """Why ``query`` is a craft question rather than a genre request, or "": it holds craft words,
+    and without them (see ``_craft_skip``) neither the genre profiles nor the routing keywords find
+    a clear genre."""
+    words, min_entries = craft_vocabulary().words, int(conf("route_craft_min_entries"))
+    craft = _craft_terms(query, words)
+    if not craft:
+        return ""
+    skip = _craft_skip(query, craft)
+    # What is left weighs by how concentrated the library holds it (in enough entries to judge):
+    # a word it spreads fairly evenly (写一, 左右) is weak evidence of any one genre.
+    concentration = {
+        t: 1 - words[t][0]
+        for t in profile_terms(query)
+        if t not in skip and (w := words.get(t)) is not None and w[1] >= min_entries
+    }
+    ranked, why = _profile_hits(query, skip, scale=concentration, supported=False)
+    if ranked or _keyword_hits(_craft_strip(query, craft), _route_rows()):
+        return ""
+    shown = "、".join(f"「{t}」{words[t][0]:.2f}" for t in dict.fromkeys(craft))
+    return (
+        f"查询没有点名任何题材，是写法问题：{shown} 是各题材通用的写法词（参考库里均匀分布于各题材，"
+        f"数字为分布均匀度），除去它们后{why}"
+    )
 
 
 def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
@@ -217,7 +393,11 @@ def genre_route(*, query: str, genre: str | None = None) -> dict[str, Any]:
                 ranked, method = keyword, "keyword"
             if not ranked:
                 ranked, method = _rank(_fuzzy_hits(query, rows)), "fuzzy"
-            if not ranked:
+            # A genre found only through craft words (打斗 shared with 斗法) is no genre.
+            craft = _craft_fallback(query) if ranked else ""
+            if craft:
+                ranked, reason = [], f"{reason}；{craft}" if reason else craft
+            elif not ranked:
                 why = f"查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；{why}"
                 if negated:
                     why += f"；否定的词不作为题材依据：{'、'.join(negated)}"

@@ -315,15 +315,22 @@ class RouteProfiles:
     automaton: Any = None
     guarded: tuple[str, ...] = ()
 
-    def score(self, query: str) -> list[tuple[float, int, list[dict[str, Any]]]]:
-        """(score, row index, evidence) for every row sharing a term with ``query``, best first."""
+    def score(
+        self, query: str, *, skip: frozenset[str] = frozenset(), scale: dict[str, float] | None = None
+    ) -> list[tuple[float, int, list[dict[str, Any]]]]:
+        """(score, row index, evidence) for every row sharing a term with ``query``, best first.
+        A term in ``skip`` (a request's craft words) counts only for the rows whose profile holds
+        it mostly through our thesaurus (释放 is 压抑后爆's own vocabulary, not a craft word there);
+        a term in ``scale`` counts that share of its weight."""
         scores: dict[int, float] = defaultdict(float)
         evidence: dict[int, list[tuple[float, dict[str, Any]]]] = defaultdict(list)
         unigram = float(conf("route_profile_unigram_weight"))
         for term in profile_terms(query):
-            scale = unigram if len(term) == 1 else 1.0
+            scale_of = (unigram if len(term) == 1 else 1.0) * (scale or {}).get(term, 1.0)
             for row_idx, contribution, source in self.postings.get(term, ()):
-                contribution *= scale
+                if term in skip and source != THESAURUS_FIELD:
+                    continue
+                contribution *= scale_of
                 scores[row_idx] += contribution
                 evidence[row_idx].append((contribution, {"field": source, "term": term, "match": "profile"}))
         for word in thesaurus_matches(query, self.automaton):
