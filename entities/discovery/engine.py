@@ -69,6 +69,21 @@ SELF_INTRO = re.compile(r"(?:我乃|我是|吾乃|吾是|俺是|俺乃|我便是
 FIRST_PERSON = frozenset({"我", "吾", "俺", "贫僧", "小僧", "老衲", "贫道", "在下", "本王", "朕", "孤", "老身", "小人"})
 # What closes a vocative at the head of a quote (“悟净，…” / “八戒！…”).
 VOCATIVE_END = frozenset("，！,!")
+# A speaker's name for himself, read in his own line: a humble self-word at the head of a clause
+# (“弟子陈玄奘，…”, “贫僧玄奘…”), or a first-person word and a naming word (我的法名叫做陈玄奘,
+# 贫僧俗名陈玄奘, 我乃Y), the name ending its clause (not 我是唐僧的徒弟, 我乃托塔天王三太子…).
+_HUMBLE_SELF = "弟子|贫僧|小僧|老衲|贫道|在下|小人|小神|小弟|小臣|末将|晚生|小生|奴家|妾身|老汉|学生|小可"
+_SELF_NAMED = re.compile(
+    rf"(?:我|吾|俺|{_HUMBLE_SELF})(?:的)?(?:俗家)?(?:法名|俗名|名唤|名叫|叫做|唤做|乃是|乃|便是|就是|本是)"
+    rf"|(?:^|(?<=[，。！？；：,!?;:]))(?:{_HUMBLE_SELF})"
+)
+_CLAUSE_END = frozenset("，。！？；：,.!?;:、”")
+_QUOTE = re.compile(r"“([^“”]*)”")
+_ATTRIBUTION = re.compile(r"[道说曰][：:]?(?=“)")
+# Identity copulas between two names (唐僧乃金蝉长老, X，即Y), and what after Y makes Y someone else's
+# (唐僧乃如来之徒, 我师父乃唐王御弟 is cut off by the name match already).
+COPULA = frozenset({"乃", "乃是", "即", "即是", "原是", "本是", "就是", "便是", "原来是"})
+COPULA_NOT_SAME = frozenset("之的家门手部麾座御")
 # Quote marks inside a naming sentence (叫做‘孙悟空’) do not end it.
 INNER_QUOTES = frozenset("‘’「」『』\"'")
 # The commonest Chinese surnames (a fixed linguistic list, not any novel's cast): a lone one of these
@@ -606,6 +621,33 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         if a in person and b in person and a != b and n >= 2 and a not in generic and owners[0][0] == a:
             groups.join(b, a, f"称谓句式（法名/叫做/号/我乃…）{n} 次：{a} → {b}", weak=True)
 
+    # The text read whole, the person words found (jieba cuts a name differently each time, 悟 + 净…):
+    # a speaker's name for himself (“弟子陈玄奘，…”), X乃Y / X即Y, and who answers a call (“悟净，…”).
+    links = _text_links(chapters, {w for w in person if w not in generic})
+    for kind, pairs in (("自称", links.self_named), ("同位", links.copula)):
+        by_group: Counter[tuple[str, str]] = Counter()
+        for (a, b), n in pairs.items():
+            ra, rb = groups.find(a), groups.find(b)
+            if ra != rb:
+                by_group[(ra, rb)] += n
+        for (ra, rb), n in sorted(by_group.items(), key=lambda kv: (-kv[1], kv[0])):
+            if n < 2 or groups.find(ra) == groups.find(rb):
+                continue
+            example = next(
+                f"{a} → {b}"
+                for (a, b) in pairs
+                if groups.find(a) == groups.find(ra) and groups.find(b) == groups.find(rb)
+            )
+            why = (
+                f"对白中自称（弟子/贫僧/法名…）{n} 次：{example}"
+                if kind == "自称"
+                else f"「X乃/即/原是Y」{n} 次：{example}"
+            )
+            child, owner = (rb, ra) if _group_count(groups, rb, count) <= _group_count(groups, ra, count) else (ra, rb)
+            groups.join(child, owner, why, weak=True)
+    for pair, n in links.answers.items():
+        st.answers[pair] = max(st.answers[pair], n)
+
     # Surnames. A character of the book is a surname when it is a common one or when 老 + it is a word
     # (老孙, 老猪: how a character of that surname speaks of himself or is spoken of).
     # 老 + X also names the one full name starting with X (老猪 → 猪八戒), surname or not.
@@ -792,6 +834,68 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
     # often it is written (a minor character introduced by name above a frequent common word).
     proposals.sort(key=lambda p: (-math.sqrt(p.count) * (0.2 + p.confidence) * _voice(p), p.name))
     return proposals[:limit]
+
+
+@dataclass
+class _Links:
+    self_named: Counter[tuple[str, str]]  # (speaker, the name he gives himself)
+    copula: Counter[tuple[str, str]]  # (X, Y) of X乃Y / X，即Y / X原是Y
+    answers: Counter[tuple[str, str]]  # (name called at the head of a line, who answered)
+
+
+def _text_links(chapters: list[tuple[int, str]], names: set[str]) -> _Links:
+    """Links read from the raw text with the names found so far (longest match first), where jieba's
+    tokens are unreliable: a name is often cut differently each time it is written."""
+    import ahocorasick  # noqa: PLC0415 — pinned (the mention scan uses it); only discovery needs it here
+
+    links = _Links(Counter(), Counter(), Counter())
+    if not names:
+        return links
+    automaton = ahocorasick.Automaton()
+    for w in names:
+        automaton.add_word(w, w)
+    automaton.make_automaton()
+    for _, body in chapters:
+        ends: dict[int, str] = {}
+        starts: dict[int, str] = {}
+        previous: tuple[int, str] | None = None
+        for last, w in automaton.iter_long(body):
+            start, end = last - len(w) + 1, last + 1
+            ends[end], starts[start] = w, w
+            if previous is not None:
+                between = body[previous[0] : start].lstrip("，,")
+                if between in COPULA and body[end : end + 1] not in COPULA_NOT_SAME and previous[1] != w:
+                    links.copula[(previous[1], w)] += 1
+            previous = (end, w)
+        called: tuple[str, str, int] | None = None
+        for quote in _QUOTE.finditer(body):
+            q = quote.start()
+            speaker = ""
+            verb = _ATTRIBUTION.search(body, max(0, q - 6), q + 1)
+            if verb:
+                for gap in range(3):  # X道 / X笑道 / X冷笑道
+                    if verb.start() - gap in ends:
+                        speaker = ends[verb.start() - gap]
+                        break
+            paragraph = body.count("\n", 0, q)
+            if called and speaker and speaker != called[1] and paragraph - called[2] <= 2:
+                links.answers[(called[0], speaker)] += 1
+            called = None
+            head = starts.get(q + 1)
+            if head and body[q + 1 + len(head) : q + 2 + len(head)] in VOCATIVE_END:
+                called = (head, speaker, paragraph)
+            if not speaker:
+                continue
+            for match in _SELF_NAMED.finditer(quote.group(1)):
+                w = starts.get(quote.start(1) + match.end())
+                after = body[quote.start(1) + match.end() + len(w or "") :][:1]
+                if w and w != speaker and after in _CLAUSE_END:
+                    links.self_named[(speaker, w)] += 1
+    return links
+
+
+def _group_count(groups: _Groups, root: str, count: Counter[str]) -> int:
+    return sum(count[w] for w in groups.members.get(root, {root}))
 
 
 def _compound_add(st: _Stats, person: set[str], a: str, b: str, n: int) -> None:
