@@ -100,6 +100,10 @@ APART_STRONG, APART_WEAK = 0.1, 0.02
 GENERIC_APART = 0.2  # a generic word meeting a name in this share of sentences is someone else
 CLOSE_COMPANY = 0.6  # … or above which, when it is clearly the closest of its surname's groups
 SAME_COMPANY = 0.85  # cosine of two names' paragraph company above which one surname means one person
+# Characters that make a group, not a name, of the word they begin (众仙, 群妖, 诸将).
+COLLECTIVE = frozenset("众诸群各每全满合两")
+# The second character of a name jieba cut in two before a speech verb (剑 + 老/a + 道).
+SPLIT_SPEAKER_TAGS = frozenset({"a", "ag", "n", "ng", "nr", "j", "b", "g"})
 GIVEN_TAGS = frozenset({"nr", "ns", "nz", "ng", "n", "a", "ag"})
 SENTENCE_END = frozenset("。！？!?；;")
 
@@ -354,15 +358,39 @@ def _named_record(st: _Stats, name: str, owner: str, chain: bool) -> None:
 
 
 def _surnames_glue(tokens: list[Token]) -> list[Token]:
-    """A one-character surname jieba cut off an unknown given name (林 + 青云) is glued back on."""
+    """A one-character surname jieba cut off an unknown given name (林 + 青云; 苏 + 晚晴, the surname
+    tagged as an abbreviation) is glued back on; so is a speaker's name jieba cut into two single
+    characters right before a speech verb (剑 + 老 + 道: a word and an honorific suffix)."""
     out: list[Token] = []
     i, n = 0, len(tokens)
     while i < n:
         w, f = tokens[i]
-        if len(w) == 1 and w in SURNAMES and f in ("ng", "nr", "n") and i + 1 < n:
+        if len(w) == 1 and w in SURNAMES and f in ("ng", "nr", "n", "j") and i + 1 < n:
             nxt, nf = tokens[i + 1]
             if 1 <= len(nxt) <= 2 and nf in GIVEN_TAGS and _HAN.match(nxt):
                 out.append((w + nxt, "nr"))
+                i += 2
+                continue
+        if len(w) == 1 and f in ("n", "ng", "nr", "j") and w not in COLLECTIVE and _HAN.match(w) and i + 2 < n:
+            nxt, nf = tokens[i + 1]
+            verb = tokens[i + 2][0]
+            if (
+                len(nxt) == 1
+                and nf in SPLIT_SPEAKER_TAGS
+                and _HAN.match(nxt)
+                and verb.endswith(SPEECH_END)
+                and len(verb) <= 2
+                and verb not in NOT_SPEECH
+            ):
+                out.append((w + nxt, "nr"))
+                i += 2
+                continue
+        if len(w) == 1 and f in ("n", "ng", "nr") and _HAN.match(w) and i + 2 < n and tokens[i + 1] == ("老", "a"):
+            # 剑 + 老 (剑老说, 剑老的…): a word and the honorific suffix 老, not 老 "old" of a noun after
+            # it (剑老人) nor of a state (人老了).
+            after, after_f = tokens[i + 2]
+            if after_f[:1] not in "nu" and after not in ("了", "过", "着", "去", "矣"):
+                out.append((w + "老", "nr"))
                 i += 2
                 continue
         out.append((w, f))
@@ -475,6 +503,14 @@ def _persons(
             or ((st.named[w] >= 2 or w in chained) and _share(st.tag[w], PLACE_TAGS | ORG_TAGS) < 0.5)
         ):
             person.add(w)
+    # A word jieba tags as a place that ends a person's name and is pointed at or speaks (龙马 of 白龙马:
+    # 那龙马, 牵龙马) is that person's short form: the tag is wrong, places do not end names.
+    for w, n in count.items():
+        if n >= min_count and w not in person and _share(st.tag[w], PLACE_TAGS) >= 0.5:
+            if (st.demonstrative[w] >= 2 or st.speaker[w] >= 2) and any(
+                p.endswith(w) and len(p) > len(w) and _share(st.tag[p], PERSON_TAGS) >= 0.5 for p in person
+            ):
+                person.add(w)
     # A longer word holding a person's name that itself speaks or is pointed at (猪八戒 ⊃ 八戒) is a
     # person too, whatever its tag.
     for w, n in count.items():
