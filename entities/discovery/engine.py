@@ -73,6 +73,7 @@ VOCATIVE_END = frozenset("，！,!")
 # (“弟子陈玄奘，…”, “贫僧玄奘…”), or a first-person word and a naming word (我的法名叫做陈玄奘,
 # 贫僧俗名陈玄奘, 我乃Y), the name ending its clause (not 我是唐僧的徒弟, 我乃托塔天王三太子…).
 _HUMBLE_SELF = "弟子|贫僧|小僧|老衲|贫道|在下|小人|小神|小弟|小臣|末将|晚生|小生|奴家|妾身|老汉|学生|小可"
+HUMBLE_SELF = frozenset(_HUMBLE_SELF.split("|"))  # 弟子慧空: a name after it, no verb of a noun
 _SELF_NAMED = re.compile(
     rf"(?:我|吾|俺|{_HUMBLE_SELF})(?:的)?(?:俗家)?(?:法名|俗名|名唤|名叫|叫做|唤做|乃是|乃|便是|就是|本是)"
     rf"|(?:^|(?<=[，。！？；：,!?;:]))(?:{_HUMBLE_SELF})"
@@ -272,7 +273,9 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 if prev_w in DEMONSTRATIVES:
                     st.demonstrative[w] += 1
                     st.anaphora.append((w, tuple(para[-12:])))
-                if prev_f in NOUNISH or (prev_f == "r" and prev_w not in DEMONSTRATIVES):
+                if (prev_f in NOUNISH and prev_w not in HUMBLE_SELF) or (
+                    prev_f == "r" and prev_w not in DEMONSTRATIVES
+                ):
                     # After a noun or a pronoun (行者大惊, 怪大惊, 他大惊): likely a verb of it.
                     st.after_name[w] += 1
                     if prev_w != w and _is_word(prev_w):
@@ -933,17 +936,19 @@ def _text_links(chapters: list[tuple[int, str]], names: set[str]) -> _Links:
     for _, body in chapters:
         ends: dict[int, str] = {}
         starts: dict[int, str] = {}
-        previous: tuple[int, str] | None = None
-        for last, w in automaton.iter_long(body):
-            start, end = last - len(w) + 1, last + 1
+        hits = [(last - len(w) + 1, last + 1, w) for last, w in automaton.iter_long(body)]
+        for k, (start, end, w) in enumerate(hits):
             ends[end], starts[start] = w, w
-            if previous is not None and previous[0] == start:
-                links.adjacent[(previous[1], w)] += 1
-            elif previous is not None:
-                between = body[previous[0] : start].lstrip("，,")
-                if between in COPULA and body[end : end + 1] not in COPULA_NOT_SAME and previous[1] != w:
-                    links.copula[(previous[1], w)] += 1
-            previous = (end, w)
+            if not k:
+                continue
+            start_before, end_before, before = hits[k - 1]
+            if end_before == start:
+                links.adjacent[(before, w)] += 1
+                continue
+            between = body[end_before:start].lstrip("，,")
+            cut_short = k + 1 < len(hits) and hits[k + 1][0] == end  # 白石 + 先生: Y is longer than its match
+            if between in COPULA and body[end : end + 1] not in COPULA_NOT_SAME and before != w and not cut_short:
+                links.copula[(before, w)] += 1
         called: tuple[str, str, int] | None = None
         for quote in _QUOTE.finditer(body):
             q = quote.start()
