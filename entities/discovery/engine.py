@@ -587,6 +587,9 @@ def _persons(
     }
     _given_names_recover(st, person, surnames, chapters, min_count)
     together = _sentence_pairs(st, person)
+    # The text read whole, with the person words found (jieba cuts a name differently each time, 悟 +
+    # 净…): a speaker's name for himself (“弟子陈玄奘，…”), X乃Y / X即Y, who answers a call (“悟净，…”).
+    links = _text_links(chapters, person)
     # A naming sentence names one person twice (铁扇公主，又名罗刹女): its two names do not meet as two
     # people, nor do the tokens jieba cut them into (罗刹 of 罗刹女).
     named_together: Counter[frozenset[str]] = Counter()
@@ -594,6 +597,8 @@ def _persons(
         for x_part in _parts(x, person):
             for y_part in _parts(y, person):
                 named_together[frozenset((x_part, y_part))] += n
+    for (x, y), n in links.copula.items():
+        named_together[frozenset((x, y))] += n  # 周大年原是柳三变: one person named twice, not a meeting
     apart: dict[str, dict[str, float]] = defaultdict(dict)
     for pair, n in together.items():
         a, b = tuple(pair)
@@ -679,12 +684,12 @@ def _persons(
         if a in person and b in person and a != b and n >= 2 and a not in generic and owners[0][0] == a:
             groups.join(b, a, f"称谓句式（法名/叫做/号/我乃…）{n} 次：{a} → {b}", weak=True)
 
-    # The text read whole, the person words found (jieba cuts a name differently each time, 悟 + 净…):
-    # a speaker's name for himself (“弟子陈玄奘，…”), X乃Y / X即Y, and who answers a call (“悟净，…”).
-    links = _text_links(chapters, {w for w in person if w not in generic})
+    # A speaker's name for himself and X乃Y (read in the text above) join two groups, generic words aside.
     for kind, pairs in (("自称", links.self_named), ("同位", links.copula)):
         by_group: Counter[tuple[str, str]] = Counter()
         for (a, b), n in pairs.items():
+            if a in generic or b in generic:
+                continue
             ra, rb = groups.find(a), groups.find(b)
             if ra != rb:
                 by_group[(ra, rb)] += n
@@ -886,7 +891,7 @@ def _persons(
         nr = sum(_share(st.tag[w], PERSON_TAGS) * count[w] for w in names) / total
         confidence = round(min(0.99, 0.35 * nr + 0.35 * min(1.0, spk / max(1, 0.05 * total)) + 0.3 * _spread(chaps)), 2)
         aliases = [
-            ProposedAlias(w, count[w], w in generic, groups.why.get(w, "同组"))
+            ProposedAlias(w, count[w], w in generic, groups.why.get(w) or groups.why.get(canonical, "同组"))
             for w in sorted(names, key=lambda x: (-count[x], x))
             if w != canonical
         ]
