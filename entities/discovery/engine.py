@@ -87,6 +87,14 @@ COPULA = frozenset({"乃", "乃是", "即", "即是", "原是", "本是", "就�
 COPULA_NOT_SAME = frozenset("之的家门手部麾座御")
 # A word this frequent in the segmenter's general dictionary is a common noun (声音, 手指), not a title.
 COMMON_WORD = 2000
+# Honorific titles written after a name (a fixed list of the language, like SURNAMES; not any novel's).
+HONORIFICS = frozenset(
+    "真人 道长 道人 长老 大师 法师 禅师 上人 居士 先生 公子 姑娘 小姐 夫人 娘子 老爷 大人 将军 元帅 太子 公主"
+    " 王爷 仙子 仙姑 真君 天王 菩萨 尊者 师兄 师姐 师弟 师妹 师叔 师伯 师父 师傅 掌门 宗主 前辈 老祖 祖师".split()
+)
+# Last characters of place and institution names (洲, 宗, 阁 …): a word of three or more characters
+# ending in one names a place or a sect, not a person (城 / 国 / 山 end given names too: not listed).
+PLACE_SUFFIXES = frozenset("洲宗阁殿寺观庙洞府州县派帮宫楼镇村岛庄")
 # Quote marks inside a naming sentence (叫做‘孙悟空’) do not end it.
 INNER_QUOTES = frozenset("‘’「」『』\"'")
 # The commonest Chinese surnames (a fixed linguistic list, not any novel's cast): a lone one of these
@@ -491,12 +499,19 @@ def _persons(
     # A person: tagged as a name most of the time, or the speaker of enough lines. A word that mostly
     # follows another name is a verb of that name (闻言, 大怒), not a name.
     person: set[str] = set()
+    # A name written before an honorific title (云鹤 + 真人, 宗主云鹤真人) is a name, though it follows a
+    # noun (the title before it) as a verb would.
+    titled = {a for (a, b), n in st.adjacent.items() if b in HONORIFICS and n >= 2}
     for w, n in count.items():
         if n < min_count:
             continue
         nr = _share(st.tag[w], PERSON_TAGS)
         spk = st.speaker[w]
-        if st.after_name[w] > 0.4 * n:
+        if len(w) >= 3 and w[-1] in PLACE_SUFFIXES and spk < 0.05 * n and st.speaker[w[1:]] < 3:
+            # 白鹭洲, 青岚宗, 藏经阁: a place or a sect jieba tagged as a name, never speaking (唐太宗 is
+            # a person: 太宗 speaks)
+            continue
+        if st.after_name[w] > 0.4 * n and not (w in titled and nr >= 0.5):
             continue
         dem = st.demonstrative[w]
         if (
@@ -758,6 +773,9 @@ def _persons(
             # speaks through its short forms (太宗). A name joins the more frequent group of its
             # surname whose company is closest: clearly the closest (1.2× the next), or very close.
             gb = groups.members.get(groups.find(b), {b})
+            led = [m for m in gb if m[0] in surnames or m[0] in selfnames]
+            if led and max(led, key=lambda m: (count[m], m))[0] != c:
+                continue  # already in a group led by another surname (金蝉长老 in 唐僧's): settled
             scored = []
             for a in names[:i]:
                 if groups.find(a) != groups.find(b) and not any(s[1] == groups.find(a) for s in scored):
