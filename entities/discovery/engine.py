@@ -703,8 +703,8 @@ def _persons(
     for kind, pairs in (("自称", links.self_named), ("同位", links.copula)):
         by_group: Counter[tuple[str, str]] = Counter()
         for (a, b), n in pairs.items():
-            if a in generic or b in generic:
-                continue
+            if a in generic or b in generic or lexicon.get(b, 0) >= COMMON_WORD:
+                continue  # “弟子明白”: a common word after 弟子 is what he says, not his name
             ra, rb = groups.find(a), groups.find(b)
             if ra != rb:
                 by_group[(ra, rb)] += n

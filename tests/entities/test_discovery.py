@@ -138,6 +138,19 @@ def test_engine_takes_a_humble_self_name_and_an_identity_copula():
     assert "慧空" not in liu.names() and "周大年" not in chen.names()
 
 
+# 云鹤 is always written after a title and before another (宗主云鹤真人): a name, not a verb of the
+# title; 青岚宗 (a sect, tagged as a name by jieba) is no character; “弟子明白” is no self-naming.
+SECT = """宗主云鹤真人道：“你们都退下。”
+林青云回到青岚宗，拜见掌门云鹤真人。
+林青云道：“弟子明白。”"""
+
+
+def test_engine_reads_titles_and_sects():
+    proposals = discover([(i + 1, SECT) for i in range(6)], min_count=3, types=["角色"])
+    names = {p.name: p.names() for p in proposals}
+    assert names == {"林青云": ["林青云", "青云"], "云鹤": ["云鹤"]}
+
+
 def _tokens(text: str) -> list[tuple[str, str]]:
     """A fixed segmentation: ``word/tag`` items separated by spaces (a segmenter under test's control)."""
     return [tuple(item.rsplit("/", 1)) for item in text.split(" ")]
