@@ -109,6 +109,8 @@ APART_STRONG, APART_WEAK = 0.1, 0.02
 GENERIC_APART = 0.2  # a generic word meeting a name in this share of sentences is someone else
 CLOSE_COMPANY = 0.6  # … or above which, when it is clearly the closest of its surname's groups
 SAME_COMPANY = 0.85  # cosine of two names' paragraph company above which one surname means one person
+_GLUE_HEAD_TAGS = frozenset({"n", "ng", "nr", "j"})
+_STATE_AFTER = frozenset({"了", "过", "着", "去", "矣"})
 # Characters that make a group, not a name, of the word they begin (众仙, 群妖, 诸将).
 COLLECTIVE = frozenset("众诸群各每全满合两")
 # The second character of a name jieba cut in two before a speech verb (剑 + 老/a + 道).
@@ -376,31 +378,26 @@ def _surnames_glue(tokens: list[Token]) -> list[Token]:
     i, n = 0, len(tokens)
     while i < n:
         w, f = tokens[i]
-        if len(w) == 1 and w in SURNAMES and f in ("ng", "nr", "n", "j") and i + 1 < n:
-            nxt, nf = tokens[i + 1]
+        # Most tokens are words or punctuation: only a one-character noun-like token can start a glue.
+        if len(w) != 1 or f not in _GLUE_HEAD_TAGS or i + 1 >= n:
+            out.append((w, f))
+            i += 1
+            continue
+        nxt, nf = tokens[i + 1]
+        if w in SURNAMES:
             if 1 <= len(nxt) <= 2 and nf in GIVEN_TAGS and _HAN.match(nxt):
                 out.append((w + nxt, "nr"))
                 i += 2
                 continue
-        if len(w) == 1 and f in ("n", "ng", "nr", "j") and w not in COLLECTIVE and _HAN.match(w) and i + 2 < n:
-            nxt, nf = tokens[i + 1]
-            verb = tokens[i + 2][0]
-            if (
-                len(nxt) == 1
-                and nf in SPLIT_SPEAKER_TAGS
-                and _HAN.match(nxt)
-                and verb.endswith(SPEECH_END)
-                and len(verb) <= 2
-                and verb not in NOT_SPEECH
-            ):
-                out.append((w + nxt, "nr"))
+        if len(nxt) == 1 and i + 2 < n and w not in COLLECTIVE and _HAN.match(w) and _HAN.match(nxt):
+            after, after_f = tokens[i + 2]
+            if nf in SPLIT_SPEAKER_TAGS and after.endswith(SPEECH_END) and len(after) <= 2 and after not in NOT_SPEECH:
+                out.append((w + nxt, "nr"))  # 剑 + 老 + 说: a speaker's name cut in two
                 i += 2
                 continue
-        if len(w) == 1 and f in ("n", "ng", "nr") and _HAN.match(w) and i + 2 < n and tokens[i + 1] == ("老", "a"):
-            # 剑 + 老 (剑老说, 剑老的…): a word and the honorific suffix 老, not 老 "old" of a noun after
-            # it (剑老人) nor of a state (人老了).
-            after, after_f = tokens[i + 2]
-            if after_f[:1] not in "nu" and after not in ("了", "过", "着", "去", "矣"):
+            if nxt == "老" and nf == "a" and f != "j" and after_f[:1] not in "nu" and after not in _STATE_AFTER:
+                # 剑 + 老 (剑老说, 剑老沉默): a word and the honorific suffix 老, not 老 "old" of a noun
+                # after it (剑老人) nor of a state (人老了).
                 out.append((w + "老", "nr"))
                 i += 2
                 continue
