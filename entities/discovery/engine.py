@@ -11,14 +11,18 @@ has the table with every threshold):
   before a speech verb (X道 / X笑道 / X说 / X曰) that is not the object of 对 / 向 / 与 … —, and being
   named: the name after a naming word (名唤 / 叫做 / 号 / 又名 …), glued back from jieba's pieces
   (罗刹 + 女) and counted in the text; a word that mostly follows a noun or a pronoun (行者闻言) is a
-  verb of it, not a name; name + title jieba cut apart (观世音 + 菩萨) is a name;
+  verb of it, not a name; name + title jieba cut apart (观世音 + 菩萨) is a name; tag corrections: a
+  place tag on the tail of a name (龙马 of 白龙马), names cut in two (剑 + 老 + 说), words ending in a
+  place or sect character (青岚宗) are no persons;
 - **places / factions**: the ns / nt tags, with a frequency floor;
 - **grouping aliases** (each joined name keeps the reason, shown as evidence): nesting (悟空 ⊂ 孙悟空),
   appositions (齐天大圣孙悟空; 如来佛祖 when 佛祖 follows no one else), naming patterns and chains
   (名唤罗刹女，又唤铁扇公主), a speaker naming himself (贫僧…法名玄奘), place + person (南海菩萨), surnames
   (老孙; one surname + the closest company in the paragraphs, companions weighed by rarity; surname +
   an owned title), abbreviations (牛王 ← 牛魔王), anaphora by lift (那呆子 after 八戒 far more often than
-  after anyone else), who answers a form of address (“悟能，…” answered by 八戒), pinyin variants — and
+  after anyone else), who answers a form of address (“悟能，…” answered by 八戒), pinyin variants, and
+  what the raw text shows with the names found (jieba cuts a name differently each time): a speaker's
+  name for himself (“弟子陈玄奘，…”), X乃Y between two names, appositions jieba's tags hide — and
   one constraint over all of them: two names that meet in one sentence are two people (unless a
   naming sentence joins them);
 - **generic words**: titles that end several names or follow several names, roles and epithets that
