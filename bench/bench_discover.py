@@ -1,6 +1,6 @@
 """Cast discovery on 西游记 against the reference list of its 15 main characters and 92 aliases.
 
-    python bench/bench_discover.py [--json] [--quick] [--chapters N]
+    python bench/bench_discover.py [--json] [--quick] [--chapters N] [--book DIR]
 
 The novel (``$WEBNOVEL_SHARED/corpus/xiyouji.txt``) is split exactly as ``import_txt`` splits it
 (``txt_parse``: the chapter bodies it writes), discovery runs over every chapter (characters only),
@@ -15,6 +15,11 @@ and the proposals are scored against ``xiyouji_aliases.json``, which is used onl
 - ``seconds`` for the whole discovery and ``ratio`` to jieba's own part-of-speech pass over the same
   bodies (timed after it, dictionary already loaded for both), in wall seconds and in CPU seconds of
   the process (``cpu_ratio``: the figure to read on a shared machine); ``peak_rss_mb`` after discovery.
+
+``--book DIR`` scores a book folder instead (a second text, to check nothing is tuned to 西游记): its
+finished chapters (``定稿/正文/**/*.md``, front matter dropped) against its own curated cast — the
+角色 of ``设定/名册.yaml`` and the character cards ``设定/角色/*.md`` with their aliases, each counted
+in the text. The figures are the same; the reference is whatever the author wrote.
 
 Goals (issue 17): 15/15 in the top 30, ≥ 70 % right, ≤ 5 % wrong, ratio ≤ 1.5, RSS ≤ 500 MB.
 """
@@ -45,6 +50,41 @@ def xiyouji_chapters(limit: int | None = None) -> list[tuple[int, str]]:
     text, _ = txt_decode((CORPUS / "xiyouji.txt").read_bytes())
     chapters = [(c.number, c.body) for c in txt_parse(text).chapters]
     return chapters[:limit] if limit else chapters
+
+
+def _front_matter(text: str) -> tuple[dict, str]:
+    import yaml
+
+    if text.startswith("---\n"):
+        head, _, body = text[4:].partition("\n---\n")
+        return yaml.safe_load(head) or {}, body
+    return {}, text
+
+
+def book_chapters(folder: Path) -> list[tuple[int, str]]:
+    """A book folder's finished chapters, in order: (number, body without front matter)."""
+    files = sorted((folder / "定稿" / "正文").rglob("*.md"), key=lambda f: (f.parent.name, f.name))
+    return [(i, _front_matter(f.read_text(encoding="utf-8"))[1]) for i, f in enumerate(files, start=1)]
+
+
+def book_gold(folder: Path, chapters: list[tuple[int, str]]) -> list[dict]:
+    """The book's curated characters (roster 角色 and character cards) in the reference format."""
+    import yaml
+
+    entries = list(
+        (yaml.safe_load((folder / "设定" / "名册.yaml").read_text(encoding="utf-8")) or {}).get("角色") or []
+    )
+    entries += [
+        _front_matter(f.read_text(encoding="utf-8"))[0] for f in sorted((folder / "设定" / "角色").glob("*.md"))
+    ]
+    text = "\n".join(body for _, body in chapters)
+    gold = []
+    for entry in entries:
+        names = [entry["name"], *((a["alias"] if isinstance(a, dict) else a) for a in entry.get("aliases") or [])]
+        gold.append(
+            {"name": entry["name"], "aliases": [{"alias": n, "count": text.count(n)} for n in dict.fromkeys(names)]}
+        )
+    return gold
 
 
 def gold_load() -> list[dict]:
@@ -101,9 +141,10 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--chapters", type=int, default=None, help="only the first N chapters (quick look)")
     parser.add_argument("--quick", action="store_true", help="the first 20 chapters only")
+    parser.add_argument("--book", type=Path, default=None, help="score a book folder against its own roster")
     parser.add_argument("--keep", action="store_true", help="accepted for run_all.py (nothing to keep)")
     args = parser.parse_args()
-    if not (CORPUS / "xiyouji.txt").is_file():
+    if args.book is None and not (CORPUS / "xiyouji.txt").is_file():
         sys.exit(f"skipped: {CORPUS}/xiyouji.txt not found (set WEBNOVEL_SHARED)")
     import jieba
     import jieba.posseg as pseg
@@ -112,7 +153,12 @@ def main() -> None:
 
     jieba.setLogLevel(60)
     jieba.initialize()
-    chapters = xiyouji_chapters(20 if args.quick and not args.chapters else args.chapters)
+    if args.book is not None:
+        chapters = book_chapters(args.book)[: args.chapters]
+        gold, title = book_gold(args.book, chapters), args.book.name
+    else:
+        chapters = xiyouji_chapters(20 if args.quick and not args.chapters else args.chapters)
+        gold, title = gold_load(), "西游记"
     # CPU seconds of this process as well as wall seconds: the machine is shared, and the ratio of two
     # wall times taken minutes apart mostly measures how busy the neighbours were.
     t0, c0 = time.perf_counter(), time.process_time()
@@ -123,7 +169,7 @@ def main() -> None:
     for _, body in chapters:
         [(p.word, p.flag) for p in pseg.cut(body)]
     segmenter, segmenter_cpu = time.perf_counter() - t0, time.process_time() - c0
-    figures = score(proposals, gold_load())
+    figures = score(proposals, gold)
     figures |= {
         "chapters": len(chapters),
         "proposals": len(proposals),
@@ -139,8 +185,8 @@ def main() -> None:
     if args.json:
         print(json.dumps(figures, ensure_ascii=False, indent=2))
         return
-    print(f"西游记 {figures['chapters']} 回：{figures['proposals']} 个角色提议")
-    print(f"  前 30 中的主要角色：{figures['recall_top30']}/{figures['characters']}")
+    print(f"{title} {figures['chapters']} 回：{figures['proposals']} 个角色提议")
+    print(f"  前 30 中的参考角色：{figures['recall_top30']}/{figures['characters']}")
     print(
         f"  别名（≥5 次，{figures['aliases_scored']} 个）归对：{figures['aliases_right']:.1%}，归错：{figures['aliases_wrong']:.1%}"
     )

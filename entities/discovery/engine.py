@@ -11,14 +11,18 @@ has the table with every threshold):
   before a speech verb (X道 / X笑道 / X说 / X曰) that is not the object of 对 / 向 / 与 … —, and being
   named: the name after a naming word (名唤 / 叫做 / 号 / 又名 …), glued back from jieba's pieces
   (罗刹 + 女) and counted in the text; a word that mostly follows a noun or a pronoun (行者闻言) is a
-  verb of it, not a name; name + title jieba cut apart (观世音 + 菩萨) is a name;
+  verb of it, not a name; name + title jieba cut apart (观世音 + 菩萨) is a name; tag corrections: a
+  place tag on the tail of a name (龙马 of 白龙马), names cut in two (剑 + 老 + 说), words ending in a
+  place or sect character (青岚宗) are no persons;
 - **places / factions**: the ns / nt tags, with a frequency floor;
 - **grouping aliases** (each joined name keeps the reason, shown as evidence): nesting (悟空 ⊂ 孙悟空),
   appositions (齐天大圣孙悟空; 如来佛祖 when 佛祖 follows no one else), naming patterns and chains
   (名唤罗刹女，又唤铁扇公主), a speaker naming himself (贫僧…法名玄奘), place + person (南海菩萨), surnames
   (老孙; one surname + the closest company in the paragraphs, companions weighed by rarity; surname +
   an owned title), abbreviations (牛王 ← 牛魔王), anaphora by lift (那呆子 after 八戒 far more often than
-  after anyone else), who answers a form of address (“悟能，…” answered by 八戒), pinyin variants — and
+  after anyone else), who answers a form of address (“悟能，…” answered by 八戒), pinyin variants, and
+  what the raw text shows with the names found (jieba cuts a name differently each time): a speaker's
+  name for himself (“弟子陈玄奘，…”), X乃Y between two names, appositions jieba's tags hide — and
   one constraint over all of them: two names that meet in one sentence are two people (unless a
   naming sentence joins them);
 - **generic words**: titles that end several names or follow several names, roles and epithets that
@@ -36,7 +40,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pypinyin import lazy_pinyin
@@ -69,6 +73,32 @@ SELF_INTRO = re.compile(r"(?:我乃|我是|吾乃|吾是|俺是|俺乃|我便是
 FIRST_PERSON = frozenset({"我", "吾", "俺", "贫僧", "小僧", "老衲", "贫道", "在下", "本王", "朕", "孤", "老身", "小人"})
 # What closes a vocative at the head of a quote (“悟净，…” / “八戒！…”).
 VOCATIVE_END = frozenset("，！,!")
+# A speaker's name for himself, read in his own line: a humble self-word at the head of a clause
+# (“弟子陈玄奘，…”, “贫僧玄奘…”), or a first-person word and a naming word (我的法名叫做陈玄奘,
+# 贫僧俗名陈玄奘, 我乃Y), the name ending its clause (not 我是唐僧的徒弟, 我乃托塔天王三太子…).
+_HUMBLE_SELF = "弟子|贫僧|小僧|老衲|贫道|在下|小人|小神|小弟|小臣|末将|晚生|小生|奴家|妾身|老汉|学生|小可"
+HUMBLE_SELF = frozenset(_HUMBLE_SELF.split("|"))  # 弟子慧空: a name after it, no verb of a noun
+_SELF_NAMED = re.compile(
+    rf"(?:我|吾|俺|{_HUMBLE_SELF})(?:的)?(?:俗家)?(?:法名|俗名|名唤|名叫|叫做|唤做|乃是|乃|便是|就是|本是)"
+    rf"|(?:^|(?<=[，。！？；：,!?;:]))(?:{_HUMBLE_SELF})"
+)
+_CLAUSE_END = frozenset("，。！？；：,.!?;:、”")
+_QUOTE = re.compile(r"“([^“”]*)”")
+_ATTRIBUTION = re.compile(r"[道说曰][：:]?(?=“)")
+# Identity copulas between two names (唐僧乃金蝉长老, X，即Y), and what after Y makes Y someone else's
+# (唐僧乃如来之徒, 我师父乃唐王御弟 is cut off by the name match already).
+COPULA = frozenset({"乃", "乃是", "即", "即是", "原是", "本是", "就是", "便是", "原来是"})
+COPULA_NOT_SAME = frozenset("之的家门手部麾座御")
+# A word this frequent in the segmenter's general dictionary is a common noun (声音, 手指), not a title.
+COMMON_WORD = 2000
+# Honorific titles written after a name (a fixed list of the language, like SURNAMES; not any novel's).
+HONORIFICS = frozenset(
+    "真人 道长 道人 长老 大师 法师 禅师 上人 居士 先生 公子 姑娘 小姐 夫人 娘子 老爷 大人 将军 元帅 太子 公主"
+    " 王爷 仙子 仙姑 真君 天王 菩萨 尊者 师兄 师姐 师弟 师妹 师叔 师伯 师父 师傅 掌门 宗主 前辈 老祖 祖师".split()
+)
+# Last characters of place and institution names (洲, 宗, 阁 …): a word of three or more characters
+# ending in one names a place or a sect, not a person (城 / 国 / 山 end given names too: not listed).
+PLACE_SUFFIXES = frozenset("洲宗阁殿寺观庙洞府州县派帮宫楼镇村岛庄")
 # Quote marks inside a naming sentence (叫做‘孙悟空’) do not end it.
 INNER_QUOTES = frozenset("‘’「」『』\"'")
 # The commonest Chinese surnames (a fixed linguistic list, not any novel's cast): a lone one of these
@@ -83,6 +113,12 @@ APART_STRONG, APART_WEAK = 0.1, 0.02
 GENERIC_APART = 0.2  # a generic word meeting a name in this share of sentences is someone else
 CLOSE_COMPANY = 0.6  # … or above which, when it is clearly the closest of its surname's groups
 SAME_COMPANY = 0.85  # cosine of two names' paragraph company above which one surname means one person
+_GLUE_HEAD_TAGS = frozenset({"n", "ng", "nr", "j"})
+_STATE_AFTER = frozenset({"了", "过", "着", "去", "矣"})
+# Characters that make a group, not a name, of the word they begin (众仙, 群妖, 诸将).
+COLLECTIVE = frozenset("众诸群各每全满合两")
+# The second character of a name jieba cut in two before a speech verb (剑 + 老/a + 道).
+SPLIT_SPEAKER_TAGS = frozenset({"a", "ag", "n", "ng", "nr", "j", "b", "g"})
 GIVEN_TAGS = frozenset({"nr", "ns", "nz", "ng", "n", "a", "ag"})
 SENTENCE_END = frozenset("。！？!?；;")
 
@@ -138,6 +174,14 @@ def jieba_segment(text: str) -> list[Token]:
     return [(p.word, p.flag) for p in pseg.cut(text)]
 
 
+def jieba_lexicon() -> Mapping[str, int]:
+    """jieba's dictionary frequencies (loaded with the segmenter)."""
+    import jieba  # noqa: PLC0415 — see jieba_segment
+
+    jieba.initialize()
+    return jieba.dt.FREQ
+
+
 class _Stats:
     """Counts gathered in one walk over the token stream."""
 
@@ -162,6 +206,7 @@ class _Stats:
         self.sentences: list[tuple[int, tuple[str, ...]]] = []  # (paragraph index, names) per sentence
         self.anaphora: list[tuple[str, tuple[str, ...]]] = []  # (epithet, names seen before it, nearest last)
         self.paragraphs = 0
+        self.from_text: set[str] = set()  # names jieba seldom cuts whole, counted in the text itself
 
 
 def _is_word(w: str) -> bool:
@@ -242,7 +287,9 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 if prev_w in DEMONSTRATIVES:
                     st.demonstrative[w] += 1
                     st.anaphora.append((w, tuple(para[-12:])))
-                if prev_f in NOUNISH or (prev_f == "r" and prev_w not in DEMONSTRATIVES):
+                if (prev_f in NOUNISH and prev_w not in HUMBLE_SELF) or (
+                    prev_f == "r" and prev_w not in DEMONSTRATIVES
+                ):
                     # After a noun or a pronoun (行者大惊, 怪大惊, 他大惊): likely a verb of it.
                     st.after_name[w] += 1
                     if prev_w != w and _is_word(prev_w):
@@ -328,15 +375,34 @@ def _named_record(st: _Stats, name: str, owner: str, chain: bool) -> None:
 
 
 def _surnames_glue(tokens: list[Token]) -> list[Token]:
-    """A one-character surname jieba cut off an unknown given name (林 + 青云) is glued back on."""
+    """A one-character surname jieba cut off an unknown given name (林 + 青云; 苏 + 晚晴, the surname
+    tagged as an abbreviation) is glued back on; so is a speaker's name jieba cut into two single
+    characters right before a speech verb (剑 + 老 + 道: a word and an honorific suffix)."""
     out: list[Token] = []
     i, n = 0, len(tokens)
     while i < n:
         w, f = tokens[i]
-        if len(w) == 1 and w in SURNAMES and f in ("ng", "nr", "n") and i + 1 < n:
-            nxt, nf = tokens[i + 1]
+        # Most tokens are words or punctuation: only a one-character noun-like token can start a glue.
+        if len(w) != 1 or f not in _GLUE_HEAD_TAGS or i + 1 >= n:
+            out.append((w, f))
+            i += 1
+            continue
+        nxt, nf = tokens[i + 1]
+        if w in SURNAMES:
             if 1 <= len(nxt) <= 2 and nf in GIVEN_TAGS and _HAN.match(nxt):
                 out.append((w + nxt, "nr"))
+                i += 2
+                continue
+        if len(nxt) == 1 and i + 2 < n and w not in COLLECTIVE and _HAN.match(w) and _HAN.match(nxt):
+            after, after_f = tokens[i + 2]
+            if nf in SPLIT_SPEAKER_TAGS and after.endswith(SPEECH_END) and len(after) <= 2 and after not in NOT_SPEECH:
+                out.append((w + nxt, "nr"))  # 剑 + 老 + 说: a speaker's name cut in two
+                i += 2
+                continue
+            if nxt == "老" and nf == "a" and f != "j" and after_f[:1] not in "nu" and after not in _STATE_AFTER:
+                # 剑 + 老 (剑老说, 剑老沉默): a word and the honorific suffix 老, not 老 "old" of a noun
+                # after it (剑老人) nor of a state (人老了).
+                out.append((w + "老", "nr"))
                 i += 2
                 continue
         out.append((w, f))
@@ -398,15 +464,21 @@ def discover(
     min_count: int = 5,
     types: Iterable[str] = TYPES,
     segment: Segmenter | None = None,
+    lexicon: Mapping[str, int] | None = None,
     limit: int = 200,
 ) -> list[Proposal]:
-    """Proposals for the chapters' text, best first within each type (characters first)."""
+    """Proposals for the chapters' text, best first within each type (characters first).
+
+    ``lexicon`` is the segmenter's general dictionary (word → frequency): jieba's when ``segment`` is
+    not given, else none unless passed. A common word of the language (声音, 手指) is no title."""
     chapters = list(chapters)
     st = _collect(chapters, segment or jieba_segment)
+    if lexicon is None:
+        lexicon = jieba_lexicon() if segment is None else {}
     wanted = [t for t in TYPES if t in set(types)]
     out: list[Proposal] = []
     if "角色" in wanted:
-        out += _persons(st, chapters=chapters, min_count=min_count, limit=limit)
+        out += _persons(st, chapters=chapters, min_count=min_count, limit=limit, lexicon=lexicon)
     taken = {n for p in out for n in p.names()}
     for type_name, tags in (("地点", PLACE_TAGS), ("势力", ORG_TAGS)):
         if type_name in wanted:
@@ -420,18 +492,27 @@ def _share(counter: Counter[str], tags: frozenset[str]) -> float:
     return sum(n for f, n in counter.items() if f in tags) / total if total else 0.0
 
 
-def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, limit: int) -> list[Proposal]:
+def _persons(
+    st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, limit: int, lexicon: Mapping[str, int]
+) -> list[Proposal]:
     count = st.count
     chained = _named_count(st, chapters, min_count)
     # A person: tagged as a name most of the time, or the speaker of enough lines. A word that mostly
     # follows another name is a verb of that name (闻言, 大怒), not a name.
     person: set[str] = set()
+    # A name written before an honorific title (云鹤 + 真人, 宗主云鹤真人) is a name, though it follows a
+    # noun (the title before it) as a verb would.
+    titled = {a for (a, b), n in st.adjacent.items() if b in HONORIFICS and n >= 2}
     for w, n in count.items():
         if n < min_count:
             continue
         nr = _share(st.tag[w], PERSON_TAGS)
         spk = st.speaker[w]
-        if st.after_name[w] > 0.4 * n:
+        if len(w) >= 3 and w[-1] in PLACE_SUFFIXES and spk < 0.05 * n and st.speaker[w[1:]] < 3:
+            # 白鹭洲, 青岚宗, 藏经阁: a place or a sect jieba tagged as a name, never speaking (唐太宗 is
+            # a person: 太宗 speaks)
+            continue
+        if st.after_name[w] > 0.4 * n and not (w in titled and nr >= 0.5):
             continue
         dem = st.demonstrative[w]
         if (
@@ -441,6 +522,14 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             or ((st.named[w] >= 2 or w in chained) and _share(st.tag[w], PLACE_TAGS | ORG_TAGS) < 0.5)
         ):
             person.add(w)
+    # A word jieba tags as a place that ends a person's name and is pointed at or speaks (龙马 of 白龙马:
+    # 那龙马, 牵龙马) is that person's short form: the tag is wrong, places do not end names.
+    for w, n in count.items():
+        if n >= min_count and w not in person and _share(st.tag[w], PLACE_TAGS) >= 0.5:
+            if (st.demonstrative[w] >= 2 or st.speaker[w] >= 2) and any(
+                p.endswith(w) and len(p) > len(w) and _share(st.tag[p], PERSON_TAGS) >= 0.5 for p in person
+            ):
+                person.add(w)
     # A longer word holding a person's name that itself speaks or is pointed at (猪八戒 ⊃ 八戒) is a
     # person too, whatever its tag.
     for w, n in count.items():
@@ -514,6 +603,9 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
     }
     _given_names_recover(st, person, surnames, chapters, min_count)
     together = _sentence_pairs(st, person)
+    # The text read whole, with the person words found (jieba cuts a name differently each time, 悟 +
+    # 净…): a speaker's name for himself (“弟子陈玄奘，…”), X乃Y / X即Y, who answers a call (“悟净，…”).
+    links = _text_links(chapters, person)
     # A naming sentence names one person twice (铁扇公主，又名罗刹女): its two names do not meet as two
     # people, nor do the tokens jieba cut them into (罗刹 of 罗刹女).
     named_together: Counter[frozenset[str]] = Counter()
@@ -521,6 +613,8 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         for x_part in _parts(x, person):
             for y_part in _parts(y, person):
                 named_together[frozenset((x_part, y_part))] += n
+    for (x, y), n in links.copula.items():
+        named_together[frozenset((x, y))] += n  # 周大年原是柳三变: one person named twice, not a meeting
     apart: dict[str, dict[str, float]] = defaultdict(dict)
     for pair, n in together.items():
         a, b = tuple(pair)
@@ -606,6 +700,52 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         if a in person and b in person and a != b and n >= 2 and a not in generic and owners[0][0] == a:
             groups.join(b, a, f"称谓句式（法名/叫做/号/我乃…）{n} 次：{a} → {b}", weak=True)
 
+    # A speaker's name for himself and X乃Y (read in the text above) join two groups, generic words aside.
+    for kind, pairs in (("自称", links.self_named), ("同位", links.copula)):
+        by_group: Counter[tuple[str, str]] = Counter()
+        for (a, b), n in pairs.items():
+            if a in generic or b in generic or lexicon.get(b, 0) >= COMMON_WORD:
+                continue  # “弟子明白”: a common word after 弟子 is what he says, not his name
+            ra, rb = groups.find(a), groups.find(b)
+            if ra != rb:
+                by_group[(ra, rb)] += n
+        for (ra, rb), n in sorted(by_group.items(), key=lambda kv: (-kv[1], kv[0])):
+            if n < 2 or groups.find(ra) == groups.find(rb):
+                continue
+            example = next(
+                f"{a} → {b}"
+                for (a, b) in pairs
+                if groups.find(a) == groups.find(ra) and groups.find(b) == groups.find(rb)
+            )
+            why = (
+                f"对白中自称（弟子/贫僧/法名…）{n} 次：{example}"
+                if kind == "自称"
+                else f"「X乃/即/原是Y」{n} 次：{example}"
+            )
+            child, owner = (rb, ra) if _group_count(groups, rb, count) <= _group_count(groups, ra, count) else (ra, rb)
+            groups.join(child, owner, why, weak=True)
+    # A call jieba mostly cut apart (悟 + 净 …: a name counted in the text) is read from the text: its
+    # answers there replace the tokens' own.
+    for (called, who), n in links.answers.items():
+        if called in st.from_text:
+            st.answers[(called, who)] = n
+    # Appositions jieba's tags hide (如来 tagged as a time word before 佛祖): B written right after A
+    # ≥ 3 times in the text, and after A in ≥ 75 % of the times it follows a name, after two names at most.
+    follows: dict[str, Counter[str]] = defaultdict(Counter)
+    for (a, b), n in links.adjacent.items():
+        follows[b][a] += n
+    for b, before in sorted(follows.items()):
+        (a, n), total = before.most_common(1)[0], sum(before.values())
+        if (
+            n >= 3
+            and n >= 0.75 * total
+            and len(before) <= 2
+            and groups.find(a) != groups.find(b)
+            and max(lexicon.get(a, 0), lexicon.get(b, 0)) < COMMON_WORD  # 行者声音: a noun of his, no title
+            and max(_share(st.tag[a], PLACE_TAGS), _share(st.tag[b], PLACE_TAGS)) < 0.5  # 万寿山五庄观
+        ):
+            groups.join(b, a, f"「{a}{b}」连写 {n} 次（同位语）")
+
     # Surnames. A character of the book is a surname when it is a common one or when 老 + it is a word
     # (老孙, 老猪: how a character of that surname speaks of himself or is spoken of).
     # 老 + X also names the one full name starting with X (老猪 → 猪八戒), surname or not.
@@ -634,6 +774,9 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
             # speaks through its short forms (太宗). A name joins the more frequent group of its
             # surname whose company is closest: clearly the closest (1.2× the next), or very close.
             gb = groups.members.get(groups.find(b), {b})
+            led = [m for m in gb if m[0] in surnames or m[0] in selfnames]
+            if led and max(led, key=lambda m: (count[m], m))[0] != c:
+                continue  # already in a group led by another surname (金蝉长老 in 唐僧's): settled
             scored = []
             for a in names[:i]:
                 if groups.find(a) != groups.find(b) and not any(s[1] == groups.find(a) for s in scored):
@@ -767,7 +910,7 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
         nr = sum(_share(st.tag[w], PERSON_TAGS) * count[w] for w in names) / total
         confidence = round(min(0.99, 0.35 * nr + 0.35 * min(1.0, spk / max(1, 0.05 * total)) + 0.3 * _spread(chaps)), 2)
         aliases = [
-            ProposedAlias(w, count[w], w in generic, groups.why.get(w, "同组"))
+            ProposedAlias(w, count[w], w in generic, groups.why.get(w) or groups.why.get(canonical, "同组"))
             for w in sorted(names, key=lambda x: (-count[x], x))
             if w != canonical
         ]
@@ -792,6 +935,73 @@ def _persons(st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, lim
     # often it is written (a minor character introduced by name above a frequent common word).
     proposals.sort(key=lambda p: (-math.sqrt(p.count) * (0.2 + p.confidence) * _voice(p), p.name))
     return proposals[:limit]
+
+
+@dataclass
+class _Links:
+    self_named: Counter[tuple[str, str]]  # (speaker, the name he gives himself)
+    copula: Counter[tuple[str, str]]  # (X, Y) of X乃Y / X，即Y / X原是Y
+    answers: Counter[tuple[str, str]]  # (name called at the head of a line, who answered)
+    adjacent: Counter[tuple[str, str]]  # (A, B) written back to back (如来佛祖)
+
+
+def _text_links(chapters: list[tuple[int, str]], names: set[str]) -> _Links:
+    """Links read from the raw text with the names found so far (longest match first), where jieba's
+    tokens are unreliable: a name is often cut differently each time it is written."""
+    import ahocorasick  # noqa: PLC0415 — pinned (the mention scan uses it); only discovery needs it here
+
+    links = _Links(Counter(), Counter(), Counter(), Counter())
+    if not names:
+        return links
+    automaton = ahocorasick.Automaton()
+    for w in names:
+        automaton.add_word(w, w)
+    automaton.make_automaton()
+    for _, body in chapters:
+        ends: dict[int, str] = {}
+        starts: dict[int, str] = {}
+        hits = [(last - len(w) + 1, last + 1, w) for last, w in automaton.iter_long(body)]
+        for k, (start, end, w) in enumerate(hits):
+            ends[end], starts[start] = w, w
+            if not k:
+                continue
+            start_before, end_before, before = hits[k - 1]
+            if end_before == start:
+                links.adjacent[(before, w)] += 1
+                continue
+            between = body[end_before:start].lstrip("，,")
+            cut_short = k + 1 < len(hits) and hits[k + 1][0] == end  # 白石 + 先生: Y is longer than its match
+            if between in COPULA and body[end : end + 1] not in COPULA_NOT_SAME and before != w and not cut_short:
+                links.copula[(before, w)] += 1
+        called: tuple[str, str, int] | None = None
+        for quote in _QUOTE.finditer(body):
+            q = quote.start()
+            speaker = ""
+            verb = _ATTRIBUTION.search(body, max(0, q - 6), q + 1)
+            if verb:
+                for gap in range(3):  # X道 / X笑道 / X冷笑道
+                    if verb.start() - gap in ends:
+                        speaker = ends[verb.start() - gap]
+                        break
+            paragraph = body.count("\n", 0, q)
+            if called and speaker and speaker != called[1] and paragraph - called[2] <= 2:
+                links.answers[(called[0], speaker)] += 1
+            called = None
+            head = starts.get(q + 1)
+            if head and body[q + 1 + len(head) : q + 2 + len(head)] in VOCATIVE_END:
+                called = (head, speaker, paragraph)
+            if not speaker:
+                continue
+            for match in _SELF_NAMED.finditer(quote.group(1)):
+                w = starts.get(quote.start(1) + match.end())
+                after = body[quote.start(1) + match.end() + len(w or "") :][:1]
+                if w and w != speaker and after in _CLAUSE_END:
+                    links.self_named[(speaker, w)] += 1
+    return links
+
+
+def _group_count(groups: _Groups, root: str, count: Counter[str]) -> int:
+    return sum(count[w] for w in groups.members.get(root, {root}))
 
 
 def _compound_add(st: _Stats, person: set[str], a: str, b: str, n: int) -> None:
@@ -834,6 +1044,7 @@ def _given_names_recover(
         total = sum(n for _, n in seen)
         if total >= min_count:
             person.add(given)
+            st.from_text.add(given)
             st.count[given] = total
             st.tag[given]["nr"] = total
             st.first[given] = seen[0][0]
@@ -876,8 +1087,7 @@ def _vocatives_join(
             or n < 0.5 * total
             or (n / total) / (base[top] / total_answers) < 4
             or any(c in called for c in "你我他这那")
-            or groups.find(called) != called
-            or groups.members.get(called)
+            or not _only_its_full_forms(groups, called)
             or all(m in groups.generic for m in groups.members.get(top, {top}))
         ):
             continue
@@ -891,6 +1101,13 @@ def _vocatives_join(
             person.add(called)
         if groups.join(called, top, f"呼「{called}」的 {total} 次中 {n} 次由「{top}」答话", weak=True):
             groups.generic.add(called)
+
+
+def _only_its_full_forms(groups: _Groups, called: str) -> bool:
+    """``called`` is alone in its group, or with the longer names holding it only (悟净 with 沙悟净):
+    a group no other signal has made yet, which an answered call may join to someone."""
+    members = groups.members.get(groups.find(called), {called})
+    return all(called in m for m in members)
 
 
 def _parts(w: str, person: set[str]) -> set[str]:
