@@ -4,6 +4,7 @@ another process or thread sees it), MCP clients over the real transports, and AP
 import os
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from anyio.from_thread import start_blocking_portal
@@ -26,12 +27,17 @@ def demo(transactional_db):
 
 
 def server_env() -> dict[str, str]:
-    """The environment of a server process: this test run's database file."""
-    return {
-        **os.environ,
-        "SQLITE_PATH": str(connection.settings_dict["NAME"]),
-        "DJANGO_SETTINGS_MODULE": "webnovel.settings",
-    }
+    """The environment of a server process: this test run's database (the SQLite file, or the PostgreSQL
+    test database the run created)."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "webnovel.settings"}
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        env.pop("DATABASE_URL", None)
+        env["SQLITE_PATH"] = str(db["NAME"])
+    else:
+        auth = quote(db["USER"] or "", safe="") + (":" + quote(db["PASSWORD"], safe="") if db["PASSWORD"] else "")
+        env["DATABASE_URL"] = f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    return env
 
 
 class McpSession:
