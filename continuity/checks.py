@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-
 from continuity.canon import CHARACTER, WEAK_HOOK, Canon, EntityRow
 from continuity.rules import QUOTE_PAIRS, realm_parse, realm_pattern
 from continuity.text import Draft

@@ -35,6 +35,12 @@ def pytest_configure(config):
 
         os.environ["WEBNOVEL_MEMORY_INDEX_DIR"] = "off"
         settings.WEBNOVEL_MEMORY_INDEX_DIR = None
+    # The reference library's index likewise (a test names a folder to exercise the file).
+    if not os.environ.get("WEBNOVEL_REFERENCE_INDEX_DIR", "").strip():
+        from django.conf import settings
+
+        os.environ["WEBNOVEL_REFERENCE_INDEX_DIR"] = "off"
+        settings.WEBNOVEL_REFERENCE_INDEX_DIR = None
 
 
 @pytest.fixture

@@ -177,6 +177,15 @@ WEBNOVEL_MEMORY_INDEX_DIR: Path | None = (
     if _memory_index_dir
     else BASE_DIR / "var" / "memory-index"
 )
+# The reference library's search index, kept between processes (storysystem/search.py; "off": in memory only).
+_reference_index_dir = os.environ.get("WEBNOVEL_REFERENCE_INDEX_DIR", "").strip()
+WEBNOVEL_REFERENCE_INDEX_DIR: Path | None = (
+    None
+    if _reference_index_dir.lower() in {"off", "0", "none"}
+    else Path(_reference_index_dir)
+    if _reference_index_dir
+    else BASE_DIR / "var" / "reference-index"
+)
 WEBNOVEL_EMBEDDINGS_URL = os.environ.get("WEBNOVEL_EMBEDDINGS_URL", "").strip()
 WEBNOVEL_EMBEDDINGS_MODEL = os.environ.get("WEBNOVEL_EMBEDDINGS_MODEL", "").strip()
 WEBNOVEL_EMBEDDINGS_API_KEY = os.environ.get("WEBNOVEL_EMBEDDINGS_API_KEY", "")

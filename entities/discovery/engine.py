@@ -39,7 +39,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-
 TYPES = ("角色", "地点", "势力")
 Token = tuple[str, str]
 Segmenter = Callable[[str], list[Token]]
