@@ -3,7 +3,8 @@
 Authenticated like the REST API, with the same API keys (``X-API-Key`` or ``Authorization: Bearer``)
 and scopes: a read key lists and calls the reads only, a book-scoped key opens only its book (403 for
 another, before any MCP message is read), a revoked or unknown key is a 401. ``/mcp`` without a book
-serves the book of a book-scoped key. Stateless with JSON answers: each POST carries one exchange, so
+serves the book of a book-scoped key. A costly read's rate limit (``Interface.rate``: regex search) counts per
+key, one count with the key's REST calls, and answers with REST's 429 message as a tool error. Stateless with JSON answers: each POST carries one exchange, so
 any worker can answer it and no session outlives a request."""
 
 import json
@@ -19,7 +20,7 @@ from django.http.request import split_domain_port, validate_host
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from agents.server import ACCESS_STATE_KEY, Access, server_build
-from core.auth import apikey_touch
+from core.auth import apikey_touch, key_caller
 from core.models import ApiKey, Book
 from core.models.apikey import apikey_hash
 from core.selectors import book_get
@@ -66,7 +67,7 @@ def access_check(*, raw: str | None, slug: str | None) -> Access:
     if book is None:
         raise NotFound(f"书籍 '{slug}' 不存在", extra={"book": slug})
     apikey_touch(key)
-    return Access(book=lambda: book_get(slug=slug), write=key.scope == ApiKey.Scope.WRITE)
+    return Access(book=lambda: book_get(slug=slug), write=key.scope == ApiKey.Scope.WRITE, caller=key_caller(key))
 
 
 async def _json_reply(send: Callable, status: int, body: dict[str, Any], headers: list | None = None) -> None:

@@ -21,6 +21,7 @@ from mcp.server import Server
 
 from agents.reads import interface_call, interface_tool
 from agents.writes import write_tools
+from core.auth import rate_count
 from core.models import Book
 from kernel.exceptions import (
     DATABASE_BUSY_MESSAGE,
@@ -49,6 +50,9 @@ class Access:
 
     book: Callable[[], Book]
     write: bool
+    # Who is calling, for the rate limits of costly reads (``Interface.rate``), shared with REST (an API
+    # key's ``core.auth.key_caller``); None for the local author on stdio, who is not limited (nor on the CLI).
+    caller: str | None = None
 
 
 @cache
@@ -127,7 +131,10 @@ def _dispatch(access: Access | None, name: str, arguments: dict[str, Any] | None
     registry = interfaces_load()
     writes = write_tools()
     if name in registry:
-        return interface_call(registry[name], book=access.book(), arguments=arguments)
+        spec = registry[name]
+        if spec.rate and access.caller is not None:
+            rate_count(caller=access.caller, setting=spec.rate[0], what=spec.rate[1])
+        return interface_call(spec, book=access.book(), arguments=arguments)
     if name in writes:
         if not access.write:
             raise PermissionDenied("该 API 密钥只有读权限，写操作需要 write 密钥", extra={"tool": name})

@@ -192,21 +192,17 @@ def memory_fact_add_run(book: Book, arguments: dict[str, Any]) -> dict[str, Any]
 
 
 def story_system_build_run(book: Book, arguments: dict[str, Any]) -> dict[str, Any]:
-    # The branching of POST /story-system/build (storysystem/api.py), on the same two services.
     body = _body(BuildIn, arguments)
-    common = {"query": body.query, "genre": body.genre, "overrides": body.set, "persist": body.persist}
-    if body.chapter is None:
-        if body.remove_anti_patterns:
-            raise InvalidInput("remove_anti_patterns 只适用于章节（且总被拒绝）；总设定请直接重建")
-        data, files = story_services.story_master_build(book=book, add_anti_patterns=body.add_anti_patterns, **common)
-    else:
-        data, files = story_services.story_chapter_build(
-            book=book,
-            chapter=body.chapter,
-            add_anti_patterns=body.add_anti_patterns,
-            remove_anti_patterns=body.remove_anti_patterns,
-            **common,
-        )
+    data, files = story_services.story_setting_build(
+        book=book,
+        chapter=body.chapter,
+        query=body.query,
+        genre=body.genre,
+        overrides=body.set,
+        add_anti_patterns=body.add_anti_patterns,
+        remove_anti_patterns=body.remove_anti_patterns,
+        persist=body.persist,
+    )
     return _answer(BuildOut, {"persisted": body.persist, "files": files, "story_system": data})
 
 

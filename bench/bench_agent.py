@@ -1,25 +1,34 @@
-"""The agent front door: warm MCP tool calls against ``story`` processes, on one synthetic book.
+"""The agent front door: warm MCP tool calls against ``story`` processes, on one synthetic book, this tree
+beside an older one (``--base``, default the tree before the fast-CLI work) in the same run.
 
     python bench/bench_agent.py [--quick] [--json] [--keep] [--chapters 3000] [--repeat 50] [--processes 5]
+                                [--base 06fd220 | --base none]
 
 On a synthetic book (bench/gen_book.py, seed 1; 3,000 chapters, --quick 300) rebuilt into a fresh
-database (SQLite, or $DATABASE_URL), side by side in one run:
+database (SQLite, or $DATABASE_URL), with the shared reference library (../shared/refcsv) imported when
+present, side by side in one run, for this tree and for the base tree (``git archive`` of ``--base`` into
+the work folder, run on the same database):
 
 1. MCP: one ``manage.py mcp --book <slug>`` server over stdio, driven by the SDK's own client (the way
    a host calls it); each P0 read and the context pack is called once to warm up, then ×N: the wall
    time of ``call_tool`` (JSON-RPC over the pipe, argument checks, the selector, the JSON answer);
-   beside it the same call in one process without the protocol (``book_get`` + the selector), its floor.
+   beside it (this tree) the same call in one process without the protocol (``book_get`` + the
+   selector), its floor.
 2. ``story``: the same reads as ``manage.py story <name> <book> …`` processes (what an agent pays
-   when it shells out), ×M each.
+   when it shells out), plus ``story-system-search``, ×M each after one untimed run (which leaves the
+   reference index on disk, as any earlier call would); wall time and CPU time (user + system of the
+   child: steadier than wall time on a busy machine).
 3. The yardstick: a bare ``python -c 'import json, pathlib, re'`` process — the floor of the old
    plugin's plain per-call scripts before they read any file.
 Inputs are picked from the book (bench/bench_reads.py's samples): the current chapter, an open thread,
-a character and an alias of it.
+a character and an alias of it. Goals (issue 15): warm MCP read p50 ≤ 10 ms, context pack p95 ≤ 300 ms,
+a ``story`` read process ≤ 0.6× the base tree's, ``story-system-search`` no slower than a plain read.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -32,6 +41,9 @@ from bench.common import REPO, Bench, phase_run, stats, synthetic_book  # noqa: 
 
 # The P0 reads of the chapter loop (bench_reads' throughput mix) and the context pack.
 P0_READS = ("chapter-recent-tails", "thread-history", "alias-resolve", "thread-overdue", "character")
+# main before issue 15's fast CLI, cached reference index and cached thread activity.
+BASE = "06fd220"
+SEARCH = ["story-system-search", "__BOOK__", "退婚流 打脸"]
 
 
 def calls_of(samples: dict) -> dict[str, dict]:
@@ -77,15 +89,15 @@ def inprocess_phase(book: str, calls: dict, repeat: int) -> dict:
     return out
 
 
-def mcp_measure(*, book: str, calls: dict, repeat: int, env: dict) -> dict[str, dict]:
-    """Warm tool-call latency (seconds) per tool, over one stdio server."""
+def mcp_measure(*, book: str, calls: dict, repeat: int, env: dict, tree: Path = REPO) -> dict[str, dict]:
+    """Warm tool-call latency (seconds) per tool, over one stdio server of ``tree``."""
     import anyio
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
     async def run() -> dict[str, dict]:
         params = StdioServerParameters(
-            command=sys.executable, args=[str(REPO / "manage.py"), "mcp", "--book", book], cwd=str(REPO), env=env
+            command=sys.executable, args=[str(tree / "manage.py"), "mcp", "--book", book], cwd=str(tree), env=env
         )
         results = {}
         async with Client(params) as client:
@@ -104,15 +116,36 @@ def mcp_measure(*, book: str, calls: dict, repeat: int, env: dict) -> dict[str, 
     return anyio.run(run)
 
 
-def process_measure(argv: list[str], *, times: int, env: dict) -> dict:
-    samples = []
+def process_measure(argv: list[str], *, times: int, env: dict, cwd: Path = REPO) -> dict:
+    """Wall time (p50 …) of ``times`` runs of ``argv``, with ``cpu_p50``: the child's user + system time."""
+    samples, cpu = [], []
     for _ in range(times):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True)
+        proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
         samples.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(argv[:4])} failed: {proc.stderr[-400:]}")
-    return stats(samples)
+    return {**stats(samples), "cpu_p50": stats(cpu)["p50"]}
+
+
+def tree_export(rev: str, dest: Path) -> Path:
+    """The files of ``rev`` in ``dest`` (``git archive``: no checkout, the repository is untouched)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "archive", rev], cwd=REPO, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
+def story_measure(*, tree: Path, book: str, argvs: dict, times: int, env: dict) -> dict[str, dict]:
+    out = {}
+    for name, cli in argvs.items():
+        argv = [sys.executable, "manage.py", "story", *[book if a == "__BOOK__" else a for a in cli]]
+        process_measure(argv, times=1, env=env, cwd=tree)  # untimed: leaves what a first call leaves on disk
+        out[name] = process_measure(argv, times=times, env=env, cwd=tree)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.parser.add_argument(
         "--processes", type=int, default=None, help="story processes per read (default 5; --quick 2)"
     )
+    bench.parser.add_argument(
+        "--base", default=BASE, help=f"git revision measured beside this tree (default {BASE}; 'none': skip)"
+    )
     args = bench.args
     chapters = args.chapters or (300 if args.quick else 3000)
     repeat = args.repeat or (10 if args.quick else 50)
@@ -136,46 +172,74 @@ def main(argv: list[str] | None = None) -> int:
     db = bench.database(label="db-agent")
     rebuilt = phase_run("bench.bench_rebuild:rebuild_phase", {"root": str(root)}, db=db)
     bench.log(f"rebuilt in {rebuilt['seconds']:.1f}s")
+    from bench.bench_storysystem import REFCSV
+
+    library = phase_run("bench.bench_storysystem:library_phase", db=db)["result"] if REFCSV.is_dir() else None
     samples = phase_run("bench.bench_reads:samples_phase", db=db)["result"]
     calls = calls_of(samples)
-    env = {**os.environ, "DATABASE_URL": db, "DJANGO_SETTINGS_MODULE": "webnovel.settings"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": db,
+        "DJANGO_SETTINGS_MODULE": "webnovel.settings",
+        "WEBNOVEL_REFERENCE_INDEX_DIR": str(bench.workdir() / "reference-index"),
+    }
     env.pop("WEBNOVEL_TESTING", None)
+    trees = {"this tree": REPO}
+    if args.base.lower() != "none":
+        trees[f"base {args.base}"] = tree_export(args.base, bench.workdir() / "base")
 
-    bench.log(f"MCP over stdio: {len(calls)} tools ×{repeat} warm")
-    mcp = mcp_measure(book=samples["book"], calls=calls, repeat=repeat, env=env)
+    story_argv = phase_run("bench.bench_agent:argv_phase", {"calls": calls}, db=db)["result"]
+    story_argv["story-system-search"] = SEARCH
+    mcp, story = {}, {}
+    for label, tree in trees.items():
+        bench.log(f"{label}: MCP over stdio, {len(calls)} tools ×{repeat} warm")
+        mcp[label] = mcp_measure(book=samples["book"], calls=calls, repeat=repeat, env=env, tree=tree)
+        bench.log(f"{label}: story processes ×{processes} each")
+        story[label] = story_measure(tree=tree, book=samples["book"], argvs=story_argv, times=processes, env=env)
     inproc = phase_run(
         "bench.bench_agent:inprocess_phase", {"book": samples["book"], "calls": calls, "repeat": repeat}, db=db
     )["result"]
-    bench.log(f"story processes ×{processes} each")
-    story_argv = phase_run("bench.bench_agent:argv_phase", {"calls": calls}, db=db)["result"]
-    story = {}
-    for name, cli in story_argv.items():
-        cli = [samples["book"] if a == "__BOOK__" else a for a in cli]
-        story[name] = process_measure([sys.executable, "manage.py", "story", *cli], times=processes, env=env)
     floor = process_measure([sys.executable, "-c", "import json, pathlib, re"], times=processes, env=env)
 
     rows = []
     for name in calls:
-        rows.append(
-            {
-                "read": name,
-                "MCP p50 ms": mcp[name]["p50"] * 1000,
-                "MCP p95 ms": mcp[name]["p95"] * 1000,
-                "in-process p50 ms": inproc[name]["p50"] * 1000,
-                "story process p50 ms": story[name]["p50"] * 1000,
-                "× faster (MCP)": story[name]["p50"] / mcp[name]["p50"],
-            }
-        )
-    bench.table(
-        f"Warm MCP tool call vs a `story` process, {chapters:,} chapters (MCP ×{repeat}, story ×{processes})", rows
-    )
-    p0 = [mcp[n]["p50"] * 1000 for n in P0_READS]
+        row = {"read": name}
+        for label in trees:
+            row[f"MCP p50 ms ({label})"] = mcp[label][name]["p50"] * 1000
+        row["MCP p95 ms (this tree)"] = mcp["this tree"][name]["p95"] * 1000
+        row["in-process p50 ms"] = inproc[name]["p50"] * 1000
+        rows.append(row)
+    bench.table(f"Warm MCP tool call, {chapters:,} chapters (×{repeat})", rows)
+    rows = []
+    for name in story_argv:
+        row = {"story process": name}
+        for label in trees:
+            row[f"wall p50 ms ({label})"] = story[label][name]["p50"] * 1000
+            row[f"CPU p50 ms ({label})"] = story[label][name]["cpu_p50"] * 1000
+        if len(trees) == 2:
+            base = next(label for label in trees if label != "this tree")
+            row["CPU × base"] = story["this tree"][name]["cpu_p50"] / story[base][name]["cpu_p50"]
+            row["wall × base"] = story["this tree"][name]["p50"] / story[base][name]["p50"]
+        rows.append(row)
+    bench.table(f"`story` processes (×{processes} each, after one untimed run)", rows)
+    here = mcp["this tree"]
+    p0 = [here[n]["p50"] * 1000 for n in P0_READS]
+    plain = [story["this tree"][n]["cpu_p50"] for n in P0_READS]
     bench.note(
-        f"P0 reads over MCP: p50 {min(p0):.2f}–{max(p0):.2f} ms; context pack p95 {mcp['context']['p95'] * 1000:.0f} ms; "
+        f"P0 reads over MCP: p50 {min(p0):.2f}–{max(p0):.2f} ms; context pack p95 {here['context']['p95'] * 1000:.0f} ms; "
+        f"story-system-search process CPU {story['this tree']['story-system-search']['cpu_p50'] * 1000:.0f} ms vs the "
+        f"P0 read processes {min(plain) * 1000:.0f}–{max(plain) * 1000:.0f} ms; "
         f"a bare Python process (the old plugin's per-script floor) p50 {floor['p50'] * 1000:.0f} ms."
     )
     bench.extra.update(
-        {"mcp": mcp, "story": story, "python_floor": floor, "calls": calls, "rebuild_s": rebuilt["seconds"]}
+        {
+            "mcp": mcp,
+            "story": story,
+            "python_floor": floor,
+            "calls": calls,
+            "rebuild_s": rebuilt["seconds"],
+            "library": library,
+        }
     )
     bench.finish()
     return 0

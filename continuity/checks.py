@@ -11,8 +11,6 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from pypinyin import lazy_pinyin
-
 from continuity.canon import CHARACTER, WEAK_HOOK, Canon, EntityRow
 from continuity.rules import QUOTE_PAIRS, realm_parse, realm_pattern
 from continuity.text import Draft
@@ -381,6 +379,10 @@ _PINYIN: dict[str, str] = {}
 def _char_pinyin(char: str) -> str:
     value = _PINYIN.get(char)
     if value is None:
+        # Imported on first use: pypinyin's dictionaries take ~0.2 s to load, and this module is imported by
+        # the read registry (continuity-chapters), so by every `story` process.
+        from pypinyin import lazy_pinyin  # noqa: PLC0415
+
         value = _PINYIN[char] = lazy_pinyin(char)[0]
     return value
 

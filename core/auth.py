@@ -127,21 +127,31 @@ def session_permissions_needed(app: str, method: str) -> list[str]:
     return needed
 
 
+def key_caller(key: ApiKey) -> str:
+    """The rate-limit caller of an API key, the same through every door (REST, MCP over HTTP)."""
+    return f"key:{key.prefix}"
+
+
 def caller_id(request: HttpRequest) -> str:
     """Who is calling, for rate limits: the key's prefix, the session user, else the client address."""
     auth = getattr(request, "auth", None)
     if isinstance(auth, ApiKey):
-        return f"key:{auth.prefix}"
+        return key_caller(auth)
     if auth is not None and getattr(auth, "pk", None) is not None:
         return f"user:{auth.pk}"
     return f"ip:{request.META.get('REMOTE_ADDR', '')}"
 
 
 def rate_check(request: HttpRequest, *, setting: str, what: str) -> None:
-    """Count one ``what`` for the caller against ``settings.<setting>`` ("count/seconds"); over the
-    limit, RateLimited (429 with Retry-After) naming the limit."""
+    """Count one ``what`` for the request's caller (``rate_count``)."""
+    rate_count(caller=caller_id(request), setting=setting, what=what)
+
+
+def rate_count(*, caller: str, setting: str, what: str) -> None:
+    """Count one ``what`` for ``caller`` against ``settings.<setting>`` ("count/seconds"); over the
+    limit, RateLimited (429 with Retry-After) naming the limit. One count per caller across doors."""
     limiter = limiter_for(getattr(settings, setting))
-    wait = limiter.hit(f"{setting}:{caller_id(request)}")
+    wait = limiter.hit(f"{setting}:{caller}")
     if wait:
         retry = max(1, math.ceil(wait))
         raise RateLimited(

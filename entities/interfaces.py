@@ -2,7 +2,6 @@
 
 from core.models import Book
 from entities import selectors
-from entities.extraction_schema import extraction_json_schema
 from kernel.interfaces import NUMBER, Arg, interface
 
 G = "实体"
@@ -11,6 +10,10 @@ G = "实体"
 def extraction_schema(*, book: Book) -> dict:
     """The JSON Schema of the extraction payload, every field documented, so an agent produces a valid one
     the first time; the same schema is the MCP ingest tool's input and docs/extraction.schema.json."""
+    # Imported here: the payload's pydantic models cost ~60 ms to load, and every `story` process imports
+    # this module (the registry) while only this read needs them.
+    from entities.extraction_schema import extraction_json_schema  # noqa: PLC0415
+
     return extraction_json_schema()
 
 

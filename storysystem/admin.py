@@ -135,9 +135,7 @@ class StorySettingForm(forms.ModelForm):
             "add_anti_patterns": data.get("added_anti_patterns") or [],
             "persist": persist,
         }
-        if data.get("chapter") is None:
-            return services.story_master_build(**common)
-        return services.story_chapter_build(chapter=data["chapter"], **common)
+        return services.story_setting_build(chapter=data.get("chapter"), **common)
 
 
 @admin.register(StorySetting)

@@ -252,6 +252,29 @@ def story_files_write(*, book: Book) -> list[str]:
     return [relative for relative, _ in files]
 
 
+def story_setting_build(
+    *,
+    book: Book,
+    chapter: int | None,
+    query: str,
+    genre: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    add_anti_patterns: list[str] | None = None,
+    remove_anti_patterns: list[str] | None = None,
+    persist: bool = False,
+) -> tuple[dict[str, Any], list[str]]:
+    """The master setting (``chapter`` None) or chapter ``chapter``'s, as every write door builds it (REST,
+    the MCP tool, the admin). Returns (the dict, files written)."""
+    common = {"book": book, "query": query, "genre": genre, "overrides": overrides, "persist": persist}
+    if chapter is None:
+        if remove_anti_patterns:
+            raise InvalidInput("remove_anti_patterns 只适用于章节（且总被拒绝）；总设定请直接重建")
+        return story_master_build(add_anti_patterns=add_anti_patterns, **common)
+    return story_chapter_build(
+        chapter=chapter, add_anti_patterns=add_anti_patterns, remove_anti_patterns=remove_anti_patterns, **common
+    )
+
+
 @transaction.atomic
 def story_master_build(
     *,

@@ -36,6 +36,12 @@ def pytest_configure(config):
 
         os.environ["WEBNOVEL_MEMORY_INDEX_DIR"] = "off"
         settings.WEBNOVEL_MEMORY_INDEX_DIR = None
+    # The reference library's index likewise (a test names a folder to exercise the file).
+    if not os.environ.get("WEBNOVEL_REFERENCE_INDEX_DIR", "").strip():
+        from django.conf import settings
+
+        os.environ["WEBNOVEL_REFERENCE_INDEX_DIR"] = "off"
+        settings.WEBNOVEL_REFERENCE_INDEX_DIR = None
     # demo_setup writes the demo's ingestions into its book folder's journal (.journal/): under tests,
     # into the session's copy, never into the checked-in example.
     from webnovel.management.commands import demo_setup

@@ -15,9 +15,11 @@ stored, so they are right the moment a chapter is finalized.
 """
 
 import json
+import threading
 from collections.abc import Iterator
 
 import ahocorasick
+from django.db import connection
 from django.db.models import Max, QuerySet, TextField
 from django.db.models.functions import Cast
 
@@ -75,7 +77,68 @@ def _thread_refs(chapters: QuerySet[Chapter], *, batch: int = 200) -> Iterator[t
     yield from decoded()
 
 
+# The activity maps of the books read lately, per book: (stamp, {upto: map}). Building one decodes the
+# opens / advances of every chapter (most of the time of thread-overdue and of the context pack's thread
+# section on a long book); the stamp costs one query. It is the count and highest id of the rows the map is
+# read from — the rebuilder replaces those rows (delete + insert, ids never reused), never updates them —
+# plus the book's build time (a test database may reuse ids after a rollback) and a generation that an
+# in-place save through the ORM (the admin) bumps in this process (``activity_forget``, a signal).
+_activity_cache: dict[int, tuple[tuple, dict[int | None, dict[str, int]]]] = {}
+_activity_lock = threading.Lock()
+_activity_generation = 0
+_ACTIVITY_BOOKS = 16
+_ACTIVITY_UPTOS = 16
+
+
+def activity_forget(**kwargs) -> None:
+    """A chapter, thread or 履历 row was saved in place: no cached activity map is trusted any more."""
+    global _activity_generation
+    with _activity_lock:
+        _activity_generation += 1
+        _activity_cache.clear()
+
+
+def _activity_stamp(*, book: Book) -> tuple:
+    chapters, threads, history = Chapter._meta.db_table, Thread._meta.db_table, ThreadHistoryEntry._meta.db_table
+    # Raw SQL: one round trip before every read of the map, cheaper than three ORM aggregates.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT built_at FROM {Book._meta.db_table} WHERE id = %s), c.n, c.m, t.n, t.m, h.n, h.m"
+            f" FROM (SELECT COUNT(*) AS n, MAX(id) AS m FROM {chapters} WHERE book_id = %s) AS c,"
+            f" (SELECT COUNT(*) AS n, MAX(id) AS m FROM {threads} WHERE book_id = %s) AS t,"
+            f" (SELECT COUNT(*) AS n, MAX(x.id) AS m FROM {history} AS x JOIN {threads} AS y ON x.thread_id = y.id"
+            f" WHERE y.book_id = %s) AS h",
+            [book.pk] * 4,
+        )
+        return (_activity_generation, *cursor.fetchone())
+
+
 def _activity_map(*, book: Book, upto: int | None = None) -> dict[str, int]:
+    """``_activity_map_build``, cached per book until its chapters, threads or 履历 change (the stamp above).
+    The map is shared: callers read it, never change it."""
+    if connection.in_atomic_block:
+        # Inside a transaction the rows may yet roll back (and their ids be reused): not a version to keep.
+        return _activity_map_build(book=book, upto=upto)
+    stamp = _activity_stamp(book=book)
+    entry = _activity_cache.get(book.pk)
+    if entry is not None and entry[0] == stamp and upto in entry[1]:
+        return entry[1][upto]
+    built = _activity_map_build(book=book, upto=upto)
+    with _activity_lock:
+        if stamp[0] != _activity_generation:
+            return built  # forgotten while building: do not keep it
+        entry = _activity_cache.get(book.pk)
+        if entry is None or entry[0] != stamp:
+            if len(_activity_cache) >= _ACTIVITY_BOOKS:
+                _activity_cache.pop(next(iter(_activity_cache)))
+            entry = _activity_cache[book.pk] = (stamp, {})
+        if len(entry[1]) >= _ACTIVITY_UPTOS:
+            entry[1].pop(next(iter(entry[1])))
+        entry[1][upto] = built
+    return built
+
+
+def _activity_map_build(*, book: Book, upto: int | None = None) -> dict[str, int]:
     """thread id → the latest chapter (≤ ``upto`` when given) that opened or advanced it, or that
     its 履历 cites."""
     last: dict[str, int] = {}
@@ -220,7 +283,10 @@ def thread_hangs(*, book: Book, as_of: int | None = None) -> dict:
     now = as_of if as_of is not None else current
     activity = _activity_map(book=book, upto=as_of)
     volume_ends = _volume_ends(book=book)
-    threads = Thread.objects.filter(book=book, status__in=[Thread.Status.OPEN, Thread.Status.CLOSED])
+    # defer: a row needs none of the prose nor the front matter (decoding its JSON was a third of the read)
+    threads = Thread.objects.filter(book=book, status__in=[Thread.Status.OPEN, Thread.Status.CLOSED]).defer(
+        "description", "closing_plan", "front_matter", "source_path"
+    )
     if now is None or current is None or now >= current:
         threads = threads.filter(status=Thread.Status.OPEN)
     rows = {}

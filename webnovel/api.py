@@ -15,8 +15,10 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DataError, OperationalError
 from django.http import HttpRequest, HttpResponse
-from ninja import NinjaAPI, Router, Schema
+from django.shortcuts import render
+from ninja import NinjaAPI, Router, Schema, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.openapi.docs import _csrf_needed
 from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 
@@ -131,8 +133,19 @@ class BookAPI(NinjaAPI):
         return schema
 
 
+class LocalSwagger(Swagger):
+    """The Swagger page from ninja's own template and static files (settings.py finds them in its folder),
+    never its CDN fallback: ninja is deliberately not an installed app, which is what ninja tests for."""
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
+        self.settings["url"] = self.get_openapi_url(api, kwargs)
+        context = {"swagger_settings": json.dumps(self.settings, indent=1), "api": api, "add_csrf": _csrf_needed(api)}
+        return render(request, self.template, context)
+
+
 api = BookAPI(
     renderer=UnicodeJSONRenderer(),
+    docs=LocalSwagger(),
     title="webnovel API",
     version="1.0",
     description="长篇网文的连续性数据库与上下文引擎。所有接口位于 /api/books/{book}/… 之下。",

@@ -6,6 +6,7 @@ demo run, the tests, and a production deploy (see docs/deploy.md).
 
 import os
 import tempfile
+from importlib.util import find_spec
 from pathlib import Path
 
 import dj_database_url
@@ -38,14 +39,13 @@ ALLOWED_HOSTS = [
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "webnovel.apps.AdminConfig",  # django.contrib.admin, its admin.py modules loaded by the URLconf
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
-    "ninja",
     "webnovel",
     "core",
     "bookfiles",
@@ -71,10 +71,15 @@ MIDDLEWARE = [
 
 ROOT_URLCONF = "webnovel.urls"
 
+# django-ninja is not an installed app: Django would import the package at start-up, and with it pydantic, in
+# every process (~90 ms of a ~0.4 s `story` read that never builds the API). Its Swagger page's template and
+# static files are taken from its folder instead (find_spec locates the package without importing it).
+NINJA_DIR = Path(find_spec("ninja").origin).parent
+
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [BASE_DIR / "templates", NINJA_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -128,6 +133,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+STATICFILES_DIRS = [("ninja", NINJA_DIR / "static" / "ninja")]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on a missing root before the first collectstatic
 STORAGES = {
@@ -173,6 +179,15 @@ WEBNOVEL_MEMORY_INDEX_DIR: Path | None = (
     else Path(_memory_index_dir)
     if _memory_index_dir
     else BASE_DIR / "var" / "memory-index"
+)
+# The reference library's search index, kept between processes (storysystem/search.py; "off": in memory only).
+_reference_index_dir = os.environ.get("WEBNOVEL_REFERENCE_INDEX_DIR", "").strip()
+WEBNOVEL_REFERENCE_INDEX_DIR: Path | None = (
+    None
+    if _reference_index_dir.lower() in {"off", "0", "none"}
+    else Path(_reference_index_dir)
+    if _reference_index_dir
+    else BASE_DIR / "var" / "reference-index"
 )
 WEBNOVEL_EMBEDDINGS_URL = os.environ.get("WEBNOVEL_EMBEDDINGS_URL", "").strip()
 WEBNOVEL_EMBEDDINGS_MODEL = os.environ.get("WEBNOVEL_EMBEDDINGS_MODEL", "").strip()

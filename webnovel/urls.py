@@ -4,6 +4,9 @@ from django.views.generic import RedirectView
 
 from webnovel.api import api
 
+# The admin modules load here, with the pages they serve, not at start-up (webnovel/apps.py::AdminConfig).
+admin.autodiscover()
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),

@@ -43,8 +43,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from pypinyin import lazy_pinyin
-
 TYPES = ("角色", "地点", "势力")
 Token = tuple[str, str]
 Segmenter = Callable[[str], list[Token]]
@@ -842,7 +840,10 @@ def _persons(
                 if any(m[0] == c and m != w for m in groups.members.get(owner, {owner})):
                     groups.join(w, owner, f"姓「{c}」+「{title}」（{title} 已归入「{owner}」）")
 
-    # Pinyin variants of a frequent name.
+    # Pinyin variants of a frequent name. pypinyin is imported here, not at the top: its dictionaries take
+    # ~0.2 s to load, and this module is imported by the admin (autodiscovered by every process, `story` too).
+    from pypinyin import lazy_pinyin  # noqa: PLC0415
+
     by_pinyin: dict[str, list[str]] = defaultdict(list)
     for w in person:
         by_pinyin["".join(lazy_pinyin(w))].append(w)

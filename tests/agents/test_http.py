@@ -163,3 +163,32 @@ def test_the_asgi_entry_point_mounts_the_mcp_server():
     from agents.http import McpMount
 
     assert isinstance(webnovel.asgi.application, McpMount)
+
+
+@override_settings(WEBNOVEL_REGEX_RATE="3/60")
+def test_regex_search_is_rate_limited_per_key_with_rest_s_429(server_url, keys):
+    url, args = "/api/books/demo-book/search/regex", {"pattern": "林."}
+    rest = DjangoClient(HTTP_X_API_KEY=keys["read"])
+    with mcp_session(f"{server_url}/mcp/demo-book", keys["read"]) as session:
+        assert [session.call("search-regex", args).is_error for _ in range(2)] == [False, False]
+        assert rest.get(url, args).status_code == 200  # the third of the key's one budget across doors
+        refused = session.call("search-regex", args)
+        body = json.loads(refused.content[0].text)
+        assert (refused.is_error, body.pop("status")) == (True, 429)
+        assert body["message"].startswith("正则搜索过于频繁：每 60 秒最多 3 次，请 ")
+        assert 1 <= body["extra"].pop("retry_after") <= 60
+        assert body["extra"] == {"limit": 3, "seconds": 60.0}
+        also = rest.get(url, args)
+        assert (also.status_code, also.json()["message"][:20]) == (429, body["message"][:20])
+        assert not session.call("search", {"q": "林风"}).is_error  # keyword search is not limited
+    with mcp_session(f"{server_url}/mcp/demo-book", keys["write"]) as session:
+        assert not session.call("search-regex", args).is_error  # another key has its own budget
+
+
+@override_settings(WEBNOVEL_REGEX_RATE="3/60")
+def test_the_local_author_on_stdio_access_is_not_rate_limited(demo):
+    from agents.server import Access, tool_call
+    from core.selectors import book_get
+
+    local = Access(book=lambda: book_get(slug="demo-book"), write=True)  # what `manage.py mcp` serves
+    assert [tool_call(local, "search-regex", {"pattern": "林."}).is_error for _ in range(5)] == [False] * 5

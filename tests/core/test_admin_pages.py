@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from tests.conftest import DEMO_BOOK
+from webnovel import urls  # noqa: F401 — the URLconf loads the admin modules (webnovel/apps.py::AdminConfig)
 
 pytestmark = pytest.mark.skipif(not (DEMO_BOOK / "book.yaml").is_file(), reason="examples/demo-book is absent")
 
