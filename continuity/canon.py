@@ -105,9 +105,17 @@ class Canon:
         self.item_names = self._item_names()
         self._items_automaton = None
         self._lines: dict[tuple[str, str], int | None] = {}
+        self._known: set[str] | None = None
+        self._secret_automaton: Any = False  # built on first use
+        self._order = {pk: i for i, pk in enumerate(self.entities)}
+        # item → pks of the entities holding it now, kept up to date by ``advance`` (a draft asks
+        # "who else holds this?" for every item it uses; recomputing it per chapter was the retcon
+        # mode's second cost)
+        self.held_by: dict[str, set[int]] = defaultdict(set)
         for pk, state in self.states.items():
             for item in self.holdings(pk, state):
                 self.lost.pop((pk, item), None)
+                self.held_by[item].add(pk)
 
     # ── names ───────────────────────────────────────────────────────────────────────────────────
 
@@ -154,6 +162,34 @@ class Canon:
         }
         return self.entities[found.pop()] if len(found) == 1 else None
 
+    def secret_keywords(self) -> "ahocorasick.Automaton | None":
+        """One automaton of every secret's keywords: keyword → (keyword, indexes into ``secrets``)."""
+        if self._secret_automaton is False:
+            owners: dict[str, list[int]] = defaultdict(list)
+            for index, secret in enumerate(self.secrets):
+                for keyword in dict.fromkeys(secret.keywords or []):
+                    if isinstance(keyword, str) and keyword.strip():
+                        owners[keyword].append(index)
+            automaton = None
+            if owners:
+                automaton = ahocorasick.Automaton()
+                for keyword, indexes in owners.items():
+                    automaton.add_word(keyword, (keyword, indexes))
+                automaton.make_automaton()
+            self._secret_automaton = automaton
+        return self._secret_automaton
+
+    def known_names(self) -> set[str]:
+        """Every canonical name and alias of the book (any window)."""
+        if self._known is None:
+            self._known = set(self.aliases) | {e.name for e in self.entities.values()}
+        return self._known
+
+    def holders(self, item: str, *, types: tuple[str, ...] = (CHARACTER,)) -> list[EntityRow]:
+        """The entities of ``types`` holding ``item`` now, in the book's entity order."""
+        pks = sorted(self.held_by.get(item, ()), key=self._order.__getitem__)
+        return [self.entities[pk] for pk in pks if self.entities[pk].type in types]
+
     def holdings(self, pk: int, state: dict[str, Any] | None = None) -> set[str]:
         state = self.states.get(pk, {}) if state is None else state
         held: set[str] = set()
@@ -181,9 +217,11 @@ class Canon:
                 after = self.holdings(pk, state)
                 for item in before - after:
                     self.lost[(pk, item)] = chapter
+                    self.held_by[item].discard(pk)
                 for item in after - before:
                     self.lost.pop((pk, item), None)
                     self.got[(pk, item)] = chapter
+                    self.held_by[item].add(pk)
         self.as_of = to
 
     # ── evidence ────────────────────────────────────────────────────────────────────────────────

@@ -6,11 +6,15 @@ name followed by a speech verb (张三道 / 张三冷笑道 / “……”张三
 of a clause followed by an action verb; a name after 想起 / 提起 / 当年 …, inside someone's quoted
 speech, or followed by 的 is only mentioned. See docs/continuity.md for each kind."""
 
+import bisect
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
+import ahocorasick
 from pypinyin import lazy_pinyin
 
 from continuity.canon import CHARACTER, WEAK_HOOK, Canon, EntityRow
@@ -113,6 +117,7 @@ class Mentions:
         self.spans: list[tuple[int, int, str]] = list(
             (start, start + len(name), name) for start, name in canon.matcher.longest(draft.prose)
         )
+        self._starts = [start for start, _, _ in self.spans]
         self.chapter = chapter
         self.canon = canon
         self._who: dict[str, EntityRow | None] = {}
@@ -130,7 +135,13 @@ class Mentions:
                 yield start, end, name, entity
 
     def character_between(self, start: int, end: int) -> bool:
-        return any(start <= s and e <= end and self.who(n) is not None for s, e, n in self.spans)
+        i = bisect.bisect_left(self._starts, start)
+        while i < len(self.spans) and self.spans[i][0] < end:
+            s, e, n = self.spans[i]
+            if e <= end and self.who(n) is not None:
+                return True
+            i += 1
+        return False
 
 
 def _acts(draft: Draft, start: int, end: int) -> bool:
@@ -262,11 +273,6 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     item_spans = [(start, end, name, canon.item_names[name]) for start, end, name in canon.items_in(draft.prose)]
     if not item_spans:
         return []
-    holders: dict[str, list[EntityRow]] = {}
-    for pk, entity in canon.entities.items():
-        if entity.type == CHARACTER:
-            for item in canon.holdings(pk):
-                holders.setdefault(item, []).append(entity)
     chars = list(mentions.characters())
     for start, end, _name, item in item_spans:
         # a name running on into more characters is the head of another word (玉月 in 玉月符)
@@ -290,7 +296,7 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
         if item in canon.holdings(user.pk) or (user.entity_id, item) in gained or (user.name, item) in gained:
             continue
         lost = canon.lost.get((user.pk, item))
-        others = [h for h in holders.get(item, []) if h.pk != user.pk]
+        others = [h for h in canon.holders(item) if h.pk != user.pk]
         if lost is not None:
             evidence = canon.chapter_evidence(lost, entity=user, value=item)
             evidence["fact"] = f"{user.name} 于第{lost}章失去「{item}」"
@@ -355,34 +361,99 @@ def check_alias_windows(draft: Draft, canon: Canon, mentions: Mentions) -> list[
     return found
 
 
-def _pinyin_index(canon: Canon) -> tuple[dict[tuple[str, ...], list[str]], dict[int, dict[str, list[str]]]]:
-    cache = getattr(canon, "_pinyin_index", None)
+class _Syllables(dict):
+    """char → one private-use character per tone-less pinyin syllable ("\x00" for a non-CJK char), for
+    ``str.translate``: a text's syllable string has the text's offsets, so a homophone of a name is a
+    plain substring of it and the scan runs in C instead of a Python loop per character."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.codes: dict[str, str] = {}
+        self.lock = threading.Lock()
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if not CJK.match(char):
+            return self.setdefault(code, "\x00")
+        syllable = lazy_pinyin(char)[0]
+        with self.lock:  # two threads must never give two syllables one code
+            value = self.codes.setdefault(syllable, chr(0xF0000 + len(self.codes)))
+            return self.setdefault(code, value)
+
+
+_SYLLABLES = _Syllables()
+
+
+def _syllables(text: str) -> str:
+    return text.translate(_SYLLABLES)
+
+
+@dataclass
+class _TypoIndex:
+    homophones: dict[str, list[str]]  # syllable string → names
+    near: dict[int, dict[str, list[str]]]  # length → name with one character (not the first) as "?" → names
+    sounds: Any  # automaton over syllable strings: where a homophone of a name may start
+    pieces: Any  # automaton over prose: a near name's first two characters, or all after its second
+    firsts: frozenset[str]  # the first characters of the near names
+
+
+def _automaton(words: dict[str, Any]) -> Any:
+    if not words:
+        return None
+    automaton = ahocorasick.Automaton()
+    for word, value in words.items():
+        automaton.add_word(word, value)
+    automaton.make_automaton()
+    return automaton
+
+
+def _typo_index(canon: Canon) -> _TypoIndex:
+    """The names a typo may be a variant of, and two automata that find where a variant may start;
+    built once per canon."""
+    cache = getattr(canon, "_typo_index", None)
     if cache is not None:
         return cache
-    homophones: dict[tuple[str, ...], list[str]] = {}
+    homophones: dict[str, list[str]] = {}
     near: dict[int, dict[str, list[str]]] = {}
+    pieces: dict[str, set[int]] = {}
     for entity in canon.entities.values():
         if entity.type != CHARACTER:
             continue
         for name in entity.names:
             if len(name) < 2 or len(name) > 6 or not all(CJK.match(c) for c in name):
                 continue
-            homophones.setdefault(tuple(_char_pinyin(c) for c in name), []).append(name)
+            homophones.setdefault(_syllables(name), []).append(name)
             if len(name) >= 3:
                 for i in range(1, len(name)):
                     near.setdefault(len(name), {}).setdefault(name[:i] + "?" + name[i + 1 :], []).append(name)
-    canon._pinyin_index = (homophones, near)  # type: ignore[attr-defined]
-    return homophones, near
+                # one character off, never the first: either the first two are the name's (the second
+                # one kept) or everything after the second is
+                pieces.setdefault(name[:2], set()).add(0)
+                pieces.setdefault(name[2:], set()).add(2)
+    index = _TypoIndex(
+        homophones=homophones,
+        near=near,
+        sounds=_automaton({key: len(key) for key in homophones}),
+        pieces=_automaton({piece: (piece, tuple(backs)) for piece, backs in pieces.items()}),
+        firsts=frozenset(name[0] for names in near.values() for key in names for name in names[key]),
+    )
+    canon._typo_index = index  # type: ignore[attr-defined]
+    return index
 
 
-_PINYIN: dict[str, str] = {}
-
-
-def _char_pinyin(char: str) -> str:
-    value = _PINYIN.get(char)
-    if value is None:
-        value = _PINYIN[char] = lazy_pinyin(char)[0]
-    return value
+def _typo_starts(index: _TypoIndex, prose: str, syllables: str) -> list[int]:
+    """Every offset where a homophone or a one-off variant of a name may start (a superset: the scan
+    decides), found in C instead of trying every character."""
+    starts = set()
+    if index.sounds is not None:
+        starts.update(end - length + 1 for end, length in index.sounds.iter(syllables))
+    if index.pieces is not None:
+        for end, (piece, backs) in index.pieces.iter(prose):
+            for back in backs:
+                start = end - len(piece) + 1 - back
+                if start >= 0 and prose[start] in index.firsts:
+                    starts.add(start)
+    return sorted(starts)
 
 
 FUNCTION_CHARS = frozenset(
@@ -391,28 +462,32 @@ FUNCTION_CHARS = frozenset(
 
 
 def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
-    homophones, near = _pinyin_index(canon)
+    index = _typo_index(canon)
+    homophones, near = index.homophones, index.near
     if not homophones:
         return []
-    known = set(canon.aliases) | {e.name for e in canon.entities.values()}
+    known = canon.known_names()
     prose = draft.prose
     covered = bytearray(len(prose))
     for start, end, _ in mentions.spans:
         covered[start:end] = b"\x01" * (end - start)
     lengths = sorted({len(k) for k in homophones} | set(near), reverse=True)
     found, seen = [], set()
-    pinyin = [_char_pinyin(c) if CJK.match(c) else "" for c in prose]
-    for i in range(len(prose)):
-        if not pinyin[i] or covered[i]:
+    syllables = _syllables(prose)
+    for i in _typo_starts(index, prose, syllables):
+        if covered[i] or syllables[i] == "\x00":
             continue
         for length in lengths:
             j = i + length
-            if j > len(prose) or any(covered[i:j]) or not all(pinyin[i:j]):
+            if j > len(prose):
+                continue
+            key = syllables[i:j]
+            if "\x00" in key or any(covered[i:j]):
                 continue
             variant = prose[i:j]
             if variant in known:
                 continue
-            names = [n for n in homophones.get(tuple(pinyin[i:j]), []) if length >= 3 or n[0] == variant[0]]
+            names = [n for n in homophones.get(key, []) if length >= 3 or n[0] == variant[0]]
             severity = WARNING
             if not names and length in near:
                 candidates = near[length]
@@ -471,23 +546,70 @@ def _knowers(canon: Canon, secret, chapter: int) -> set[int]:
     return pks
 
 
+def _is_name(canon: Canon, keyword: str, chapter: int) -> bool:
+    """Whether the keyword is a name the reader already uses at ``chapter``: an entity's name or a
+    (non-generic) alias inside its window."""
+    if keyword not in canon.matcher.names:
+        return False
+    return any(not generic and pk in canon.entities for pk, _, generic in canon.matcher.candidates(keyword, chapter))
+
+
+def _evidence_hits(
+    draft: Draft, canon: Canon, secret, hits: dict[str, list[int]], chapter: int
+) -> dict[str, list[int]]:
+    """The keyword hits that are evidence of the secret. A keyword that is only a character's (or a
+    place's …) name says who or where the secret is about, not what it is: 东方易勇 in a chapter does
+    not tell that 东方易勇身怀异宝. Such a name counts only when the secret has no other kind of
+    keyword, and then only in a sentence with another of its keywords."""
+    names = {k for k in hits if _is_name(canon, k, chapter)}
+    if not names:
+        return hits
+    keywords = [k for k in secret.keywords or [] if isinstance(k, str) and k.strip()]
+    if any(not _is_name(canon, k, chapter) for k in keywords):
+        return {k: v for k, v in hits.items() if k not in names}
+    out: dict[str, list[int]] = {}
+    for keyword, starts in hits.items():
+        for start in starts:
+            s_start, s_end = draft.sentence(start, start + len(keyword))
+            sentence = draft.prose[s_start:s_end]
+            if any(other != keyword and other in sentence for other in keywords):
+                out.setdefault(keyword, []).append(start)
+    return out
+
+
+def _keyword_hits(draft: Draft, canon: Canon) -> dict[int, dict[str, list[int]]]:
+    """secret index → keyword → start offsets (non-overlapping, like ``re.finditer``), in one pass."""
+    automaton = canon.secret_keywords()
+    out: dict[int, dict[str, list[int]]] = {}
+    if automaton is None:
+        return out
+    last_end: dict[str, int] = {}
+    for end, (keyword, owners) in automaton.iter(draft.prose):
+        start = end - len(keyword) + 1
+        if start < last_end.get(keyword, 0):
+            continue
+        last_end[keyword] = end + 1
+        for index in owners:
+            out.setdefault(index, {}).setdefault(keyword, []).append(start)
+    return out
+
+
 def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     chapter = mentions.chapter
     found = []
     pov = mentions.who(draft.perspective) if draft.perspective else None
-    for secret in canon.secrets:
-        keywords = [k for k in secret.keywords or [] if isinstance(k, str) and k.strip()]
-        if not keywords:
-            continue
+    early: dict[str, tuple[int, int, dict[str, Any], list]] = {}
+    for index, raw_hits in sorted(_keyword_hits(draft, canon).items()):
+        secret = canon.secrets[index]
         reader_knows = _secret_known(secret, chapter)
-        knowers = _knowers(canon, secret, chapter) if pov is not None else set()
-        for keyword in keywords:
-            reported = False
-            for match in re.finditer(re.escape(keyword), draft.prose):
-                start, end = match.span()
-                if reported and not reader_knows:
-                    continue
-                told = secret.reader_told_chapter
+        if reader_knows and pov is None:
+            continue
+        hits = _evidence_hits(draft, canon, secret, raw_hits, chapter)
+        knowers = None
+        keywords = [k for k in secret.keywords or [] if isinstance(k, str) and k.strip()]
+        for keyword in dict.fromkeys(keywords):
+            for start in hits.get(keyword, []):
+                end = start + len(keyword)
                 evidence = {
                     "chapter": None,
                     "file": secret.source_path,
@@ -495,46 +617,53 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                     or canon.source_line(secret.source_path, keyword),
                 }
                 if not reader_knows:
-                    reported = True
-                    count = draft.prose.count(keyword)
-                    evidence["fact"] = f"{secret.secret_id}「{secret.title}」读者得知于" + (
-                        f"第{told}章" if told else "（尚未安排）"
+                    # one finding per keyword, naming every secret it belongs to
+                    early.setdefault(keyword, (start, len(hits[keyword]), evidence, []))[3].append(secret)
+                    break
+                if draft.in_quote(start):
+                    continue
+                s_start, s_end = draft.sentence(start, end)
+                if not KNOWS.search(draft.prose[s_start:s_end]):
+                    continue
+                if knowers is None:
+                    knowers = _knowers(canon, secret, chapter)
+                if pov.pk in knowers:
+                    break
+                evidence["line"] = canon.source_line(secret.source_path, "known_to")
+                evidence["fact"] = f"{secret.secret_id}「{secret.title}」的知情者不含 {pov.name}（截至第{chapter}章）"
+                found.append(
+                    finding(
+                        kind="pov_knowledge",
+                        severity=WARNING,
+                        draft=draft,
+                        start=start,
+                        end=end,
+                        term=keyword,
+                        message=f"视角人物 {pov.name} 尚不知 {secret.secret_id}，叙述却显出知情",
+                        evidence=evidence,
+                        suggestion=f"改为{pov.name}的猜测或由知情者说出，或在信息差的 known_to 中补上 {pov.name}",
                     )
-                    found.append(
-                        finding(
-                            kind="secret_early",
-                            severity=WARNING,
-                            draft=draft,
-                            start=start,
-                            end=end,
-                            term=keyword,
-                            message=f"关键词「{keyword}」泄露信息差 {secret.secret_id}，读者此时尚不知情（本章 {count} 处）",
-                            evidence=evidence,
-                            suggestion="删去或改写关键词；若本章就是揭晓之章，请更新信息差的 reader_told",
-                        )
-                    )
-                elif pov is not None and pov.pk not in knowers and not draft.in_quote(start):
-                    s_start, s_end = draft.sentence(start, end)
-                    sentence = draft.prose[s_start:s_end]
-                    if not KNOWS.search(sentence):
-                        continue
-                    evidence["line"] = canon.source_line(secret.source_path, "known_to")
-                    evidence["fact"] = (
-                        f"{secret.secret_id}「{secret.title}」的知情者不含 {pov.name}（截至第{chapter}章）"
-                    )
-                    found.append(
-                        finding(
-                            kind="pov_knowledge",
-                            severity=WARNING,
-                            draft=draft,
-                            start=start,
-                            end=end,
-                            term=keyword,
-                            message=f"视角人物 {pov.name} 尚不知 {secret.secret_id}，叙述却显出知情",
-                            evidence=evidence,
-                            suggestion=f"改为{pov.name}的猜测或由知情者说出，或在信息差的 known_to 中补上 {pov.name}",
-                        )
-                    )
+                )
+    for keyword, (start, count, evidence, secrets) in early.items():
+        ids = "、".join(secret.secret_id for secret in secrets)
+        evidence["fact"] = "；".join(
+            f"{secret.secret_id}「{secret.title}」读者得知于"
+            + (f"第{secret.reader_told_chapter}章" if secret.reader_told_chapter else "（尚未安排）")
+            for secret in secrets
+        )
+        found.append(
+            finding(
+                kind="secret_early",
+                severity=WARNING,
+                draft=draft,
+                start=start,
+                end=start + len(keyword),
+                term=keyword,
+                message=f"关键词「{keyword}」泄露信息差 {ids}，读者此时尚不知情（本章 {count} 处）",
+                evidence=evidence,
+                suggestion="删去或改写关键词；若本章就是揭晓之章，请更新信息差的 reader_told",
+            )
+        )
     return found
 
 

@@ -14,6 +14,9 @@ from bookfiles.parser.text import FrontMatterError, entity_tag_spans, front_matt
 SENTENCE_END = frozenset("。！？!?\n")
 CLAUSE_END = frozenset("，,；;：:。！？!?\n“”「」『』")
 OPEN_QUOTES = {"“": "”", "「": "」", "『": "』"}
+_OPENING = re.compile("[" + "".join(OPEN_QUOTES) + "]")
+_SENTENCE_MARK = re.compile("[" + re.escape("".join(sorted(SENTENCE_END))) + "]")
+_CLAUSE_MARK = re.compile("[" + re.escape("".join(sorted(CLAUSE_END))) + "]")
 
 _ATTR = re.compile(r'(\w[\w-]*)\s*=\s*"([^"]*)"')
 _UPDATE = re.compile(r"<entity-update\b([^>]*)>(.*?)</entity-update>", re.S)
@@ -55,6 +58,9 @@ class Draft:
     _line_starts: list[int] = field(default_factory=list)
     _quotes: list[tuple[int, int]] = field(default_factory=list)
     _quote_starts: list[int] = field(default_factory=list)
+    # offsets of the sentence / clause end marks: a sentence is found by bisection, not by walking
+    _sentence_marks: list[int] = field(default_factory=list)
+    _clause_marks: list[int] = field(default_factory=list)
 
     def line_of(self, pos: int) -> int:
         return bisect.bisect_right(self._line_starts, pos)
@@ -71,19 +77,14 @@ class Draft:
     def sentence(self, pos: int, end: int | None = None) -> tuple[int, int]:
         """The sentence around ``pos`` … ``end``: from after the previous end mark to the next one."""
         end = pos if end is None else end
-        start = pos
-        while start > 0 and self.prose[start - 1] not in SENTENCE_END:
-            start -= 1
-        stop = end
-        while stop < len(self.prose) and self.prose[stop] not in SENTENCE_END:
-            stop += 1
-        return start, stop
+        marks = self._sentence_marks
+        i = bisect.bisect_left(marks, pos)
+        j = bisect.bisect_left(marks, end)
+        return (marks[i - 1] + 1 if i else 0), (marks[j] if j < len(marks) else len(self.prose))
 
     def clause_start(self, pos: int) -> int:
-        start = pos
-        while start > 0 and self.prose[start - 1] not in CLAUSE_END:
-            start -= 1
-        return start
+        i = bisect.bisect_left(self._clause_marks, pos)
+        return self._clause_marks[i - 1] + 1 if i else 0
 
     def quote(self, start: int, end: int, *, width: int = 12) -> str:
         """The matched text with a little context, never across a line."""
@@ -137,16 +138,15 @@ def _quote_spans(prose: str) -> list[tuple[int, int]]:
     # A quotation closes at its mark or at the end of the paragraph: one unclosed “ never turns the
     # rest of the chapter into dialogue.
     spans: list[tuple[int, int]] = []
-    closing, start = None, 0
-    for i, ch in enumerate(prose):
-        if closing is None:
-            if ch in OPEN_QUOTES:
-                closing, start = OPEN_QUOTES[ch], i
-        elif ch == closing or ch == "\n":
-            spans.append((start, i))
-            closing = None
-    if closing is not None:
-        spans.append((start, len(prose)))
+    pos = 0
+    while (match := _OPENING.search(prose, pos)) is not None:
+        start = match.start()
+        ends = [e for e in (prose.find(OPEN_QUOTES[match.group()], start + 1), prose.find("\n", start + 1)) if e >= 0]
+        if not ends:
+            spans.append((start, len(prose)))
+            break
+        spans.append((start, min(ends)))
+        pos = min(ends) + 1
     return spans
 
 
@@ -186,4 +186,6 @@ def draft_parse(text: str) -> Draft:
     draft._line_starts = [0] + [m.end() for m in re.finditer("\n", prose)]
     draft._quotes = _quote_spans(prose)
     draft._quote_starts = [s for s, _ in draft._quotes]
+    draft._sentence_marks = [m.start() for m in _SENTENCE_MARK.finditer(prose)]
+    draft._clause_marks = [m.start() for m in _CLAUSE_MARK.finditer(prose)]
     return draft
