@@ -90,6 +90,7 @@ class Canon:
         self.lost: dict[tuple[int, str], int] = {}
         # (entity pk, item) → chapter it came to the character (absent: held since the setting files)
         self.got: dict[tuple[int, str], int] = {}
+        self._inactive: dict[Any, bool] = {}
         self.chapters: dict[int, dict[str, Any]] = {
             row["number"]: row
             for row in Chapter.objects.filter(book=book)
@@ -106,16 +107,25 @@ class Canon:
         self._items_automaton = None
         self._lines: dict[tuple[str, str], int | None] = {}
         self._known: set[str] | None = None
+        self._windowed: set[str] | None = None
+        self._keywords: dict[int, list[str]] = {}
+        self.name_keywords: dict[str, bool] = {}  # secret keyword → is a name (names without a window)
+        self._timeless: dict[tuple[str, tuple[str, ...]], EntityRow | None] = {}
         self._secret_automaton: Any = False  # built on first use
+        self.keyword_owners: dict[str, list[int]] = {}
         self._order = {pk: i for i, pk in enumerate(self.entities)}
         # item → pks of the entities holding it now, kept up to date by ``advance`` (a draft asks
         # "who else holds this?" for every item it uses; recomputing it per chapter was the retcon
         # mode's second cost)
         self.held_by: dict[str, set[int]] = defaultdict(set)
+        self._held: dict[int, set[str]] = {}  # pk → what it holds now (canonical item names)
+        self.inactive_pks: set[int] = set()  # entities whose status now is inactive
         for pk, state in self.states.items():
-            for item in self.holdings(pk, state):
+            self._held[pk] = self.holdings(pk, state)
+            for item in self._held[pk]:
                 self.lost.pop((pk, item), None)
                 self.held_by[item].add(pk)
+            self._status_note(pk, state)
 
     # ── names ───────────────────────────────────────────────────────────────────────────────────
 
@@ -153,8 +163,28 @@ class Canon:
     def item_canonical(self, name: str) -> str:
         return self.item_names.get(name, name)
 
+    def inactive(self, status: Any) -> bool:
+        """``rules.inactive``, remembered per status (a few distinct values, asked for every mention)."""
+        key = status if isinstance(status, str) or status is None else repr(status)
+        value = self._inactive.get(key)
+        if value is None:
+            value = self._inactive[key] = self.rules.inactive(status)
+        return value
+
     def entity_of(self, name: str, *, chapter: int, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
         """The one entity of ``types`` that ``name`` names at ``chapter`` (windows applied), or None."""
+        entries = self.matcher.names.get(name, ())
+        if all(e[2] is None and e[3] is None for e in entries):
+            # no window: the answer is the same in every chapter (the retcon mode asks it thousands of times)
+            key = (name, types)
+            if key not in self._timeless:
+                self._timeless[key] = self._entity_of(name, chapter=chapter, types=types)
+            return self._timeless[key]
+        return self._entity_of(name, chapter=chapter, types=types)
+
+    def _entity_of(self, name: str, *, chapter: int, types: tuple[str, ...]) -> EntityRow | None:
+        if name not in self.matcher.names:
+            return None
         found = {
             pk
             for pk, _, generic in self.matcher.candidates(name, chapter)
@@ -163,21 +193,38 @@ class Canon:
         return self.entities[found.pop()] if len(found) == 1 else None
 
     def secret_keywords(self) -> "ahocorasick.Automaton | None":
-        """One automaton of every secret's keywords: keyword → (keyword, indexes into ``secrets``)."""
+        """One automaton of every secret's keywords (``keyword_owners``: keyword → secret indexes)."""
         if self._secret_automaton is False:
-            owners: dict[str, list[int]] = defaultdict(list)
             for index, secret in enumerate(self.secrets):
-                for keyword in dict.fromkeys(secret.keywords or []):
-                    if isinstance(keyword, str) and keyword.strip():
-                        owners[keyword].append(index)
+                for keyword in self.keywords_of(secret):
+                    self.keyword_owners.setdefault(keyword, []).append(index)
             automaton = None
-            if owners:
+            if self.keyword_owners:
                 automaton = ahocorasick.Automaton()
-                for keyword, indexes in owners.items():
-                    automaton.add_word(keyword, (keyword, indexes))
+                for keyword in self.keyword_owners:
+                    automaton.add_word(keyword, keyword)
                 automaton.make_automaton()
             self._secret_automaton = automaton
         return self._secret_automaton
+
+    def keywords_of(self, secret: Secret) -> list[str]:
+        """The secret's usable keywords, each once, in its order."""
+        keywords = self._keywords.get(secret.pk)
+        if keywords is None:
+            keywords = self._keywords[secret.pk] = list(
+                dict.fromkeys(k for k in secret.keywords or [] if isinstance(k, str) and k.strip())
+            )
+        return keywords
+
+    def windowed_names(self) -> set[str]:
+        """The names that mean something in some chapters only (an alias with a window)."""
+        if self._windowed is None:
+            self._windowed = {
+                name
+                for name, entries in self.matcher.names.items()
+                if any(e[2] is not None or e[3] is not None for e in entries)
+            }
+        return self._windowed
 
     def known_names(self) -> set[str]:
         """Every canonical name and alias of the book (any window)."""
@@ -189,6 +236,17 @@ class Canon:
         """The entities of ``types`` holding ``item`` now, in the book's entity order."""
         pks = sorted(self.held_by.get(item, ()), key=self._order.__getitem__)
         return [self.entities[pk] for pk in pks if self.entities[pk].type in types]
+
+    def held(self, pk: int) -> set[str]:
+        """What entity ``pk`` holds now (kept up to date by ``advance``; do not change the set)."""
+        held = self._held.get(pk)
+        return held if held is not None else set()
+
+    def _status_note(self, pk: int, state: dict[str, Any]) -> None:
+        if self.inactive(state.get("status")):
+            self.inactive_pks.add(pk)
+        else:
+            self.inactive_pks.discard(pk)
 
     def holdings(self, pk: int, state: dict[str, Any] | None = None) -> set[str]:
         state = self.states.get(pk, {}) if state is None else state
@@ -210,11 +268,13 @@ class Canon:
             state = self.states.get(pk)
             if state is None:
                 continue
-            before = self.holdings(pk, state) if fname in self.rules.possession_fields else None
+            before = self.held(pk) if fname in self.rules.possession_fields else None
             op_apply(state, op=op, field=fname, value=new)
             self.last_change[(pk, fname)] = Change(chapter=chapter, op=op, value=new)
+            if fname == "status":
+                self._status_note(pk, state)
             if before is not None:
-                after = self.holdings(pk, state)
+                after = self._held[pk] = self.holdings(pk, state)
                 for item in before - after:
                     self.lost[(pk, item)] = chapter
                     self.held_by[item].discard(pk)

@@ -10,7 +10,6 @@ import bisect
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,25 +113,30 @@ class Mentions:
     """Every leftmost-longest name match of the draft, resolved at the draft's chapter."""
 
     def __init__(self, draft: Draft, canon: Canon, chapter: int) -> None:
-        self.spans: list[tuple[int, int, str]] = list(
-            (start, start + len(name), name) for start, name in canon.matcher.longest(draft.prose)
+        automaton = canon.matcher.automaton
+        self.spans: list[tuple[int, int, str]] = (
+            [(end - len(name) + 1, end + 1, name) for end, name in automaton.iter_long(draft.prose)]
+            if automaton is not None and draft.prose
+            else []
         )
         self._starts = [start for start, _, _ in self.spans]
         self.chapter = chapter
         self.canon = canon
-        self._who: dict[str, EntityRow | None] = {}
+        self._who: dict[tuple[str, tuple[str, ...]], EntityRow | None] = {}
+        self._characters: list[tuple[int, int, str, EntityRow]] | None = None
 
     def who(self, name: str, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
-        key = name + "|" + ",".join(types)
+        key = (name, types)
         if key not in self._who:
             self._who[key] = self.canon.entity_of(name, chapter=self.chapter, types=types)
         return self._who[key]
 
-    def characters(self) -> Iterator[tuple[int, int, str, EntityRow]]:
-        for start, end, name in self.spans:
-            entity = self.who(name)
-            if entity is not None:
-                yield start, end, name, entity
+    def characters(self) -> list[tuple[int, int, str, EntityRow]]:
+        """(start, end, name, entity) of every mention that names one character at the chapter."""
+        if self._characters is None:
+            of = {name: self.who(name) for name in {n for _, _, n in self.spans}}
+            self._characters = [(s, e, n, of[n]) for s, e, n in self.spans if of[n] is not None]
+        return self._characters
 
     def character_between(self, start: int, end: int) -> bool:
         i = bisect.bisect_left(self._starts, start)
@@ -168,10 +172,11 @@ def check_inactive(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]
     rules = canon.rules
     found = []
     revived = {op.ref for op in draft.tag_ops if op.field == "status" and not rules.inactive(op.value)}
+    inactive = canon.inactive_pks
     for start, end, name, entity in mentions.characters():
-        status = canon.states.get(entity.pk, {}).get("status")
-        if not rules.inactive(status) or entity.entity_id in revived or name in revived:
+        if entity.pk not in inactive or entity.entity_id in revived or name in revived:
             continue
+        status = canon.states.get(entity.pk, {}).get("status")
         if not _acts(draft, start, end):
             continue
         evidence = canon.state_evidence(entity, "status", status)
@@ -273,7 +278,8 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     item_spans = [(start, end, name, canon.item_names[name]) for start, end, name in canon.items_in(draft.prose)]
     if not item_spans:
         return []
-    chars = list(mentions.characters())
+    chars = mentions.characters()
+    ends = [c[1] for c in chars]
     for start, end, _name, item in item_spans:
         # a name running on into more characters is the head of another word (玉月 in 玉月符)
         if draft.in_quote(start) or (
@@ -281,10 +287,11 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
         ):
             continue
         s_start, _ = draft.sentence(start)
-        before = [c for c in chars if s_start <= c[0] and c[1] <= start and start - c[1] <= 12]
-        if not before:
+        # the nearest character mention ending before the item, in its sentence, at most 12 away
+        k = bisect.bisect_right(ends, start) - 1
+        if k < 0 or chars[k][0] < s_start or start - chars[k][1] > 12:
             continue
-        c_start, c_end, _, user = before[-1]
+        c_start, c_end, _, user = chars[k]
         between = draft.prose[c_end:start]
         if not USE_VERB.search(between) or "的" in between or mentions.character_between(c_end, start):
             continue
@@ -293,7 +300,7 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
             continue
         if MENTION_ONLY.search(draft.prose[s_start:start]) or draft.in_quote(c_start):
             continue
-        if item in canon.holdings(user.pk) or (user.entity_id, item) in gained or (user.name, item) in gained:
+        if item in canon.held(user.pk) or (user.entity_id, item) in gained or (user.name, item) in gained:
             continue
         lost = canon.lost.get((user.pk, item))
         others = [h for h in canon.holders(item) if h.pk != user.pk]
@@ -327,8 +334,9 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
 def check_alias_windows(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     found, seen = [], Counter()
     chapter = mentions.chapter
+    windowed = canon.windowed_names()
     for start, end, name in mentions.spans:
-        if canon.matcher.candidates(name, chapter):
+        if name not in windowed or canon.matcher.candidates(name, chapter):
             continue
         rows = [r for r in canon.aliases.get(name, []) if r[0] in canon.entities]
         if not rows:
@@ -377,7 +385,10 @@ class _Syllables(dict):
             return self.setdefault(code, "\x00")
         syllable = lazy_pinyin(char)[0]
         with self.lock:  # two threads must never give two syllables one code
-            value = self.codes.setdefault(syllable, chr(0xF0000 + len(self.codes)))
+            # the Basic Multilingual Plane's private use area: the syllable string stays as compact as
+            # the prose (a character past it counts as having no syllable)
+            fresh = chr(0xE000 + len(self.codes)) if len(self.codes) < 0x1900 else "\x00"
+            value = self.codes.setdefault(syllable, fresh)
             return self.setdefault(code, value)
 
 
@@ -393,8 +404,8 @@ class _TypoIndex:
     homophones: dict[str, list[str]]  # syllable string → names
     near: dict[int, dict[str, list[str]]]  # length → name with one character (not the first) as "?" → names
     sounds: Any  # automaton over syllable strings: where a homophone of a name may start
-    pieces: Any  # automaton over prose: a near name's first two characters, or all after its second
-    firsts: frozenset[str]  # the first characters of the near names
+    pairs: Any  # automaton of a near name's first two characters (first and second, or first and third)
+    lengths: list[int]  # the lengths of the variants looked for, longest first
 
 
 def _automaton(words: dict[str, Any]) -> Any:
@@ -408,14 +419,13 @@ def _automaton(words: dict[str, Any]) -> Any:
 
 
 def _typo_index(canon: Canon) -> _TypoIndex:
-    """The names a typo may be a variant of, and two automata that find where a variant may start;
-    built once per canon."""
+    """The names a typo may be a variant of, and what finds where a variant may start; built once per canon."""
     cache = getattr(canon, "_typo_index", None)
     if cache is not None:
         return cache
     homophones: dict[str, list[str]] = {}
     near: dict[int, dict[str, list[str]]] = {}
-    pieces: dict[str, set[int]] = {}
+    pairs: set[str] = set()
     for entity in canon.entities.values():
         if entity.type != CHARACTER:
             continue
@@ -426,34 +436,44 @@ def _typo_index(canon: Canon) -> _TypoIndex:
             if len(name) >= 3:
                 for i in range(1, len(name)):
                     near.setdefault(len(name), {}).setdefault(name[:i] + "?" + name[i + 1 :], []).append(name)
-                # one character off, never the first: either the first two are the name's (the second
-                # one kept) or everything after the second is
-                pieces.setdefault(name[:2], set()).add(0)
-                pieces.setdefault(name[2:], set()).add(2)
+                # one character off, never the first: the variant keeps the first and the second
+                # character, or (the second changed) the first and the third
+                pairs.update((name[:2], name[0] + name[2]))
     index = _TypoIndex(
         homophones=homophones,
         near=near,
         sounds=_automaton({key: len(key) for key in homophones}),
-        pieces=_automaton({piece: (piece, tuple(backs)) for piece, backs in pieces.items()}),
-        firsts=frozenset(name[0] for names in near.values() for key in names for name in names[key]),
+        pairs=_automaton({pair: None for pair in pairs}),
+        lengths=sorted({len(k) for k in homophones} | set(near), reverse=True),
     )
     canon._typo_index = index  # type: ignore[attr-defined]
     return index
 
 
-def _typo_starts(index: _TypoIndex, prose: str, syllables: str) -> list[int]:
+def _typo_starts(index: _TypoIndex, masked: str, syllables: str) -> list[int]:
     """Every offset where a homophone or a one-off variant of a name may start (a superset: the scan
-    decides), found in C instead of trying every character."""
+    decides), in the prose with its known names masked out. Found in C: the homophones in the
+    syllable string, the first-and-second pairs in the prose, the first-and-third pairs in its even
+    and odd characters (where they are neighbours)."""
     starts = set()
     if index.sounds is not None:
         starts.update(end - length + 1 for end, length in index.sounds.iter(syllables))
-    if index.pieces is not None:
-        for end, (piece, backs) in index.pieces.iter(prose):
-            for back in backs:
-                start = end - len(piece) + 1 - back
-                if start >= 0 and prose[start] in index.firsts:
-                    starts.add(start)
+    if index.pairs is not None:
+        starts.update(end - 1 for end, _ in index.pairs.iter(masked))
+        for parity in (0, 1):
+            starts.update(2 * end - 2 + parity for end, _ in index.pairs.iter(masked[parity::2]))
     return sorted(starts)
+
+
+def _masked(prose: str, spans: list[tuple[int, int, str]]) -> str:
+    """The prose with every known name blanked to NULs (same offsets): a name is never its own typo."""
+    parts, pos = [], 0
+    for start, end, _ in spans:
+        parts.append(prose[pos:start])
+        parts.append("\x00" * (end - start))
+        pos = end
+    parts.append(prose[pos:])
+    return "".join(parts)
 
 
 FUNCTION_CHARS = frozenset(
@@ -468,14 +488,15 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
         return []
     known = canon.known_names()
     prose = draft.prose
+    # the known names are masked out (their syllables are NULs, never part of a key); ``covered``
+    # marks the variants found, so that a variant is one finding, not also its shorter pieces
     covered = bytearray(len(prose))
-    for start, end, _ in mentions.spans:
-        covered[start:end] = b"\x01" * (end - start)
-    lengths = sorted({len(k) for k in homophones} | set(near), reverse=True)
+    lengths = index.lengths
     found, seen = [], set()
-    syllables = _syllables(prose)
-    for i in _typo_starts(index, prose, syllables):
-        if covered[i] or syllables[i] == "\x00":
+    masked = _masked(prose, mentions.spans)
+    syllables = _syllables(masked)
+    for i in _typo_starts(index, masked, syllables):
+        if covered[i]:
             continue
         for length in lengths:
             j = i + length
@@ -501,7 +522,7 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
             if not names or (variant, names[0]) in seen:
                 continue
             seen.add((variant, names[0]))
-            covered[i:j] = b"\x01" * (j - i)  # a variant is one finding, not also its shorter pieces
+            covered[i:j] = b"\x01" * (j - i)
             entity = mentions.who(names[0]) or next((e for e in canon.entities.values() if names[0] in e.names), None)
             evidence = {"chapter": None, "file": entity.source_path if entity else "", "line": None}
             if entity is not None:
@@ -549,86 +570,101 @@ def _knowers(canon: Canon, secret, chapter: int) -> set[int]:
 def _is_name(canon: Canon, keyword: str, chapter: int) -> bool:
     """Whether the keyword is a name the reader already uses at ``chapter``: an entity's name or a
     (non-generic) alias inside its window."""
-    if keyword not in canon.matcher.names:
+    entries = canon.matcher.names.get(keyword)
+    if not entries:
         return False
-    return any(not generic and pk in canon.entities for pk, _, generic in canon.matcher.candidates(keyword, chapter))
+    timeless = all(e[2] is None and e[3] is None for e in entries)
+    if timeless and keyword in canon.name_keywords:
+        return canon.name_keywords[keyword]
+    value = any(not generic and pk in canon.entities for pk, _, generic in canon.matcher.candidates(keyword, chapter))
+    if timeless:
+        canon.name_keywords[keyword] = value
+    return value
 
 
-def _evidence_hits(
-    draft: Draft, canon: Canon, secret, hits: dict[str, list[int]], chapter: int
-) -> dict[str, list[int]]:
-    """The keyword hits that are evidence of the secret. A keyword that is only a character's (or a
-    place's …) name says who or where the secret is about, not what it is: 东方易勇 in a chapter does
-    not tell that 东方易勇身怀异宝. Such a name counts only when the secret has no other kind of
-    keyword, and then only in a sentence with another of its keywords."""
-    names = {k for k in hits if _is_name(canon, k, chapter)}
-    if not names:
-        return hits
-    keywords = [k for k in secret.keywords or [] if isinstance(k, str) and k.strip()]
-    if any(not _is_name(canon, k, chapter) for k in keywords):
-        return {k: v for k, v in hits.items() if k not in names}
-    out: dict[str, list[int]] = {}
-    for keyword, starts in hits.items():
-        for start in starts:
-            s_start, s_end = draft.sentence(start, start + len(keyword))
-            sentence = draft.prose[s_start:s_end]
-            if any(other != keyword and other in sentence for other in keywords):
-                out.setdefault(keyword, []).append(start)
+def _secret_evidence(canon: Canon, secret, keyword: str) -> dict[str, Any]:
+    line = canon.source_line(secret.source_path, "reader_told") or canon.source_line(secret.source_path, keyword)
+    return {"chapter": None, "file": secret.source_path, "line": line}
+
+
+def _names_only(canon: Canon, secret, chapter: int) -> bool:
+    """Whether every keyword of the secret is a name at ``chapter`` (then names are its only evidence)."""
+    return all(_is_name(canon, k, chapter) for k in canon.keywords_of(secret))
+
+
+def _cooccurring(draft: Draft, keyword: str, starts: list[int], keywords: list[str]) -> list[int]:
+    """The hits of ``keyword`` in a sentence with another of ``keywords``."""
+    out = []
+    for start in starts:
+        s_start, s_end = draft.sentence(start, start + len(keyword))
+        sentence = draft.prose[s_start:s_end]
+        if any(other != keyword and other in sentence for other in keywords):
+            out.append(start)
     return out
 
 
-def _keyword_hits(draft: Draft, canon: Canon) -> dict[int, dict[str, list[int]]]:
-    """secret index → keyword → start offsets (non-overlapping, like ``re.finditer``), in one pass."""
+def _keyword_hits(draft: Draft, canon: Canon) -> dict[str, list[int]]:
+    """keyword → start offsets (non-overlapping, like ``re.finditer``), in one pass over the draft."""
     automaton = canon.secret_keywords()
-    out: dict[int, dict[str, list[int]]] = {}
+    hits: dict[str, list[int]] = {}
     if automaton is None:
-        return out
+        return hits
     last_end: dict[str, int] = {}
-    for end, (keyword, owners) in automaton.iter(draft.prose):
+    for end, keyword in automaton.iter(draft.prose):
         start = end - len(keyword) + 1
         if start < last_end.get(keyword, 0):
             continue
         last_end[keyword] = end + 1
-        for index in owners:
-            out.setdefault(index, {}).setdefault(keyword, []).append(start)
-    return out
+        hits.setdefault(keyword, []).append(start)
+    return hits
 
 
 def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
+    """A keyword of a secret the reader is not told yet (secret_early); a keyword the point-of-view
+    character shows knowledge of without being a knower (pov_knowledge).
+
+    A keyword that is only a character's (or a place's …) name says who or where a secret is about,
+    not what it is: 东方易勇 in a chapter does not tell that 东方易勇身怀异宝. Such a name counts
+    only for a secret whose keywords are all names, and then only in a sentence with another of them."""
     chapter = mentions.chapter
     found = []
     pov = mentions.who(draft.perspective) if draft.perspective else None
+    hits = _keyword_hits(draft, canon)
+    # keyword → (first evidence offset, count, evidence, the secrets it leaks): one finding per keyword
     early: dict[str, tuple[int, int, dict[str, Any], list]] = {}
-    for index, raw_hits in sorted(_keyword_hits(draft, canon).items()):
-        secret = canon.secrets[index]
-        reader_knows = _secret_known(secret, chapter)
-        if reader_knows and pov is None:
-            continue
-        hits = _evidence_hits(draft, canon, secret, raw_hits, chapter)
-        knowers = None
-        keywords = [k for k in secret.keywords or [] if isinstance(k, str) and k.strip()]
-        for keyword in dict.fromkeys(keywords):
-            for start in hits.get(keyword, []):
+    knowers: dict[int, set[int]] = {}
+    for keyword in sorted(hits, key=lambda k: canon.keyword_owners[k][0]):
+        name = _is_name(canon, keyword, chapter)
+        for index in canon.keyword_owners[keyword]:
+            secret = canon.secrets[index]
+            reader_knows = _secret_known(secret, chapter)
+            if reader_knows and pov is None:
+                continue
+            starts = hits[keyword]
+            if name:
+                if not _names_only(canon, secret, chapter):
+                    continue
+                starts = _cooccurring(draft, keyword, starts, canon.keywords_of(secret))
+                if not starts:
+                    continue
+            if not reader_knows:
+                if keyword in early:
+                    early[keyword][3].append(secret)
+                else:
+                    early[keyword] = (starts[0], len(starts), _secret_evidence(canon, secret, keyword), [secret])
+                continue
+            for start in starts:
                 end = start + len(keyword)
-                evidence = {
-                    "chapter": None,
-                    "file": secret.source_path,
-                    "line": canon.source_line(secret.source_path, "reader_told")
-                    or canon.source_line(secret.source_path, keyword),
-                }
-                if not reader_knows:
-                    # one finding per keyword, naming every secret it belongs to
-                    early.setdefault(keyword, (start, len(hits[keyword]), evidence, []))[3].append(secret)
-                    break
                 if draft.in_quote(start):
                     continue
                 s_start, s_end = draft.sentence(start, end)
                 if not KNOWS.search(draft.prose[s_start:s_end]):
                     continue
-                if knowers is None:
-                    knowers = _knowers(canon, secret, chapter)
-                if pov.pk in knowers:
+                if index not in knowers:
+                    knowers[index] = _knowers(canon, secret, chapter)
+                if pov.pk in knowers[index]:
                     break
+                evidence = _secret_evidence(canon, secret, keyword)
                 evidence["line"] = canon.source_line(secret.source_path, "known_to")
                 evidence["fact"] = f"{secret.secret_id}「{secret.title}」的知情者不含 {pov.name}（截至第{chapter}章）"
                 found.append(

@@ -5,8 +5,10 @@ Entity tags are blanked out of the prose but their line breaks kept, so an offse
 the same line of the file the author edits (the opening ``---`` is line 1)."""
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from bookfiles.parser.text import FrontMatterError, entity_tag_spans, front_matter_split, numeral_parse
@@ -14,7 +16,8 @@ from bookfiles.parser.text import FrontMatterError, entity_tag_spans, front_matt
 SENTENCE_END = frozenset("。！？!?\n")
 CLAUSE_END = frozenset("，,；;：:。！？!?\n“”「」『』")
 OPEN_QUOTES = {"“": "”", "「": "」", "『": "』"}
-_OPENING = re.compile("[" + "".join(OPEN_QUOTES) + "]")
+# an opening mark up to (not including) its closing mark, the end of the paragraph or of the text
+_QUOTATION = re.compile("|".join(f"{o}[^{c}\n]*" for o, c in OPEN_QUOTES.items()))
 _SENTENCE_MARK = re.compile("[" + re.escape("".join(sorted(SENTENCE_END))) + "]")
 _CLAUSE_MARK = re.compile("[" + re.escape("".join(sorted(CLAUSE_END))) + "]")
 
@@ -58,9 +61,6 @@ class Draft:
     _line_starts: list[int] = field(default_factory=list)
     _quotes: list[tuple[int, int]] = field(default_factory=list)
     _quote_starts: list[int] = field(default_factory=list)
-    # offsets of the sentence / clause end marks: a sentence is found by bisection, not by walking
-    _sentence_marks: list[int] = field(default_factory=list)
-    _clause_marks: list[int] = field(default_factory=list)
 
     def line_of(self, pos: int) -> int:
         return bisect.bisect_right(self._line_starts, pos)
@@ -73,6 +73,16 @@ class Draft:
     def in_quote(self, pos: int) -> bool:
         i = bisect.bisect_right(self._quote_starts, pos) - 1
         return i >= 0 and self._quotes[i][0] < pos < self._quotes[i][1]
+
+    # offsets of the sentence / clause end marks, on first use: a sentence is found by bisection,
+    # not by walking the prose
+    @cached_property
+    def _sentence_marks(self) -> list[int]:
+        return [m.start() for m in _SENTENCE_MARK.finditer(self.prose)]
+
+    @cached_property
+    def _clause_marks(self) -> list[int]:
+        return [m.start() for m in _CLAUSE_MARK.finditer(self.prose)]
 
     def sentence(self, pos: int, end: int | None = None) -> tuple[int, int]:
         """The sentence around ``pos`` … ``end``: from after the previous end mark to the next one."""
@@ -137,17 +147,7 @@ def _tag_ops(body: str, spans: list[tuple[int, int]], body_line: int) -> list[Ta
 def _quote_spans(prose: str) -> list[tuple[int, int]]:
     # A quotation closes at its mark or at the end of the paragraph: one unclosed “ never turns the
     # rest of the chapter into dialogue.
-    spans: list[tuple[int, int]] = []
-    pos = 0
-    while (match := _OPENING.search(prose, pos)) is not None:
-        start = match.start()
-        ends = [e for e in (prose.find(OPEN_QUOTES[match.group()], start + 1), prose.find("\n", start + 1)) if e >= 0]
-        if not ends:
-            spans.append((start, len(prose)))
-            break
-        spans.append((start, min(ends)))
-        pos = min(ends) + 1
-    return spans
+    return [match.span() for match in _QUOTATION.finditer(prose)]
 
 
 def draft_parse(text: str) -> Draft:
@@ -183,9 +183,7 @@ def draft_parse(text: str) -> Draft:
         tag_ops=_tag_ops(body, spans, body_line),
         front_matter_lines=text.split("\n", body_line - 1)[: body_line - 1],
     )
-    draft._line_starts = [0] + [m.end() for m in re.finditer("\n", prose)]
+    draft._line_starts = [0, *itertools.accumulate(len(line) + 1 for line in prose.split("\n")[:-1])]
     draft._quotes = _quote_spans(prose)
     draft._quote_starts = [s for s, _ in draft._quotes]
-    draft._sentence_marks = [m.start() for m in _SENTENCE_MARK.finditer(prose)]
-    draft._clause_marks = [m.start() for m in _CLAUSE_MARK.finditer(prose)]
     return draft
