@@ -27,6 +27,7 @@ quote), the share at the plant's line. Goals: recall ≥ 0.9 and precision ≥ 0
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -69,7 +70,7 @@ def xiyouji_write(folder: Path, *, slug: str, facts: bool) -> Path:
     import yaml
     from django.core.management import call_command
 
-    call_command("import_txt", str(CORPUS / "xiyouji.txt"), str(folder), "--slug", slug, verbosity=0)
+    call_command("import_txt", str(CORPUS / "xiyouji.txt"), str(folder), "--slug", slug, stdout=io.StringIO())
     characters = json.loads((CORPUS / "xiyouji_aliases.json").read_text(encoding="utf-8"))["characters"]
     ranked = sorted(characters, key=lambda c: -sum(a.get("count", 0) for a in c["aliases"]))
     cards = folder / "设定" / "角色"
@@ -345,6 +346,8 @@ def plants_score(book, plants: list[Plant]) -> dict[str, dict]:
                 continue
             added.append(finding)
         hit = any(f["line"] == plant.line for f in added)
+        if not hit:
+            score.setdefault("missed", []).append(f"第{plant.chapter}章:{plant.text.split(chr(10))[plant.line - 1]}")
         score["planted"] += 1
         score["found"] += int(hit)
         score["added"] += len(added)
@@ -434,9 +437,13 @@ def main() -> int:
                     "added": score["added"],
                     "precision": precision,
                     "goal": "ok" if recall >= GOAL_RECALL and precision >= GOAL_PRECISION else "MISSED",
+                    "missed": score.get("missed", []),
                 }
             )
     bench.table("planted contradictions: recall and precision per kind", planted_rows)
+    for row in planted_rows:
+        if row.get("missed"):
+            bench.note(f"{row['book']} {row['kind']} missed: " + "；".join(row["missed"]))
     bench.note("pov_knowledge is not planted (it needs a perspective character and a reader-known secret per chapter)")
     return bench.finish()
 

@@ -91,11 +91,12 @@ class Canon:
         # (entity pk, item) → chapter it came to the character (absent: held since the setting files)
         self.got: dict[tuple[int, str], int] = {}
         self._inactive: dict[Any, bool] = {}
+        self._tags: dict[int, list[dict[str, Any]]] = {}
         self.chapters: dict[int, dict[str, Any]] = {
             row["number"]: row
             for row in Chapter.objects.filter(book=book)
             .order_by("number")
-            .values("number", "hook_type", "opens", "advances", "closes", "source_path", "entity_tags")
+            .values("number", "hook_type", "opens", "advances", "closes", "source_path")
         }
         self.threads = {t.thread_id: t for t in Thread.objects.filter(book=book)}
         self.secrets = list(Secret.objects.filter(book=book).order_by("secret_id"))
@@ -333,19 +334,27 @@ class Canon:
             numbers += [c for c in (thread.opened_chapter,) if c is not None]
         return max(numbers, default=0)
 
+    def tags_of(self, chapter: int) -> list[dict[str, Any]]:
+        """A chapter's entity tags (text, line), read on first use: a draft check needs the tags of
+        the few chapters its evidence cites, not the whole book's."""
+        if chapter not in self._tags:
+            value = Chapter.objects.filter(book=self.book, number=chapter).values_list("entity_tags", flat=True).first()
+            self._tags[chapter] = value or []
+        return self._tags[chapter]
+
     def chapter_evidence(
         self, chapter: int, *, entity: EntityRow | None = None, key: str = "", value: Any = None
     ) -> dict[str, Any]:
         row = self.chapters.get(chapter) or {}
         line = None
         needles = [n for n in (f'"{key}"' if key else "", str(value) if value is not None else "") if n]
-        for tag in row.get("entity_tags") or []:
+        for tag in self.tags_of(chapter):
             text = tag.get("text", "")
             if all(n in text for n in needles):
                 line = tag.get("line")
         if line is None and entity is not None:
             # the tag's operation sits under its <entity-update> head, a few lines down
-            for tag in row.get("entity_tags") or []:
+            for tag in self.tags_of(chapter):
                 if any(name in tag.get("text", "") for name in (entity.entity_id, *entity.names)):
                     line = tag.get("line")
         return {"chapter": chapter, "file": row.get("source_path", ""), "line": line}

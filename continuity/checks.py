@@ -347,11 +347,17 @@ def check_alias_windows(draft: Draft, canon: Canon, mentions: Mentions) -> list[
         window = f"第{vf}章起" if vf and not vt else f"至第{vt}章" if vt and not vf else f"第{vf}–{vt}章"
         line = canon.source_line(entity.source_path, name)
         evidence = {"chapter": None, "file": entity.source_path, "line": line}
-        if line is None:  # declared by a tag in a chapter
-            for number, row in canon.chapters.items():
-                for tag in row.get("entity_tags") or []:
-                    if f'alias="{name}"' in tag.get("text", ""):
-                        evidence = {"chapter": number, "file": row["source_path"], "line": tag.get("line")}
+        if line is None:  # declared by a tag in a chapter: the one its window opens in, else any
+            numbers = [vf] if vf in canon.chapters else []
+            for number in [*numbers, *(n for n in canon.chapters if n != vf)]:
+                tag = next((t for t in canon.tags_of(number) if f'alias="{name}"' in t.get("text", "")), None)
+                if tag is not None:
+                    evidence = {
+                        "chapter": number,
+                        "file": canon.chapters[number]["source_path"],
+                        "line": tag.get("line"),
+                    }
+                    break
         evidence["fact"] = f"别名「{name}」指 {entity.name}，有效期 {window}" + (f"（{note}）" if note else "")
         found.append(
             finding(
