@@ -92,11 +92,12 @@ class Canon:
         self.got: dict[tuple[int, str], int] = {}
         self._inactive: dict[Any, bool] = {}
         self._tags: dict[int, list[dict[str, Any]]] = {}
+        self._named: dict[str, set[int]] | None = None
         self.chapters: dict[int, dict[str, Any]] = {
             row["number"]: row
             for row in Chapter.objects.filter(book=book)
             .order_by("number")
-            .values("number", "hook_type", "opens", "advances", "closes", "source_path")
+            .values("number", "hook_type", "closes", "source_path")
         }
         self.threads = {t.thread_id: t for t in Thread.objects.filter(book=book)}
         self.secrets = list(Secret.objects.filter(book=book).order_by("secret_id"))
@@ -323,11 +324,15 @@ class Canon:
 
     def last_activity(self, thread_id: str) -> int:
         """The last chapter that names the thread in its front matter or its 履历 (0: none)."""
-        numbers = [
-            n
-            for n, row in self.chapters.items()
-            if thread_id in (row["opens"] or []) + (row["advances"] or []) + (row["closes"] or [])
-        ]
+        if self._named is None:
+            # the opens / advances of every chapter, read only when an abandoned thread is named (a
+            # draft check otherwise decodes only ``closes``)
+            self._named = defaultdict(set)
+            rows = Chapter.objects.filter(book=self.book).values_list("number", "opens", "advances", "closes")
+            for number, *lists in rows.iterator():
+                for tid in (t for ids in lists for t in ids or []):
+                    self._named[tid].add(number)
+        numbers = list(self._named.get(thread_id, ()))
         thread = self.threads.get(thread_id)
         if thread is not None:
             numbers += [c for c in thread.history.values_list("chapter", flat=True) if c is not None]
