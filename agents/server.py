@@ -20,7 +20,7 @@ from django.db import DataError, OperationalError, close_old_connections
 from mcp.server import Server
 
 from agents.reads import interface_call, interface_tool
-from agents.writes import write_tools
+from agents.writes import WriteTool, write_tools
 from core.auth import rate_count
 from core.models import Book
 from kernel.exceptions import (
@@ -65,12 +65,18 @@ def _tools() -> tuple[dict[str, types.Tool], dict[str, types.Tool]]:
     return reads, writes
 
 
+def _allowed(access: Access, tool: WriteTool) -> bool:
+    """A curated tool is for write access, unless it declares ``readOnlyHint`` (it writes nothing)."""
+    return access.write or bool(tool.annotations.get("readOnlyHint"))
+
+
 def tools_for(access: Access | None) -> list[types.Tool]:
-    """The tools a caller sees: every read, and the writes only with write access."""
+    """The tools a caller sees: every read, and the curated tools its access allows."""
     if access is None:
         return []
     reads, writes = _tools()
-    return [*reads.values(), *(writes.values() if access.write else ())]
+    curated = write_tools()
+    return [*reads.values(), *(tool for name, tool in writes.items() if _allowed(access, curated[name]))]
 
 
 def _finite(value: Any) -> Any:
@@ -136,7 +142,7 @@ def _dispatch(access: Access | None, name: str, arguments: dict[str, Any] | None
             rate_count(caller=access.caller, setting=spec.rate[0], what=spec.rate[1])
         return interface_call(spec, book=access.book(), arguments=arguments)
     if name in writes:
-        if not access.write:
+        if not _allowed(access, writes[name]):
             raise PermissionDenied("该 API 密钥只有读权限，写操作需要 write 密钥", extra={"tool": name})
         return writes[name].run(access.book(), dict(arguments or {}))
     raise NotFound(f"没有这个工具：{name}", extra={"tool": name})

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agents.continuity_tool import CONTINUITY_CHECK
 from agents.reads import arg_json_schema
 from bookfiles.rebuilder import book_sync, chapter_finalize
 from core.models import Book
@@ -275,5 +276,6 @@ def write_tools() -> dict[str, WriteTool]:
             _model_schema(BuildIn) | {"additionalProperties": False},
             story_system_build_run,
         ),
+        WriteTool(**CONTINUITY_CHECK),
     ]
     return {tool.name: tool for tool in tools}

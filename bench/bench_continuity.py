@@ -1,6 +1,6 @@
 """The continuity check (机检) on the 3,000-chapter synthetic book, against floors measured in the same run.
 
-    python bench/bench_continuity.py [--quick] [--json] [--keep] [--repeat 20] [--chapters 3000]
+    python bench/bench_continuity.py [--quick] [--json] [--keep] [--repeat 20] [--chapters 3000] [--before REF]
 
 Setup (not measured): rebuild the synthetic book into a fresh database. Then, each phase in a fresh
 process (peak RSS is per phase):
@@ -10,18 +10,25 @@ process (peak RSS is per phase):
   just parsing the same draft (``draft_parse``). Goal: p95 ≤ 200 ms.
 - range: ``chapters_check(start=1)`` over every finalized chapter, against the floor of reading and
   parsing the same files (``book_read``). Goals: ≤ 5× the floor, peak RSS ≤ 400 MB.
+
+``--before REF`` (a commit, e.g. ``main``) also runs the draft and range phases with the code of REF
+(a detached git worktree in the run's folder) on the same database and book, in the same run: the
+before / after rows compare against the same floor.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import Bench, cpu_seconds, phase_run, stats, synthetic_book  # noqa: E402
+from bench.common import REPO, Bench, PhaseError, cpu_seconds, phase_run, stats, synthetic_book  # noqa: E402
 
 GOAL_DRAFT_P95 = 0.200
 GOAL_RANGE_RATIO = 5.0
@@ -90,11 +97,58 @@ def read_phase(root: str) -> dict:
     return {"chapters": len(parsed.chapters)}
 
 
+def phase_run_at(tree: Path, target: str, kwargs: dict, *, db: str) -> dict:
+    """``phase_run`` with the code of another checkout (``tree``): its own bench.common runs the phase."""
+    with tempfile.NamedTemporaryFile(prefix="wn-phase-", suffix=".json", delete=False) as f:
+        out = Path(f.name)
+    try:
+        cmd = [sys.executable, "-m", "bench.common", "--phase", target, "--kwargs", json.dumps(kwargs)]
+        proc = subprocess.run([*cmd, "--db", db, "--out", str(out)], cwd=tree, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise PhaseError(f"phase {target} at {tree} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+        return json.loads(out.read_text(encoding="utf-8"))
+    finally:
+        out.unlink(missing_ok=True)
+
+
+def _rows(label: str, draft: dict, ranged: dict, floor: dict, n: int) -> list[dict]:
+    d = draft["result"]
+    ratio = ranged["seconds"] / floor["seconds"] if floor["seconds"] else float("nan")
+    return [
+        {
+            "code": label,
+            "case": f"one draft ({d['chars']} chars), warm",
+            "p50_ms": d["check"]["p50"] * 1000,
+            "p95_ms": d["check"]["p95"] * 1000,
+            "cold_ms": d["cold"] * 1000,
+            "floor_p50_ms": d["parse"]["p50"] * 1000,
+            "ratio": d["check"]["p50"] / d["parse"]["p50"],
+            "peak_rss_mb": draft["peak_rss_mb"],
+            "goal": f"p95 ≤ {GOAL_DRAFT_P95 * 1000:.0f} ms: {'ok' if d['check']['p95'] <= GOAL_DRAFT_P95 else 'MISSED'}",
+        },
+        {
+            "code": label,
+            "case": f"--from 1 ({ranged['result']['chapters']} chapters)",
+            "p50_ms": ranged["seconds"] * 1000,
+            "p95_ms": None,
+            "cold_ms": None,
+            "floor_p50_ms": floor["seconds"] * 1000,
+            "ratio": ratio,
+            "peak_rss_mb": ranged["peak_rss_mb"],
+            "goal": f"≤ {GOAL_RANGE_RATIO:.0f}× book_read, ≤ {GOAL_RSS_MB} MB: "
+            + ("ok" if ratio <= GOAL_RANGE_RATIO and ranged["peak_rss_mb"] <= GOAL_RSS_MB else "MISSED"),
+        },
+    ]
+
+
 def main() -> int:
     bench = Bench("continuity", description=__doc__)
     bench.parser.add_argument("--repeat", type=int, default=20, help="draft checks timed (default 20)")
     bench.parser.add_argument(
         "--chapters", type=int, default=None, help="size of the synthetic book (default 3000; --quick: 300)"
+    )
+    bench.parser.add_argument(
+        "--before", default=None, help="also run the phases with the code of this commit (e.g. main)"
     )
     args = bench.args
     n = args.chapters or (300 if args.quick else 3000)
@@ -108,35 +162,29 @@ def main() -> int:
     bench.log("range --from 1")
     ranged = phase_run("bench.bench_continuity:range_phase", {"root": str(root)}, db=db)
     floor = phase_run("bench.bench_continuity:read_phase", {"root": str(root)}, db=db)
-    ratio = ranged["seconds"] / floor["seconds"] if floor["seconds"] else float("nan")
-    bench.table(
-        f"机检 on the {n}-chapter synthetic book",
-        [
-            {
-                "case": f"one draft ({d['chars']} chars), warm",
-                "p50_ms": d["check"]["p50"] * 1000,
-                "p95_ms": d["check"]["p95"] * 1000,
-                "cold_ms": d["cold"] * 1000,
-                "floor_p50_ms": d["parse"]["p50"] * 1000,
-                "ratio": d["check"]["p50"] / d["parse"]["p50"],
-                "peak_rss_mb": draft["peak_rss_mb"],
-                "goal": f"p95 ≤ {GOAL_DRAFT_P95 * 1000:.0f} ms: {'ok' if d['check']['p95'] <= GOAL_DRAFT_P95 else 'MISSED'}",
-            },
-            {
-                "case": f"--from 1 ({ranged['result']['chapters']} chapters)",
-                "p50_ms": ranged["seconds"] * 1000,
-                "p95_ms": None,
-                "cold_ms": None,
-                "floor_p50_ms": floor["seconds"] * 1000,
-                "ratio": ratio,
-                "peak_rss_mb": ranged["peak_rss_mb"],
-                "goal": f"≤ {GOAL_RANGE_RATIO:.0f}× book_read, ≤ {GOAL_RSS_MB} MB: "
-                + ("ok" if ratio <= GOAL_RANGE_RATIO and ranged["peak_rss_mb"] <= GOAL_RSS_MB else "MISSED"),
-            },
-        ],
-    )
+    rows = _rows("this tree", draft, ranged, floor, n)
     bench.note(f"findings: draft {d['findings']}, range {ranged['result']['counts']}")
     bench.extra["details"] = {"setup": setup, "draft": draft, "range": ranged, "floor": floor}
+    if args.before:
+        tree = bench.workdir() / "before"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(tree), args.before], cwd=REPO, check=True, capture_output=True
+        )
+        try:
+            bench.log(f"{args.before}: draft ×{args.repeat + 1}, range --from 1")
+            old_draft = phase_run_at(
+                tree, "bench.bench_continuity:draft_phase", {"root": str(root), "repeat": args.repeat}, db=db
+            )
+            old_range = phase_run_at(tree, "bench.bench_continuity:range_phase", {"root": str(root)}, db=db)
+            old_floor = phase_run("bench.bench_continuity:read_phase", {"root": str(root)}, db=db)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, capture_output=True)
+        rows = _rows(args.before, old_draft, old_range, old_floor, n) + rows
+        bench.note(
+            f"findings at {args.before}: draft {old_draft['result']['findings']}, range {old_range['result']['counts']}"
+        )
+        bench.extra["before"] = {"ref": args.before, "draft": old_draft, "range": old_range, "floor": old_floor}
+    bench.table(f"机检 on the {n}-chapter synthetic book", rows)
     return bench.finish()
 
 

@@ -9,14 +9,18 @@ from ninja import Router, Status
 
 from continuity import selectors, services
 from continuity.schemas import DraftIn, WaiverIn
+from core.auth import api_auth
 from core.selectors import book_get
 
 router = Router(tags=["机检"])
 
 
-@router.post("{book}/continuity", response=dict[str, Any], summary="机检一篇草稿")
+# writes nothing: a read key may call it (core.auth, reads=True)
+@router.post(
+    "{book}/continuity", response=dict[str, Any], summary="机检一篇草稿", auth=api_auth("webnovel", reads=True)
+)
 def draft_check(request: HttpRequest, book: str, payload: DraftIn):
-    """Check a draft against the canon as of chapter N−1: findings with kind, severity, line, quote, evidence, suggestion."""
+    """Check a draft against the canon as of chapter N−1: findings with kind, severity, line, quote, evidence, suggestion. Writes nothing: a read key may call it."""
     return selectors.draft_check(book=book_get(slug=book), text=payload.text, chapter=payload.chapter)
 
 

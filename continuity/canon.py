@@ -90,11 +90,14 @@ class Canon:
         self.lost: dict[tuple[int, str], int] = {}
         # (entity pk, item) → chapter it came to the character (absent: held since the setting files)
         self.got: dict[tuple[int, str], int] = {}
+        self._inactive: dict[Any, bool] = {}
+        self._tags: dict[int, list[dict[str, Any]]] = {}
+        self._named: dict[str, set[int]] | None = None
         self.chapters: dict[int, dict[str, Any]] = {
             row["number"]: row
             for row in Chapter.objects.filter(book=book)
             .order_by("number")
-            .values("number", "hook_type", "opens", "advances", "closes", "source_path", "entity_tags")
+            .values("number", "hook_type", "closes", "source_path")
         }
         self.threads = {t.thread_id: t for t in Thread.objects.filter(book=book)}
         self.secrets = list(Secret.objects.filter(book=book).order_by("secret_id"))
@@ -105,9 +108,26 @@ class Canon:
         self.item_names = self._item_names()
         self._items_automaton = None
         self._lines: dict[tuple[str, str], int | None] = {}
+        self._known: set[str] | None = None
+        self._windowed: set[str] | None = None
+        self._keywords: dict[int, list[str]] = {}
+        self.name_keywords: dict[str, bool] = {}  # secret keyword → is a name (names without a window)
+        self._timeless: dict[tuple[str, tuple[str, ...]], EntityRow | None] = {}
+        self._secret_automaton: Any = False  # built on first use
+        self.keyword_owners: dict[str, list[int]] = {}
+        self._order = {pk: i for i, pk in enumerate(self.entities)}
+        # item → pks of the entities holding it now, kept up to date by ``advance`` (a draft asks
+        # "who else holds this?" for every item it uses; recomputing it per chapter was the retcon
+        # mode's second cost)
+        self.held_by: dict[str, set[int]] = defaultdict(set)
+        self._held: dict[int, set[str]] = {}  # pk → what it holds now (canonical item names)
+        self.inactive_pks: set[int] = set()  # entities whose status now is inactive
         for pk, state in self.states.items():
-            for item in self.holdings(pk, state):
+            self._held[pk] = self.holdings(pk, state)
+            for item in self._held[pk]:
                 self.lost.pop((pk, item), None)
+                self.held_by[item].add(pk)
+            self._status_note(pk, state)
 
     # ── names ───────────────────────────────────────────────────────────────────────────────────
 
@@ -145,14 +165,90 @@ class Canon:
     def item_canonical(self, name: str) -> str:
         return self.item_names.get(name, name)
 
+    def inactive(self, status: Any) -> bool:
+        """``rules.inactive``, remembered per status (a few distinct values, asked for every mention)."""
+        key = status if isinstance(status, str) or status is None else repr(status)
+        value = self._inactive.get(key)
+        if value is None:
+            value = self._inactive[key] = self.rules.inactive(status)
+        return value
+
     def entity_of(self, name: str, *, chapter: int, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
         """The one entity of ``types`` that ``name`` names at ``chapter`` (windows applied), or None."""
+        entries = self.matcher.names.get(name, ())
+        if all(e[2] is None and e[3] is None for e in entries):
+            # no window: the answer is the same in every chapter (the retcon mode asks it thousands of times)
+            key = (name, types)
+            if key not in self._timeless:
+                self._timeless[key] = self._entity_of(name, chapter=chapter, types=types)
+            return self._timeless[key]
+        return self._entity_of(name, chapter=chapter, types=types)
+
+    def _entity_of(self, name: str, *, chapter: int, types: tuple[str, ...]) -> EntityRow | None:
+        if name not in self.matcher.names:
+            return None
         found = {
             pk
             for pk, _, generic in self.matcher.candidates(name, chapter)
             if not generic and pk in self.entities and self.entities[pk].type in types
         }
         return self.entities[found.pop()] if len(found) == 1 else None
+
+    def secret_keywords(self) -> "ahocorasick.Automaton | None":
+        """One automaton of every secret's keywords (``keyword_owners``: keyword → secret indexes)."""
+        if self._secret_automaton is False:
+            for index, secret in enumerate(self.secrets):
+                for keyword in self.keywords_of(secret):
+                    self.keyword_owners.setdefault(keyword, []).append(index)
+            automaton = None
+            if self.keyword_owners:
+                automaton = ahocorasick.Automaton()
+                for keyword in self.keyword_owners:
+                    automaton.add_word(keyword, keyword)
+                automaton.make_automaton()
+            self._secret_automaton = automaton
+        return self._secret_automaton
+
+    def keywords_of(self, secret: Secret) -> list[str]:
+        """The secret's usable keywords, each once, in its order."""
+        keywords = self._keywords.get(secret.pk)
+        if keywords is None:
+            keywords = self._keywords[secret.pk] = list(
+                dict.fromkeys(k for k in secret.keywords or [] if isinstance(k, str) and k.strip())
+            )
+        return keywords
+
+    def windowed_names(self) -> set[str]:
+        """The names that mean something in some chapters only (an alias with a window)."""
+        if self._windowed is None:
+            self._windowed = {
+                name
+                for name, entries in self.matcher.names.items()
+                if any(e[2] is not None or e[3] is not None for e in entries)
+            }
+        return self._windowed
+
+    def known_names(self) -> set[str]:
+        """Every canonical name and alias of the book (any window)."""
+        if self._known is None:
+            self._known = set(self.aliases) | {e.name for e in self.entities.values()}
+        return self._known
+
+    def holders(self, item: str, *, types: tuple[str, ...] = (CHARACTER,)) -> list[EntityRow]:
+        """The entities of ``types`` holding ``item`` now, in the book's entity order."""
+        pks = sorted(self.held_by.get(item, ()), key=self._order.__getitem__)
+        return [self.entities[pk] for pk in pks if self.entities[pk].type in types]
+
+    def held(self, pk: int) -> set[str]:
+        """What entity ``pk`` holds now (kept up to date by ``advance``; do not change the set)."""
+        held = self._held.get(pk)
+        return held if held is not None else set()
+
+    def _status_note(self, pk: int, state: dict[str, Any]) -> None:
+        if self.inactive(state.get("status")):
+            self.inactive_pks.add(pk)
+        else:
+            self.inactive_pks.discard(pk)
 
     def holdings(self, pk: int, state: dict[str, Any] | None = None) -> set[str]:
         state = self.states.get(pk, {}) if state is None else state
@@ -174,16 +270,20 @@ class Canon:
             state = self.states.get(pk)
             if state is None:
                 continue
-            before = self.holdings(pk, state) if fname in self.rules.possession_fields else None
+            before = self.held(pk) if fname in self.rules.possession_fields else None
             op_apply(state, op=op, field=fname, value=new)
             self.last_change[(pk, fname)] = Change(chapter=chapter, op=op, value=new)
+            if fname == "status":
+                self._status_note(pk, state)
             if before is not None:
-                after = self.holdings(pk, state)
+                after = self._held[pk] = self.holdings(pk, state)
                 for item in before - after:
                     self.lost[(pk, item)] = chapter
+                    self.held_by[item].discard(pk)
                 for item in after - before:
                     self.lost.pop((pk, item), None)
                     self.got[(pk, item)] = chapter
+                    self.held_by[item].add(pk)
         self.as_of = to
 
     # ── evidence ────────────────────────────────────────────────────────────────────────────────
@@ -224,16 +324,28 @@ class Canon:
 
     def last_activity(self, thread_id: str) -> int:
         """The last chapter that names the thread in its front matter or its 履历 (0: none)."""
-        numbers = [
-            n
-            for n, row in self.chapters.items()
-            if thread_id in (row["opens"] or []) + (row["advances"] or []) + (row["closes"] or [])
-        ]
+        if self._named is None:
+            # the opens / advances of every chapter, read only when an abandoned thread is named (a
+            # draft check otherwise decodes only ``closes``)
+            self._named = defaultdict(set)
+            rows = Chapter.objects.filter(book=self.book).values_list("number", "opens", "advances", "closes")
+            for number, *lists in rows.iterator():
+                for tid in (t for ids in lists for t in ids or []):
+                    self._named[tid].add(number)
+        numbers = list(self._named.get(thread_id, ()))
         thread = self.threads.get(thread_id)
         if thread is not None:
             numbers += [c for c in thread.history.values_list("chapter", flat=True) if c is not None]
             numbers += [c for c in (thread.opened_chapter,) if c is not None]
         return max(numbers, default=0)
+
+    def tags_of(self, chapter: int) -> list[dict[str, Any]]:
+        """A chapter's entity tags (text, line), read on first use: a draft check needs the tags of
+        the few chapters its evidence cites, not the whole book's."""
+        if chapter not in self._tags:
+            value = Chapter.objects.filter(book=self.book, number=chapter).values_list("entity_tags", flat=True).first()
+            self._tags[chapter] = value or []
+        return self._tags[chapter]
 
     def chapter_evidence(
         self, chapter: int, *, entity: EntityRow | None = None, key: str = "", value: Any = None
@@ -241,13 +353,13 @@ class Canon:
         row = self.chapters.get(chapter) or {}
         line = None
         needles = [n for n in (f'"{key}"' if key else "", str(value) if value is not None else "") if n]
-        for tag in row.get("entity_tags") or []:
+        for tag in self.tags_of(chapter):
             text = tag.get("text", "")
             if all(n in text for n in needles):
                 line = tag.get("line")
         if line is None and entity is not None:
             # the tag's operation sits under its <entity-update> head, a few lines down
-            for tag in row.get("entity_tags") or []:
+            for tag in self.tags_of(chapter):
                 if any(name in tag.get("text", "") for name in (entity.entity_id, *entity.names)):
                     line = tag.get("line")
         return {"chapter": chapter, "file": row.get("source_path", ""), "line": line}

@@ -6,10 +6,14 @@ name followed by a speech verb (张三道 / 张三冷笑道 / “……”张三
 of a clause followed by an action verb; a name after 想起 / 提起 / 当年 …, inside someone's quoted
 speech, or followed by 的 is only mentioned. See docs/continuity.md for each kind."""
 
+import bisect
 import re
+import threading
 from collections import Counter
-from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
+
+import ahocorasick
 
 from continuity.canon import CHARACTER, WEAK_HOOK, Canon, EntityRow
 from continuity.rules import QUOTE_PAIRS, realm_parse, realm_pattern
@@ -108,27 +112,39 @@ class Mentions:
     """Every leftmost-longest name match of the draft, resolved at the draft's chapter."""
 
     def __init__(self, draft: Draft, canon: Canon, chapter: int) -> None:
-        self.spans: list[tuple[int, int, str]] = list(
-            (start, start + len(name), name) for start, name in canon.matcher.longest(draft.prose)
+        automaton = canon.matcher.automaton
+        self.spans: list[tuple[int, int, str]] = (
+            [(end - len(name) + 1, end + 1, name) for end, name in automaton.iter_long(draft.prose)]
+            if automaton is not None and draft.prose
+            else []
         )
+        self._starts = [start for start, _, _ in self.spans]
         self.chapter = chapter
         self.canon = canon
-        self._who: dict[str, EntityRow | None] = {}
+        self._who: dict[tuple[str, tuple[str, ...]], EntityRow | None] = {}
+        self._characters: list[tuple[int, int, str, EntityRow]] | None = None
 
     def who(self, name: str, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
-        key = name + "|" + ",".join(types)
+        key = (name, types)
         if key not in self._who:
             self._who[key] = self.canon.entity_of(name, chapter=self.chapter, types=types)
         return self._who[key]
 
-    def characters(self) -> Iterator[tuple[int, int, str, EntityRow]]:
-        for start, end, name in self.spans:
-            entity = self.who(name)
-            if entity is not None:
-                yield start, end, name, entity
+    def characters(self) -> list[tuple[int, int, str, EntityRow]]:
+        """(start, end, name, entity) of every mention that names one character at the chapter."""
+        if self._characters is None:
+            of = {name: self.who(name) for name in {n for _, _, n in self.spans}}
+            self._characters = [(s, e, n, of[n]) for s, e, n in self.spans if of[n] is not None]
+        return self._characters
 
     def character_between(self, start: int, end: int) -> bool:
-        return any(start <= s and e <= end and self.who(n) is not None for s, e, n in self.spans)
+        i = bisect.bisect_left(self._starts, start)
+        while i < len(self.spans) and self.spans[i][0] < end:
+            s, e, n = self.spans[i]
+            if e <= end and self.who(n) is not None:
+                return True
+            i += 1
+        return False
 
 
 def _acts(draft: Draft, start: int, end: int) -> bool:
@@ -155,10 +171,11 @@ def check_inactive(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]
     rules = canon.rules
     found = []
     revived = {op.ref for op in draft.tag_ops if op.field == "status" and not rules.inactive(op.value)}
+    inactive = canon.inactive_pks
     for start, end, name, entity in mentions.characters():
-        status = canon.states.get(entity.pk, {}).get("status")
-        if not rules.inactive(status) or entity.entity_id in revived or name in revived:
+        if entity.pk not in inactive or entity.entity_id in revived or name in revived:
             continue
+        status = canon.states.get(entity.pk, {}).get("status")
         if not _acts(draft, start, end):
             continue
         evidence = canon.state_evidence(entity, "status", status)
@@ -260,12 +277,8 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     item_spans = [(start, end, name, canon.item_names[name]) for start, end, name in canon.items_in(draft.prose)]
     if not item_spans:
         return []
-    holders: dict[str, list[EntityRow]] = {}
-    for pk, entity in canon.entities.items():
-        if entity.type == CHARACTER:
-            for item in canon.holdings(pk):
-                holders.setdefault(item, []).append(entity)
-    chars = list(mentions.characters())
+    chars = mentions.characters()
+    ends = [c[1] for c in chars]
     for start, end, _name, item in item_spans:
         # a name running on into more characters is the head of another word (玉月 in 玉月符)
         if draft.in_quote(start) or (
@@ -273,10 +286,11 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
         ):
             continue
         s_start, _ = draft.sentence(start)
-        before = [c for c in chars if s_start <= c[0] and c[1] <= start and start - c[1] <= 12]
-        if not before:
+        # the nearest character mention ending before the item, in its sentence, at most 12 away
+        k = bisect.bisect_right(ends, start) - 1
+        if k < 0 or chars[k][0] < s_start or start - chars[k][1] > 12:
             continue
-        c_start, c_end, _, user = before[-1]
+        c_start, c_end, _, user = chars[k]
         between = draft.prose[c_end:start]
         if not USE_VERB.search(between) or "的" in between or mentions.character_between(c_end, start):
             continue
@@ -285,10 +299,10 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
             continue
         if MENTION_ONLY.search(draft.prose[s_start:start]) or draft.in_quote(c_start):
             continue
-        if item in canon.holdings(user.pk) or (user.entity_id, item) in gained or (user.name, item) in gained:
+        if item in canon.held(user.pk) or (user.entity_id, item) in gained or (user.name, item) in gained:
             continue
         lost = canon.lost.get((user.pk, item))
-        others = [h for h in holders.get(item, []) if h.pk != user.pk]
+        others = [h for h in canon.holders(item) if h.pk != user.pk]
         if lost is not None:
             evidence = canon.chapter_evidence(lost, entity=user, value=item)
             evidence["fact"] = f"{user.name} 于第{lost}章失去「{item}」"
@@ -319,8 +333,9 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
 def check_alias_windows(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     found, seen = [], Counter()
     chapter = mentions.chapter
+    windowed = canon.windowed_names()
     for start, end, name in mentions.spans:
-        if canon.matcher.candidates(name, chapter):
+        if name not in windowed or canon.matcher.candidates(name, chapter):
             continue
         rows = [r for r in canon.aliases.get(name, []) if r[0] in canon.entities]
         if not rows:
@@ -331,11 +346,17 @@ def check_alias_windows(draft: Draft, canon: Canon, mentions: Mentions) -> list[
         window = f"第{vf}章起" if vf and not vt else f"至第{vt}章" if vt and not vf else f"第{vf}–{vt}章"
         line = canon.source_line(entity.source_path, name)
         evidence = {"chapter": None, "file": entity.source_path, "line": line}
-        if line is None:  # declared by a tag in a chapter
-            for number, row in canon.chapters.items():
-                for tag in row.get("entity_tags") or []:
-                    if f'alias="{name}"' in tag.get("text", ""):
-                        evidence = {"chapter": number, "file": row["source_path"], "line": tag.get("line")}
+        if line is None:  # declared by a tag in a chapter: the one its window opens in, else any
+            numbers = [vf] if vf in canon.chapters else []
+            for number in [*numbers, *(n for n in canon.chapters if n != vf)]:
+                tag = next((t for t in canon.tags_of(number) if f'alias="{name}"' in t.get("text", "")), None)
+                if tag is not None:
+                    evidence = {
+                        "chapter": number,
+                        "file": canon.chapters[number]["source_path"],
+                        "line": tag.get("line"),
+                    }
+                    break
         evidence["fact"] = f"别名「{name}」指 {entity.name}，有效期 {window}" + (f"（{note}）" if note else "")
         found.append(
             finding(
@@ -353,38 +374,115 @@ def check_alias_windows(draft: Draft, canon: Canon, mentions: Mentions) -> list[
     return found
 
 
-def _pinyin_index(canon: Canon) -> tuple[dict[tuple[str, ...], list[str]], dict[int, dict[str, list[str]]]]:
-    cache = getattr(canon, "_pinyin_index", None)
+class _Syllables(dict):
+    """char → one private-use character per tone-less pinyin syllable ("\x00" for a non-CJK char), for
+    ``str.translate``: a text's syllable string has the text's offsets, so a homophone of a name is a
+    plain substring of it and the scan runs in C instead of a Python loop per character."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.codes: dict[str, str] = {}
+        self.lock = threading.Lock()
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if not CJK.match(char):
+            return self.setdefault(code, "\x00")
+        # Imported on first use: pypinyin's dictionaries take ~0.2 s to load, and this module is imported by
+        # the read registry (continuity-chapters), so by every `story` process.
+        from pypinyin import lazy_pinyin  # noqa: PLC0415
+
+        syllable = lazy_pinyin(char)[0]
+        with self.lock:  # two threads must never give two syllables one code
+            # the Basic Multilingual Plane's private use area: the syllable string stays as compact as
+            # the prose (a character past it counts as having no syllable)
+            fresh = chr(0xE000 + len(self.codes)) if len(self.codes) < 0x1900 else "\x00"
+            value = self.codes.setdefault(syllable, fresh)
+            return self.setdefault(code, value)
+
+
+_SYLLABLES = _Syllables()
+
+
+def _syllables(text: str) -> str:
+    return text.translate(_SYLLABLES)
+
+
+@dataclass
+class _TypoIndex:
+    homophones: dict[str, list[str]]  # syllable string → names
+    near: dict[int, dict[str, list[str]]]  # length → name with one character (not the first) as "?" → names
+    sounds: Any  # automaton over syllable strings: where a homophone of a name may start
+    pairs: Any  # automaton of a near name's first two characters (first and second, or first and third)
+    lengths: list[int]  # the lengths of the variants looked for, longest first
+
+
+def _automaton(words: dict[str, Any]) -> Any:
+    if not words:
+        return None
+    automaton = ahocorasick.Automaton()
+    for word, value in words.items():
+        automaton.add_word(word, value)
+    automaton.make_automaton()
+    return automaton
+
+
+def _typo_index(canon: Canon) -> _TypoIndex:
+    """The names a typo may be a variant of, and what finds where a variant may start; built once per canon."""
+    cache = getattr(canon, "_typo_index", None)
     if cache is not None:
         return cache
-    homophones: dict[tuple[str, ...], list[str]] = {}
+    homophones: dict[str, list[str]] = {}
     near: dict[int, dict[str, list[str]]] = {}
+    pairs: set[str] = set()
     for entity in canon.entities.values():
         if entity.type != CHARACTER:
             continue
         for name in entity.names:
             if len(name) < 2 or len(name) > 6 or not all(CJK.match(c) for c in name):
                 continue
-            homophones.setdefault(tuple(_char_pinyin(c) for c in name), []).append(name)
+            homophones.setdefault(_syllables(name), []).append(name)
             if len(name) >= 3:
                 for i in range(1, len(name)):
                     near.setdefault(len(name), {}).setdefault(name[:i] + "?" + name[i + 1 :], []).append(name)
-    canon._pinyin_index = (homophones, near)  # type: ignore[attr-defined]
-    return homophones, near
+                # one character off, never the first: the variant keeps the first and the second
+                # character, or (the second changed) the first and the third
+                pairs.update((name[:2], name[0] + name[2]))
+    index = _TypoIndex(
+        homophones=homophones,
+        near=near,
+        sounds=_automaton({key: len(key) for key in homophones}),
+        pairs=_automaton({pair: None for pair in pairs}),
+        lengths=sorted({len(k) for k in homophones} | set(near), reverse=True),
+    )
+    canon._typo_index = index  # type: ignore[attr-defined]
+    return index
 
 
-_PINYIN: dict[str, str] = {}
+def _typo_starts(index: _TypoIndex, masked: str, syllables: str) -> list[int]:
+    """Every offset where a homophone or a one-off variant of a name may start (a superset: the scan
+    decides), in the prose with its known names masked out. Found in C: the homophones in the
+    syllable string, the first-and-second pairs in the prose, the first-and-third pairs in its even
+    and odd characters (where they are neighbours)."""
+    starts = set()
+    if index.sounds is not None:
+        starts.update(end - length + 1 for end, length in index.sounds.iter(syllables))
+    if index.pairs is not None:
+        starts.update(end - 1 for end, _ in index.pairs.iter(masked))
+        for parity in (0, 1):
+            starts.update(2 * end - 2 + parity for end, _ in index.pairs.iter(masked[parity::2]))
+    return sorted(starts)
 
 
-def _char_pinyin(char: str) -> str:
-    value = _PINYIN.get(char)
-    if value is None:
-        # Imported on first use: pypinyin's dictionaries take ~0.2 s to load, and this module is imported by
-        # the read registry (continuity-chapters), so by every `story` process.
-        from pypinyin import lazy_pinyin  # noqa: PLC0415
-
-        value = _PINYIN[char] = lazy_pinyin(char)[0]
-    return value
+def _masked(prose: str, spans: list[tuple[int, int, str]]) -> str:
+    """The prose with every known name blanked to NULs (same offsets): a name is never its own typo."""
+    parts, pos = [], 0
+    for start, end, _ in spans:
+        parts.append(prose[pos:start])
+        parts.append("\x00" * (end - start))
+        pos = end
+    parts.append(prose[pos:])
+    return "".join(parts)
 
 
 FUNCTION_CHARS = frozenset(
@@ -393,28 +491,33 @@ FUNCTION_CHARS = frozenset(
 
 
 def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
-    homophones, near = _pinyin_index(canon)
+    index = _typo_index(canon)
+    homophones, near = index.homophones, index.near
     if not homophones:
         return []
-    known = set(canon.aliases) | {e.name for e in canon.entities.values()}
+    known = canon.known_names()
     prose = draft.prose
+    # the known names are masked out (their syllables are NULs, never part of a key); ``covered``
+    # marks the variants found, so that a variant is one finding, not also its shorter pieces
     covered = bytearray(len(prose))
-    for start, end, _ in mentions.spans:
-        covered[start:end] = b"\x01" * (end - start)
-    lengths = sorted({len(k) for k in homophones} | set(near), reverse=True)
+    lengths = index.lengths
     found, seen = [], set()
-    pinyin = [_char_pinyin(c) if CJK.match(c) else "" for c in prose]
-    for i in range(len(prose)):
-        if not pinyin[i] or covered[i]:
+    masked = _masked(prose, mentions.spans)
+    syllables = _syllables(masked)
+    for i in _typo_starts(index, masked, syllables):
+        if covered[i]:
             continue
         for length in lengths:
             j = i + length
-            if j > len(prose) or any(covered[i:j]) or not all(pinyin[i:j]):
+            if j > len(prose):
+                continue
+            key = syllables[i:j]
+            if "\x00" in key or any(covered[i:j]):
                 continue
             variant = prose[i:j]
             if variant in known:
                 continue
-            names = [n for n in homophones.get(tuple(pinyin[i:j]), []) if length >= 3 or n[0] == variant[0]]
+            names = [n for n in homophones.get(key, []) if length >= 3 or n[0] == variant[0]]
             severity = WARNING
             if not names and length in near:
                 candidates = near[length]
@@ -428,7 +531,7 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
             if not names or (variant, names[0]) in seen:
                 continue
             seen.add((variant, names[0]))
-            covered[i:j] = b"\x01" * (j - i)  # a variant is one finding, not also its shorter pieces
+            covered[i:j] = b"\x01" * (j - i)
             entity = mentions.who(names[0]) or next((e for e in canon.entities.values() if names[0] in e.names), None)
             evidence = {"chapter": None, "file": entity.source_path if entity else "", "line": None}
             if entity is not None:
@@ -473,70 +576,139 @@ def _knowers(canon: Canon, secret, chapter: int) -> set[int]:
     return pks
 
 
+def _is_name(canon: Canon, keyword: str, chapter: int) -> bool:
+    """Whether the keyword is a name the reader already uses at ``chapter``: an entity's name or a
+    (non-generic) alias inside its window."""
+    entries = canon.matcher.names.get(keyword)
+    if not entries:
+        return False
+    timeless = all(e[2] is None and e[3] is None for e in entries)
+    if timeless and keyword in canon.name_keywords:
+        return canon.name_keywords[keyword]
+    value = any(not generic and pk in canon.entities for pk, _, generic in canon.matcher.candidates(keyword, chapter))
+    if timeless:
+        canon.name_keywords[keyword] = value
+    return value
+
+
+def _secret_evidence(canon: Canon, secret, keyword: str) -> dict[str, Any]:
+    line = canon.source_line(secret.source_path, "reader_told") or canon.source_line(secret.source_path, keyword)
+    return {"chapter": None, "file": secret.source_path, "line": line}
+
+
+def _names_only(canon: Canon, secret, chapter: int) -> bool:
+    """Whether every keyword of the secret is a name at ``chapter`` (then names are its only evidence)."""
+    return all(_is_name(canon, k, chapter) for k in canon.keywords_of(secret))
+
+
+def _cooccurring(draft: Draft, keyword: str, starts: list[int], keywords: list[str]) -> list[int]:
+    """The hits of ``keyword`` in a sentence with another of ``keywords``."""
+    out = []
+    for start in starts:
+        s_start, s_end = draft.sentence(start, start + len(keyword))
+        sentence = draft.prose[s_start:s_end]
+        if any(other != keyword and other in sentence for other in keywords):
+            out.append(start)
+    return out
+
+
+def _keyword_hits(draft: Draft, canon: Canon) -> dict[str, list[int]]:
+    """keyword → start offsets (non-overlapping, like ``re.finditer``), in one pass over the draft."""
+    automaton = canon.secret_keywords()
+    hits: dict[str, list[int]] = {}
+    if automaton is None:
+        return hits
+    last_end: dict[str, int] = {}
+    for end, keyword in automaton.iter(draft.prose):
+        start = end - len(keyword) + 1
+        if start < last_end.get(keyword, 0):
+            continue
+        last_end[keyword] = end + 1
+        hits.setdefault(keyword, []).append(start)
+    return hits
+
+
 def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
+    """A keyword of a secret the reader is not told yet (secret_early); a keyword the point-of-view
+    character shows knowledge of without being a knower (pov_knowledge).
+
+    A keyword that is only a character's (or a place's …) name says who or where a secret is about,
+    not what it is: 东方易勇 in a chapter does not tell that 东方易勇身怀异宝. Such a name counts
+    only for a secret whose keywords are all names, and then only in a sentence with another of them."""
     chapter = mentions.chapter
     found = []
     pov = mentions.who(draft.perspective) if draft.perspective else None
-    for secret in canon.secrets:
-        keywords = [k for k in secret.keywords or [] if isinstance(k, str) and k.strip()]
-        if not keywords:
-            continue
-        reader_knows = _secret_known(secret, chapter)
-        knowers = _knowers(canon, secret, chapter) if pov is not None else set()
-        for keyword in keywords:
-            reported = False
-            for match in re.finditer(re.escape(keyword), draft.prose):
-                start, end = match.span()
-                if reported and not reader_knows:
+    hits = _keyword_hits(draft, canon)
+    # keyword → (first evidence offset, count, evidence, the secrets it leaks): one finding per keyword
+    early: dict[str, tuple[int, int, dict[str, Any], list]] = {}
+    knowers: dict[int, set[int]] = {}
+    for keyword in sorted(hits, key=lambda k: canon.keyword_owners[k][0]):
+        name = _is_name(canon, keyword, chapter)
+        for index in canon.keyword_owners[keyword]:
+            secret = canon.secrets[index]
+            reader_knows = _secret_known(secret, chapter)
+            if reader_knows and pov is None:
+                continue
+            starts = hits[keyword]
+            if name:
+                if not _names_only(canon, secret, chapter):
                     continue
-                told = secret.reader_told_chapter
-                evidence = {
-                    "chapter": None,
-                    "file": secret.source_path,
-                    "line": canon.source_line(secret.source_path, "reader_told")
-                    or canon.source_line(secret.source_path, keyword),
-                }
-                if not reader_knows:
-                    reported = True
-                    count = draft.prose.count(keyword)
-                    evidence["fact"] = f"{secret.secret_id}「{secret.title}」读者得知于" + (
-                        f"第{told}章" if told else "（尚未安排）"
+                starts = _cooccurring(draft, keyword, starts, canon.keywords_of(secret))
+                if not starts:
+                    continue
+            if not reader_knows:
+                if keyword in early:
+                    early[keyword][3].append(secret)
+                else:
+                    early[keyword] = (starts[0], len(starts), _secret_evidence(canon, secret, keyword), [secret])
+                continue
+            for start in starts:
+                end = start + len(keyword)
+                if draft.in_quote(start):
+                    continue
+                s_start, s_end = draft.sentence(start, end)
+                if not KNOWS.search(draft.prose[s_start:s_end]):
+                    continue
+                if index not in knowers:
+                    knowers[index] = _knowers(canon, secret, chapter)
+                if pov.pk in knowers[index]:
+                    break
+                evidence = _secret_evidence(canon, secret, keyword)
+                evidence["line"] = canon.source_line(secret.source_path, "known_to")
+                evidence["fact"] = f"{secret.secret_id}「{secret.title}」的知情者不含 {pov.name}（截至第{chapter}章）"
+                found.append(
+                    finding(
+                        kind="pov_knowledge",
+                        severity=WARNING,
+                        draft=draft,
+                        start=start,
+                        end=end,
+                        term=keyword,
+                        message=f"视角人物 {pov.name} 尚不知 {secret.secret_id}，叙述却显出知情",
+                        evidence=evidence,
+                        suggestion=f"改为{pov.name}的猜测或由知情者说出，或在信息差的 known_to 中补上 {pov.name}",
                     )
-                    found.append(
-                        finding(
-                            kind="secret_early",
-                            severity=WARNING,
-                            draft=draft,
-                            start=start,
-                            end=end,
-                            term=keyword,
-                            message=f"关键词「{keyword}」泄露信息差 {secret.secret_id}，读者此时尚不知情（本章 {count} 处）",
-                            evidence=evidence,
-                            suggestion="删去或改写关键词；若本章就是揭晓之章，请更新信息差的 reader_told",
-                        )
-                    )
-                elif pov is not None and pov.pk not in knowers and not draft.in_quote(start):
-                    s_start, s_end = draft.sentence(start, end)
-                    sentence = draft.prose[s_start:s_end]
-                    if not KNOWS.search(sentence):
-                        continue
-                    evidence["line"] = canon.source_line(secret.source_path, "known_to")
-                    evidence["fact"] = (
-                        f"{secret.secret_id}「{secret.title}」的知情者不含 {pov.name}（截至第{chapter}章）"
-                    )
-                    found.append(
-                        finding(
-                            kind="pov_knowledge",
-                            severity=WARNING,
-                            draft=draft,
-                            start=start,
-                            end=end,
-                            term=keyword,
-                            message=f"视角人物 {pov.name} 尚不知 {secret.secret_id}，叙述却显出知情",
-                            evidence=evidence,
-                            suggestion=f"改为{pov.name}的猜测或由知情者说出，或在信息差的 known_to 中补上 {pov.name}",
-                        )
-                    )
+                )
+    for keyword, (start, count, evidence, secrets) in early.items():
+        ids = "、".join(secret.secret_id for secret in secrets)
+        evidence["fact"] = "；".join(
+            f"{secret.secret_id}「{secret.title}」读者得知于"
+            + (f"第{secret.reader_told_chapter}章" if secret.reader_told_chapter else "（尚未安排）")
+            for secret in secrets
+        )
+        found.append(
+            finding(
+                kind="secret_early",
+                severity=WARNING,
+                draft=draft,
+                start=start,
+                end=start + len(keyword),
+                term=keyword,
+                message=f"关键词「{keyword}」泄露信息差 {ids}，读者此时尚不知情（本章 {count} 处）",
+                evidence=evidence,
+                suggestion="删去或改写关键词；若本章就是揭晓之章，请更新信息差的 reader_told",
+            )
+        )
     return found
 
 

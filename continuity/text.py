@@ -5,8 +5,10 @@ Entity tags are blanked out of the prose but their line breaks kept, so an offse
 the same line of the file the author edits (the opening ``---`` is line 1)."""
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from bookfiles.parser.text import FrontMatterError, entity_tag_spans, front_matter_split, numeral_parse
@@ -14,6 +16,10 @@ from bookfiles.parser.text import FrontMatterError, entity_tag_spans, front_matt
 SENTENCE_END = frozenset("。！？!?\n")
 CLAUSE_END = frozenset("，,；;：:。！？!?\n“”「」『』")
 OPEN_QUOTES = {"“": "”", "「": "」", "『": "』"}
+# an opening mark up to (not including) its closing mark, the end of the paragraph or of the text
+_QUOTATION = re.compile("|".join(f"{o}[^{c}\n]*" for o, c in OPEN_QUOTES.items()))
+_SENTENCE_MARK = re.compile("[" + re.escape("".join(sorted(SENTENCE_END))) + "]")
+_CLAUSE_MARK = re.compile("[" + re.escape("".join(sorted(CLAUSE_END))) + "]")
 
 _ATTR = re.compile(r'(\w[\w-]*)\s*=\s*"([^"]*)"')
 _UPDATE = re.compile(r"<entity-update\b([^>]*)>(.*?)</entity-update>", re.S)
@@ -68,22 +74,27 @@ class Draft:
         i = bisect.bisect_right(self._quote_starts, pos) - 1
         return i >= 0 and self._quotes[i][0] < pos < self._quotes[i][1]
 
+    # offsets of the sentence / clause end marks, on first use: a sentence is found by bisection,
+    # not by walking the prose
+    @cached_property
+    def _sentence_marks(self) -> list[int]:
+        return [m.start() for m in _SENTENCE_MARK.finditer(self.prose)]
+
+    @cached_property
+    def _clause_marks(self) -> list[int]:
+        return [m.start() for m in _CLAUSE_MARK.finditer(self.prose)]
+
     def sentence(self, pos: int, end: int | None = None) -> tuple[int, int]:
         """The sentence around ``pos`` … ``end``: from after the previous end mark to the next one."""
         end = pos if end is None else end
-        start = pos
-        while start > 0 and self.prose[start - 1] not in SENTENCE_END:
-            start -= 1
-        stop = end
-        while stop < len(self.prose) and self.prose[stop] not in SENTENCE_END:
-            stop += 1
-        return start, stop
+        marks = self._sentence_marks
+        i = bisect.bisect_left(marks, pos)
+        j = bisect.bisect_left(marks, end)
+        return (marks[i - 1] + 1 if i else 0), (marks[j] if j < len(marks) else len(self.prose))
 
     def clause_start(self, pos: int) -> int:
-        start = pos
-        while start > 0 and self.prose[start - 1] not in CLAUSE_END:
-            start -= 1
-        return start
+        i = bisect.bisect_left(self._clause_marks, pos)
+        return self._clause_marks[i - 1] + 1 if i else 0
 
     def quote(self, start: int, end: int, *, width: int = 12) -> str:
         """The matched text with a little context, never across a line."""
@@ -136,18 +147,7 @@ def _tag_ops(body: str, spans: list[tuple[int, int]], body_line: int) -> list[Ta
 def _quote_spans(prose: str) -> list[tuple[int, int]]:
     # A quotation closes at its mark or at the end of the paragraph: one unclosed “ never turns the
     # rest of the chapter into dialogue.
-    spans: list[tuple[int, int]] = []
-    closing, start = None, 0
-    for i, ch in enumerate(prose):
-        if closing is None:
-            if ch in OPEN_QUOTES:
-                closing, start = OPEN_QUOTES[ch], i
-        elif ch == closing or ch == "\n":
-            spans.append((start, i))
-            closing = None
-    if closing is not None:
-        spans.append((start, len(prose)))
-    return spans
+    return [match.span() for match in _QUOTATION.finditer(prose)]
 
 
 def draft_parse(text: str) -> Draft:
@@ -183,7 +183,7 @@ def draft_parse(text: str) -> Draft:
         tag_ops=_tag_ops(body, spans, body_line),
         front_matter_lines=text.split("\n", body_line - 1)[: body_line - 1],
     )
-    draft._line_starts = [0] + [m.end() for m in re.finditer("\n", prose)]
+    draft._line_starts = [0, *itertools.accumulate(len(line) + 1 for line in prose.split("\n")[:-1])]
     draft._quotes = _quote_spans(prose)
     draft._quote_starts = [s for s, _ in draft._quotes]
     return draft

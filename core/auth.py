@@ -6,7 +6,11 @@ admin session (with CSRF on writes). Checked here, in one place, for every endpo
   a URL prefix (``SCRIPT_NAME``, ``FORCE_SCRIPT_NAME``) cannot move it;
 - a session user's model permissions, like a key's scope: reads need ``webnovel.view_book`` and the
   app's view permission, writes also its add and change permissions (``SESSION_PERMISSIONS``). They
-  apply to every book (Django's permissions are per model, not per row); superusers have them all.
+  apply to every book (Django's permissions are per model, not per row); superusers have them all;
+- a write is any method but GET / HEAD / OPTIONS, except an operation declared with
+  ``auth=api_auth(app, reads=True)``: a POST that only computes an answer from its body (the draft check
+  ``POST …/continuity``) is a read for the key's scope and the session's permissions (CSRF still applies).
+  That declaration is the one way to let a read key POST; an operation that writes must never use it.
 
 Authentication writes nothing a reader must wait for: a key's ``last_used_at`` is a best-effort,
 coarse stamp that gives up at once when the database is busy (``apikey_touch``)."""
@@ -61,7 +65,12 @@ class RevokedKey(DomainError):
     status_code = 401
 
 
-def apikey_check(request: HttpRequest, raw: str | None) -> ApiKey | None:
+def request_writes(request: HttpRequest, *, reads: bool = False) -> bool:
+    """Whether the request is a write for scopes and permissions (``reads``: the operation declares it writes nothing)."""
+    return request.method not in SAFE_METHODS and not reads
+
+
+def apikey_check(request: HttpRequest, raw: str | None, *, reads: bool = False) -> ApiKey | None:
     """Return the live key for ``raw`` after checking its scope and book against the request."""
     if not raw:
         return None
@@ -73,7 +82,7 @@ def apikey_check(request: HttpRequest, raw: str | None) -> ApiKey | None:
             f"需要认证：API 密钥 {key.prefix}… 已被吊销，请换用新的密钥（make run 每次启动都会轮换演示密钥并打印新值）",
             extra={"key": key.prefix, "revoked": True},
         )
-    if request.method not in SAFE_METHODS and key.scope != ApiKey.Scope.WRITE:
+    if request_writes(request, reads=reads) and key.scope != ApiKey.Scope.WRITE:
         raise PermissionDenied("该 API 密钥只有读权限，写操作需要 write 密钥", extra={"key": key.prefix})
     book = request_book(request)
     if key.book_id is not None and book is not None and book != key.book.slug:
@@ -85,22 +94,31 @@ def apikey_check(request: HttpRequest, raw: str | None) -> ApiKey | None:
 class ApiKeyHeaderAuth(APIKeyHeader):
     param_name = "X-API-Key"
 
+    def __init__(self, *, reads: bool = False) -> None:
+        super().__init__()
+        self.reads = reads
+
     def authenticate(self, request: HttpRequest, key: str | None) -> ApiKey | None:
-        return apikey_check(request, key)
+        return apikey_check(request, key, reads=self.reads)
 
 
 class ApiKeyBearerAuth(HttpBearer):
+    def __init__(self, *, reads: bool = False) -> None:
+        super().__init__()
+        self.reads = reads
+
     def authenticate(self, request: HttpRequest, token: str) -> ApiKey | None:
-        return apikey_check(request, token)
+        return apikey_check(request, token, reads=self.reads)
 
 
 class SessionPermissionAuth(SessionAuth):
     """The admin session, for one app's router: logged in first (else 401, not a CSRF 403), then
     the CSRF token on writes, then the app's model permissions (403 naming the missing ones)."""
 
-    def __init__(self, app: str) -> None:
+    def __init__(self, app: str, *, reads: bool = False) -> None:
         super().__init__(csrf=True)
         self.app = app
+        self.reads = reads
 
     def __call__(self, request: HttpRequest):
         user = getattr(request, "user", None)
@@ -109,7 +127,8 @@ class SessionPermissionAuth(SessionAuth):
         if request.method not in SAFE_METHODS and not getattr(request, "_ninja_csrf_exempt", False):
             if check_csrf(request) is not None:
                 raise PermissionDenied("CSRF 校验失败：后台登录的写请求需要 X-CSRFToken 请求头", extra={"csrf": True})
-        missing = [perm for perm in session_permissions_needed(self.app, request.method) if not user.has_perm(perm)]
+        method = "GET" if not request_writes(request, reads=self.reads) else request.method
+        missing = [perm for perm in session_permissions_needed(self.app, method) if not user.has_perm(perm)]
         if missing:
             raise PermissionDenied(
                 f"账号 '{user.get_username()}' 缺少权限：{'、'.join(missing)}", extra={"missing_permissions": missing}
@@ -161,9 +180,12 @@ def rate_count(*, caller: str, setting: str, what: str) -> None:
         )
 
 
-def api_auth(app: str) -> list:
-    """The authentication of one app's router: a key, or a session with that app's permissions."""
-    return [ApiKeyHeaderAuth(), ApiKeyBearerAuth(), SessionPermissionAuth(app)]
+def api_auth(app: str, *, reads: bool = False) -> list:
+    """The authentication of one app's router: a key, or a session with that app's permissions.
+
+    ``reads=True``, on one operation (``@router.post(…, auth=api_auth(app, reads=True))``): the operation
+    writes nothing, so a read key and a session with the view permissions may call it whatever its method."""
+    return [ApiKeyHeaderAuth(reads=reads), ApiKeyBearerAuth(reads=reads), SessionPermissionAuth(app, reads=reads)]
 
 
 API_AUTH = api_auth("webnovel")

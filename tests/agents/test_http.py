@@ -90,7 +90,14 @@ def mcp_session(url: str, key: str):
 
 def test_a_read_key_sees_the_reads_and_no_write(server_url, keys):
     with mcp_session(f"{server_url}/mcp/demo-book", keys["read"]) as session:
-        assert set(session.tools()) == set(interfaces_load())
+        assert set(session.tools()) == set(interfaces_load()) | {"continuity-check"}  # it writes nothing
+        draft = "---\nchapter: 25\n---\n赵乾冷笑道：“你们谁也走不了。”\n"
+        checked = session.call("continuity-check", {"text": draft})
+        rest_check = DjangoClient(HTTP_X_API_KEY=keys["read"]).post(
+            "/api/books/demo-book/continuity", {"text": draft}, content_type="application/json"
+        )
+        assert rest_check.status_code == 200
+        assert (checked.is_error, json.loads(checked.content[0].text)) == (False, rest_check.json())
         result = session.call("chapter-summary", {"number": 12})
         rest = DjangoClient(HTTP_X_API_KEY=keys["read"]).get("/api/books/demo-book/chapters/12/summary").json()
         assert (result.is_error, result.content[0].text) == (False, rest)

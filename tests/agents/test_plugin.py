@@ -11,7 +11,7 @@ from kernel.interfaces import interfaces_load
 from tests.conftest import REPO
 
 PLUGIN = REPO / "plugin"
-SKILLS = ("prepare", "finalize", "extract", "ingest", "query", "import", "curation")
+SKILLS = ("prepare", "check", "finalize", "extract", "ingest", "query", "import", "curation")
 
 
 def test_the_manifest_and_the_stdio_server_entry():

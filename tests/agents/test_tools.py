@@ -47,7 +47,9 @@ def test_bounds_on_an_arg_flow_into_the_schema():
 def test_every_read_of_the_registry_is_a_read_only_tool():
     registry = interfaces_load()
     tools = {t.name: t for t in tools_for(Access(book=lambda: None, write=False))}
-    assert set(tools) == set(registry)
+    # and the one curated tool that writes nothing (it declares readOnlyHint)
+    assert set(tools) == set(registry) | {"continuity-check"}
+    assert tools["continuity-check"].annotations.read_only_hint is True
     chapter_tail = tools["chapter-tail"]
     assert chapter_tail.input_schema["required"] == ["number"]
     assert chapter_tail.input_schema["properties"]["chars"]["default"] == 500
@@ -66,6 +68,7 @@ def test_a_write_key_also_sees_the_curated_writes():
         "pending-reject",
         "memory-fact-add",
         "story-system-build",
+        "continuity-check",
     }
 
 

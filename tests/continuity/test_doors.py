@@ -126,3 +126,35 @@ def test_rest_draft_range_waiver_and_chinese_422s(demo, api):
     unknown = api.post(f"{url}/waivers", {"chapter": 25, "kind": "nope", "term": "x"}, content_type="application/json")
     assert unknown.status_code == 422 and unknown.json()["message"].startswith("未知的机检类别 'nope'")
     assert api.post(url, {"text": DEAD_SPEAKS}, content_type="application/json").json()["counts"]["waived"] == 1
+
+
+def test_a_read_key_may_check_a_draft_but_not_waive(demo):
+    from django.contrib.auth.models import Permission, User
+    from django.test import Client
+
+    from core.services import apikey_create
+
+    _, raw = apikey_create(name="reader", scope="read")
+    reader = Client(HTTP_X_API_KEY=raw)
+    url = "/api/books/demo-book/continuity"
+    waivers = (Path(demo.root) / ".continuity/waivers.yaml").read_text(encoding="utf-8")
+    checked = reader.post(url, {"text": DEAD_SPEAKS}, content_type="application/json")
+    assert checked.status_code == 200
+    assert checked.json() == draft_check(book=demo, text=DEAD_SPEAKS)
+    waive = reader.post(
+        f"{url}/waivers", {"chapter": 25, "kind": "inactive_acts", "term": "赵乾"}, content_type="application/json"
+    )
+    assert waive.status_code == 403
+    assert waive.json()["message"] == "该 API 密钥只有读权限，写操作需要 write 密钥"
+    assert (Path(demo.root) / ".continuity/waivers.yaml").read_text(encoding="utf-8") == waivers
+    # a session with the view permission only: the check yes, the waiver no (still CSRF-checked)
+    user = User.objects.create_user("viewer", password="pw")
+    user.user_permissions.add(Permission.objects.get(codename="view_book"))
+    session = Client()
+    session.force_login(user)
+    assert session.post(url, {"text": DEAD_SPEAKS}, content_type="application/json").status_code == 200
+    denied = session.post(
+        f"{url}/waivers", {"chapter": 25, "kind": "inactive_acts", "term": "赵乾"}, content_type="application/json"
+    )
+    assert denied.status_code == 403
+    assert denied.json()["extra"]["missing_permissions"] == ["webnovel.add_book", "webnovel.change_book"]
