@@ -2,6 +2,7 @@
 finalized chapters K…M each against the one before it (after a retcon). Findings are computed on
 every call, never stored; only waivers are kept (in the book folder, ``continuity.waivers``)."""
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -83,17 +84,22 @@ def draft_check(*, book: Book | str, text: str, chapter: int | None = None) -> d
     }
 
 
-def _chapter_text(book: Book, row: Chapter) -> str:
+def _chapter_draft(book: Book, row: Chapter) -> Draft:
     # The file is the truth (its lines are what the author edits); the stored body is the fallback
-    # when the folder is gone.
+    # when the folder is gone. A file unchanged since the last sync (its sha256 is the row's
+    # content_hash) keeps the front matter the database parsed from it: no second YAML load.
     if book.root and row.source_path:
         root = Path(book.root)
         try:
             data, _ = regular_file_read(root / row.source_path, max_bytes=CHAPTER_FILE_MAX_BYTES, root=root)
-            return data.decode("utf-8")
+            text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             pass
-    return row.body
+        else:
+            same = bool(row.content_hash) and hashlib.sha256(data).hexdigest() == row.content_hash
+            stored = row.front_matter if same and isinstance(row.front_matter, dict) else None
+            return draft_parse(text, front_matter=stored)
+    return draft_parse(row.body)
 
 
 def chapters_check(*, book: Book | str, start: int, end: int | None = None) -> dict[str, Any]:
@@ -109,10 +115,13 @@ def chapters_check(*, book: Book | str, start: int, end: int | None = None) -> d
     canon = Canon(book=book)
     waivers, problems = waivers_read(root=book.root)
     chapters, totals = [], {ERROR: 0, WARNING: 0, INFO: 0, "waived": 0}
-    for row in Chapter.objects.filter(book=book, number__gte=start, number__lte=end).order_by("number").iterator():
+    rows = Chapter.objects.filter(book=book, number__gte=start, number__lte=end).order_by("number")
+    # what the check reads of a row: its file, hash and front matter (the body only when the file is gone)
+    rows = rows.only("number", "source_path", "content_hash", "front_matter")
+    for row in rows.iterator():
         canon.advance(to=row.number - 1)
         try:
-            draft = draft_parse(_chapter_text(book, row))
+            draft = _chapter_draft(book, row)
         except DraftError as exc:
             problems.append(f"第{row.number}章（{row.source_path}）第{exc.line or 1}行：{exc.message}")
             continue

@@ -150,15 +150,41 @@ def _quote_spans(prose: str) -> list[tuple[int, int]]:
     return [match.span() for match in _QUOTATION.finditer(prose)]
 
 
-def draft_parse(text: str) -> Draft:
-    """A draft (Markdown with optional front matter, as a chapter file) → ``Draft``; ``DraftError`` when unreadable."""
+_FM_END = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
+
+
+def _body_split(text: str) -> tuple[str, int] | None:
+    """``front_matter_split``'s body and body line without loading the YAML (None: not a front matter
+    the split would accept as is). For a file whose front matter the database already holds."""
+    if not text.startswith("---"):
+        return text, 1
+    first_nl = text.find("\n")
+    if first_nl == -1 or text[:first_nl].rstrip() != "---":
+        return text, 1
+    match = _FM_END.search(text[first_nl + 1 :])
+    if match is None:
+        return None
+    body = text[first_nl + 1 + match.end() :]
+    body = body[2:] if body.startswith("\r\n") else body[1:] if body.startswith("\n") else body
+    return body, text[first_nl + 1 : first_nl + 1 + match.start()].count("\n") + 3
+
+
+def draft_parse(text: str, *, front_matter: dict[str, Any] | None = None) -> Draft:
+    """A draft (Markdown with optional front matter, as a chapter file) → ``Draft``; ``DraftError`` when unreadable.
+
+    ``front_matter``: the file's front matter as already parsed (the database's copy of an unchanged
+    chapter file): the YAML is then not loaded again."""
     if "\x00" in text:
         raise DraftError("草稿含 NUL 字符", text[: text.index("\x00")].count("\n") + 1)
     text = text.removeprefix("\ufeff")
-    try:
-        fm, _, body, body_line = front_matter_split(text)
-    except FrontMatterError as exc:
-        raise DraftError(f"front matter 解析失败：{exc.message}", exc.line) from exc
+    split = _body_split(text) if front_matter is not None else None
+    if split is not None:
+        fm, (body, body_line) = front_matter, split
+    else:
+        try:
+            fm, _, body, body_line = front_matter_split(text)
+        except FrontMatterError as exc:
+            raise DraftError(f"front matter 解析失败：{exc.message}", exc.line) from exc
     threads = fm.get("threads") or {}
     if not isinstance(threads, dict):
         raise DraftError(f"front matter 的 threads 应为 opens/advances/closes 映射，实际为 {threads!r}", 2)

@@ -162,3 +162,19 @@ def test_a_book_without_a_ladder_has_no_realm_findings(demo):
     demo.save(update_fields=["config"])
     result = draft_check(book=demo, text=draft("林风不过是炼气五层。", chapter=25))
     assert found(result, "realm_lower") == []
+
+
+def test_draft_parse_with_the_stored_front_matter_is_the_same_draft():
+    from continuity.text import draft_parse
+
+    text = '---\nchapter: 7\nperspective: 林风\nthreads:\n  closes: [T-1]\n---\n林风道：“走。”\n\n<entity-update id="c1"><set key="status" value="死亡"/></entity-update>\n他走了。\n'
+    parsed = draft_parse(text)
+    reused = draft_parse(text, front_matter=dict(parsed.front_matter))
+    assert (reused.prose, reused.body_line, reused.chapter, reused.perspective, reused.closes) == (
+        parsed.prose,
+        7,
+        7,
+        "林风",
+        ["T-1"],
+    )
+    assert reused.tag_ops == parsed.tag_ops and reused.front_matter_lines == parsed.front_matter_lines
