@@ -147,12 +147,28 @@ def memory_check(slug: str, deleted: int, ingested: int) -> dict[str, Any]:
 def child_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench_faults.py child")
     parser.add_argument(
-        "op", choices=["rebuild", "sync", "finalize", "ingest", "dump", "migrate", "context", "memcheck"]
+        "op",
+        choices=[
+            "rebuild",
+            "sync",
+            "finalize",
+            "ingest",
+            "dump",
+            "migrate",
+            "context",
+            "memcheck",
+            "confirm",
+            "merge",
+            "fact",
+            "journalcheck",
+            "dumpbook",
+        ],
     )
     parser.add_argument("args", nargs="*")
     parser.add_argument("--pause-file", type=Path)
     parser.add_argument("--pause-after", type=int, default=5)
     parser.add_argument("--resume-file", type=Path, help="after pausing, carry on once this file exists")
+    parser.add_argument("--count-writes", action="store_true", help="print the write statements made in transactions")
     opts = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webnovel.settings")
     import django
@@ -169,9 +185,27 @@ def child_main(argv: list[str]) -> int:
     if opts.op == "memcheck":
         sys.stdout.write(json.dumps(memory_check(opts.args[0], int(opts.args[1]), int(opts.args[2]))))
         return 0
+    if opts.op == "dumpbook":
+        from bookfiles.rebuilder import book_dump
+        from core.models import Book
+
+        sys.stdout.write(book_dump(book=Book.objects.get(slug=opts.args[0])))
+        return 0
+    if opts.op == "journalcheck":
+        sys.stdout.write(json.dumps(journal_check(opts.args[0]), ensure_ascii=False))
+        return 0
+    counted = [0]
+
+    def counter(execute, sql, params, many, context):
+        if connection.in_atomic_block and sql.lstrip()[:6].upper() in WRITE_VERBS:
+            counted[0] += 1
+        return execute(sql, params, many, context)
+
     guard = (
         connection.execute_wrapper(_pause_wrapper(opts.pause_file, opts.pause_after, opts.resume_file))
         if opts.pause_file
+        else connection.execute_wrapper(counter)
+        if opts.count_writes
         else nullcontext()
     )
     with guard:
@@ -187,7 +221,71 @@ def child_main(argv: list[str]) -> int:
             call_command("ingest", opts.args[0], opts.args[1], opts.args[2])
         elif opts.op == "context":  # what an agent does before a chapter: build the pack, log it
             call_command("context", opts.args[0], opts.args[1], format="json")
+        elif opts.op in ("confirm", "merge", "fact"):
+            curate(opts.op, *opts.args)
+    if opts.count_writes:
+        sys.stderr.write(f"writes {counted[0]}\n")
     return 0
+
+
+def curate(op: str, slug: str, *args: str) -> None:
+    """A curator's or an agent's journaled write, through its service: ``confirm`` the oldest pending
+    item, ``merge`` entity SOURCE into TARGET (names or ids), ``fact`` I (observe a memory fact)."""
+    from core.models import Book
+    from entities.models import PendingItem
+    from entities.selectors import entity_get
+    from entities.services.pending import pending_item_confirm
+    from entities.services.writes import entity_merge
+    from memory.services import fact_observe
+
+    book = Book.objects.get(slug=slug)
+    if op == "confirm":
+        pending_item_confirm(item=PendingItem.objects.filter(book=book, status="pending").order_by("pk").first())
+    elif op == "merge":
+        entity_merge(source=entity_get(book=book, ref=args[0]), target=entity_get(book=book, ref=args[1]))
+    elif op == "fact":
+        i = int(args[0])
+        fact_observe(
+            book=book, category="open_loops", subject=f"信物{i}", field="下落", value=f"藏于第{i}处", chapter=1 + i % 5
+        )
+
+
+def journal_check(slug: str) -> dict[str, Any]:
+    """The book's journal against its database: events in the log (whole lines), JournalApplied rows,
+    events without a row (lost, once a sync ran), rows without an event, seqs marked twice, and the
+    rows that would show a write applied twice (extractions per chapter, facts per key)."""
+    from django.db.models import Count
+
+    from core.journal import journal_events
+    from core.models import Book, JournalApplied
+    from entities.models import Entity, Extraction
+    from memory.models import Fact
+
+    book = Book.objects.get(slug=slug)
+    events = {e["seq"]: e["op"] for e in journal_events(root=Path(book.root))}
+    rows = list(JournalApplied.objects.filter(book=book).values_list("seq", flat=True))
+    ops: dict[str, int] = {}
+    for op in events.values():
+        ops[op] = ops.get(op, 0) + 1
+    return {
+        "events": len(events),
+        "applied_rows": len(rows),
+        "unapplied": sorted(set(events) - set(rows)),
+        "rows_without_event": sorted(set(rows) - set(events)),
+        "marked_twice": len(rows) - len(set(rows)),
+        "extractions_doubled": Extraction.objects.filter(book=book)
+        .values("chapter")
+        .annotate(n=Count("id"))
+        .filter(n__gt=1)
+        .count(),
+        "entities_doubled": Entity.objects.filter(book=book)
+        .values("canonical_name")
+        .annotate(n=Count("id"))
+        .filter(n__gt=1)
+        .count(),
+        "facts_doubled": Fact.objects.filter(book=book).values("key").annotate(n=Count("id")).filter(n__gt=1).count(),
+        "ops": ops,
+    }
 
 
 # --- the parent's helpers (also used by tests/hardening) ------------------------------------------
@@ -414,6 +512,84 @@ def concurrent_rounds(
     return tally
 
 
+def journal_rounds(
+    *, root: Path, slug: str, db_url: str, chapters: int, rounds: int, rng: random.Random, workdir: Path
+) -> dict[str, dict[str, Any]]:
+    """Issue 14 item 3: kill -9 a journaled write inside its transaction — an ingestion, a confirm of a
+    pending item, a merge, a memory fact — after a random one of its write statements (the last one is
+    ``JournalApplied``: the event is in the file, the transaction not committed), then sync (which heals)
+    and compare the journal with the database: every whole event applied once (JournalApplied rows =
+    events), no row doubled. At the end of each case the folder is rebuilt into an empty database and
+    its ``dump_book`` must equal the live one's."""
+
+    def setup(case: str, i: int) -> tuple[str, ...]:
+        chapter = 1 + (i * 3) % chapters
+        if case == "ingest":
+            payload = workdir / f"journal-ingest-{i}.json"
+            payload.write_text(json.dumps(_extraction(root, 7000 + i), ensure_ascii=False), encoding="utf-8")
+            return ("ingest", slug, str(chapter), str(payload))
+        if case in ("confirm", "merge"):  # an ingestion (not killed) that holds a name / adds two
+            names = [f"{case}{i}甲", f"{case}{i}乙"]
+            data = _extraction(root, 8000 + i)
+            data["entities_new"] = [
+                {"name": n, "type": "角色", "aliases": [], "confidence": 0.3 if case == "confirm" else 0.9}
+                for n in names
+            ]
+            payload = workdir / f"journal-{case}-{i}.json"
+            payload.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+            child_run("ingest", slug, str(chapter), str(payload), db_url=db_url)
+            return ("confirm", slug) if case == "confirm" else ("merge", slug, *names)
+        return ("fact", slug, str(i))
+
+    results: dict[str, dict[str, Any]] = {}
+    for case in ("ingest", "confirm", "merge", "fact"):
+        warm = child_run(*setup(case, -1), "--count-writes", db_url=db_url).stderr
+        writes = int(next(line.split()[1] for line in warm.splitlines() if line.startswith("writes ")))
+        tally = {"writes_per_op": writes, "kills": 0, "finished_before_kill": 0, "killed_after_append": 0}
+        tally.update({"healed_by_sync": 0, "lost": 0, "doubled": 0, "sync_failures": 0})
+        for i in range(rounds):
+            args = setup(case, i)
+            events_before = json.loads(child_run("journalcheck", slug, db_url=db_url).stdout)["events"]
+            pause = workdir / f"journal-{case}-{i}.paused"
+            try:
+                child_kill_at_pause(
+                    *args, db_url=db_url, pause_file=pause, pause_after=writes if i % 3 == 1 else rng.randint(1, writes)
+                )
+                tally["kills"] += 1
+            except RuntimeError:  # fewer writes this time: it finished
+                tally["finished_before_kill"] += 1
+            killed = json.loads(child_run("journalcheck", slug, db_url=db_url).stdout)
+            appended = killed["events"] > events_before
+            tally["killed_after_append"] += appended and bool(killed["unapplied"])
+            sync = child_run("sync", slug, db_url=db_url, check=False)
+            report = json.loads(sync.stdout) if sync.stdout.strip().startswith("{") else {}
+            tally["healed_by_sync"] += sum((report.get("journal") or {}).values())
+            tally["sync_failures"] += sync.returncode != 0
+            check = json.loads(child_run("journalcheck", slug, db_url=db_url).stdout)
+            lost = len(check["unapplied"])
+            doubled = check["marked_twice"] + check["entities_doubled"] + check["facts_doubled"]
+            doubled += len(check["rows_without_event"])
+            tally["lost"] += lost
+            tally["doubled"] += doubled
+            log = f"journal {case} #{i}: appended={appended} unapplied after kill {killed['unapplied']}"
+            print(
+                f"{log}; after sync events {check['events']} rows {check['applied_rows']} lost {lost} doubled {doubled}",
+                file=sys.stderr,
+                flush=True,
+            )
+        tally["events"], tally["applied_rows"] = check["events"], check["applied_rows"]
+        fresh = f"sqlite:///{workdir / f'fresh-{case}.sqlite3'}"
+        child_run("migrate", db_url=fresh)
+        child_run("rebuild", str(root), db_url=fresh)
+        live, rebuilt = (child_run("dumpbook", slug, db_url=u).stdout for u in (db_url, fresh))
+        tally["rebuild_agrees"] = live == rebuilt
+        if not tally["rebuild_agrees"]:
+            for label, text in (("live", live), ("rebuilt", rebuilt)):
+                (workdir / f"journal-{case}-{label}.json").write_text(text, encoding="utf-8")
+        results[case] = tally
+    return results
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "child":
         return child_main(argv[1:])
@@ -426,9 +602,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--ops",
-        default="rebuild,sync,ingest,memory,concurrent",
+        default="rebuild,sync,ingest,memory,concurrent,journal",
         help="operations (comma-separated): rebuild, sync, ingest are killed; memory = logged pack + edit + delete"
-        " + sync (killed in half the rounds); concurrent = ingestion during a rebuild",
+        " + sync (killed in half the rounds); concurrent = ingestion during a rebuild; journal = journaled writes"
+        " (ingest, confirm, merge, fact) killed inside their transaction, then sync, journal vs database",
     )
     opts = parser.parse_args(argv)
     if opts.quick:
@@ -509,12 +686,14 @@ def main(argv: list[str]) -> int:
         scenarios["memory"] = memory_rounds(**common, workdir=workdir)
     if "concurrent" in opts.ops.split(","):
         scenarios["concurrent"] = concurrent_rounds(**common, workdir=workdir)
+    journal = journal_rounds(**common, workdir=workdir) if "journal" in opts.ops.split(",") else {}
     figures = {
         "database": db_url.split(":", 1)[0],
         "chapters": opts.chapters,
         "load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)],
         "operations": results,
         "scenarios": scenarios,
+        "journal": journal,
         "crashes_survived": sum(r["killed_mid_run"] for r in results.values())
         if not any(r["mixed_states"] or r["rerun_failures"] for r in results.values())
         else 0,
@@ -532,6 +711,8 @@ def main(argv: list[str]) -> int:
         print(f"  crashes survived: {figures['crashes_survived']}")
         for name, r in scenarios.items():
             print(f"  {name:10} " + "  ".join(f"{k} {v}" for k, v in r.items()))
+        for name, r in journal.items():
+            print(f"  journal {name:8} " + "  ".join(f"{k} {v}" for k, v in r.items()))
     if not opts.keep:
         import shutil
 
@@ -548,6 +729,9 @@ def main(argv: list[str]) -> int:
             "ingest_failures",
             "extractions_lost",
         )
+    )
+    bad = bad or any(
+        r["lost"] or r["doubled"] or r["sync_failures"] or not r["rebuild_agrees"] for r in journal.values()
     )
     return 1 if bad else 0
 

@@ -14,6 +14,11 @@ fresh database:
 
 Reported: chapters/s, MB/s, peak RSS of the rebuild process, and rebuild / floor. Goals for 3,000
 chapters: rebuild ≤ 3× the floor, peak RSS ≤ 400 MB.
+
+The journal case (issue 14 item 7): a copy of the synthetic book of 3,000 chapters (``--quick``: 300)
+whose ``.journal/`` holds one Data Agent extraction ingested per chapter (written as the journal writes
+them, ``core/journal.py``), rebuilt cold into an empty database, against the same book without the
+journal rebuilt cold into another: the replay's cost. Goal: ≤ 1.5×.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ XIYOUJI = CORPUS / "xiyouji.txt"
 GOAL_RATIO = 3.0
 GOAL_RSS_MB = 400.0
 GOAL_CHAPTERS = 3000
+GOAL_JOURNAL_RATIO = 1.5
 
 
 # --- phases (run in a fresh subprocess by phase_run) ------------------------------------------------
@@ -105,6 +111,59 @@ def report_summary(report: dict) -> dict:
     return summary
 
 
+def journal_write(root: Path, chapters: int) -> int:
+    """Give ``root`` a journal of one extraction ingested per chapter, laid out as ``journal_append``
+    writes it (``extractions/<chapter>-<seq>.json`` + an ``extraction.ingest`` line): a new name, an
+    appearance of the chapter's first recurring name, a scene and the chapter's meta. Returns the events."""
+    import json
+
+    folder = root / ".journal"
+    (folder / "extractions").mkdir(parents=True, exist_ok=True)
+    lines = []
+    for seq, chapter in enumerate(range(1, chapters + 1), start=1):
+        payload = {
+            "entities_new": [
+                {"name": f"过客{chapter}号", "type": "角色", "aliases": [f"过客{chapter}"], "confidence": 0.9}
+            ],
+            "state_changes": [],
+            "relationships_new": [],
+            "scenes": [
+                {"index": 1, "location": "山门", "summary": f"第{chapter}章的过客", "characters": [f"过客{chapter}号"]}
+            ],
+            "chapter_meta": {"title": f"第{chapter}章", "summary": f"过客{chapter}号来到山门"},
+        }
+        name = f"extractions/{chapter:04d}-{seq:06d}.json"
+        (folder / name).write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        event = {"seq": seq, "op": "extraction.ingest", "file": name, "chapter": chapter}
+        lines.append(json.dumps(event, ensure_ascii=False, separators=(", ", ": ")) + "\n")
+    (folder / "log.jsonl").write_text("".join(lines), encoding="utf-8")
+    return len(lines)
+
+
+def journal_measure(bench: Bench, chapters: int) -> dict:
+    """The cold rebuild of the book with a journal of one extraction per chapter vs without it."""
+    import shutil
+
+    src = synthetic_book(chapters)
+    plain = bench.workdir() / f"plain-{chapters}"
+    shutil.copytree(src, plain, ignore=shutil.ignore_patterns(".complete", ".journal"))
+    journaled = bench.workdir() / f"journaled-{chapters}"
+    shutil.copytree(src, journaled, ignore=shutil.ignore_patterns(".complete", ".journal"))
+    events = journal_write(journaled, chapters)
+    page_cache_warm(plain)
+    page_cache_warm(journaled)
+    bench.log(f"journal {chapters}: rebuild without the journal (cold)")
+    without = phase_run(
+        "bench.bench_rebuild:rebuild_phase", {"root": str(plain)}, db=bench.database(label=f"jp-{chapters}")
+    )
+    bench.log(f"journal {chapters}: without {without['seconds']:.2f}s; with {events} extractions (cold)")
+    with_ = phase_run(
+        "bench.bench_rebuild:rebuild_phase", {"root": str(journaled)}, db=bench.database(label=f"jj-{chapters}")
+    )
+    bench.log(f"journal {chapters}: with {with_['seconds']:.2f}s")
+    return {"chapters": chapters, "events": events, "without": without, "with": with_}
+
+
 # --- the benchmark ----------------------------------------------------------------------------------
 
 
@@ -146,6 +205,12 @@ def main(argv: list[str] | None = None) -> int:
         "--chapters", default=None, help="comma-separated synthetic sizes (default 300,3000; --quick: 300)"
     )
     bench.parser.add_argument("--no-xiyouji", action="store_true", help="skip the 西游记 case")
+    bench.parser.add_argument(
+        "--journal-chapters",
+        type=int,
+        default=None,
+        help="chapters of the journal case (an extraction per chapter; default 3000, --quick 300; 0 skips it)",
+    )
     args = bench.args
     sizes = [int(s) for s in (args.chapters or ("300" if args.quick else "300,3000")).split(",") if s]
 
@@ -233,6 +298,39 @@ def main(argv: list[str] | None = None) -> int:
             f"{cases[0]['rebuild']['baseline_rss_mb']:.0f} MB."
         )
     bench.extra["cases"] = cases
+    n = args.journal_chapters if args.journal_chapters is not None else (300 if args.quick else 3000)
+    journal = bench.attempt(f"journal {n}", lambda: journal_measure(bench, n)) if n else None
+    if journal:
+        w, wo = journal["with"], journal["without"]
+        ratio = w["seconds"] / wo["seconds"] if wo["seconds"] else None
+        replayed = (w["result"].get("journal") or {}).get("extraction.ingest", 0)
+        bench.table(
+            "Rebuild replaying the journal (an extraction per chapter) vs without it, cold, fresh processes",
+            [
+                {
+                    "chapters": journal["chapters"],
+                    "events": journal["events"],
+                    "replayed": replayed,
+                    "without s": wo["seconds"],
+                    "with s": w["seconds"],
+                    "×without": ratio,
+                    "cpu ×without": w["cpu_seconds"] / wo["cpu_seconds"] if wo["cpu_seconds"] else None,
+                    "peak RSS MB": w["peak_rss_mb"],
+                    "goal": f"×{goal_mark(ratio, GOAL_JOURNAL_RATIO)}",
+                }
+            ],
+        )
+        stages = w["result"].get("stages") or {}
+        bench.table(
+            "Where the journaled rebuild's time goes",
+            [
+                {"stage": k, "s": v, "share %": 100 * v / w["seconds"]}
+                for k, v in sorted(stages.items(), key=lambda kv: -kv[1])
+            ],
+        )
+        bench.extra["journal"] = journal
+        if replayed != journal["events"]:
+            bench.note(f"journal case: {replayed} of {journal['events']} events replayed")
     return bench.finish()
 
 
