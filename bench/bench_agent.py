@@ -16,8 +16,8 @@ the work folder, run on the same database):
    selector), its floor.
 2. ``story``: the same reads as ``manage.py story <name> <book> …`` processes (what an agent pays
    when it shells out), plus ``story-system-search``, ×M each after one untimed run (which leaves the
-   reference index on disk, as any earlier call would); wall time and CPU time (user + system of the
-   child: steadier than wall time on a busy machine).
+   reference index on disk, as any earlier call would), round-robin over the reads and the trees; wall
+   time and CPU time (user + system of the child: steadier than wall time on a busy machine).
 3. The yardstick: a bare ``python -c 'import json, pathlib, re'`` process — the floor of the old
    plugin's plain per-call scripts before they read any file.
 Inputs are picked from the book (bench/bench_reads.py's samples): the current chapter, an open thread,
@@ -139,12 +139,29 @@ def tree_export(rev: str, dest: Path) -> Path:
     return dest
 
 
-def story_measure(*, tree: Path, book: str, argvs: dict, times: int, env: dict) -> dict[str, dict]:
-    out = {}
-    for name, cli in argvs.items():
-        argv = [sys.executable, "manage.py", "story", *[book if a == "__BOOK__" else a for a in cli]]
-        process_measure(argv, times=1, env=env, cwd=tree)  # untimed: leaves what a first call leaves on disk
-        out[name] = process_measure(argv, times=times, env=env, cwd=tree)
+def story_measure(
+    *, trees: dict[str, Path], book: str, argvs: dict, times: int, envs: dict[str, dict]
+) -> dict[str, dict]:
+    """tree label -> read -> ``process_measure`` figures. Round-robin: every round runs each read of each
+    tree once, so a change of the machine's load in the middle of the phase moves every figure alike
+    (a plain read and ``story-system-search`` are compared within a few milliseconds)."""
+    runs = {
+        (label, name): [sys.executable, "manage.py", "story", *[book if a == "__BOOK__" else a for a in cli]]
+        for label in trees
+        for name, cli in argvs.items()
+    }
+    for (label, _), argv in runs.items():  # untimed: leaves what a first call leaves on disk
+        process_measure(argv, times=1, env=envs[label], cwd=trees[label])
+    samples: dict[tuple[str, str], list[dict]] = {key: [] for key in runs}
+    for _ in range(times):
+        for (label, name), argv in runs.items():
+            samples[label, name].append(process_measure(argv, times=1, env=envs[label], cwd=trees[label]))
+    out: dict[str, dict] = {label: {} for label in trees}
+    for (label, name), measured in samples.items():
+        out[label][name] = {
+            **stats([m["p50"] for m in measured]),
+            "cpu_p50": stats([m["cpu_p50"] for m in measured])["p50"],
+        }
     return out
 
 
@@ -188,14 +205,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.base.lower() != "none":
         trees[f"base {args.base}"] = tree_export(args.base, bench.workdir() / "base")
 
+    # One index folder per tree: trees of different index formats would remove each other's file.
+    envs = {
+        label: {**env, "WEBNOVEL_REFERENCE_INDEX_DIR": str(bench.workdir() / "reference-index" / str(i))}
+        for i, label in enumerate(trees)
+    }
     story_argv = phase_run("bench.bench_agent:argv_phase", {"calls": calls}, db=db)["result"]
     story_argv["story-system-search"] = SEARCH
-    mcp, story = {}, {}
+    mcp = {}
     for label, tree in trees.items():
         bench.log(f"{label}: MCP over stdio, {len(calls)} tools ×{repeat} warm")
-        mcp[label] = mcp_measure(book=samples["book"], calls=calls, repeat=repeat, env=env, tree=tree)
-        bench.log(f"{label}: story processes ×{processes} each")
-        story[label] = story_measure(tree=tree, book=samples["book"], argvs=story_argv, times=processes, env=env)
+        mcp[label] = mcp_measure(book=samples["book"], calls=calls, repeat=repeat, env=envs[label], tree=tree)
+    bench.log(f"story processes ×{processes} each, round-robin over {len(trees)} tree(s)")
+    story = story_measure(trees=trees, book=samples["book"], argvs=story_argv, times=processes, envs=envs)
     inproc = phase_run(
         "bench.bench_agent:inprocess_phase", {"book": samples["book"], "calls": calls, "repeat": repeat}, db=db
     )["result"]

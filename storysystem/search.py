@@ -22,7 +22,9 @@ import marshal
 import math
 import os
 import re
+import struct
 import threading
+import zlib
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -37,7 +39,7 @@ import yaml
 from django.conf import settings
 from django.db import connection
 
-from kernel.exceptions import InvalidInput
+from kernel.exceptions import Conflict, InvalidInput
 from kernel.text import CJK_CHARS, cjk_bigrams
 from storysystem.conf import anti_pattern_fields, conf
 from storysystem.models import LibraryState, ReferenceEntry
@@ -78,34 +80,90 @@ def split_multi(cell: str) -> list[str]:
     return [v.strip() for v in (cell or "").split("|") if v.strip()]
 
 
-@dataclass(eq=False)
 class Doc:
-    id: int
-    code: str
-    table: str
-    library: str
-    skills: frozenset[str]
-    genres: frozenset[str]
-    payload: dict[str, Any]
+    """One library entry as the index holds it. ``payload`` (the entry's answer: texts, fields,
+    anti-patterns) is decoded from the disk cache on first use: a search reads the payloads of its
+    hits only, not of the ~800 rows."""
+
+    __slots__ = ("id", "code", "table", "library", "skills", "genres", "_payload", "_raw")
+
+    def __init__(
+        self,
+        id: int,
+        code: str,
+        table: str,
+        library: str,
+        skills: frozenset[str],
+        genres: frozenset[str],
+        payload: dict[str, Any] | None = None,
+        raw: bytes | None = None,
+    ) -> None:
+        self.id, self.code, self.table, self.library = id, code, table, library
+        self.skills, self.genres = skills, genres
+        self._payload, self._raw = payload, raw
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        if self._payload is None:
+            payload = marshal.loads(self._raw or b"")
+            if not isinstance(payload, dict):
+                raise Conflict(
+                    f"参考资料检索索引缓存损坏（条目 {self.code}）：删除 WEBNOVEL_REFERENCE_INDEX_DIR 下的文件后重试"
+                )
+            self._payload, self._raw = payload, None
+        return self._payload
 
 
-@dataclass
 class Postings:
     """term -> (entry indexes, BM25F contributions), packed: every term's run in two flat arrays, found by
     its offsets. Not a dict of ~60k pairs of arrays: a few flat buffers that the garbage collector never
-    walks and that a fresh process reads from the disk cache as they are."""
+    walks and that a fresh process reads from the disk cache as they are.
 
-    slots: dict[str, int] = field(default_factory=dict)  # term -> its run
-    offsets: array = field(default_factory=lambda: array("I", [0]))  # run i is [offsets[i], offsets[i + 1])
-    ids: array = field(default_factory=lambda: array("I"))
-    contributions: array = field(default_factory=lambda: array("d"))
+    A built index finds a term's run through ``slots``; one loaded from the disk cache has its terms as
+    one sorted UTF-8 buffer (``term_bytes``, cut by ``term_offsets``; run i is the i-th term) and
+    finds a term by binary search, remembering the terms it found: no 60k strings and no dict to
+    make before the first answer."""
+
+    __slots__ = ("slots", "offsets", "ids", "contributions", "term_bytes", "term_offsets")
+
+    def __init__(self) -> None:
+        self.slots: dict[str, int] = {}  # term -> its run
+        self.offsets = array("I", [0])  # run i is [offsets[i], offsets[i + 1])
+        self.ids = array("I")
+        self.contributions = array("d")
+        self.term_bytes = b""
+        self.term_offsets = array("I", [0])
+
+    def slot(self, term: str) -> int | None:
+        slot = self.slots.get(term)
+        if slot is not None or not self.term_bytes:
+            return slot
+        key, blob, cuts = term.encode(), self.term_bytes, self.term_offsets
+        lo, hi = 0, len(cuts) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if blob[cuts[mid] : cuts[mid + 1]] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(cuts) - 1 and blob[cuts[lo] : cuts[lo + 1]] == key:
+            self.slots[term] = lo  # bounded by the index's terms: a miss is never kept
+            return lo
+        return None
 
     def get(self, term: str) -> tuple[array, array] | None:
-        slot = self.slots.get(term)
+        slot = self.slot(term)
         if slot is None:
             return None
         start, end = self.offsets[slot], self.offsets[slot + 1]
         return self.ids[start:end], self.contributions[start:end]
+
+    def terms(self) -> list[str]:
+        """Every term, in run order."""
+        if not self.term_bytes:
+            return list(self.slots)
+        blob, cuts = self.term_bytes, self.term_offsets
+        return [blob[cuts[i] : cuts[i + 1]].decode() for i in range(len(cuts) - 1)]
 
 
 @dataclass
@@ -309,7 +367,8 @@ def index_get() -> Index:
 
 
 # The layout of the file: part of its name, so a change of the format never reads an older file.
-_DISK_FORMAT = 2
+_DISK_FORMAT = 3
+_DISK_MAGIC = b"WNREFIX3"
 
 
 def _disk_path(token: str) -> Path | None:
@@ -326,16 +385,51 @@ def _disk_path(token: str) -> Path | None:
 
 
 def _disk_load(path: Path, token: str) -> Index | None:
+    """The index in ``path``, decoded only as far as a first search needs: the entries' short fields;
+    the payloads stay marshal bytes until read (``Doc.payload``), the terms one sorted buffer
+    (``Postings.slot``), the runs flat arrays. Marshal of plain values only (never pickle: the file
+    lies in a folder a user can write), behind a CRC of the body."""
     try:
-        docs, terms, offsets, ids, contributions = marshal.loads(path.read_bytes())
-        postings = Postings(slots=dict(zip(terms, range(len(terms)), strict=True)), offsets=array("I"))
-        postings.offsets.frombytes(offsets)
-        postings.ids.frombytes(ids)
-        postings.contributions.frombytes(contributions)
-        index = Index(token=token, docs=[Doc(*fields) for fields in docs], postings=postings)
+        data = path.read_bytes()
+        if data[: len(_DISK_MAGIC)] != _DISK_MAGIC:
+            raise ValueError("not an index file")
+        crc, size = struct.unpack_from("<II", data, len(_DISK_MAGIC))
+        body = memoryview(data)[len(_DISK_MAGIC) + 8 :]
+        if len(body) != size or zlib.crc32(body) != crc:
+            raise ValueError("truncated or damaged")
+        docs, cuts, term_offsets, offsets, ids, contributions, terms, payloads = marshal.loads(body)
+        postings = Postings()
+        postings.term_bytes = terms
+        for target, raw in (
+            (postings.term_offsets, term_offsets),
+            (postings.offsets, offsets),
+            (postings.ids, ids),
+            (postings.contributions, contributions),
+        ):
+            del target[:]
+            target.frombytes(raw)
+        bounds = array("I")
+        bounds.frombytes(cuts)
+        runs = len(postings.offsets) - 1
+        if not (
+            len(bounds) == len(docs) + 1
+            and len(postings.term_offsets) == runs + 1
+            and postings.offsets[-1] == len(postings.ids) == len(postings.contributions)
+            and bounds[-1] == len(payloads)
+            and postings.term_offsets[-1] == len(terms)
+        ):
+            raise ValueError("inconsistent sections")
+        index = Index(
+            token=token,
+            docs=[
+                Doc(id, code, table, library, skills, genres, raw=payloads[bounds[i] : bounds[i + 1]])
+                for i, (id, code, table, library, skills, genres) in enumerate(docs)
+            ],
+            postings=postings,
+        )
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, EOFError, TypeError):
+    except (OSError, ValueError, EOFError, TypeError, struct.error):
         logger.warning("参考资料检索索引缓存无法读取，重建：%s", path, exc_info=True)
         return None
     index.doc_by_key = {(d.library, d.table, d.code): d for d in index.docs}
@@ -350,12 +444,38 @@ def _disk_save(path: Path, index: Index) -> None:
         for old in path.parent.glob(f"{family}*.marshal"):
             if old != path:  # an older library version of this database
                 old.unlink(missing_ok=True)
-        docs = [(d.id, d.code, d.table, d.library, d.skills, d.genres, d.payload) for d in index.docs]
         p = index.postings
-        data = (docs, list(p.slots), p.offsets.tobytes(), p.ids.tobytes(), p.contributions.tobytes())
+        # Runs in the byte order of their terms' UTF-8 (what the loader's binary search compares).
+        encoded = sorted((term.encode(), slot) for term, slot in zip(p.terms(), range(len(p.offsets) - 1), strict=True))
+        terms, term_offsets = bytearray(), array("I", [0])
+        offsets, ids, contributions = array("I", [0]), array("I"), array("d")
+        for key, slot in encoded:
+            terms += key
+            term_offsets.append(len(terms))
+            start, end = p.offsets[slot], p.offsets[slot + 1]
+            ids.extend(p.ids[start:end])
+            contributions.extend(p.contributions[start:end])
+            offsets.append(len(ids))
+        payloads, cuts = bytearray(), array("I", [0])
+        for d in index.docs:
+            payloads += marshal.dumps(d.payload)
+            cuts.append(len(payloads))
+        docs = [(d.id, d.code, d.table, d.library, d.skills, d.genres) for d in index.docs]
+        body = marshal.dumps(
+            (
+                docs,
+                cuts.tobytes(),
+                term_offsets.tobytes(),
+                offsets.tobytes(),
+                ids.tobytes(),
+                contributions.tobytes(),
+                bytes(terms),
+                bytes(payloads),
+            )
+        )
         # One temporary file per process and thread: two workers saving at once never rename a half-written file.
         tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_bytes(marshal.dumps(data))
+        tmp.write_bytes(_DISK_MAGIC + struct.pack("<II", zlib.crc32(body), len(body)) + body)
         tmp.replace(path)
     except (OSError, ValueError):
         logger.warning("无法写入参考资料检索索引缓存 %s", path, exc_info=True)

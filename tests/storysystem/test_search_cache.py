@@ -66,3 +66,43 @@ def test_without_a_folder_nothing_is_written(settings, tmp_path, monkeypatch):
     library_touch()
     assert reference_search(query="签到系统")["total"] > 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_loaded_index_finds_every_term_with_the_built_runs(disk, monkeypatch):
+    reference_search(query="签到系统")
+    built = search.index_get()
+    monkeypatch.setattr(search, "_cached", None)
+    monkeypatch.setattr(search, "index_build", _unbuildable)
+    loaded = search.index_get()
+    assert loaded is not built and loaded.postings.slots == {}  # nothing decoded before a search
+    terms = built.postings.terms()
+    assert sorted(loaded.postings.terms()) == sorted(terms)
+    for term in terms:
+        assert loaded.postings.get(term) == built.postings.get(term), term
+    for missing in ("", "量子纠缠", "\uffff", "\x00"):
+        assert loaded.postings.get(missing) is None
+    assert [d.payload for d in loaded.docs] == [d.payload for d in built.docs]
+
+
+def test_a_search_on_a_loaded_index_decodes_only_its_hits(disk, monkeypatch):
+    reference_search(query="签到系统")
+    monkeypatch.setattr(search, "_cached", None)
+    answer = reference_search(query="签到系统", max_results=2)
+    assert answer["total"] == 3 and len(answer["results"]) == 2
+    decoded = [d.code for d in search.index_get().docs if d._payload is not None]
+    assert sorted(decoded) == sorted(r["code"] for r in answer["results"])
+
+
+def test_a_damaged_byte_is_caught_by_the_checksum_and_the_index_rebuilt(disk, monkeypatch, caplog):
+    built = reference_search(query="签到系统")
+    (path,) = disk.glob("*.marshal")
+    data = bytearray(path.read_bytes())
+    assert data[:8] == search._DISK_MAGIC
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    monkeypatch.setattr(search, "_cached", None)
+    assert reference_search(query="签到系统") == built
+    assert "无法读取" in caplog.text
+    monkeypatch.setattr(search, "_cached", None)
+    monkeypatch.setattr(search, "index_build", _unbuildable)
+    assert reference_search(query="签到系统") == built
