@@ -13,6 +13,8 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from kernel.exceptions import InvalidInput
@@ -51,6 +53,39 @@ def path_inside(*, root: Path, relative: str | Path) -> Path:
     return target
 
 
+@contextmanager
+def _book_folder_open(*, root: Path, relative: str | Path, failed: str) -> Iterator[tuple[Path, int, str]]:
+    """The folder of ``root / relative`` opened from ``root`` down with ``O_NOFOLLOW`` (missing folders are
+    made): yields (target, the folder's descriptor, the file name). An ``OSError`` inside becomes
+    ``InvalidInput`` naming the file (``failed`` is appended to the message of a disk error)."""
+    target = path_inside(root=root, relative=relative)
+    root_abs = Path(os.path.abspath(root))
+    parts = target.relative_to(root_abs).parts
+    nofollow_dir = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    fds: list[int] = []
+    try:
+        fds.append(os.open(root_abs, nofollow_dir))
+        for part in parts[:-1]:
+            try:
+                fds.append(os.open(part, nofollow_dir, dir_fd=fds[-1]))
+            except FileNotFoundError:
+                os.mkdir(part, 0o755, dir_fd=fds[-1])
+                fds.append(os.open(part, nofollow_dir, dir_fd=fds[-1]))
+        yield target, fds[-1], parts[-1]
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or exc.errno == errno.ENOTDIR:
+            raise InvalidInput(
+                f"拒绝写入：{relative} 的路径上有符号链接或非文件夹（可能指向书籍目录之外）",
+                extra={"path": str(relative)},
+            ) from None
+        raise InvalidInput(
+            f"写入 {relative} 失败：{exc.strerror or exc}{failed}", extra={"path": str(relative)}
+        ) from None
+    finally:
+        for fd_ in reversed(fds):
+            os.close(fd_)
+
+
 def book_file_write(*, root: Path, relative: str | Path, text: str | bytes) -> Path:
     """Write ``text`` (UTF-8; or ``bytes`` as they are) atomically at ``root / relative``; returns the target.
 
@@ -62,21 +97,8 @@ def book_file_write(*, root: Path, relative: str | Path, text: str | bytes) -> P
     created and renamed relative to the folder's descriptor: a folder swapped for a symlink between the
     check above and the write (a race) still cannot redirect the write outside ``root``.
     """
-    target = path_inside(root=root, relative=relative)
-    root_abs = Path(os.path.abspath(root))
-    parts = target.relative_to(root_abs).parts
     data = text if isinstance(text, bytes) else text.encode("utf-8")
-    nofollow_dir = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-    fds: list[int] = []
-    try:
-        fds.append(os.open(root_abs, nofollow_dir))
-        for part in parts[:-1]:
-            try:
-                fds.append(os.open(part, nofollow_dir, dir_fd=fds[-1]))
-            except FileNotFoundError:
-                os.mkdir(part, 0o755, dir_fd=fds[-1])
-                fds.append(os.open(part, nofollow_dir, dir_fd=fds[-1]))
-        folder, name = fds[-1], parts[-1]
+    with _book_folder_open(root=root, relative=relative, failed="（原文件未改动）") as (target, folder, name):
         try:
             existing = os.stat(name, dir_fd=folder, follow_symlinks=False)
         except FileNotFoundError:
@@ -102,18 +124,6 @@ def book_file_write(*, root: Path, relative: str | Path, text: str | bytes) -> P
                 pass
             raise
         os.fsync(folder)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP or exc.errno == errno.ENOTDIR:
-            raise InvalidInput(
-                f"拒绝写入：{relative} 的路径上有符号链接或非文件夹（可能指向书籍目录之外）",
-                extra={"path": str(relative)},
-            ) from None
-        raise InvalidInput(
-            f"写入 {relative} 失败：{exc.strerror or exc}（原文件未改动）", extra={"path": str(relative)}
-        ) from None
-    finally:
-        for fd_ in reversed(fds):
-            os.close(fd_)
     return target
 
 
@@ -172,21 +182,8 @@ def book_file_append(*, root: Path, relative: str | Path, text: str) -> Path:
     that does not end with a newline is cut back to its last one (the torn line was never committed —
     its writer died before the fsync returned), so every line stays one whole record.
     """
-    target = path_inside(root=root, relative=relative)
-    root_abs = Path(os.path.abspath(root))
-    parts = target.relative_to(root_abs).parts
     data = text.encode("utf-8")
-    nofollow_dir = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-    fds: list[int] = []
-    try:
-        fds.append(os.open(root_abs, nofollow_dir))
-        for part in parts[:-1]:
-            try:
-                fds.append(os.open(part, nofollow_dir, dir_fd=fds[-1]))
-            except FileNotFoundError:
-                os.mkdir(part, 0o755, dir_fd=fds[-1])
-                fds.append(os.open(part, nofollow_dir, dir_fd=fds[-1]))
-        folder, name = fds[-1], parts[-1]
+    with _book_folder_open(root=root, relative=relative, failed="") as (target, folder, name):
         try:
             os.stat(name, dir_fd=folder, follow_symlinks=False)
             created = False
@@ -207,16 +204,6 @@ def book_file_append(*, root: Path, relative: str | Path, text: str) -> Path:
             os.close(fd)
         if created:  # only a new file needs its folder entry made durable
             os.fsync(folder)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP or exc.errno == errno.ENOTDIR:
-            raise InvalidInput(
-                f"拒绝写入：{relative} 的路径上有符号链接或非文件夹（可能指向书籍目录之外）",
-                extra={"path": str(relative)},
-            ) from None
-        raise InvalidInput(f"写入 {relative} 失败：{exc.strerror or exc}", extra={"path": str(relative)}) from None
-    finally:
-        for fd_ in reversed(fds):
-            os.close(fd_)
     return target
 
 
