@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from core.fileowned import FileOwnedAdmin, FileOwnedInline, file_note
 from core.models import ApiKey, Book, Chapter, Document, Fingerprint, Section, SourceFile, TimelineRow, Volume
 from core.services import apikey_create
 from kernel.ratelimit import limiter_for
@@ -41,21 +42,37 @@ admin.site.site_title = "网文连续性数据库"
 admin.site.index_title = "管理首页"
 
 
-class VolumeInline(admin.TabularInline):
+class FileRowsAdmin(FileOwnedAdmin, admin.ModelAdmin):
+    """Rows read from the book's files only (chapters, documents, timelines …): never added here."""
+
+    def has_add_permission(self, request):
+        return False
+
+
+class VolumeInline(FileOwnedInline, admin.TabularInline):
     model = Volume
     extra = 0
 
+    def parent_file_owned(self, obj: Book) -> bool:
+        return bool(obj.root)
+
 
 @admin.register(Book)
-class BookAdmin(admin.ModelAdmin):
+class BookAdmin(FileOwnedAdmin, admin.ModelAdmin):
+    """book.yaml owns the book's description; its folder (``root``) is where the files are."""
+
     list_display = ["slug", "title", "genre", "built_at"]
     search_fields = ["slug", "title"]
     inlines = [VolumeInline]
     readonly_fields = ["built_at", "build_report", "created_at"]
+    file_owned_fields = ("slug", "title", "genre", "config", "thresholds", "style_baseline_start", "style_baseline_end")
+
+    def file_origin(self, obj: Book) -> str | None:
+        return file_note("book.yaml") + "（卷来自 book.yaml 的 volumes 与卷文件夹名）" if obj.root else None
 
 
 @admin.register(Chapter)
-class ChapterAdmin(admin.ModelAdmin):
+class ChapterAdmin(FileRowsAdmin):
     list_display = ["book", "number", "title", "volume", "perspective", "chapter_position", "hook_type", "word_count"]
     list_filter = ["book", "volume", "chapter_position", "mood_position", "key_chapter"]
     search_fields = ["title", "summary", "perspective"]
@@ -64,14 +81,17 @@ class ChapterAdmin(admin.ModelAdmin):
     ordering = ["book", "number"]
 
 
-class SectionInline(admin.TabularInline):
+class SectionInline(FileOwnedInline, admin.TabularInline):
     model = Section
     extra = 0
     fields = ["order", "heading", "level", "body"]
 
+    def parent_file_owned(self, obj: Document) -> bool:
+        return bool(obj.source_path)
+
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(FileRowsAdmin):
     list_display = ["book", "kind", "key", "title", "source_path"]
     list_filter = ["book", "kind"]
     search_fields = ["key", "title", "body"]
@@ -80,16 +100,19 @@ class DocumentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Section)
-class SectionAdmin(admin.ModelAdmin):
+class SectionAdmin(FileRowsAdmin):
     list_display = ["document", "order", "heading", "level"]
     list_filter = ["document__book", "document__kind"]
     search_fields = ["heading", "body"]
     list_select_related = ["document", "document__book"]
     show_full_result_count = False
 
+    def file_origin(self, obj: Section) -> str | None:
+        return file_note(obj.document.source_path) if obj.document.source_path else None
+
 
 @admin.register(TimelineRow)
-class TimelineRowAdmin(admin.ModelAdmin):
+class TimelineRowAdmin(FileRowsAdmin):
     list_display = ["book", "volume", "order", "chapter", "story_time", "event"]
     list_filter = ["book", "volume"]
     search_fields = ["event", "story_time"]
@@ -98,20 +121,31 @@ class TimelineRowAdmin(admin.ModelAdmin):
 
 
 @admin.register(Fingerprint)
-class FingerprintAdmin(admin.ModelAdmin):
+class FingerprintAdmin(FileRowsAdmin):
     list_display = ["book", "start_chapter", "end_chapter", "is_baseline"]
     list_filter = ["book", "is_baseline"]
     list_select_related = ["book"]
     show_full_result_count = False
 
+    def file_origin(self, obj: Fingerprint) -> str | None:
+        path = (
+            Chapter.objects.filter(book_id=obj.book_id, number=obj.start_chapter)
+            .values_list("source_path", flat=True)
+            .first()
+        )
+        return f"由 {path} 的正文计算（文风基线来自 book.yaml），请在文件中修改" if path else None
+
 
 @admin.register(SourceFile)
-class SourceFileAdmin(admin.ModelAdmin):
+class SourceFileAdmin(FileRowsAdmin):
     list_display = ["book", "path", "kind", "size", "content_hash"]
     list_filter = ["book", "kind"]
     search_fields = ["path"]
     list_select_related = ["book"]
     show_full_result_count = False
+
+    def file_origin(self, obj: SourceFile) -> str | None:
+        return f"记录 {obj.path} 的大小与哈希，由 rebuild / sync 维护" if obj.path else None
 
 
 @admin.register(ApiKey)

@@ -23,14 +23,18 @@ leaves the event in the file, so the next sync applies it — no service in the 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Max
+from django.utils.module_loading import import_string
 
+from core.locks import book_write_lock
 from core.models import Book, JournalApplied
 from kernel.exceptions import InvalidInput
 from kernel.safefs import book_file_append, book_file_write, regular_file_read
@@ -99,20 +103,95 @@ def journal_append(*, book: Book, op: str, attachment: tuple[str, Any] | None = 
     applied = JournalApplied.objects.filter(book=book).aggregate(m=Max("seq"))["m"] or 0
     seq = max(_last_seq(root), applied) + 1
     event: dict[str, Any] = {"seq": seq, "op": op}
+    stamp: tuple[str, int, int] | None = None
     if attachment is not None:
         stem, data = attachment
         relative = f"{stem}-{seq:06d}.json"
-        book_file_write(
-            root=root,
-            relative=f"{JOURNAL_DIR}/{relative}",
-            text=json.dumps(data, ensure_ascii=False, indent=2) + "\n",
-        )
+        raw = (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+        written = book_file_write(root=root, relative=f"{JOURNAL_DIR}/{relative}", text=raw)
+        stat = os.stat(written)
+        stamp = (hashlib.sha256(raw).hexdigest(), stat.st_size, stat.st_mtime_ns)
         event["file"] = relative
     event.update({name: _sorted(value) for name, value in args.items()})
     line = json.dumps(event, ensure_ascii=False, separators=(", ", ": ")) + "\n"
     book_file_append(root=root, relative=LOG_PATH, text=line)
-    JournalApplied.objects.create(book=book, seq=seq)
+    journal_applied_mark(book=book, seq=seq, stamp=stamp)
     return seq
+
+
+def journal_lock(*, book: Book, heal: bool = True) -> None:
+    """The lock a journaling writer takes first: the book's write lock (``core.locks``), then, unless
+    ``heal`` is False (a replay), the log's events newer than the last applied one — a writer that
+    crashed between its append and its commit — applied before the caller writes, so the rows follow
+    the log's order (a retried write lands after the event it retried, never before it)."""
+    book_write_lock(book=book)
+    if heal:
+        journal_heal(book=book)
+
+
+def journal_heal(*, book: Book) -> dict[str, int]:
+    """Apply the events after the last applied one (read from the log's tail, not the whole log)
+    through ``WEBNOVEL_JOURNAL_HEALER`` (the replay lives in the book-files app, above this one);
+    returns how many of each op were applied. Cost when nothing is pending: one query, one tail read."""
+    root = journal_folder(book=book)
+    path = getattr(settings, "WEBNOVEL_JOURNAL_HEALER", "")
+    if root is None or not path:
+        return {}
+    applied = JournalApplied.objects.filter(book=book).aggregate(m=Max("seq"))["m"] or 0
+    if _last_seq(root) <= applied:
+        return {}
+    events = journal_tail(root=root, after=applied)
+    if not events:
+        return {}
+    logger.info("journal: applying %d event(s) of %s left by a crashed writer", len(events), book.slug)
+    return import_string(path)(book=book, root=root, events=events)
+
+
+def journal_tail(*, root: Path, after: int) -> list[dict[str, Any]]:
+    """The whole events of the log with a seq above ``after``, read backwards from the end in blocks
+    until a line at or below ``after`` (their ``_line`` is None: the lines before are not counted)."""
+    path = Path(root) / LOG_PATH
+    try:
+        size = os.path.getsize(path)
+    except FileNotFoundError:
+        return []
+    block, end, data, whole = 65536, size, b"", []
+    with open(path, "rb") as fh:
+        while end > 0:
+            start = max(0, end - block)
+            fh.seek(start)
+            data = fh.read(end - start) + data
+            end = start
+            lines = data.split(b"\n")
+            whole = lines[1:-1] if start > 0 else lines[:-1]  # the first may be cut, the last is torn or empty
+            if start == 0 or _reaches(whole, after):
+                break
+    events = []
+    for line in whole:
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            raise InvalidInput(f"{LOG_PATH} 末尾有一行不是合法的 JSON", extra={"path": LOG_PATH}) from None
+        if not isinstance(event, dict) or not isinstance(event.get("seq"), int) or not isinstance(event.get("op"), str):
+            raise InvalidInput(f"{LOG_PATH} 末尾有一行不是含整数 seq 与字符串 op 的对象", extra={"path": LOG_PATH})
+        if event["seq"] > after:
+            event["_line"] = None
+            events.append(event)
+    events.sort(key=lambda e: e["seq"])
+    return events
+
+
+def _reaches(lines: list[bytes], after: int) -> bool:
+    """Whether one of these whole lines is an event at or below seq ``after`` (the tail read can stop)."""
+    for line in lines:
+        try:
+            if int(json.loads(line)["seq"]) <= after:
+                return True
+        except (ValueError, KeyError, TypeError):
+            continue
+    return False
 
 
 def journal_events(*, root: Path) -> list[dict[str, Any]]:
@@ -161,19 +240,46 @@ def journal_events(*, root: Path) -> list[dict[str, Any]]:
 def journal_attachment_read(*, root: Path, event: dict[str, Any]) -> Any:
     """The JSON data an event names in ``"file"``, or InvalidInput naming the file (and the line and
     column of a JSON error, so a hand edit that broke it is easy to find)."""
+    return journal_attachment_load(root=root, event=event)[0]
+
+
+def journal_line_name(event: dict[str, Any]) -> str:
+    """``.journal/log.jsonl 第N行`` (or, for an event read from the log's tail, its seq)."""
+    line = event.get("_line")
+    return f"{LOG_PATH} 第{line}行" if line is not None else f"{LOG_PATH}（seq {event.get('seq')}）"
+
+
+def journal_attachment_path(*, event: dict[str, Any]) -> str:
+    """The book-relative path of the file an event names, or InvalidInput when it is not one."""
     name = event.get("file")
-    where = f"{LOG_PATH} 第{event.get('_line')}行"
     if not isinstance(name, str) or not name or ".." in Path(name).parts or Path(name).is_absolute():
-        raise InvalidInput(f"{where}：file 应是 {JOURNAL_DIR}/ 下的相对路径", extra={"path": LOG_PATH})
-    relative = f"{JOURNAL_DIR}/{name}"
+        raise InvalidInput(
+            f"{journal_line_name(event)}：file 应是 {JOURNAL_DIR}/ 下的相对路径", extra={"path": LOG_PATH}
+        )
+    return f"{JOURNAL_DIR}/{name}"
+
+
+def journal_attachment_stat(*, root: Path, event: dict[str, Any]) -> tuple[int, int] | None:
+    """(size, mtime_ns) of the file an event names, None when it is missing or not a path."""
     try:
-        raw, _ = regular_file_read(Path(root) / relative, max_bytes=MAX_ATTACHMENT_BYTES, root=Path(root))
+        stat = os.stat(Path(root) / journal_attachment_path(event=event))
+    except (OSError, InvalidInput):
+        return None
+    return stat.st_size, stat.st_mtime_ns
+
+
+def journal_attachment_load(*, root: Path, event: dict[str, Any]) -> tuple[Any, tuple[str, int, int]]:
+    """``journal_attachment_read`` and the file's (sha256, size, mtime_ns), recorded when it is applied."""
+    relative = journal_attachment_path(event=event)
+    try:
+        raw, mtime_ns = regular_file_read(Path(root) / relative, max_bytes=MAX_ATTACHMENT_BYTES, root=Path(root))
     except FileNotFoundError:
-        raise InvalidInput(f"{where} 引用的 {relative} 不存在", extra={"path": relative}) from None
+        raise InvalidInput(f"{journal_line_name(event)} 引用的 {relative} 不存在", extra={"path": relative}) from None
     except OSError as exc:
         raise InvalidInput(f"{relative}：{exc.strerror or exc}", extra={"path": relative}) from None
+    stamp = (hashlib.sha256(raw).hexdigest(), len(raw), mtime_ns)
     try:
-        return json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8")), stamp
     except UnicodeDecodeError:
         raise InvalidInput(f"{relative} 不是 UTF-8 文本", extra={"path": relative}) from None
     except json.JSONDecodeError as exc:
@@ -188,6 +294,28 @@ def journal_applied_seqs(*, book: Book) -> set[int]:
     return set(JournalApplied.objects.filter(book=book).values_list("seq", flat=True))
 
 
-def journal_applied_mark(*, book: Book, seq: int) -> None:
-    """Record that the rows of event ``seq`` are written (the replay, in the transaction that wrote them)."""
-    JournalApplied.objects.create(book=book, seq=seq)
+def journal_applied_mark(*, book: Book, seq: int, stamp: tuple[str, int, int] | None = None) -> None:
+    """Record that the rows of event ``seq`` are written (in the transaction that wrote them), with its
+    attachment's (sha256, size, mtime_ns) when it has one."""
+    sha, size, mtime_ns = stamp if stamp is not None else ("", None, None)
+    JournalApplied.objects.create(
+        book=book, seq=seq, attachment_hash=sha, attachment_size=size, attachment_mtime_ns=mtime_ns
+    )
+
+
+def journal_applied_stamps(*, book: Book) -> dict[int, tuple[str, int | None, int | None]]:
+    """seq → the (sha256, size, mtime_ns) its attachment had when applied, for the applied events with one."""
+    return {
+        seq: (sha, size, mtime)
+        for seq, sha, size, mtime in JournalApplied.objects.filter(book=book)
+        .exclude(attachment_hash="")
+        .values_list("seq", "attachment_hash", "attachment_size", "attachment_mtime_ns")
+    }
+
+
+def journal_applied_restamp(*, book: Book, seq: int, stamp: tuple[str, int, int]) -> None:
+    """The attachment of applied event ``seq`` was applied again (a hand edit): record its new stamp."""
+    sha, size, mtime_ns = stamp
+    JournalApplied.objects.filter(book=book, seq=seq).update(
+        attachment_hash=sha, attachment_size=size, attachment_mtime_ns=mtime_ns
+    )

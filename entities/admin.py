@@ -3,6 +3,7 @@ pending queue (lowest confidence first) with confirm / confirm-as / reject; merg
 curation action goes through ``entities.services`` and reports counts with ``message_user``."""
 
 import re
+from pathlib import Path
 
 from django import forms
 from django.contrib import admin, messages
@@ -12,6 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
+from core.fileowned import FileOwnedAdmin
 from entities import selectors
 from entities.discovery.services import discovery_merge, discovery_split
 from entities.models import (
@@ -28,15 +30,23 @@ from entities.models import (
     TagApplication,
 )
 from entities.pending_text import SOURCE_NAMES, candidates_text, entity_names, pending_sentence
+from entities.services.curation import (
+    ENTITY_EDITABLE,
+    alias_delete,
+    alias_save,
+    chapter_file_note,
+    entity_add,
+    entity_edit,
+    entity_file_note,
+    relationship_delete,
+    relationship_key,
+    relationship_save,
+    state_change_delete,
+    state_change_edit,
+)
 from entities.services.marks import aliases_generic_set
 from entities.services.pending import pending_items_bulk
-from entities.services.writes import (
-    entities_archive,
-    entity_merge,
-    relationship_summary_refresh,
-    state_change_check,
-    state_change_curate,
-)
+from entities.services.writes import entities_archive, entity_merge, state_change_check, state_change_curate
 from kernel.exceptions import DomainError
 
 
@@ -78,12 +88,43 @@ COMPACT_INPUTS = {
 }
 
 
+class FileAliasInline(admin.TabularInline):
+    """The aliases the book's files give (the card or 名册): read-only, edited in the file."""
+
+    model = Alias
+    extra = 0
+    fields = ["alias", "valid_from", "valid_to", "note", "generic"]
+    readonly_fields = fields
+    verbose_name = "别名（来自书籍文件，请在文件中修改）"
+    verbose_name_plural = verbose_name
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(source="file")
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 class AliasInline(admin.TabularInline):
+    """Aliases made by ingestion or curation: added, changed and removed through the journaled services
+    (``EntityAdmin.save_formset``)."""
+
     model = Alias
     extra = 0
     fields = ["alias", "valid_from", "valid_to", "note", "source", "generic"]
-    readonly_fields = ["generic"]  # through the AliasAdmin actions (rescans) or the book's files
+    readonly_fields = ["source", "generic"]  # generic: through the AliasAdmin actions (rescans)
     formfield_overrides = COMPACT_INPUTS
+    verbose_name = "别名（抽取或人工添加）"
+    verbose_name_plural = verbose_name
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).exclude(source="file")
 
 
 class StateChangeInline(admin.TabularInline):
@@ -93,7 +134,7 @@ class StateChangeInline(admin.TabularInline):
     extra = 0
     fields = ["chapter", "seq", "field", "op", "old", "new", "reason", "confidence", "source"]
     readonly_fields = fields
-    can_delete = True
+    can_delete = False  # through the StateChange admin (journaled; a chapter tag's change is the file's)
     ordering = ["chapter", "seq", "id"]
     show_change_link = True
 
@@ -107,6 +148,7 @@ class RelationshipOutInline(admin.TabularInline):
     extra = 0
     fields = ["type", "to_entity", "description", "chapter", "last_chapter"]
     readonly_fields = fields
+    can_delete = False  # through the Relationship admin (journaled)
     show_change_link = True
     verbose_name = "关系（本实体 → 对方）"
     verbose_name_plural = "关系（本实体 → 对方）"
@@ -127,8 +169,33 @@ class MergeForm(forms.Form):
     target = forms.CharField(label="保留的实体（id 或别名）", help_text="其余选中的实体并入它；它们的 id 成为别名")
 
 
+class EntityForm(forms.ModelForm):
+    class Meta:
+        model = Entity
+        fields = ["book", "entity_id", "type", "canonical_name", "tier", "description", "base_state",
+                  "is_protagonist", "archived"]  # fmt: skip
+
+    def clean_canonical_name(self):
+        name = (self.cleaned_data.get("canonical_name") or "").strip()
+        if not name:
+            raise forms.ValidationError("实体正名不能为空")
+        return name
+
+    def clean_base_state(self):
+        state = self.cleaned_data.get("base_state")
+        if state is not None and not isinstance(state, dict):
+            raise forms.ValidationError('初始状态应是 JSON 对象，如 {"境界": "炼气"}')
+        return state or {}
+
+
 @admin.register(Entity)
-class EntityAdmin(admin.ModelAdmin):
+class EntityAdmin(FileOwnedAdmin, admin.ModelAdmin):
+    """A card's or the roster's entity is read-only here (its file owns every field but the curator's
+    archive mark); an entity made by ingestion or curation is edited through ``entity_edit``, journaled."""
+
+    form = EntityForm
+    file_owned_fields = ("book", "entity_id", "type", "canonical_name", "tier", "description", "base_state",
+                         "is_protagonist")  # fmt: skip
     list_display = [
         "canonical_name",
         "entity_id",
@@ -143,9 +210,67 @@ class EntityAdmin(admin.ModelAdmin):
     search_fields = ["entity_id", "canonical_name", "aliases__alias"]
     list_select_related = ["book"]
     show_full_result_count = False
-    readonly_fields = ["current_state", "first_appearance", "last_appearance"]
-    inlines = [AliasInline, StateChangeInline, RelationshipOutInline, RelationshipInInline]
+    readonly_fields = ["current_state", "first_appearance", "last_appearance", "source"]
+    inlines = [FileAliasInline, AliasInline, StateChangeInline, RelationshipOutInline, RelationshipInInline]
     actions = ["merge_selected", "archive_selected", "unarchive_selected"]
+
+    def file_origin(self, obj: Entity) -> str | None:
+        return entity_file_note(obj) if obj.source == "file" else None
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and obj.pk is not None:
+            fields += [f for f in ("book", "entity_id") if f not in fields]  # the journal names rows by them
+        return fields
+
+    def save_model(self, request, obj: Entity, form, change: bool) -> None:
+        data = form.cleaned_data
+        if not change:
+            entity = entity_add(
+                book=data["book"],
+                name=data["canonical_name"],
+                type=data["type"],
+                tier=data["tier"],
+                description=data.get("description") or "",
+                base_state=data.get("base_state") or {},
+                is_protagonist=bool(data.get("is_protagonist")),
+                entity_id=data.get("entity_id") or None,
+            )
+            obj.pk, obj.entity_id, obj.source = entity.pk, entity.entity_id, entity.source
+            obj._state.adding = False
+            obj._state.db = entity._state.db
+        elif obj.source != "file":
+            changes = {name: data[name] for name in ENTITY_EDITABLE if name in form.changed_data}
+            if changes:
+                entity_edit(entity=obj, changes=changes)
+        if "archived" in form.changed_data or (not change and data.get("archived")):
+            entities_archive(entities=[obj], archived=bool(data.get("archived")))
+
+    def save_formset(self, request, form, formset, change) -> None:
+        if formset.model is not Alias:
+            formset.save()
+            return
+        entity = form.instance
+        for alias_form in formset.forms:
+            row = alias_form.instance
+            if alias_form in formset.deleted_forms:
+                if row.pk is not None:
+                    alias_delete(alias=Alias.objects.get(pk=row.pk))
+                continue
+            if not alias_form.has_changed() or not alias_form.cleaned_data:
+                continue
+            data = alias_form.cleaned_data
+            try:
+                alias_save(
+                    entity=entity,
+                    alias=data["alias"],
+                    valid_from=data.get("valid_from"),
+                    valid_to=data.get("valid_to"),
+                    note=data.get("note") or "",
+                    previous=alias_form.initial.get("alias") if row.pk is not None else None,
+                )
+            except DomainError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
 
     @admin.display(description="当前状态（重放）")
     def current_state(self, obj: Entity) -> dict:
@@ -195,16 +320,67 @@ class EntityAdmin(admin.ModelAdmin):
         self.message_user(request, f"已取消归档 {count} 个实体", messages.SUCCESS)
 
 
+class AliasForm(forms.ModelForm):
+    class Meta:
+        model = Alias
+        fields = ["entity", "alias", "valid_from", "valid_to", "note"]
+
+    def clean(self):
+        data = super().clean()
+        entity, text = data.get("entity") or getattr(self.instance, "entity", None), (data.get("alias") or "").strip()
+        if entity is not None and text and text == entity.canonical_name:
+            raise forms.ValidationError(f"'{text}' 是实体的正名，不必再作别名")
+        start, end = data.get("valid_from"), data.get("valid_to")
+        if start is not None and end is not None and start > end:
+            raise forms.ValidationError(f"有效区间无效：起章 {start} 晚于止章 {end}")
+        return data
+
+
 @admin.register(Alias)
-class AliasAdmin(admin.ModelAdmin):
+class AliasAdmin(FileOwnedAdmin, admin.ModelAdmin):
+    """An alias from the book's files is read-only (its card or 名册 owns it); the others are added,
+    changed and removed through ``alias_save`` / ``alias_delete`` (journaled, the book rescanned)."""
+
+    form = AliasForm
     list_display = ["alias", "entity", "book", "valid_from", "valid_to", "note", "source", "generic"]
     list_filter = ["book", SourceFilter, "generic"]
     search_fields = ["alias", "entity__canonical_name", "entity__entity_id"]
     autocomplete_fields = ["entity"]
     list_select_related = ["entity", "book"]
-    readonly_fields = ["generic"]
+    readonly_fields = ["generic", "source"]
     show_full_result_count = False
     actions = ["mark_generic", "mark_plain"]
+
+    def file_origin(self, obj: Alias) -> str | None:
+        return entity_file_note(obj.entity) if obj.source == "file" else None
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and obj.pk is not None and "entity" not in fields:
+            fields.append("entity")
+        return fields
+
+    def save_model(self, request, obj: Alias, form, change: bool) -> None:
+        data = form.cleaned_data
+        entity = obj.entity if change else data["entity"]
+        row = alias_save(
+            entity=entity,
+            alias=data["alias"],
+            valid_from=data.get("valid_from"),
+            valid_to=data.get("valid_to"),
+            note=data.get("note") or "",
+            previous=form.initial.get("alias") if change else None,
+        )
+        obj.pk, obj.book_id, obj.source = row.pk, row.book_id, row.source
+        obj._state.adding = False
+        obj._state.db = row._state.db
+
+    def delete_model(self, request, obj: Alias) -> None:
+        alias_delete(alias=obj)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for row in queryset.exclude(source="file").select_related("entity"):
+            alias_delete(alias=row)
 
     def _generic_set(self, request: HttpRequest, queryset: QuerySet[Alias], generic: bool) -> None:
         result = aliases_generic_set(aliases=queryset, generic=generic)
@@ -233,10 +409,10 @@ class StateChangeForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
-        if not self.errors and self.instance.pk is None:
+        if not self.errors:
             try:
                 state_change_check(
-                    entity=data["entity"],
+                    entity=data.get("entity") or self.instance.entity,
                     chapter=data["chapter"],
                     field=data["field"],
                     op=data["op"],
@@ -248,8 +424,10 @@ class StateChangeForm(forms.ModelForm):
 
 
 @admin.register(StateChange)
-class StateChangeAdmin(admin.ModelAdmin):
-    """New changes are recorded through ``state_change_record`` (validated, ordered after the chapter's others)."""
+class StateChangeAdmin(FileOwnedAdmin, admin.ModelAdmin):
+    """New changes are recorded through ``state_change_curate`` (validated, ordered after the chapter's
+    others), edits and deletions through ``state_change_edit`` / ``state_change_delete``, all journaled;
+    a change a chapter's tag made is that file's (read-only)."""
 
     form = StateChangeForm
     list_display = ["entity", "chapter", "seq", "field", "op", "old", "new", "confidence", "source"]
@@ -260,9 +438,36 @@ class StateChangeAdmin(admin.ModelAdmin):
     show_full_result_count = False
     ordering = ["entity", "chapter", "seq"]
 
+    def file_origin(self, obj: StateChange) -> str | None:
+        if obj.source != StateChange.Source.TAG:
+            return None
+        return chapter_file_note(book_id=obj.book_id, chapter=obj.chapter)
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and obj.pk is not None and "entity" not in fields:
+            fields.append("entity")
+        return fields
+
+    def delete_model(self, request, obj: StateChange) -> None:
+        state_change_delete(change=obj)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for row in queryset.exclude(source=StateChange.Source.TAG).select_related("entity"):
+            state_change_delete(change=row)
+
     def save_model(self, request, obj: StateChange, form, change: bool) -> None:
         if change:
-            obj.save()
+            data = form.cleaned_data
+            state_change_edit(
+                change=StateChange.objects.get(pk=obj.pk),
+                chapter=data["chapter"],
+                field=data["field"],
+                op=data["op"],
+                new=data.get("new"),
+                old=data.get("old"),
+                reason=data.get("reason") or "",
+            )
             return
         try:
             saved = state_change_curate(
@@ -279,14 +484,53 @@ class StateChangeAdmin(admin.ModelAdmin):
         obj.pk = saved.pk
 
 
+class RelationshipEventFormSet(forms.BaseInlineFormSet):
+    def clean(self):
+        super().clean()
+        kept = [
+            f
+            for f in self.forms
+            if getattr(f, "cleaned_data", None) and f not in self.deleted_forms and (f.instance.pk or f.has_changed())
+        ]
+        if not any(self.errors) and not kept:
+            raise forms.ValidationError("关系至少要有一条事件（章节与描述）")
+
+
 class RelationshipEventInline(admin.TabularInline):
     model = RelationshipEvent
-    extra = 0
+    formset = RelationshipEventFormSet
+    extra = 1
     fields = ["chapter", "description", "source"]
+    readonly_fields = ["source"]  # new events are a curator's; an agent's stay the agent's
+
+
+class RelationshipForm(forms.ModelForm):
+    class Meta:
+        model = Relationship
+        fields = ["book", "from_entity", "to_entity", "type"]
+
+    def clean(self):
+        data = super().clean()
+        book, src, dst = (
+            data.get("book") or getattr(self.instance, "book", None),
+            data.get("from_entity"),
+            data.get("to_entity"),
+        )
+        if book is not None and src is not None and dst is not None:
+            if src.book_id != book.pk or dst.book_id != book.pk:
+                raise forms.ValidationError("关系两端必须属于这本书")
+            clash = Relationship.objects.filter(from_entity=src, to_entity=dst, type=(data.get("type") or "").strip())
+            if clash.exclude(pk=self.instance.pk).exists():
+                raise forms.ValidationError("这条关系已存在，请修改那一条")
+        return data
 
 
 @admin.register(Relationship)
-class RelationshipAdmin(admin.ModelAdmin):
+class RelationshipAdmin(FileOwnedAdmin, admin.ModelAdmin):
+    """Saved through ``relationship_save`` (its ends, type and every event at once, journaled); one that
+    holds a chapter tag's event is that file's (read-only)."""
+
+    form = RelationshipForm
     list_display = ["from_entity", "type", "to_entity", "description", "chapter", "last_chapter"]
     list_filter = ["book", "type"]
     search_fields = ["from_entity__canonical_name", "to_entity__canonical_name", "type", "description"]
@@ -296,9 +540,57 @@ class RelationshipAdmin(admin.ModelAdmin):
     show_full_result_count = False
     inlines = [RelationshipEventInline]
 
+    def file_origin(self, obj: Relationship) -> str | None:
+        chapter = obj.events.filter(source=RelationshipEvent.Source.TAG).values_list("chapter", flat=True).first()
+        if chapter is None and not obj.events.filter(source=RelationshipEvent.Source.TAG).exists():
+            return None
+        return chapter_file_note(book_id=obj.book_id, chapter=chapter or 0, what="实体标签")
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and obj.pk is not None and "book" not in fields:
+            fields.append("book")
+        return fields
+
+    def save_model(self, request, obj: Relationship, form, change: bool) -> None:
+        # written with its events in save_related (one journaled service call)
+        request._relationship_key = (
+            relationship_key(relationship=Relationship.objects.get(pk=obj.pk)) if change else None
+        )
+
     def save_related(self, request, form, formsets, change) -> None:
-        super().save_related(request, form, formsets, change)
-        relationship_summary_refresh(relationship_pks=[form.instance.pk])
+        (events_formset,) = formsets
+        events = []
+        for f in events_formset.forms:
+            if not getattr(f, "cleaned_data", None) or f in events_formset.deleted_forms:
+                continue
+            if f.instance.pk is None and not f.has_changed():
+                continue
+            source = f.instance.source if f.instance.pk is not None else RelationshipEvent.Source.CURATION
+            events.append(
+                {"chapter": f.cleaned_data.get("chapter"), "description": f.cleaned_data.get("description") or "",
+                 "source": source}
+            )  # fmt: skip
+        obj = form.instance
+        rel = relationship_save(
+            book=obj.book if change else form.cleaned_data["book"],
+            key=request._relationship_key,
+            from_entity=form.cleaned_data["from_entity"],
+            to_entity=form.cleaned_data["to_entity"],
+            type=form.cleaned_data["type"],
+            events=events,
+        )
+        obj.pk = rel.pk
+        obj._state.adding = False
+        obj._state.db = rel._state.db
+
+    def delete_model(self, request, obj: Relationship) -> None:
+        relationship_delete(relationship=obj)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for rel in queryset.select_related("from_entity", "to_entity", "book"):
+            if self.file_origin(rel) is None:
+                relationship_delete(relationship=rel)
 
 
 class ConfirmAsForm(forms.Form):
@@ -354,6 +646,7 @@ class PendingItemAdmin(admin.ModelAdmin):
         "payload",
         "confidence",
         "status",
+        "note",  # decided through the actions (journaled), never edited in place
         "resolution",
         "source",
         "resolved_at",
@@ -460,7 +753,7 @@ class PendingItemAdmin(admin.ModelAdmin):
 
 
 @admin.register(Extraction)
-class ExtractionAdmin(admin.ModelAdmin):
+class ExtractionAdmin(FileOwnedAdmin, admin.ModelAdmin):
     list_display = ["chapter", "book", "source", "warning_count", "updated_at"]
     list_filter = ["book", SourceFilter]
     readonly_fields = [
@@ -477,22 +770,55 @@ class ExtractionAdmin(admin.ModelAdmin):
     list_select_related = ["book"]
     show_full_result_count = False
 
+    def file_origin(self, obj: Extraction) -> str | None:
+        if obj.source != "extraction" or not obj.book.root:
+            return None
+        files = sorted(Path(obj.book.root, ".journal", "extractions").glob(f"{obj.chapter:04d}-*.json"))
+        if not files:
+            return None
+        return f"来自 .journal/extractions/{files[-1].name}，请在文件中修改后运行 sync"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
     @admin.display(description="警告数")
     def warning_count(self, obj: Extraction) -> int:
         return len(obj.warnings)
 
 
 @admin.register(Appearance)
-class AppearanceAdmin(admin.ModelAdmin):
+class AppearanceAdmin(FileOwnedAdmin, admin.ModelAdmin):
+    """Read-only: the scan and the chapter tags derive appearances from the chapter files; ingestion and
+    pending decisions write the others (re-ingest or decide again to change them)."""
+
     list_display = ["entity", "chapter", "count", "first_offset", "source"]
     list_filter = ["book", "source"]
     search_fields = ["entity__entity_id", "entity__canonical_name"]
     list_select_related = ["entity"]
     show_full_result_count = False
 
+    def file_origin(self, obj: Appearance) -> str | None:
+        if obj.source not in (Appearance.Source.SCAN, Appearance.Source.TAG):
+            return None
+        return chapter_file_note(book_id=obj.book_id, chapter=obj.chapter, what="正文（扫描提及与实体标签）")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
 
 @admin.register(AmbiguousMention)
 class AmbiguousMentionAdmin(admin.ModelAdmin):
+    """Read-only: the scan of the chapter files finds these (an alias naming several entities)."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
     list_display = ["alias", "chapter", "count", "candidate_names", "generic", "book"]
     list_filter = ["book", "generic"]
     search_fields = ["alias"]
@@ -515,11 +841,17 @@ class AmbiguousMentionAdmin(admin.ModelAdmin):
 
 
 @admin.register(TagApplication)
-class TagApplicationAdmin(admin.ModelAdmin):
+class TagApplicationAdmin(FileOwnedAdmin, admin.ModelAdmin):
     list_display = ["chapter", "book", "applied_at"]
     list_filter = ["book"]
     readonly_fields = ["book", "chapter", "applied", "issues"]
     show_full_result_count = False
+
+    def file_origin(self, obj: TagApplication) -> str | None:
+        return chapter_file_note(book_id=obj.book_id, chapter=obj.chapter)
+
+    def has_add_permission(self, request) -> bool:
+        return False
 
 
 @admin.register(LegacyRecord)

@@ -17,7 +17,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from core.journal import journal_append
+from core.journal import journal_append, journal_heal
 from core.locks import book_write_lock
 from core.models import Book
 from entities.models import LegacyRecord
@@ -185,6 +185,8 @@ def fact_observe(
     Observing the same thing twice adds the evidence to the existing fact instead of duplicating it.
     Journaled (``memory.fact.observe``) unless ``journal`` is False (a replay, or fact_revise's own event)."""
     derivation_lock(book=book)
+    if journal:
+        journal_heal(book=book)  # a crashed writer's event first (core/journal.py)
     _check_category(category)
     subject, field, value = subject.strip(), field.strip(), str(value).strip()
     if not subject or not field or not value:
@@ -247,6 +249,8 @@ def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "", journ
     """Explicitly revise a fact (typically a world rule): the new fact supersedes it and links to it.
     Journaled (``memory.fact.revise``)."""
     derivation_lock(book=fact.book)
+    if journal and journal_heal(book=fact.book):  # a crashed writer's event first (core/journal.py)
+        fact.refresh_from_db()
     if chapter < fact.source_chapter:
         raise InvalidInput(
             f"修订章节（第{chapter}章）早于原事实的来源章节（第{fact.source_chapter}章）",
@@ -283,6 +287,8 @@ def fact_close(*, fact: Fact, chapter: int, reason: str = "", journal: bool = Tr
     """Close an open loop (or lift a constraint) at ``chapter`` by hand; later derivations keep it closed.
     Journaled (``memory.fact.close``)."""
     derivation_lock(book=fact.book)
+    if journal and journal_heal(book=fact.book):  # a crashed writer's event first (core/journal.py)
+        fact.refresh_from_db()
     fact.closed_chapter = chapter
     fact.save(update_fields=["closed_chapter", "updated_at"])
     FactEvent.objects.create(fact=fact, action="author_closed", chapter=chapter, note=reason or f"第{chapter}章收尾")
@@ -298,6 +304,8 @@ def fact_decide(*, fact: Fact, note: str = "", journal: bool = True) -> Fact:
     """Settle a contradiction: this fact's value wins over the other values of its chapter.
     Journaled (``memory.fact.decide``)."""
     derivation_lock(book=fact.book)
+    if journal and journal_heal(book=fact.book):  # a crashed writer's event first (core/journal.py)
+        fact.refresh_from_db()
     if fact.status != Fact.Status.CONTRADICTED:
         raise InvalidInput(
             f"事实 {fact.key} 的状态是 {fact.get_status_display()}，只有矛盾待裁决的事实可以裁决",
@@ -522,17 +530,22 @@ def _scratchpad_facts(category: str, item: dict[str, Any], *, where: str) -> lis
 
 
 @transaction.atomic
-def scratchpad_import(*, book: Book, data: dict[str, Any], replace: bool = False) -> dict[str, Any]:
+def scratchpad_import(
+    *, book: Book, data: dict[str, Any], replace: bool = False, journal: bool = True
+) -> dict[str, Any]:
     """Import a ``.webnovel/memory_scratchpad.json``: ours, or the old plugin's (buckets such as
     ``character_state``). What maps becomes facts (same ids → updated, not duplicated); buckets and
     items that do not map are kept verbatim in the book's legacy store and reported — the file is
     never refused as a whole for them.
 
-    The plugin's statuses are taken as given for outdated items; the others are re-resolved."""
+    The plugin's statuses are taken as given for outdated items; the others are re-resolved.
+    Journaled (``memory.import``, the file's data kept beside the log) unless ``journal`` is False."""
 
     if not isinstance(data, dict):
         raise InvalidInput("记忆文件应为 JSON 对象：{类别: [条目…]}", extra={})
     derivation_lock(book=book)
+    if journal:
+        journal_heal(book=book)
     buckets = data.get("buckets", data) if isinstance(data.get("buckets"), dict) else data
     if replace:
         Fact.objects.filter(book=book, origin=Fact.Origin.IMPORT).delete()
@@ -581,6 +594,8 @@ def scratchpad_import(*, book: Book, data: dict[str, Any], replace: bool = False
             defaults={"value": _json_storable(value), "source_path": "memory_scratchpad.json"},
         )
     groups_resolve(book=book, groups=groups)
+    if journal:
+        journal_append(book=book, op="memory.import", attachment=("imports/memory", data), replace=replace)
     return {
         "created": created,
         "updated": updated,

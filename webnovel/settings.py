@@ -160,6 +160,9 @@ WEBNOVEL_AFTER_CHAPTER_HOOKS: list[str] = ["memory.pipeline.memory_after_chapter
 # What a command given a book folder whose book is not in the database calls first (lazy rebuild,
 # core/commands.py): a dotted path, like the indexers, since core sits below the book-files app.
 WEBNOVEL_BOOK_REBUILDER = "bookfiles.rebuilder.book_rebuild"
+# What a journaling writer calls, under the book's write lock and before it writes, when the book's
+# journal holds events newer than the last applied one (a crashed writer's: core/journal.py).
+WEBNOVEL_JOURNAL_HEALER = "bookfiles.rebuilder.replay.journal_heal_apply"
 
 # Book files and reference tables (bookfiles/parser is pure Python: the rebuilder passes these in). A
 # chapter is ~10 KB and a whole 10-million-character outline ~30 MB; anything bigger is a mistake.

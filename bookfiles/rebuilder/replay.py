@@ -10,24 +10,61 @@ rebuild with an error naming the file and line, like a broken author's file. An 
 but no longer applies (the author deleted the chapter it ingested, an entity it names is gone) is
 skipped with a warning naming its line, in its own savepoint, and stays unapplied: the folder keeps
 it, and a later sync tries it again.
+
+An extraction file an author edited by hand after it was applied (its sha256 differs from the one
+recorded with ``JournalApplied``) is applied again, by rebuild over a database and by sync, through
+the re-ingestion (replace) path; a file that is not valid JSON or that the ingestion refuses stops the
+sync with an error naming it (nothing changes). A later decision on an item the edited file no longer
+holds keeps its result and is reported as a warning (a rebuild into an empty database skips it).
+
+Writers also call ``journal_heal_apply`` (through ``core.journal.journal_heal``) before they write:
+the events a crashed writer left after the last applied one are applied first, so a retried write
+never lands before the event it retried.
 """
 
+import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from django.db import transaction
 
-from core.journal import LOG_PATH, journal_applied_mark, journal_applied_seqs, journal_attachment_read, journal_events
+from core.journal import (
+    LOG_PATH,
+    journal_applied_mark,
+    journal_applied_restamp,
+    journal_applied_seqs,
+    journal_applied_stamps,
+    journal_attachment_load,
+    journal_attachment_path,
+    journal_attachment_stat,
+    journal_events,
+    journal_line_name,
+)
 from core.models import Book
 from entities.models import Alias, Entity
 from entities.selectors import entity_get
+from entities.services.curation import (
+    alias_delete,
+    alias_save,
+    entity_add,
+    entity_edit,
+    relationship_delete,
+    relationship_find,
+    relationship_save,
+    state_change_delete,
+    state_change_edit,
+    state_change_find,
+)
 from entities.services.ingest import extraction_ingest
 from entities.services.marks import aliases_generic_set
 from entities.services.pending import pending_item_confirm, pending_item_find, pending_item_reject
 from entities.services.writes import entities_archive, entity_merge, state_change_curate
-from kernel.exceptions import DomainError, InvalidInput
-from memory.services import fact_close, fact_decide, fact_get, fact_observe, fact_revise
+from kernel.exceptions import DomainError, InvalidInput, NotFound
+from memory.services import fact_close, fact_decide, fact_get, fact_observe, fact_revise, scratchpad_import
+
+logger = logging.getLogger(__name__)
 
 Replayer = Callable[[Book, Any, dict[str, Any]], None]  # (book, the event's attachment or None, event)
 
@@ -120,6 +157,80 @@ def _fact_decide(book: Book, data: Any, e: dict) -> None:
     fact_decide(fact=fact_get(book=book, key=e["fact"]), note=e.get("note", ""), journal=False)
 
 
+def _entity_create(book: Book, data: Any, e: dict) -> None:
+    entity_add(
+        book=book,
+        name=e["name"],
+        type=e["type"],
+        tier=e["tier"],
+        description=e.get("description", ""),
+        base_state=e.get("base_state") or {},
+        is_protagonist=bool(e.get("is_protagonist")),
+        entity_id=e["entity"],
+        journal=False,
+    )
+
+
+def _entity_edit(book: Book, data: Any, e: dict) -> None:
+    entity_edit(entity=_entity(book, e["entity"]), changes=e["changes"], journal=False)
+
+
+def _alias_save(book: Book, data: Any, e: dict) -> None:
+    alias_save(
+        entity=_entity(book, e["entity"]),
+        alias=e["alias"],
+        valid_from=e.get("valid_from"),
+        valid_to=e.get("valid_to"),
+        note=e.get("note", ""),
+        previous=e.get("previous"),
+        journal=False,
+    )
+
+
+def _alias_delete(book: Book, data: Any, e: dict) -> None:
+    row = Alias.objects.filter(book=book, entity__entity_id=e["entity"], alias=e["alias"]).first()
+    if row is None:
+        raise NotFound(f"实体 {e['entity']} 没有别名 '{e['alias']}'", extra={"alias": e["alias"]})
+    alias_delete(alias=row, journal=False)
+
+
+def _state_change_edit(book: Book, data: Any, e: dict) -> None:
+    state_change_edit(
+        change=state_change_find(book=book, key=e["key"]),
+        chapter=e["chapter"],
+        field=e["field"],
+        op=e["change"],
+        new=e.get("new"),
+        old=e.get("old"),
+        reason=e.get("reason", ""),
+        journal=False,
+    )
+
+
+def _state_change_delete(book: Book, data: Any, e: dict) -> None:
+    state_change_delete(change=state_change_find(book=book, key=e["key"]), journal=False)
+
+
+def _relationship_save(book: Book, data: Any, e: dict) -> None:
+    relationship_save(
+        book=book,
+        key=e["key"],
+        from_entity=_entity(book, e["from"]),
+        to_entity=_entity(book, e["to"]),
+        type=e["type"],
+        events=e["events"],
+        journal=False,
+    )
+
+
+def _relationship_delete(book: Book, data: Any, e: dict) -> None:
+    relationship_delete(relationship=relationship_find(book=book, key=e["key"]), journal=False)
+
+
+def _memory_import(book: Book, data: Any, e: dict) -> None:
+    scratchpad_import(book=book, data=data, replace=bool(e.get("replace")), journal=False)
+
+
 # op → how to apply it again; an op written by a service and missing here is a test failure
 # (tests/bookfiles/test_journal.py checks every op of a full session replays).
 REPLAYERS: dict[str, Replayer] = {
@@ -134,26 +245,66 @@ REPLAYERS: dict[str, Replayer] = {
     "memory.fact.revise": _fact_revise,
     "memory.fact.close": _fact_close,
     "memory.fact.decide": _fact_decide,
+    "entity.create": _entity_create,
+    "entity.edit": _entity_edit,
+    "alias.save": _alias_save,
+    "alias.delete": _alias_delete,
+    "state_change.edit": _state_change_edit,
+    "state_change.delete": _state_change_delete,
+    "relationship.save": _relationship_save,
+    "relationship.delete": _relationship_delete,
+    "memory.import": _memory_import,
 }
 
 
 def journal_replay(*, book: Book, root: Path, warnings: list[dict] | None = None) -> dict[str, int]:
     """Apply every event of ``root``'s journal that ``book`` has not applied, in seq order, inside the
-    caller's transaction; returns how many of each op were applied. An invalid event raises
-    InvalidInput naming the log's line (the caller's transaction leaves the database as it was); one
-    that no longer applies is appended to ``warnings`` (``journal_skipped``) and left unapplied."""
+    caller's transaction, after applying again the extraction files edited since they were applied;
+    returns how many of each op were applied (``extraction.edited``: the edited files). An invalid
+    event raises InvalidInput naming the log's line (the caller's transaction leaves the database as
+    it was); one that no longer applies is appended to ``warnings`` (``journal_skipped``) and left
+    unapplied."""
     applied = journal_applied_seqs(book=book)
+    events = journal_events(root=root)
     replayed: dict[str, int] = {}
-    for event in journal_events(root=root):
-        if event["seq"] in applied:
-            continue
+    if applied:
+        _edited_apply(book=book, root=root, events=events, warnings=warnings, replayed=replayed)
+    _events_apply(
+        book=book,
+        root=root,
+        events=[e for e in events if e["seq"] not in applied],
+        warnings=warnings,
+        replayed=replayed,
+    )
+    return replayed
+
+
+def journal_heal_apply(*, book: Book, root: Path, events: list[dict[str, Any]]) -> dict[str, int]:
+    """``WEBNOVEL_JOURNAL_HEALER``: apply ``events`` (the log's tail after the last applied event) before
+    a writer writes. One that no longer applies is logged and left for the next sync."""
+    warnings: list[dict] = []
+    replayed = _events_apply(book=book, root=root, events=events, warnings=warnings, replayed={})
+    for warning in warnings:
+        logger.warning("journal heal of %s: %s", book.slug, warning["message"])
+    return replayed
+
+
+def _where(event: dict[str, Any]) -> str:
+    return f"{journal_line_name(event)}（seq {event['seq']}，{event['op']}）"
+
+
+def _events_apply(
+    *, book: Book, root: Path, events: list[dict[str, Any]], warnings: list[dict] | None, replayed: dict[str, int]
+) -> dict[str, int]:
+    for event in events:
         line = event["_line"]
-        where = f"{LOG_PATH} 第{line}行（seq {event['seq']}，{event['op']}）"
+        where = _where(event)
         replayer = REPLAYERS.get(event["op"])
         if replayer is None:
             raise InvalidInput(f"{where}：未知操作 '{event['op']}'", extra={"path": LOG_PATH, "line": line})
+        stamp = None
         try:
-            data = journal_attachment_read(root=root, event=event) if "file" in event else None
+            data, stamp = journal_attachment_load(root=root, event=event) if "file" in event else (None, None)
         except InvalidInput as exc:
             raise InvalidInput(f"{where}：{exc.message}", extra={"path": LOG_PATH, "line": line, **exc.extra}) from None
         try:
@@ -175,6 +326,94 @@ def journal_replay(*, book: Book, root: Path, warnings: list[dict] | None = None
                     }
                 )
             continue
-        journal_applied_mark(book=book, seq=event["seq"])
+        journal_applied_mark(book=book, seq=event["seq"], stamp=stamp)
         replayed[event["op"]] = replayed.get(event["op"], 0) + 1
     return replayed
+
+
+def _edited_apply(
+    *,
+    book: Book,
+    root: Path,
+    events: list[dict[str, Any]],
+    warnings: list[dict] | None,
+    replayed: dict[str, int],
+) -> None:
+    """Apply again the applied extraction files an author edited (hash differs from the recorded one;
+    a file whose size and mtime are unchanged is trusted unread, as finalize trusts the book's files)."""
+    stamps = journal_applied_stamps(book=book)
+    ingests = [e for e in events if e["op"] == "extraction.ingest" and e["seq"] in stamps]
+    latest = {e.get("chapter"): e["seq"] for e in ingests}  # the last applied ingestion of each chapter
+    for event in ingests:
+        sha, size, mtime_ns = stamps[event["seq"]]
+        if journal_attachment_stat(root=root, event=event) == (size, mtime_ns):
+            continue
+        where = _where(event)
+        try:
+            data, stamp = journal_attachment_load(root=root, event=event)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{where}：{exc.message}", extra={"path": LOG_PATH, **exc.extra}) from None
+        journal_applied_restamp(book=book, seq=event["seq"], stamp=stamp)
+        if stamp[0] == sha:
+            continue  # touched, not changed
+        relative = journal_attachment_path(event=event)
+        if latest[event.get("chapter")] != event["seq"]:
+            _warn(
+                warnings,
+                "journal_superseded",
+                relative,
+                f"{relative} 已修改，但第{event.get('chapter')}章之后又重新抽取过（seq {latest[event.get('chapter')]}），"
+                "现有数据以后者为准；重建到空数据库时会按修改后的内容依次重放",
+            )
+            continue
+        try:
+            with transaction.atomic():
+                extraction_ingest(book=book, chapter=event["chapter"], payload=data, journal=False, hooks=False)
+        except DomainError as exc:
+            raise InvalidInput(
+                f"{relative}（{where}）修改后无法应用，未做任何改动：{exc.message}",
+                extra={"path": relative, **exc.extra},
+            ) from None
+        except (KeyError, TypeError) as exc:
+            raise InvalidInput(f"{where}：字段无效（{exc}）", extra={"path": LOG_PATH}) from None
+        replayed["extraction.edited"] = replayed.get("extraction.edited", 0) + 1
+        _decisions_check(event=event, data=data, events=events, warnings=warnings)
+
+
+def _decisions_check(
+    *, event: dict[str, Any], data: Any, events: list[dict[str, Any]], warnings: list[dict] | None
+) -> None:
+    """Later decisions on the chapter's held items that the edited payload no longer holds: their
+    results stay (a rebuild into an empty database would skip them) — said, not silent."""
+    sections = {
+        "entity_new": "entities_new",
+        "entity_appeared": "entities_appeared",
+        "state_change": "state_changes",
+        "relationship": "relationships_new",
+        "uncertain": "uncertain",
+    }
+    held = {
+        json.dumps([kind, item], sort_keys=True, ensure_ascii=False, default=str)
+        for kind, name in sections.items()
+        for item in (data.get(name) or [] if isinstance(data, dict) else [])
+    }
+    for later in events:
+        if later["seq"] <= event["seq"] or later["op"] not in ("pending.confirm", "pending.reject"):
+            continue
+        if later.get("chapter") != event["chapter"] or later.get("kind") not in sections:
+            continue
+        key = json.dumps([later["kind"], later.get("payload")], sort_keys=True, ensure_ascii=False, default=str)
+        if key not in held:
+            _warn(
+                warnings,
+                "journal_orphaned",
+                LOG_PATH,
+                f"{_where(later)} 处理的待确认项已不在修改后的 {journal_attachment_path(event=event)} 中："
+                "其结果保留；重建到空数据库时此事件会被跳过",
+                line=later["_line"],
+            )
+
+
+def _warn(warnings: list[dict] | None, code: str, file: str, message: str, *, line: int | None = None) -> None:
+    if warnings is not None:
+        warnings.append({"code": code, "file": file, "line": line, "message": message, "level": "warning"})

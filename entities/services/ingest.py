@@ -13,8 +13,7 @@ from typing import Any
 
 from django.db import transaction
 
-from core.journal import journal_append
-from core.locks import book_write_lock
+from core.journal import journal_append, journal_lock
 from core.models import Book, Chapter
 from entities import selectors
 from entities.mentions import mentions_index
@@ -365,7 +364,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict, journal: bool 
     # First, before reading anything: a second ingestion of the chapter (an agent retrying) or a
     # rebuild / sync of the book in flight finishes before this one reads, so it replaces their rows
     # instead of writing beside them (PostgreSQL; SQLite's IMMEDIATE transactions serialize writers).
-    book_write_lock(book=book)
+    journal_lock(book=book, heal=journal)  # and a crashed writer's event applied first
     if not Chapter.objects.filter(book=book, number=chapter).exists():
         raise NotFound(
             f"第{chapter}章不存在（《{book.title or book.slug}》）", extra={"book": book.slug, "chapter": chapter}

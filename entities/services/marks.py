@@ -5,8 +5,7 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
-from core.journal import journal_append
-from core.locks import book_write_lock
+from core.journal import journal_append, journal_lock
 from core.models import Book
 from entities.mentions import matcher_invalidate, mentions_index
 from entities.models import Alias
@@ -28,7 +27,7 @@ def aliases_generic_set(*, aliases: Iterable[Alias], generic: bool, journal: boo
         by_book.setdefault(book_id, []).append([entity_id, alias])
     books = list(Book.objects.filter(pk__in=by_book))
     for book in books:
-        book_write_lock(book=book)
+        journal_lock(book=book, heal=journal)
     changed = changed_rows.update(generic=generic)
     for book in books:
         matcher_invalidate(book_id=book.pk)  # .update() sends no signals

@@ -8,8 +8,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from core.journal import journal_append
-from core.locks import book_write_lock
+from core.journal import journal_append, journal_lock
 from core.models import Book, Chapter
 from entities import selectors
 from entities.discovery.services import discovery_confirm, discovery_names, discovery_reject_record
@@ -60,7 +59,8 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, jou
     """Confirm a held item and apply its write. ``entity`` picks an existing entity (for a new-entity
     suggestion: the suggestion becomes its alias; for an uncertain mention: the one it names);
     without it a new-entity suggestion is created as suggested. Journaled (``pending.confirm``)."""
-    book_write_lock(book=item.book)  # before the item's row: the order every writer of the book uses
+    # before the item's row: the order every writer of the book uses (and a crashed writer's event first)
+    journal_lock(book=item.book, heal=journal)
     item = PendingItem.objects.select_for_update().get(pk=item.pk)
     if item.status != PendingItem.Status.PENDING:
         raise Conflict(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
@@ -167,7 +167,7 @@ def _pending_resolve(book: Book, ref: str, chapter: int | None, field: str) -> E
 def pending_item_reject(*, item: PendingItem, note: str = "", journal: bool = True) -> dict:
     """Reject a held item: nothing is written, and a re-ingest of the chapter does not re-queue it.
     Journaled (``pending.reject``)."""
-    book_write_lock(book=item.book)  # before the item's row: the order every writer of the book uses
+    journal_lock(book=item.book, heal=journal)  # before the item's row, as pending_item_confirm
     item = PendingItem.objects.select_for_update().get(pk=item.pk)
     if item.status != PendingItem.Status.PENDING:
         raise Conflict(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})

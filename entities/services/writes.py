@@ -17,8 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max, Min, Q
 
-from core.journal import journal_append
-from core.locks import book_write_lock
+from core.journal import journal_append, journal_lock
 from core.models import Book
 from entities import selectors
 from entities.generic import alias_is_generic
@@ -224,7 +223,7 @@ def state_change_curate(
 ) -> StateChange:
     """A curator's change of one field at ``chapter`` (the admin): ``state_change_record`` with source
     curation, journaled (``state_change.record``) so a rebuild brings it back."""
-    book_write_lock(book=entity.book)
+    journal_lock(book=entity.book, heal=journal)
     row = state_change_insert(
         entity=entity,
         chapter=chapter,
@@ -480,7 +479,7 @@ def entities_archive(*, entities: Iterable[Entity], archived: bool, journal: boo
         by_book[book_id].append(entity_id)
     books = {b.pk: b for b in Book.objects.filter(pk__in=by_book)}
     for book in books.values():
-        book_write_lock(book=book)
+        journal_lock(book=book, heal=journal)
     changed = changing.update(archived=archived)
     if journal:
         for book_id, entity_ids in by_book.items():
@@ -496,7 +495,7 @@ def entity_merge(*, source: Entity, target: Entity, journal: bool = True) -> dic
         raise InvalidInput("不能把实体合并到它自己", extra={"id": source.entity_id})
     if source.book_id != target.book_id:
         raise InvalidInput("只能合并同一本书的实体", extra={"source": source.entity_id, "target": target.entity_id})
-    book_write_lock(book=source.book)
+    journal_lock(book=source.book, heal=journal)
     counts = dict.fromkeys(("aliases", "appearances", "state_changes", "relationships", "relationships_dropped"), 0)
     for alias in source.aliases.all():
         if (
