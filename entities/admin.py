@@ -251,6 +251,7 @@ class EntityAdmin(FileOwnedAdmin, admin.ModelAdmin):
             formset.save()
             return
         entity = form.instance
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []  # the change message
         for alias_form in formset.forms:
             row = alias_form.instance
             if alias_form in formset.deleted_forms:
@@ -560,6 +561,7 @@ class RelationshipAdmin(FileOwnedAdmin, admin.ModelAdmin):
 
     def save_related(self, request, form, formsets, change) -> None:
         (events_formset,) = formsets
+        events_formset.new_objects, events_formset.changed_objects, events_formset.deleted_objects = [], [], []
         events = []
         for f in events_formset.forms:
             if not getattr(f, "cleaned_data", None) or f in events_formset.deleted_forms:
