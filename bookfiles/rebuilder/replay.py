@@ -43,7 +43,7 @@ from core.journal import (
     journal_line_name,
 )
 from core.models import Book
-from entities.models import Alias, Entity
+from entities.models import Alias, Entity, Extraction, StateChange
 from entities.selectors import entity_get
 from entities.services.curation import (
     alias_delete,
@@ -368,7 +368,7 @@ def _edited_apply(
             continue
         try:
             with transaction.atomic():
-                extraction_ingest(book=book, chapter=event["chapter"], payload=data, journal=False, hooks=False)
+                _reingest(book=book, chapter=event["chapter"], payload=data)
         except DomainError as exc:
             raise InvalidInput(
                 f"{relative}（{where}）修改后无法应用，未做任何改动：{exc.message}",
@@ -378,6 +378,35 @@ def _edited_apply(
             raise InvalidInput(f"{where}：字段无效（{exc}）", extra={"path": LOG_PATH}) from None
         replayed["extraction.edited"] = replayed.get("extraction.edited", 0) + 1
         _decisions_check(event=event, data=data, events=events, warnings=warnings)
+
+
+def _reingest(*, book: Book, chapter: Any, payload: Any) -> None:
+    """The re-ingestion of an edited extraction, its chapter's state changes then put back in the order
+    a replay gives them: a chapter tag's first, then those written before the ingestion, the ingested
+    ones, those written after it (a curator's confirmation since). The replace path alone would put the
+    re-ingested rows last."""
+    since = Extraction.objects.filter(book=book, chapter=chapter).values_list("updated_at", flat=True).first()
+    extraction_ingest(book=book, chapter=chapter, payload=payload, journal=False, hooks=False)
+    if since is None:
+        return
+
+    def rank(row: StateChange) -> int:
+        if row.source == StateChange.Source.TAG:
+            return 0
+        if row.source == StateChange.Source.EXTRACTION:
+            return 2
+        return 1 if row.created_at <= since else 3
+
+    by_entity: dict[int, list[StateChange]] = {}
+    for row in StateChange.objects.filter(book=book, chapter=chapter).order_by("entity_id", "seq", "pk"):
+        by_entity.setdefault(row.entity_id, []).append(row)
+    moved = []
+    for rows in by_entity.values():
+        for seq, row in enumerate(sorted(rows, key=lambda r: (rank(r), r.seq, r.pk)), start=1):
+            if row.seq != seq:
+                row.seq = seq
+                moved.append(row)
+    StateChange.objects.bulk_update(moved, ["seq"])
 
 
 def _decisions_check(

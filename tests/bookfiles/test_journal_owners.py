@@ -28,6 +28,7 @@ from entities.services.curation import (
     state_change_edit,
 )
 from entities.services.ingest import extraction_ingest, extraction_parse
+from entities.services.writes import state_change_curate
 from kernel.exceptions import InvalidInput
 from memory.models import Fact
 from memory.services import fact_decide, fact_observe, fact_revise, scratchpad_import
@@ -248,10 +249,16 @@ def test_sync_applies_a_hand_edited_extraction_as_a_rebuild_does(folder):
     data["state_changes"][0]["reason"] = "作者订正：瀑布边首次引气"
     data["relationships_new"] = [{"from": "jianlao", "to": "linfeng", "type": "传功", "description": "瀑布边传诀"}]
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    # a curator recorded a change at chapter 3 after the ingestion: the re-ingested rows stay before it,
+    # as a replay orders them (the replace path alone would put them after)
+    ingested = StateChange.objects.filter(book=book, chapter=3, source="extraction").order_by("seq").first()
+    confirmed = state_change_curate(entity=ingested.entity, chapter=3, field="心境", new="警觉")
+    assert confirmed.seq > 1
 
     report = book_sync(book=book)
     assert report["ok"], report["errors"]
     assert report["journal"] == {"extraction.edited": 1}
+    assert StateChange.objects.get(pk=confirmed.pk).seq == confirmed.seq
     assert StateChange.objects.get(book=book, chapter=3, field="skills").reason == "作者订正：瀑布边首次引气"
     synced = book_dump(book=_book())
     assert book_sync(book=book)["journal"] == {}  # recorded: not applied twice
