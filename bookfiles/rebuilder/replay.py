@@ -43,7 +43,7 @@ from core.journal import (
     journal_line_name,
 )
 from core.models import Book
-from entities.models import Alias, Entity, Extraction, StateChange
+from entities.models import Alias, Entity, Extraction
 from entities.selectors import entity_get
 from entities.services.curation import (
     alias_delete,
@@ -56,6 +56,7 @@ from entities.services.curation import (
     state_change_delete,
     state_change_edit,
     state_change_find,
+    state_changes_order_restore,
 )
 from entities.services.ingest import extraction_ingest
 from entities.services.marks import aliases_generic_set
@@ -387,26 +388,8 @@ def _reingest(*, book: Book, chapter: Any, payload: Any) -> None:
     re-ingested rows last."""
     since = Extraction.objects.filter(book=book, chapter=chapter).values_list("updated_at", flat=True).first()
     extraction_ingest(book=book, chapter=chapter, payload=payload, journal=False, hooks=False)
-    if since is None:
-        return
-
-    def rank(row: StateChange) -> int:
-        if row.source == StateChange.Source.TAG:
-            return 0
-        if row.source == StateChange.Source.EXTRACTION:
-            return 2
-        return 1 if row.created_at <= since else 3
-
-    by_entity: dict[int, list[StateChange]] = {}
-    for row in StateChange.objects.filter(book=book, chapter=chapter).order_by("entity_id", "seq", "pk"):
-        by_entity.setdefault(row.entity_id, []).append(row)
-    moved = []
-    for rows in by_entity.values():
-        for seq, row in enumerate(sorted(rows, key=lambda r: (rank(r), r.seq, r.pk)), start=1):
-            if row.seq != seq:
-                row.seq = seq
-                moved.append(row)
-    StateChange.objects.bulk_update(moved, ["seq"])
+    if since is not None:
+        state_changes_order_restore(book=book, chapter=chapter, ingested_at=since)
 
 
 def _decisions_check(

@@ -10,6 +10,7 @@ relationship's (from, to, type)), never a database id, so ``bookfiles.rebuilder.
 again after a rebuild. Above ``entities.mentions``: a new or changed name rescans the book.
 """
 
+import datetime
 import json
 from typing import Any
 
@@ -328,6 +329,32 @@ def state_change_delete(*, change: StateChange, journal: bool = True) -> None:
     entity_appearance_refresh(entity_pks=[entity.pk])
     if journal:
         journal_append(book=entity.book, op="state_change.delete", key=key)
+
+
+def state_changes_order_restore(*, book: Book, chapter: int, ingested_at: datetime.datetime) -> int:
+    """After a re-ingestion of ``chapter`` whose previous ingestion was written at ``ingested_at``, put
+    each entity's changes at that chapter back in the order a replay of the journal gives them: a
+    chapter tag's first, then those written before that ingestion, the ingested ones, those written
+    after it (the replace path alone appends the re-ingested rows last). Returns how many moved."""
+
+    def rank(row: StateChange) -> int:
+        if row.source == StateChange.Source.TAG:
+            return 0
+        if row.source == StateChange.Source.EXTRACTION:
+            return 2
+        return 1 if row.created_at <= ingested_at else 3
+
+    by_entity: dict[int, list[StateChange]] = {}
+    for row in StateChange.objects.filter(book=book, chapter=chapter).order_by("entity_id", "seq", "pk"):
+        by_entity.setdefault(row.entity_id, []).append(row)
+    moved = []
+    for rows in by_entity.values():
+        for seq, row in enumerate(sorted(rows, key=lambda r: (rank(r), r.seq, r.pk)), start=1):
+            if row.seq != seq:
+                row.seq = seq
+                moved.append(row)
+    StateChange.objects.bulk_update(moved, ["seq"])
+    return len(moved)
 
 
 # --- relationships -------------------------------------------------------------------------------
