@@ -15,8 +15,10 @@ from typing import Any
 
 from django.db.models import Max, Sum
 
+from core.journal import journal_append, journal_lock
 from core.models import Book
 from entities.generic import alias_is_generic
+from entities.mentions import mentions_index
 from entities.models import (
     Alias,
     Appearance,
@@ -551,11 +553,16 @@ def state_file_read(*, path: Path) -> dict:
     return data
 
 
-def legacy_state_import(*, root: Path, state: dict, book_slug: str | None, source_path: str) -> dict:
+def legacy_state_import(
+    *, root: Path, state: dict, book_slug: str | None, source_path: str, journal: bool = False
+) -> dict:
     """Import an old state.json (already read) into the book's tables; returns the summary.
 
-    Runs in the caller's transaction (the dry run rolls it back)."""
+    Runs in the caller's transaction (the dry run rolls it back). With ``journal`` (the committed
+    migration) an import that changed something is journaled (``legacy.state.import``, the state as
+    read kept beside the log), so a rebuild into an empty database brings its rows back."""
     book, book_created = _book_for(root, book_slug)
+    journal_lock(book=book, heal=journal)
     run = _Run(book, source_path)
     fallback_chapter = _progress_chapter(state)
     keys: dict[str, dict] = {}
@@ -593,7 +600,15 @@ def legacy_state_import(*, root: Path, state: dict, book_slug: str | None, sourc
             f"{len(run.generic)} 个别名是代词或泛称（{shown}{'…' if len(run.generic) > 10 else ''}）："
             "按泛称导入（弱提及，不计出场），见 generic_aliases"
         )
+    if run.created:
+        # the new names, in the chapters already there (none yet when the book files are written after,
+        # as migrate_state does: the rebuild that follows scans them; a replay of the journal, here)
+        mentions_index(book=book, numbers=None)
     entity_appearance_refresh(entity_pks=Entity.objects.filter(book=book).values_list("pk", flat=True))
+    if journal and run.created:
+        journal_append(
+            book=book, op="legacy.state.import", attachment=("imports/state", state), source_path=source_path
+        )
     return {
         "book": book.slug,
         "book_created": book_created,

@@ -37,7 +37,9 @@ def state_migrate(*, root: Path, commit: bool = False, book_slug: str | None = N
     summary: dict[str, Any] = {}
     try:
         with transaction.atomic():
-            summary = legacy_state_import(root=root, state=state, book_slug=book_slug, source_path=str(original_path))
+            summary = legacy_state_import(
+                root=root, state=state, book_slug=book_slug, source_path=str(original_path), journal=commit
+            )
             summary["dry_run"] = not commit
             summary["already_migrated"] = isinstance(marker, dict)
             if not commit:

@@ -61,6 +61,7 @@ from entities.services.curation import (
 from entities.services.ingest import extraction_ingest
 from entities.services.marks import aliases_generic_set
 from entities.services.pending import pending_item_confirm, pending_item_find, pending_item_reject
+from entities.legacy_state import legacy_state_import
 from entities.services.writes import entities_archive, entity_merge, state_change_curate
 from kernel.exceptions import DomainError, InvalidInput, NotFound
 from memory.services import fact_close, fact_decide, fact_get, fact_observe, fact_revise, scratchpad_import
@@ -228,6 +229,12 @@ def _relationship_delete(book: Book, data: Any, e: dict) -> None:
     relationship_delete(relationship=relationship_find(book=book, key=e["key"]), journal=False)
 
 
+def _legacy_import(book: Book, data: Any, e: dict) -> None:
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{journal_attachment_path(event=e)} 的顶层必须是对象", extra={"path": LOG_PATH})
+    legacy_state_import(root=Path(book.root), state=data, book_slug=book.slug, source_path=e["source_path"])
+
+
 def _memory_import(book: Book, data: Any, e: dict) -> None:
     scratchpad_import(book=book, data=data, replace=bool(e.get("replace")), journal=False)
 
@@ -255,6 +262,7 @@ REPLAYERS: dict[str, Replayer] = {
     "relationship.save": _relationship_save,
     "relationship.delete": _relationship_delete,
     "memory.import": _memory_import,
+    "legacy.state.import": _legacy_import,
 }
 
 

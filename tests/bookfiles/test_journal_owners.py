@@ -225,7 +225,8 @@ def test_every_op_is_journaled_and_a_rebuild_replays_all_of_them(folder):
     book = _session(folder)
     _curation(book)
     ops = [e["op"] for e in journal_events(root=folder)]
-    assert set(ops) == set(REPLAYERS)  # every replayer is exercised, every op has one
+    # every replayer is exercised, every op has one (migrate_state's: below)
+    assert set(ops) == set(REPLAYERS) - {"legacy.state.import"}
     before = book_dump(book=book)
     written = json.loads(before)["written"]
     assert [r["type"] for r in written["relationships"] if r["from_entity__entity_id"] == "yunyoudaoren"] == ["师徒"]
@@ -359,3 +360,28 @@ def test_a_crashed_decision_is_healed_before_the_next_decision(folder):
         "memory.fact.observe",
     ]
     assert Fact.objects.filter(book=book, subject="断剑").count() == 1
+
+
+# --- migrate_state: what it ingests beyond the files it writes ---------------------------------
+
+
+def test_a_migrated_old_project_comes_back_from_its_folder(tmp_path):
+    from tests.entities.test_migrate_old_project import _migrate, _project
+
+    root = _project(tmp_path / "doupo")
+    _migrate(root)  # the dry run journals nothing
+    assert journal_events(root=root) == []
+    _migrate(root, "--commit")
+    assert [e["op"] for e in journal_events(root=root)] == ["legacy.state.import"]
+    assert book_rebuild(root=root)["ok"]
+    book = Book.objects.get(slug="doupo")
+    before = book_dump(book=book)
+    assert Entity.objects.get(book=book, entity_id="xiaoyan").source == "migration"
+    assert _migrate(root, "--commit")["changed"] is False  # a second migration changes nothing: no event
+    assert len(journal_events(root=root)) == 1
+
+    Book.objects.filter(slug="doupo").delete()
+    report = book_rebuild(root=root)
+    assert report["ok"], report["errors"]
+    assert report["journal"] == {"legacy.state.import": 1}
+    assert book_dump(book=Book.objects.get(slug="doupo")) == before
