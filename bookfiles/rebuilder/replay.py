@@ -43,6 +43,7 @@ from core.journal import (
     journal_line_name,
 )
 from core.models import Book
+from entities.legacy_state import legacy_state_import
 from entities.models import Alias, Entity, Extraction
 from entities.selectors import entity_get
 from entities.services.curation import (
@@ -61,7 +62,6 @@ from entities.services.curation import (
 from entities.services.ingest import extraction_ingest
 from entities.services.marks import aliases_generic_set
 from entities.services.pending import pending_item_confirm, pending_item_find, pending_item_reject
-from entities.legacy_state import legacy_state_import
 from entities.services.writes import entities_archive, entity_merge, state_change_curate
 from kernel.exceptions import DomainError, InvalidInput, NotFound
 from memory.services import fact_close, fact_decide, fact_get, fact_observe, fact_revise, scratchpad_import
