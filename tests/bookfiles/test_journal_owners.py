@@ -385,3 +385,42 @@ def test_a_migrated_old_project_comes_back_from_its_folder(tmp_path):
     assert report["ok"], report["errors"]
     assert report["journal"] == {"legacy.state.import": 1}
     assert book_dump(book=Book.objects.get(slug="doupo")) == before
+
+
+def test_admin_adds_and_edits_go_through_the_journaled_services(folder, curator):
+    assert book_rebuild(root=folder)["ok"]
+    book = _book()
+    extraction_ingest(book=book, chapter=3, payload=_payload(3))
+    lin = Entity.objects.get(book=book, entity_id="linfeng")
+    # a new entity (its id generated), then a relationship with one event
+    response = curator.post(
+        "/admin/entities/entity/add/",
+        {"book": book.pk, "entity_id": "", "type": "角色", "canonical_name": "云游道人", "tier": "次要",
+         "description": "", "base_state": "{}", **_inline_management()},
+    )  # fmt: skip
+    assert response.status_code == 302
+    hermit = Entity.objects.get(book=book, canonical_name="云游道人")
+    assert (hermit.entity_id, hermit.source) == ("yunyoudaoren", "admin")
+    events = {"events-TOTAL_FORMS": "1", "events-INITIAL_FORMS": "0", "events-0-chapter": "5",
+              "events-0-description": "指点剑意"}  # fmt: skip
+    response = curator.post(
+        "/admin/entities/relationship/add/",
+        {"book": book.pk, "from_entity": hermit.pk, "to_entity": lin.pk, "type": "指点", **events},
+    )
+    assert response.status_code == 302
+    rel = Relationship.objects.get(book=book, from_entity=hermit)
+    assert (rel.type, rel.description, rel.chapter) == ("指点", "指点剑意", 5)
+    # the ingested state change, edited
+    change = StateChange.objects.get(book=book, chapter=3, field="skills")
+    response = curator.post(
+        f"/admin/entities/statechange/{change.pk}/change/",
+        {"chapter": 3, "field": "skills", "op": change.op, "old": "null",
+         "new": json.dumps(change.new, ensure_ascii=False), "reason": "人工订正"},
+    )  # fmt: skip
+    assert response.status_code == 302
+    assert StateChange.objects.get(pk=change.pk).reason == "人工订正"
+    ops = [e["op"] for e in journal_events(root=folder)]
+    assert ops == ["extraction.ingest", "entity.create", "relationship.save", "state_change.edit"]
+    assert journal_events(root=folder)[2]["events"] == [{"chapter": 5, "description": "指点剑意", "source": "curation"}]
+    before = book_dump(book=book)
+    assert _from_scratch(folder) == before
