@@ -19,6 +19,11 @@ leaves an event without its ``JournalApplied`` row: the next ``rebuild`` / ``syn
 event is the truth), and an event with its row is never applied again. The one case this does not
 cover: a caller that catches the service's success and then rolls its own outer transaction back
 leaves the event in the file, so the next sync applies it — no service in the project does that.
+
+Order: a journaling service takes ``journal_lock`` first (the book's write lock, then ``journal_heal``):
+events newer than the last applied one are applied before the service writes, so a write retried after
+a crash lands after the crashed one, in the rows as in the log. The stamp of an attachment (sha256,
+size, mtime) is recorded with ``JournalApplied`` so a sync sees a hand edit of an applied extraction.
 """
 
 from __future__ import annotations

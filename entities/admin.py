@@ -238,6 +238,11 @@ class EntityAdmin(FileOwnedAdmin, admin.ModelAdmin):
             fields += [f for f in ("book", "entity_id", "source") if f not in fields]  # the journal names rows by id
         return fields
 
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # a card's entity comes back with the next sync, and a deleted curated one with the next rebuild
+        # (its journal still creates it): archive it instead (journaled), or merge it into another
+        return False
+
     def save_model(self, request, obj: Entity, form, change: bool) -> None:
         data = form.cleaned_data
         if not change:
@@ -674,6 +679,9 @@ class PendingItemAdmin(admin.ModelAdmin):
     def has_add_permission(self, request) -> bool:
         return False
 
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # an item is decided (confirm / reject, journaled); its extraction would queue it again
+
     def get_changelist(self, request, **kwargs):
         return NamedChangeList
 
@@ -823,6 +831,9 @@ class AppearanceAdmin(FileOwnedAdmin, admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
         return False
 
 
