@@ -277,7 +277,7 @@ def journal_replay(*, book: Book, root: Path, warnings: list[dict] | None = None
     events = journal_events(root=root)
     replayed: dict[str, int] = {}
     if applied:
-        _edited_apply(book=book, root=root, events=events, warnings=warnings, replayed=replayed)
+        _edited_apply(book=book, root=root, events=events, applied=applied, warnings=warnings, replayed=replayed)
     _events_apply(
         book=book,
         root=root,
@@ -345,12 +345,21 @@ def _edited_apply(
     book: Book,
     root: Path,
     events: list[dict[str, Any]],
+    applied: set[int],
     warnings: list[dict] | None,
     replayed: dict[str, int],
 ) -> None:
     """Apply again the applied extraction files an author edited (hash differs from the recorded one;
     a file whose size and mtime are unchanged is trusted unread, as finalize trusts the book's files)."""
     stamps = journal_applied_stamps(book=book)
+    for event in events:
+        if event["op"] == "extraction.ingest" and event["seq"] in applied and event["seq"] not in stamps:
+            # applied before stamps were recorded: taken as it is now, edits count from here
+            try:
+                stamps[event["seq"]] = journal_attachment_load(root=root, event=event)[1]
+            except InvalidInput:
+                continue
+            journal_applied_restamp(book=book, seq=event["seq"], stamp=stamps[event["seq"]])
     ingests = [e for e in events if e["op"] == "extraction.ingest" and e["seq"] in stamps]
     latest = {e.get("chapter"): e["seq"] for e in ingests}  # the last applied ingestion of each chapter
     for event in ingests:
