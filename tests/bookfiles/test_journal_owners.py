@@ -424,3 +424,16 @@ def test_admin_adds_and_edits_go_through_the_journaled_services(folder, curator)
     assert journal_events(root=folder)[2]["events"] == [{"chapter": 5, "description": "指点剑意", "source": "curation"}]
     before = book_dump(book=book)
     assert _from_scratch(folder) == before
+
+
+def test_an_extraction_applied_before_stamps_were_recorded_is_stamped_then_followed(folder):
+    assert book_rebuild(root=folder)["ok"]
+    book = _book()
+    extraction_ingest(book=book, chapter=3, payload=_payload(3))
+    JournalApplied.objects.filter(book=book).update(attachment_hash="", attachment_size=None, attachment_mtime_ns=None)
+    assert book_sync(book=book)["journal"] == {}  # taken as it is
+    assert JournalApplied.objects.get(book=book, seq=1).attachment_hash != ""
+    path = folder / ".journal" / "extractions" / "0003-000001.json"
+    path.write_text(path.read_text(encoding="utf-8").replace("第一次引气入体", "首次引气入体"), encoding="utf-8")
+    assert book_sync(book=book)["journal"] == {"extraction.edited": 1}
+    assert StateChange.objects.get(book=book, chapter=3, field="skills").reason.endswith("首次引气入体")
