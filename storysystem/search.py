@@ -528,20 +528,20 @@ class RouteProfiles:
         """(score, row index, evidence) for every row sharing a term with ``query``, best first.
         A term in ``skip`` (a request's craft words) counts only for the rows whose profile holds
         it mostly through our thesaurus (释放 is 压抑后爆's own vocabulary, not a craft word there);
-        a term in ``scale`` counts that share of its weight."""
+        a term in ``scale`` counts that share of its weight.
+
+        Each stretch of the request is evidence once for a row: where a thesaurus word credits the
+        row, the profile terms lying inside that word (its bigrams, its characters, the word itself
+        as a column term) add nothing more to that row — 我死后 is one clue, not 我死后 + 我死 + 死后."""
         scores: dict[int, float] = defaultdict(float)
         evidence: dict[int, list[tuple[float, dict[str, Any]]]] = defaultdict(list)
         unigram = float(conf("route_profile_unigram_weight"))
-        for term in profile_terms(query):
-            scale_of = (unigram if len(term) == 1 else 1.0) * (scale or {}).get(term, 1.0)
-            for row_idx, contribution, source in self.postings.get(term, ()):
-                if term in skip and source != THESAURUS_FIELD:
-                    continue
-                contribution *= scale_of
-                scores[row_idx] += contribution
-                evidence[row_idx].append((contribution, {"field": source, "term": term, "match": "profile"}))
-        for word in thesaurus_matches(query, self.automaton):
+        text = query.lower()
+        # row index -> the spans of the request its thesaurus words cover
+        covered: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for word, spans in thesaurus_spans(query, self.automaton):
             for row_idx, contribution, concept, column, row_term in self.words[word]:
+                covered[row_idx] += spans
                 scores[row_idx] += contribution
                 evidence[row_idx].append(
                     (
@@ -550,6 +550,18 @@ class RouteProfiles:
                         | {"row_field": column, "row_term": row_term},
                     )
                 )
+        for term in profile_terms(query):
+            scale_of = (unigram if len(term) == 1 else 1.0) * (scale or {}).get(term, 1.0)
+            starts = list(_occurrences(text, term)) if covered else []
+            for row_idx, contribution, source in self.postings.get(term, ()):
+                if term in skip and source != THESAURUS_FIELD:
+                    continue
+                spans = covered.get(row_idx)
+                if spans and starts and all(any(a <= i and i + len(term) <= b for a, b in spans) for i in starts):
+                    continue
+                contribution *= scale_of
+                scores[row_idx] += contribution
+                evidence[row_idx].append((contribution, {"field": source, "term": term, "match": "profile"}))
         out = []
         for row_idx, total in scores.items():
             top = sorted(evidence[row_idx], key=lambda e: (-e[0], e[1]["term"]))[:8]
@@ -594,9 +606,23 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
         for name in TAG_COLUMNS:
             vocabulary.update(tokenize(row.payload["fields"].get(name, "")))
 
+    mapped = [(c, concept_rows(c, rows)) for c in thesaurus_load(thesaurus_path())]
+    # The words the library and the thesaurus write whole (a tag, a segment of one, a thesaurus
+    # word). A bigram that is none of them is a fragment spanning two words (面改 of 局面改写, 到十 of
+    # 回到十八岁): it is kept, so a near word still meets it, but weighs as a single character does.
+    fragment = float(conf("route_profile_unigram_weight"))
+    lexicon = {w for c, _ in mapped for w in c.words}
+    for d in docs:
+        for cell in (*d.payload["keywords"], *d.payload["intents"]):
+            lexicon.update(seg for seg in _SPLIT.split(cell.lower()) if seg)
+    for row in rows:
+        for name in TAG_COLUMNS:
+            for cell in split_multi(row.payload["fields"].get(name, "")):
+                lexicon.update(seg for seg in _SPLIT.split(cell.lower()) if seg)
+
     def terms_of(text: str, source: str) -> list[str]:
         terms = profile_terms(text)
-        if source.rsplit(".", 1)[-1] in TAG_COLUMNS:
+        if source.rsplit(".", 1)[-1] in TAG_COLUMNS or source == THESAURUS_FIELD:
             return terms
         return [t for t in terms if len(t) == 1 or t in vocabulary]
 
@@ -604,9 +630,12 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
         for row_idx in targets:
             row_tf, row_best = tf[row_idx], best[row_idx]
             for term in terms:
-                row_tf[term] += weight
-                if weight > row_best.get(term, (0.0, ""))[0]:
-                    row_best[term] = (weight, source)
+                # only the thesaurus's phrases are cut into fragments weighed down here: the
+                # library's own bigrams keep their weight (its tags are short, mostly one word)
+                w = weight * fragment if source == THESAURUS_FIELD and len(term) == 2 and term not in lexicon else weight
+                row_tf[term] += w
+                if w > row_best.get(term, (0.0, ""))[0]:
+                    row_best[term] = (w, source)
 
     for row_idx, row in enumerate(rows):
         p = row.payload
@@ -632,12 +661,11 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
                 add(targets, terms_of(value, name), weight, source)
     # Our thesaurus is vocabulary too: its words join the profile of the rows their concept maps
     # to, so a word it lacks still meets its characters and bigrams (仙途 meets 仙).
-    mapped = [(c, concept_rows(c, rows)) for c in thesaurus_load(thesaurus_path())]
     thesaurus_weight = float(weights.get(THESAURUS_FIELD, 0.0))
     if thesaurus_weight:
         for concept, targets in mapped:
             for word in concept.words if targets else ():
-                add([t[0] for t in targets], profile_terms(word), thesaurus_weight / len(targets), THESAURUS_FIELD)
+                add([t[0] for t in targets], terms_of(word, THESAURUS_FIELD), thesaurus_weight / len(targets), THESAURUS_FIELD)
     n = len(rows)
     lengths = [sum(t.values()) for t in tf]
     avg = (sum(lengths) / n) if n else 1.0
@@ -808,6 +836,11 @@ def _word_weight(word: str) -> float:
 def thesaurus_matches(query: str, automaton: Any) -> list[str]:
     """The thesaurus words occurring in ``query``: longest first, and a word inside a longer one
     already matched at that place is not counted again (上门 inside 上门女婿)."""
+    return [word for word, _ in thesaurus_spans(query, automaton)]
+
+
+def thesaurus_spans(query: str, automaton: Any) -> list[tuple[str, list[tuple[int, int]]]]:
+    """``thesaurus_matches`` with the spans (start, end) of ``query.lower()`` each word covers."""
     if automaton is None:
         return []
     found = sorted(
@@ -815,12 +848,12 @@ def thesaurus_matches(query: str, automaton: Any) -> list[str]:
         key=lambda h: (h[0] - h[1], h[0]),
     )
     covered: list[tuple[int, int]] = []
-    out: dict[str, None] = {}
+    out: dict[str, list[tuple[int, int]]] = {}
     for start, end, word in found:
         if not any(a <= start and end <= b for a, b in covered):
             covered.append((start, end))
-            out[word] = None
-    return sorted(out, key=lambda w: (-len(w), w))
+            out.setdefault(word, []).append((start, end))
+    return sorted(out.items(), key=lambda w: (-len(w[0]), w[0]))
 
 
 # ---------------------------------------------------------------- negation
