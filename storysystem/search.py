@@ -556,7 +556,7 @@ class RouteProfiles:
             for row_idx, contribution, source in self.postings.get(term, ()):
                 if term in skip and source != THESAURUS_FIELD:
                     continue
-                spans = covered.get(row_idx)
+                spans = covered.get(row_idx) if source == THESAURUS_FIELD else None
                 if spans and starts and all(any(a <= i and i + len(term) <= b for a, b in spans) for i in starts):
                     continue
                 contribution *= scale_of
