@@ -520,6 +520,8 @@ class RouteProfiles:
     # ``words`` as one Aho–Corasick automaton (a route scans the request once, not 2,000 times),
     # and the words holding a negation cue themselves (不要回头: content, not a negation)
     automaton: Any = None
+    # the two-character words the library or the thesaurus writes whole (``route_profiles_build``)
+    lexicon: frozenset[str] = frozenset()
     guarded: tuple[str, ...] = ()
 
     def score(
@@ -550,7 +552,10 @@ class RouteProfiles:
                         | {"row_field": column, "row_term": row_term},
                     )
                 )
+        cut = self.boundary_fragments(text)
         for term in profile_terms(query):
+            if term in cut:
+                continue
             scale_of = (unigram if len(term) == 1 else 1.0) * (scale or {}).get(term, 1.0)
             starts = list(_occurrences(text, term)) if covered else []
             for row_idx, contribution, source in self.postings.get(term, ()):
@@ -568,6 +573,24 @@ class RouteProfiles:
             out.append((total, row_idx, [{**e, "score": round(c, 3)} for c, e in top]))
         out.sort(key=lambda h: (-h[0], self.rows[h[1]].library != "seed", self.rows[h[1]].code))
         return out
+
+
+    def boundary_fragments(self, text: str) -> frozenset[str]:
+        """The bigrams of ``text`` that straddle a word boundary: no word themselves, and at every
+        place they occur, a word of the lexicon ends on their first character or starts on their
+        second (面改 in 位面改写, 统派 in 系统派她). They are no evidence."""
+        lexicon, out = self.lexicon, set()
+        for run in _WORD.findall(text):
+            for i in range(len(run) - 1):
+                out.add(run[i : i + 2])
+        cut = set()
+        for bigram in out:
+            if bigram in lexicon:
+                continue
+            starts = list(_occurrences(text, bigram))
+            if all(text[i - 1 : i + 1] in lexicon or text[i + 1 : i + 3] in lexicon for i in starts if i >= 0):
+                cut.add(bigram)
+        return frozenset(cut)
 
 
 # Function characters of written Chinese. Without a segmenter, a bigram holding one mostly spans
@@ -689,6 +712,7 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
         words=words,
         names=names,
         automaton=automaton if words else None,
+        lexicon=frozenset(t for t in lexicon if len(t) == 2),
         guarded=tuple(w for w in words if _NEGATION.search(w)),
     )
 
