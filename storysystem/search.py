@@ -515,8 +515,9 @@ class RouteProfiles:
     # concepts mapped to a row (see ``thesaurus_map``)
     words: dict[str, list[tuple[int, float, str, str, str]]] = field(default_factory=dict)
     thesaurus: tuple[str, float] = ("", 0.0)
-    # the concepts' names among ``words`` (genre names: 虐文, 宫斗 …)
+    # the concepts' names among ``words`` (genre names: 虐文, 宫斗 …), and as (name, concept)
     names: frozenset[str] = frozenset()
+    named: frozenset[tuple[str, str]] = frozenset()
     # ``words`` as one Aho–Corasick automaton (a route scans the request once, not 2,000 times),
     # and the words holding a negation cue themselves (不要回头: content, not a negation)
     automaton: Any = None
@@ -541,8 +542,13 @@ class RouteProfiles:
         text = query.lower()
         # row index -> the spans of the request its thesaurus words cover
         covered: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        boost = float(conf("route_thesaurus_name_boost"))
         for word, spans in thesaurus_spans(query, self.automaton):
+            # a genre's name followed by 文 / 流 / 风 / 类 / 题材 / 小说 names the book's genre (学院文)
+            marked = any(_GENRE_MARKER.match(text, b) for _, b in spans)
             for row_idx, contribution, concept, column, row_term in self.words[word]:
+                if marked and (word, concept) in self.named:
+                    contribution *= boost
                 covered[row_idx] += spans
                 scores[row_idx] += contribution
                 evidence[row_idx].append(
@@ -591,6 +597,9 @@ class RouteProfiles:
             if all(text[i - 1 : i + 1] in lexicon or text[i + 1 : i + 3] in lexicon for i in starts if i >= 0):
                 cut.add(bigram)
         return frozenset(cut)
+
+
+_GENRE_MARKER = re.compile("文|流|风|类|题材|小说")
 
 
 # Function characters of written Chinese. Without a segmenter, a bigram holding one mostly spans
@@ -700,6 +709,7 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
             idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
             postings[term].append((row_idx, idf * w * (k1 + 1) / (w + k1 * norm), best[row_idx][term][1]))
     names = frozenset(n.lower() for c, targets in mapped if targets for n in c.names)
+    named = frozenset((n.lower(), c.names[0]) for c, targets in mapped if targets for n in c.names)
     words = thesaurus_map(mapped=mapped)
     automaton = ahocorasick.Automaton()
     for word in words:
@@ -711,6 +721,7 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
         postings=dict(postings),
         words=words,
         names=names,
+        named=named,
         automaton=automaton if words else None,
         lexicon=frozenset(t for t in lexicon if len(t) == 2),
         guarded=tuple(w for w in words if _NEGATION.search(w)),
