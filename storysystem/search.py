@@ -563,13 +563,16 @@ class RouteProfiles:
             if term in cut:
                 continue
             scale_of = (unigram if len(term) == 1 else 1.0) * (scale or {}).get(term, 1.0)
-            starts = list(_occurrences(text, term)) if covered else []
+            starts: list[int] | None = None
             for row_idx, contribution, source in self.postings.get(term, ()):
                 if term in skip and source != THESAURUS_FIELD:
                     continue
                 spans = covered.get(row_idx) if source == THESAURUS_FIELD else None
-                if spans and starts and all(any(a <= i and i + len(term) <= b for a, b in spans) for i in starts):
-                    continue
+                if spans:
+                    if starts is None:
+                        starts = list(_occurrences(text, term))
+                    if starts and all(any(a <= i and i + len(term) <= b for a, b in spans) for i in starts):
+                        continue
                 contribution *= scale_of
                 scores[row_idx] += contribution
                 evidence[row_idx].append((contribution, {"field": source, "term": term, "match": "profile"}))
@@ -580,23 +583,21 @@ class RouteProfiles:
         out.sort(key=lambda h: (-h[0], self.rows[h[1]].library != "seed", self.rows[h[1]].code))
         return out
 
-
     def boundary_fragments(self, text: str) -> frozenset[str]:
         """The bigrams of ``text`` that straddle a word boundary: no word themselves, and at every
         place they occur, a word of the lexicon ends on their first character or starts on their
         second (面改 in 位面改写, 统派 in 系统派她). They are no evidence."""
-        lexicon, out = self.lexicon, set()
+        lexicon = self.lexicon
+        cut: dict[str, bool] = {}
         for run in _WORD.findall(text):
             for i in range(len(run) - 1):
-                out.add(run[i : i + 2])
-        cut = set()
-        for bigram in out:
-            if bigram in lexicon:
-                continue
-            starts = list(_occurrences(text, bigram))
-            if all(text[i - 1 : i + 1] in lexicon or text[i + 1 : i + 3] in lexicon for i in starts if i >= 0):
-                cut.add(bigram)
-        return frozenset(cut)
+                bigram = run[i : i + 2]
+                if bigram in lexicon:
+                    continue
+                straddles = run[i - 1 : i + 1] in lexicon if i else False
+                straddles = straddles or run[i + 1 : i + 3] in lexicon
+                cut[bigram] = cut.get(bigram, True) and straddles
+        return frozenset(b for b, straddles in cut.items() if straddles)
 
 
 _GENRE_MARKER = re.compile("文|流|风|类|题材|小说")
@@ -664,7 +665,11 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
             for term in terms:
                 # only the thesaurus's phrases are cut into fragments weighed down here: the
                 # library's own bigrams keep their weight (its tags are short, mostly one word)
-                w = weight * fragment if source == THESAURUS_FIELD and len(term) == 2 and term not in lexicon else weight
+                w = (
+                    weight * fragment
+                    if source == THESAURUS_FIELD and len(term) == 2 and term not in lexicon
+                    else weight
+                )
                 row_tf[term] += w
                 if w > row_best.get(term, (0.0, ""))[0]:
                     row_best[term] = (w, source)
@@ -697,7 +702,12 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
     if thesaurus_weight:
         for concept, targets in mapped:
             for word in concept.words if targets else ():
-                add([t[0] for t in targets], terms_of(word, THESAURUS_FIELD), thesaurus_weight / len(targets), THESAURUS_FIELD)
+                add(
+                    [t[0] for t in targets],
+                    terms_of(word, THESAURUS_FIELD),
+                    thesaurus_weight / len(targets),
+                    THESAURUS_FIELD,
+                )
     n = len(rows)
     lengths = [sum(t.values()) for t in tf]
     avg = (sum(lengths) / n) if n else 1.0
