@@ -534,8 +534,10 @@ class RouteProfiles:
         a term in ``scale`` counts that share of its weight.
 
         Each stretch of the request is evidence once for a row: where a thesaurus word credits the
-        row, the profile terms lying inside that word (its bigrams, its characters, the word itself
-        as a column term) add nothing more to that row — 我死后 is one clue, not 我死后 + 我死 + 死后."""
+        row, the profile terms lying inside that word which the row holds through the thesaurus
+        (its bigrams, its characters) add nothing more to that row — 我死后 is one clue, not
+        我死后 + 我死 + 死后; the library's own columns are another witness and still count. A bigram
+        straddling two words (``boundary_fragments``) is no evidence."""
         scores: dict[int, float] = defaultdict(float)
         evidence: dict[int, list[tuple[float, dict[str, Any]]]] = defaultdict(list)
         unigram = float(conf("route_profile_unigram_weight"))
@@ -641,8 +643,9 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
 
     mapped = [(c, concept_rows(c, rows)) for c in thesaurus_load(thesaurus_path())]
     # The words the library and the thesaurus write whole (a tag, a segment of one, a thesaurus
-    # word). A bigram that is none of them is a fragment spanning two words (面改 of 局面改写, 到十 of
-    # 回到十八岁): it is kept, so a near word still meets it, but weighs as a single character does.
+    # word). A bigram of a thesaurus phrase that is none of them is a fragment spanning two words
+    # (到十 of 回到十八岁): it is kept, so a near word still meets it, but weighs as a single
+    # character does. At query time a bigram straddling a lexicon word is dropped (boundary_fragments).
     fragment = float(conf("route_profile_unigram_weight"))
     lexicon = {w for c, _ in mapped for w in c.words}
     for d in docs:
@@ -878,14 +881,10 @@ def _word_weight(word: str) -> float:
     return {1: 0.5, 2: 1.0, 3: 1.5}.get(len(word), 2.0)
 
 
-def thesaurus_matches(query: str, automaton: Any) -> list[str]:
-    """The thesaurus words occurring in ``query``: longest first, and a word inside a longer one
-    already matched at that place is not counted again (上门 inside 上门女婿)."""
-    return [word for word, _ in thesaurus_spans(query, automaton)]
-
-
 def thesaurus_spans(query: str, automaton: Any) -> list[tuple[str, list[tuple[int, int]]]]:
-    """``thesaurus_matches`` with the spans (start, end) of ``query.lower()`` each word covers."""
+    """The thesaurus words occurring in ``query``, each with the spans (start, end) of
+    ``query.lower()`` it covers: longest first, and a word inside a longer one already matched at
+    that place is not counted again (上门 inside 上门女婿)."""
     if automaton is None:
         return []
     found = sorted(
