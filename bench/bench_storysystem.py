@@ -11,7 +11,8 @@ Build: ``story_system_build`` for a keyword-routed, a profile-routed and a gener
 Routing: accuracy of ``genre_route`` on the everyday requests of
 ``tests/storysystem/routing_requests.py`` (the dev sets, tuned on; held-out set, never tuned on; the
 no-genre requests and the requests that only negate a genre must fall back), of the blind sets
-(``routing_requests_blind.py``; the craft questions of ``routing_requests_craft.py`` must fall back),
+(``routing_requests_blind.py``, ``routing_requests_blind2.py``; their craft questions and those of
+``routing_requests_craft.py`` must fall back),
 and its latency (the first call builds the genre profiles, thesaurus included, and the craft
 vocabulary).
 
@@ -96,6 +97,7 @@ def routing_check() -> dict:
     from storysystem.search import index_get, route_profiles_build, route_profiles_get
     from tests.storysystem import routing_requests as rr
     from tests.storysystem import routing_requests_blind as blind
+    from tests.storysystem import routing_requests_blind2 as blind2
     from tests.storysystem import routing_requests_craft as craft
 
     t0 = time.perf_counter()
@@ -104,22 +106,25 @@ def routing_check() -> dict:
     t0 = time.perf_counter()
     craft_vocabulary_build(index_get().docs, route_profiles_get(), list(conf("route_craft_columns")))
     craft_cold = time.perf_counter() - t0
-    sets, samples = {}, []
+    sets, samples, cpu = {}, [], []
     dev = [*rr.DEV, *rr.DEV2, *rr.DEV3, *rr.DEV4, *rr.DEV5, *rr.DEV6, *rr.DEV7, *rr.DEV8, *rr.DEV9]
     negated = [(q, None) for q in rr.NO_GENRE + rr.NEGATED_ONLY]
     for name, requests in (
         ("dev (9 sets)", dev),
         ("held-out", rr.HELD_OUT),
         ("blind", blind.BLIND),
+        ("blind2", blind2.BLIND2),
         ("no genre / negated only", negated),
         ("no genre / craft (blind set's 12)", [(q, None) for q in blind.BLIND_GENERIC]),
         ("no genre / craft (second blind set)", [(q, None) for q in craft.CRAFT_BLIND]),
+        ("no genre / craft (blind2's 15)", [(q, None) for q in blind2.BLIND2_CRAFT]),
     ):
         right = generic = 0
         for query, expected in requests:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             route = genre_route(query=query)
             samples.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
             right += (route["primary"] or {}).get("code") == expected
             generic += route["method"] == "generic"
         sets[name] = {"requests": len(requests), "right": right, "generic": generic}
@@ -137,6 +142,7 @@ def routing_check() -> dict:
         "cold": cold,
         "craft_cold": craft_cold,
         "route": stats(samples),
+        "route_cpu": stats(cpu),
         "paired": {k: stats(v) for k, v in paired.items()},
         "sets": sets,
     }
@@ -232,7 +238,8 @@ def main() -> None:
     rt = out["routing"]
     bench.table(
         f"Routing of everyday requests (route p50 {rt['route']['p50'] * ms:.2f} ms, "
-        f"p95 {rt['route']['p95'] * ms:.2f} ms; genre profiles built in {rt['cold'] * ms:.0f} ms, "
+        f"p95 {rt['route']['p95'] * ms:.2f} ms; CPU time p50 {rt['route_cpu']['p50'] * ms:.2f} ms, "
+        f"p95 {rt['route_cpu']['p95'] * ms:.2f} ms; genre profiles built in {rt['cold'] * ms:.0f} ms, "
         f"craft vocabulary in {rt['craft_cold'] * ms:.0f} ms)",
         [
             {

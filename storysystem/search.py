@@ -515,11 +515,14 @@ class RouteProfiles:
     # concepts mapped to a row (see ``thesaurus_map``)
     words: dict[str, list[tuple[int, float, str, str, str]]] = field(default_factory=dict)
     thesaurus: tuple[str, float] = ("", 0.0)
-    # the concepts' names among ``words`` (genre names: 虐文, 宫斗 …)
+    # the concepts' names among ``words`` (genre names: 虐文, 宫斗 …), and as (name, concept)
     names: frozenset[str] = frozenset()
+    named: frozenset[tuple[str, str]] = frozenset()
     # ``words`` as one Aho–Corasick automaton (a route scans the request once, not 2,000 times),
     # and the words holding a negation cue themselves (不要回头: content, not a negation)
     automaton: Any = None
+    # the two-character words the library or the thesaurus writes whole (``route_profiles_build``)
+    lexicon: frozenset[str] = frozenset()
     guarded: tuple[str, ...] = ()
 
     def score(
@@ -528,20 +531,27 @@ class RouteProfiles:
         """(score, row index, evidence) for every row sharing a term with ``query``, best first.
         A term in ``skip`` (a request's craft words) counts only for the rows whose profile holds
         it mostly through our thesaurus (释放 is 压抑后爆's own vocabulary, not a craft word there);
-        a term in ``scale`` counts that share of its weight."""
+        a term in ``scale`` counts that share of its weight.
+
+        Each stretch of the request is evidence once for a row: where a thesaurus word credits the
+        row, the profile terms lying inside that word which the row holds through the thesaurus
+        (its bigrams, its characters) add nothing more to that row — 我死后 is one clue, not
+        我死后 + 我死 + 死后; the library's own columns are another witness and still count. A bigram
+        straddling two words (``boundary_fragments``) is no evidence."""
         scores: dict[int, float] = defaultdict(float)
         evidence: dict[int, list[tuple[float, dict[str, Any]]]] = defaultdict(list)
         unigram = float(conf("route_profile_unigram_weight"))
-        for term in profile_terms(query):
-            scale_of = (unigram if len(term) == 1 else 1.0) * (scale or {}).get(term, 1.0)
-            for row_idx, contribution, source in self.postings.get(term, ()):
-                if term in skip and source != THESAURUS_FIELD:
-                    continue
-                contribution *= scale_of
-                scores[row_idx] += contribution
-                evidence[row_idx].append((contribution, {"field": source, "term": term, "match": "profile"}))
-        for word in thesaurus_matches(query, self.automaton):
+        text = query.lower()
+        # row index -> the spans of the request its thesaurus words cover
+        covered: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        boost = float(conf("route_thesaurus_name_boost"))
+        for word, spans in thesaurus_spans(query, self.automaton):
+            # a genre's name followed by 文 / 流 / 风 / 类 / 题材 / 小说 names the book's genre (学院文)
+            marked = any(_GENRE_MARKER.match(text, b) for _, b in spans)
             for row_idx, contribution, concept, column, row_term in self.words[word]:
+                if marked and (word, concept) in self.named:
+                    contribution *= boost
+                covered[row_idx] += spans
                 scores[row_idx] += contribution
                 evidence[row_idx].append(
                     (
@@ -550,12 +560,49 @@ class RouteProfiles:
                         | {"row_field": column, "row_term": row_term},
                     )
                 )
+        cut = self.boundary_fragments(text)
+        for term in profile_terms(query):
+            if term in cut:
+                continue
+            scale_of = (unigram if len(term) == 1 else 1.0) * (scale or {}).get(term, 1.0)
+            starts: list[int] | None = None
+            for row_idx, contribution, source in self.postings.get(term, ()):
+                if term in skip and source != THESAURUS_FIELD:
+                    continue
+                spans = covered.get(row_idx) if source == THESAURUS_FIELD else None
+                if spans:
+                    if starts is None:
+                        starts = list(_occurrences(text, term))
+                    if starts and all(any(a <= i and i + len(term) <= b for a, b in spans) for i in starts):
+                        continue
+                contribution *= scale_of
+                scores[row_idx] += contribution
+                evidence[row_idx].append((contribution, {"field": source, "term": term, "match": "profile"}))
         out = []
         for row_idx, total in scores.items():
             top = sorted(evidence[row_idx], key=lambda e: (-e[0], e[1]["term"]))[:8]
             out.append((total, row_idx, [{**e, "score": round(c, 3)} for c, e in top]))
         out.sort(key=lambda h: (-h[0], self.rows[h[1]].library != "seed", self.rows[h[1]].code))
         return out
+
+    def boundary_fragments(self, text: str) -> frozenset[str]:
+        """The bigrams of ``text`` that straddle a word boundary: no word themselves, and at every
+        place they occur, a word of the lexicon ends on their first character or starts on their
+        second (面改 in 位面改写, 统派 in 系统派她). They are no evidence."""
+        lexicon = self.lexicon
+        cut: dict[str, bool] = {}
+        for run in _WORD.findall(text):
+            for i in range(len(run) - 1):
+                bigram = run[i : i + 2]
+                if bigram in lexicon:
+                    continue
+                straddles = run[i - 1 : i + 1] in lexicon if i else False
+                straddles = straddles or run[i + 1 : i + 3] in lexicon
+                cut[bigram] = cut.get(bigram, True) and straddles
+        return frozenset(b for b, straddles in cut.items() if straddles)
+
+
+_GENRE_MARKER = re.compile("文|流|风|类|题材|小说")
 
 
 # Function characters of written Chinese. Without a segmenter, a bigram holding one mostly spans
@@ -594,9 +641,24 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
         for name in TAG_COLUMNS:
             vocabulary.update(tokenize(row.payload["fields"].get(name, "")))
 
+    mapped = [(c, concept_rows(c, rows)) for c in thesaurus_load(thesaurus_path())]
+    # The words the library and the thesaurus write whole (a tag, a segment of one, a thesaurus
+    # word). A bigram of a thesaurus phrase that is none of them is a fragment spanning two words
+    # (到十 of 回到十八岁): it is kept, so a near word still meets it, but weighs as a single
+    # character does. At query time a bigram straddling a lexicon word is dropped (boundary_fragments).
+    fragment = float(conf("route_profile_unigram_weight"))
+    lexicon = {w for c, _ in mapped for w in c.words}
+    for d in docs:
+        for cell in (*d.payload["keywords"], *d.payload["intents"]):
+            lexicon.update(seg for seg in _SPLIT.split(cell.lower()) if seg)
+    for row in rows:
+        for name in TAG_COLUMNS:
+            for cell in split_multi(row.payload["fields"].get(name, "")):
+                lexicon.update(seg for seg in _SPLIT.split(cell.lower()) if seg)
+
     def terms_of(text: str, source: str) -> list[str]:
         terms = profile_terms(text)
-        if source.rsplit(".", 1)[-1] in TAG_COLUMNS:
+        if source.rsplit(".", 1)[-1] in TAG_COLUMNS or source == THESAURUS_FIELD:
             return terms
         return [t for t in terms if len(t) == 1 or t in vocabulary]
 
@@ -604,9 +666,16 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
         for row_idx in targets:
             row_tf, row_best = tf[row_idx], best[row_idx]
             for term in terms:
-                row_tf[term] += weight
-                if weight > row_best.get(term, (0.0, ""))[0]:
-                    row_best[term] = (weight, source)
+                # only the thesaurus's phrases are cut into fragments weighed down here: the
+                # library's own bigrams keep their weight (its tags are short, mostly one word)
+                w = (
+                    weight * fragment
+                    if source == THESAURUS_FIELD and len(term) == 2 and term not in lexicon
+                    else weight
+                )
+                row_tf[term] += w
+                if w > row_best.get(term, (0.0, ""))[0]:
+                    row_best[term] = (w, source)
 
     for row_idx, row in enumerate(rows):
         p = row.payload
@@ -632,12 +701,16 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
                 add(targets, terms_of(value, name), weight, source)
     # Our thesaurus is vocabulary too: its words join the profile of the rows their concept maps
     # to, so a word it lacks still meets its characters and bigrams (仙途 meets 仙).
-    mapped = [(c, concept_rows(c, rows)) for c in thesaurus_load(thesaurus_path())]
     thesaurus_weight = float(weights.get(THESAURUS_FIELD, 0.0))
     if thesaurus_weight:
         for concept, targets in mapped:
             for word in concept.words if targets else ():
-                add([t[0] for t in targets], profile_terms(word), thesaurus_weight / len(targets), THESAURUS_FIELD)
+                add(
+                    [t[0] for t in targets],
+                    terms_of(word, THESAURUS_FIELD),
+                    thesaurus_weight / len(targets),
+                    THESAURUS_FIELD,
+                )
     n = len(rows)
     lengths = [sum(t.values()) for t in tf]
     avg = (sum(lengths) / n) if n else 1.0
@@ -649,6 +722,7 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
             idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
             postings[term].append((row_idx, idf * w * (k1 + 1) / (w + k1 * norm), best[row_idx][term][1]))
     names = frozenset(n.lower() for c, targets in mapped if targets for n in c.names)
+    named = frozenset((n.lower(), c.names[0]) for c, targets in mapped if targets for n in c.names)
     words = thesaurus_map(mapped=mapped)
     automaton = ahocorasick.Automaton()
     for word in words:
@@ -660,7 +734,9 @@ def route_profiles_build(*, docs: list[Doc]) -> RouteProfiles:
         postings=dict(postings),
         words=words,
         names=names,
+        named=named,
         automaton=automaton if words else None,
+        lexicon=frozenset(t for t in lexicon if len(t) == 2),
         guarded=tuple(w for w in words if _NEGATION.search(w)),
     )
 
@@ -805,9 +881,10 @@ def _word_weight(word: str) -> float:
     return {1: 0.5, 2: 1.0, 3: 1.5}.get(len(word), 2.0)
 
 
-def thesaurus_matches(query: str, automaton: Any) -> list[str]:
-    """The thesaurus words occurring in ``query``: longest first, and a word inside a longer one
-    already matched at that place is not counted again (上门 inside 上门女婿)."""
+def thesaurus_spans(query: str, automaton: Any) -> list[tuple[str, list[tuple[int, int]]]]:
+    """The thesaurus words occurring in ``query``, each with the spans (start, end) of
+    ``query.lower()`` it covers: longest first, and a word inside a longer one already matched at
+    that place is not counted again (上门 inside 上门女婿)."""
     if automaton is None:
         return []
     found = sorted(
@@ -815,12 +892,12 @@ def thesaurus_matches(query: str, automaton: Any) -> list[str]:
         key=lambda h: (h[0] - h[1], h[0]),
     )
     covered: list[tuple[int, int]] = []
-    out: dict[str, None] = {}
+    out: dict[str, list[tuple[int, int]]] = {}
     for start, end, word in found:
         if not any(a <= start and end <= b for a, b in covered):
             covered.append((start, end))
-            out[word] = None
-    return sorted(out, key=lambda w: (-len(w), w))
+            out.setdefault(word, []).append((start, end))
+    return sorted(out.items(), key=lambda w: (-len(w[0]), w[0]))
 
 
 # ---------------------------------------------------------------- negation

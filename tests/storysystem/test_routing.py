@@ -19,6 +19,7 @@ from tests.storysystem.routing_requests import (
     NO_GENRE,
 )
 from tests.storysystem.routing_requests_blind import BLIND, BLIND_GENERIC
+from tests.storysystem.routing_requests_blind2 import BLIND2, BLIND2_CRAFT
 from tests.storysystem.routing_requests_craft import CRAFT_BLIND
 
 pytestmark = pytest.mark.django_db
@@ -44,9 +45,9 @@ PROFILE_EVIDENCE = [
         "row_term": "退婚流",
         "score": 7.5,
     },
-    {"field": "题材别名", "term": "废柴", "match": "profile", "score": 2.981},
+    {"field": "题材别名", "term": "废柴", "match": "profile", "score": 2.983},
 ]
-GENERIC_REASON = "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.83（规则怪谈）低于阈值 4"
+GENERIC_REASON = "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.84（规则怪谈）低于阈值 4"
 
 
 def test_keyword_route_with_evidence():
@@ -135,7 +136,7 @@ def test_generic_fallback():
         "不存在的题材",
         ["不存在的题材"],
         "题材「不存在的题材」不在路由表中，也没有相近的题材；"
-        "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.63（规则怪谈）低于阈值 4",
+        "查询没有点名任何题材（名称、别名、默认查询词都未命中，也没有相近的写法）；题材画像最高分 1.64（规则怪谈）低于阈值 4",
     )
 
 
@@ -243,9 +244,9 @@ def test_refcsv_everyday_requests_dev_sets(refcsv_only):
         (52, 52),
         (52, 52),
         (52, 52),
-        (51, 52),
-        (51, 52),
-    ], [m for _, m in results]
+        (50, 52),
+        (52, 52),
+    ], [m for _, m in results]  # 491 / 494; 491 before the stretch-once rules too (DEV8 −1, DEV9 +1)
 
 
 def test_refcsv_everyday_requests_held_out_set(refcsv_only):
@@ -253,13 +254,16 @@ def test_refcsv_everyday_requests_held_out_set(refcsv_only):
     hits, misses = _accuracy(HELD_OUT)
     # 69 before the craft signal: 把红楼梦里的人物拿出来写一段番外 was routed to 同人衍生 only by the
     # bigram 写一 of the thesaurus word 重写一遍; 人物、出来、一段、番外 are craft words, so it falls back.
-    assert (hits, len(HELD_OUT)) == (68, 78), misses
+    # 68 → 72 with the stretch-once rules (docs/story-system.md §3): 我死后重生… no longer counts 我死后
+    # three times for 知乎短篇风, 位面改写 no longer meets 同人衍生 through 面改.
+    assert (hits, len(HELD_OUT)) == (72, 78), misses
 
 
 def test_refcsv_everyday_requests_blind_set(refcsv_only):
     # Written blind while the thesaurus was written; measured once, on the merged tree (issue 12 §10).
     hits, misses = _accuracy(BLIND)
-    assert (hits, len(BLIND)) == (142, 156), misses  # 91.0 %: the ≥ 9 in 10 goal
+    # 142 before the stretch-once rules (one gained, two lost: 谢邀…医院 and MOBA团战…写清楚)
+    assert (hits, len(BLIND)) == (141, 156), misses  # 90.4 %: the ≥ 9 in 10 goal
     # Craft questions that name no genre fall back to generic: 3 of these 12 before the craft signal,
     # 10 with it (docs/story-system.md §3); the two left rest on 三百字 / 两千字, which the thesaurus
     # gives the short-story styles (三千字, 五百字).
@@ -270,16 +274,81 @@ def test_refcsv_everyday_requests_blind_set(refcsv_only):
 def test_refcsv_craft_questions_blind_set(refcsv_only):
     # Written and committed before the craft signal was built, measured once (docs/story-system.md §3).
     fell_back = [q for q in CRAFT_BLIND if genre_route(query=q)["primary"] is None]
-    assert (len(fell_back), len(CRAFT_BLIND)) == (16, 24)  # 11 of 24 before the craft signal
+    # 11 of 24 before the craft signal, 16 with it, 19 with the stretch-once rules (a thesaurus phrase's
+    # fragments — 戏里, 具人 — no longer carry a craft question into a genre)
+    assert (len(fell_back), len(CRAFT_BLIND)) == (19, 24)
+
+
+def test_refcsv_everyday_requests_second_blind_set(refcsv_only):
+    # Written from the rows' meaning and committed before the router was changed for issue 12 §10,
+    # measured once before (119 / 130, craft 11 / 15) and once after the change, never tuned on.
+    hits, misses = _accuracy(BLIND2)
+    assert (hits, len(BLIND2)) == (121, 130), misses  # 93.1 %
+    fell_back = [q for q in BLIND2_CRAFT if genre_route(query=q)["primary"] is None]
+    assert (len(fell_back), len(BLIND2_CRAFT)) == (11, 15)
+    for query in fell_back:
+        assert genre_route(query=query)["reason"].startswith("查询没有点名任何题材"), query
+
+
+def test_refcsv_a_stretch_of_the_request_is_evidence_once(refcsv_only):
+    # 我死后 is one thesaurus word of 知乎短篇风: its bigrams 我死 / 死后 (which the profile holds
+    # through the same word) add nothing more to that row, so 重生…落魄书生 (穿越流) now wins
+    route = genre_route(query="我死后重生在大唐一个落魄书生身上")
+    assert (route["method"], route["primary"]["code"], route["primary"]["score"]) == ("profile", "GR-009", 12.2382)
+    zhihu = next(c for c in route["candidates"] if c["code"] == "GR-007")
+    assert zhihu["score"] == 7.9408  # 17.85 when 我死后, 我死 and 死后 each counted
+    assert [(e["term"], e["match"], e["score"]) for e in zhihu["evidence"][:2]] == [
+        ("我死后", "thesaurus", 7.5),
+        ("生", "profile", 0.124),
+    ]
+    # the library's own columns are another witness: 雷劫 of 场景写法.关键词 still counts beside
+    # the thesaurus word 雷劫 for 传统修真
+    fairy = genre_route(query="斗法雷劫")["primary"]
+    assert fairy["code"] == "GR-011"
+    assert {(e["term"], e["field"]) for e in fairy["evidence"]} >= {("雷劫", "题材词表")}
+
+
+def test_refcsv_bigrams_across_a_word_boundary_are_no_evidence(refcsv_only):
+    profiles = route_profiles_get()
+    # 面改 (位面|改写) and 统派 (系统|派她) straddle words of the lexicon (位面, 系统)
+    assert profiles.boundary_fragments("系统派她去各个位面改写悲惨角色的结局") == frozenset(
+        {"个位", "惨角", "统派", "色的", "面改"}
+    )
+    assert {"位面", "系统"} <= profiles.lexicon and not {"面改", "统派"} & profiles.lexicon
+    route = genre_route(query="系统派她去各个位面改写悲惨角色的结局")
+    assert route["primary"]["code"] == "GR-025"  # 同人衍生 before, through 桥段套路's 面改
+    assert "面改" not in {e["term"] for c in [route["primary"], *route["candidates"]] for e in c["evidence"]}
+
+
+def test_refcsv_a_genre_name_marked_as_the_books_genre_counts_more(refcsv_only):
+    # 学院文: the genre's name followed by 文 names the book's genre; 学院 alone is one word among others
+    marked = genre_route(query="学院文，废柴逆袭拿下年级第一")
+    assert marked["primary"]["code"] == "GR-019"
+    assert marked["primary"]["evidence"][0] == {
+        "field": "题材词表",
+        "term": "学院",
+        "match": "thesaurus",
+        "concept": "学院流",
+        "row_field": "题材/流派",
+        "row_term": "学院流",
+        "score": 20.0,
+    }
+    plain = genre_route(query="学院，废柴逆袭拿下年级第一")
+    assert [(plain["primary"]["code"], plain["primary"]["score"])] + [
+        (c["code"], c["score"]) for c in plain["candidates"][:1]
+    ] == [("GR-001", 26.4558), ("GR-019", 25.6833)]
 
 
 def test_refcsv_craft_question_falls_back_with_its_craft_words(refcsv_only):
-    route = genre_route(query="怎么写好打斗场面")  # 传统修真 before: 打斗 is shared with its 斗法
+    route = genre_route(query="怎么写一个人物的成长弧光")
     assert (route["method"], route["primary"]) == ("generic", None)
     assert route["reason"] == (
-        "查询没有点名任何题材，是写法问题：「打斗」0.86、「斗场」0.85、「场面」0.92 是各题材通用的写法词"
-        "（参考库里均匀分布于各题材，数字为分布均匀度），除去它们后题材画像最高分 0.76（同人衍生）低于阈值 4"
+        "查询没有点名任何题材，是写法问题：「人物」0.97、「弧光」0.84 是各题材通用的写法词"
+        "（参考库里均匀分布于各题材，数字为分布均匀度），除去它们后题材画像最高分 1.63（同人衍生）低于阈值 4"
     )
+    # 传统修真 before the craft signal (打斗 is shared with its 斗法); now its profile stays under 4
+    fight = genre_route(query="怎么写好打斗场面")
+    assert fight["primary"] is None and fight["reason"].endswith("题材画像最高分 3.51（传统修真）低于阈值 4")
     words = craft_vocabulary().words
     # (evenness, entries): craft words spread over the genres, genre words held by one or two
     assert {t: (round(words[t][0], 2), words[t][1]) for t in ("描写", "反派", "伏笔", "族规", "供销")} == {
