@@ -522,12 +522,18 @@ def _persons(
             person.add(w)
     # A word jieba tags as a place that ends a person's name and is pointed at or speaks (龙马 of 白龙马:
     # 那龙马, 牵龙马) is that person's short form: the tag is wrong, places do not end names.
+    # So is one that shortens such a name the way Chinese shortens names (白马 of 白龙马: its first
+    # character and some of the others, in order) — the abbreviation rule below then joins them.
     for w, n in count.items():
         if n >= min_count and w not in person and _share(st.tag[w], PLACE_TAGS) >= 0.5:
             if (st.demonstrative[w] >= 2 or st.speaker[w] >= 2) and any(
-                p.endswith(w) and len(p) > len(w) and _share(st.tag[p], PERSON_TAGS) >= 0.5 for p in person
+                len(p) > len(w)
+                and (p.endswith(w) or (p[0] == w[0] and w not in p and _subsequence(w, p)))
+                and _share(st.tag[p], PERSON_TAGS) >= 0.5
+                for p in person
             ):
                 person.add(w)
+                st.tag[w] = Counter({"nr": n})  # the place tag was wrong: a person word from here on
     # A longer word holding a person's name that itself speaks or is pointed at (猪八戒 ⊃ 八戒) is a
     # person too, whatever its tag.
     for w, n in count.items():
@@ -935,7 +941,45 @@ def _persons(
     # one that often does. The square root of the count lets how a group behaves weigh as much as how
     # often it is written (a minor character introduced by name above a frequent common word).
     proposals.sort(key=lambda p: (-math.sqrt(p.count) * (0.2 + p.confidence) * _voice(p), p.name))
+    _party_join(st, proposals, members, min_count)
+    proposals.sort(key=lambda p: (-math.sqrt(p.count) * (0.2 + p.confidence) * _voice(p), p.name))
     return proposals[:limit]
+
+
+def _party_join(st: _Stats, proposals: list[Proposal], members: Mapping[str, list[str]], min_count: int) -> None:
+    """A silent character who travels with the protagonists (a horse, a mute servant) acts without
+    speaking: a group pointed at as an individual (那白马) whose paragraphs hold the whole party as
+    often as the party's own members' paragraphs hold the rest of it is one of them, and ranks as if
+    heard. The party: the leading groups, down to the first score below half the one before (≥ 2)."""
+    if len(proposals) < 3:
+        return
+    scores = [math.sqrt(p.count) * (0.2 + p.confidence) * _voice(p) for p in proposals]
+    size = 1
+    while size < min(len(proposals), 8) and scores[size] >= 0.5 * scores[size - 1]:
+        size += 1
+    if size < 2:
+        return
+    group_of: dict[str, int] = {}
+    for i, p in enumerate(proposals):
+        for name in p.names():
+            group_of.setdefault(name, i)
+    paragraphs: dict[int, set[int]] = defaultdict(set)
+    for index, names in st.sentences:
+        paragraphs[index].update(group_of[n] for n in names if n in group_of)
+    party = set(range(size))
+    held: Counter[int] = Counter()  # paragraphs of a group holding every party member but itself
+    seen: Counter[int] = Counter()
+    for groups_here in paragraphs.values():
+        for g in groups_here:
+            seen[g] += 1
+            if party - {g} <= groups_here:
+                held[g] += 1
+    level = sum(held[g] / seen[g] for g in party if seen[g]) / size
+    for g in range(size, len(proposals)):
+        p = proposals[g]
+        pointed = sum(st.demonstrative[w] for w in p.names() if not any(a.alias == w and a.generic for a in p.aliases))
+        if seen[g] >= 2 * min_count and pointed >= min_count and held[g] / seen[g] >= level and _voice(p) < 1:
+            p.signals["party_pct"] = round(100 * held[g] / seen[g])
 
 
 @dataclass
@@ -1017,6 +1061,8 @@ def _compound_add(st: _Stats, person: set[str], a: str, b: str, n: int) -> None:
 def _voice(p: Proposal) -> float:
     """How much a group behaves like a person: heard speaking, or introduced by a naming pattern
     (名唤红孩儿，号圣婴大王) — a narrator names people, not things."""
+    if "party_pct" in p.signals:
+        return 1.0  # travels with the protagonists: acts as one of them (_party_join)
     voice = 0.1 + 0.9 * min(1.0, p.signals["speaker"] / max(1.0, 0.05 * p.count))
     named = p.signals["named"]
     return voice * (1 + min(named, 4) / 2) if named >= 2 else voice
