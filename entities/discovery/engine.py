@@ -37,6 +37,7 @@ part a library should (segmentation and tags).
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter, defaultdict
@@ -836,6 +837,7 @@ def _persons(
     # group answers at least half the time, far above how often that group answers anyone (lift ≥ 4),
     # is a way of calling that group — proposed as a generic alias (夯货, 悟能), never a plain one.
     _vocatives_join(st, groups, person, chapters, min_count)
+    _self_names_join(groups, person, links, min_count)
 
     # Surname + a title someone already answers to (唐 + 长老, when 长老 is 唐僧's): that someone.
     for w in sorted(person, key=lambda x: (-count[x], x)):
@@ -988,6 +990,8 @@ class _Links:
     copula: Counter[tuple[str, str]]  # (X, Y) of X乃Y / X，即Y / X原是Y
     answers: Counter[tuple[str, str]]  # (name called at the head of a line, who answered)
     adjacent: Counter[tuple[str, str]]  # (A, B) written back to back (如来佛祖)
+    said: Counter[tuple[str, str]]  # (speaker, a name inside his attributed line): how he speaks of whom
+    lines: Counter[str]  # attributed lines per speaker
 
 
 def _text_links(chapters: list[tuple[int, str]], names: set[str]) -> _Links:
@@ -995,7 +999,7 @@ def _text_links(chapters: list[tuple[int, str]], names: set[str]) -> _Links:
     tokens are unreliable: a name is often cut differently each time it is written."""
     import ahocorasick  # noqa: PLC0415 — pinned (the mention scan uses it); only discovery needs it here
 
-    links = _Links(Counter(), Counter(), Counter(), Counter())
+    links = _Links(Counter(), Counter(), Counter(), Counter(), Counter(), Counter())
     if not names:
         return links
     automaton = ahocorasick.Automaton()
@@ -1019,6 +1023,7 @@ def _text_links(chapters: list[tuple[int, str]], names: set[str]) -> _Links:
             if between in COPULA and body[end : end + 1] not in COPULA_NOT_SAME and before != w and not cut_short:
                 links.copula[(before, w)] += 1
         called: tuple[str, str, int] | None = None
+        hit_starts = [start for start, _, _ in hits]
         for quote in _QUOTE.finditer(body):
             q = quote.start()
             speaker = ""
@@ -1037,6 +1042,11 @@ def _text_links(chapters: list[tuple[int, str]], names: set[str]) -> _Links:
                 called = (head, speaker, paragraph)
             if not speaker:
                 continue
+            links.lines[speaker] += 1
+            k = bisect.bisect_left(hit_starts, quote.start(1))
+            while k < len(hits) and hits[k][1] <= quote.end(1):
+                links.said[(speaker, hits[k][2])] += 1
+                k += 1
             for match in _SELF_NAMED.finditer(quote.group(1)):
                 w = starts.get(quote.start(1) + match.end())
                 after = body[quote.start(1) + match.end() + len(w or "") :][:1]
@@ -1148,6 +1158,31 @@ def _vocatives_join(
             person.add(called)
         if groups.join(called, top, f"呼「{called}」的 {total} 次中 {n} 次由「{top}」答话", weak=True):
             groups.generic.add(called)
+
+
+def _self_names_join(groups: _Groups, person: set[str], links: _Links, min_count: int) -> None:
+    """A name its own group says of itself in its lines (老孙: ≥ 75 % of the lines that say it are that
+    group's) is a self-name; another speaker who says it about as often in his own lines (≥ a quarter of
+    the group's rate, ≥ 3 lines) is that group under another name (猴王道：“…看不见老孙！”)."""
+    said_by: dict[str, Counter[str]] = defaultdict(Counter)
+    lines: Counter[str] = Counter()
+    for (speaker, w), n in links.said.items():
+        if speaker in person and w in person and speaker != w:
+            said_by[w][groups.find(speaker)] += n
+    for speaker, n in links.lines.items():
+        if speaker in person:
+            lines[groups.find(speaker)] += n
+    for w, by_group in sorted(said_by.items()):
+        own, total = groups.find(w), sum(by_group.values())
+        if w in groups.generic or total < 2 * min_count or by_group[own] < 0.75 * total:
+            continue
+        rate = by_group[own] / (lines[own] or 1)
+        for other, n in sorted(by_group.items(), key=lambda kv: (-kv[1], kv[0])):
+            if other == groups.find(w) or n < 3 or n / (lines[other] or 1) < 0.25 * rate:
+                continue
+            if all(m in groups.generic for m in groups.members.get(other, {other})):
+                continue
+            groups.join(other, own, f"其对白中 {n} 次自称「{w}」（「{w}」是「{own}」自己对白里的自称）")
 
 
 def _only_its_full_forms(groups: _Groups, called: str) -> bool:
