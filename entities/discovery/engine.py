@@ -838,6 +838,16 @@ def _persons(
     # is a way of calling that group — proposed as a generic alias (夯货, 悟能), never a plain one.
     _vocatives_join(st, groups, person, chapters, min_count)
     _self_names_join(groups, person, links, min_count)
+    # A group's surname + one of its two-character names is its full name (猪 + 悟能 → 猪悟能, when 猪八戒
+    # is the group's): jieba cuts it apart, so it is counted in the text.
+    for root, names in sorted((r, sorted(m)) for r, m in groups.members.items()):
+        family = {w[0] for w in names if len(w) == 3 and (w[0] in surnames or w[0] in selfnames)}
+        for c in sorted(family):
+            for w in names:
+                full = c + w
+                if len(w) == 2 and w[0] != c and full not in person and _text_count_add(st, full, chapters, min_count):
+                    person.add(full)
+                    groups.join(full, root, f"姓「{c}」+「{w}」（{w} 已归入「{root}」）")
 
     # Surname + a title someone already answers to (唐 + 长老, when 长老 is 唐僧's): that someone.
     for w in sorted(person, key=lambda x: (-count[x], x)):
@@ -1079,8 +1089,9 @@ def _voice(p: Proposal) -> float:
 
 
 def _name_score(st: _Stats, w: str) -> float:
-    """The canonical name: the most name-like member — tagged as a person, full (3 characters), frequent."""
-    nr = _share(st.tag[w], PERSON_TAGS)
+    """The canonical name: the most name-like member — tagged as a person, full (3 characters), frequent.
+    A name counted in the text (jieba never cut it whole) has no tag of jieba's to show."""
+    nr = 0.0 if w in st.from_text else _share(st.tag[w], PERSON_TAGS)
     return nr * 2 + (0.5 if len(w) == 3 else 0) + math.log10(1 + st.count[w])
 
 
@@ -1158,6 +1169,20 @@ def _vocatives_join(
             person.add(called)
         if groups.join(called, top, f"呼「{called}」的 {total} 次中 {n} 次由「{top}」答话", weak=True):
             groups.generic.add(called)
+
+
+def _text_count_add(st: _Stats, w: str, chapters: list[tuple[int, str]], min_count: int) -> bool:
+    """Count a name jieba never cuts whole in the text itself; record it when it occurs ≥ ``min_count`` times."""
+    seen = [(number, body.count(w)) for number, body in chapters if w in body]
+    total = sum(n for _, n in seen)
+    if total < min_count:
+        return False
+    st.from_text.add(w)
+    st.count[w] = total
+    st.tag[w] = Counter({"nr": total})
+    st.first[w] = seen[0][0]
+    st.chapters[w] = {number for number, _ in seen}
+    return True
 
 
 def _self_names_join(groups: _Groups, person: set[str], links: _Links, min_count: int) -> None:
