@@ -953,12 +953,12 @@ def _persons(
     # one that often does. The square root of the count lets how a group behaves weigh as much as how
     # often it is written (a minor character introduced by name above a frequent common word).
     proposals.sort(key=lambda p: (-math.sqrt(p.count) * (0.2 + p.confidence) * _voice(p), p.name))
-    _party_join(st, proposals, members, min_count)
+    _party_join(st, proposals, min_count)
     proposals.sort(key=lambda p: (-math.sqrt(p.count) * (0.2 + p.confidence) * _voice(p), p.name))
     return proposals[:limit]
 
 
-def _party_join(st: _Stats, proposals: list[Proposal], members: Mapping[str, list[str]], min_count: int) -> None:
+def _party_join(st: _Stats, proposals: list[Proposal], min_count: int) -> None:
     """A silent character who travels with the protagonists (a horse, a mute servant) acts without
     speaking: a group pointed at as an individual (那白马) whose paragraphs hold the whole party as
     often as the party's own members' paragraphs hold the rest of it is one of them, and ranks as if
@@ -1197,9 +1197,13 @@ def _self_names_join(groups: _Groups, person: set[str], links: _Links, min_count
     for speaker, n in links.lines.items():
         if speaker in person:
             lines[groups.find(speaker)] += n
+    all_lines = sum(lines.values()) or 1
     for w, by_group in sorted(said_by.items()):
         own, total = groups.find(w), sum(by_group.values())
-        if w in groups.generic or total < 2 * min_count or by_group[own] < 0.75 * total:
+        # Its own group's lines say it far more than their share of all lines would (the hero speaks
+        # most lines: a name of his said mostly in them is no self-name on that alone).
+        share = by_group[own] / total if total else 0.0
+        if w in groups.generic or total < 2 * min_count or share < max(0.75, 1.5 * lines[own] / all_lines):
             continue
         rate = by_group[own] / (lines[own] or 1)
         for other, n in sorted(by_group.items(), key=lambda kv: (-kv[1], kv[0])):
