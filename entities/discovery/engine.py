@@ -12,15 +12,17 @@ has the table with every threshold):
   named: the name after a naming word (名唤 / 叫做 / 号 / 又名 …), glued back from jieba's pieces
   (罗刹 + 女) and counted in the text; a word that mostly follows a noun or a pronoun (行者闻言) is a
   verb of it, not a name; name + title jieba cut apart (观世音 + 菩萨) is a name; tag corrections: a
-  place tag on the tail of a name (龙马 of 白龙马), names cut in two (剑 + 老 + 说), words ending in a
-  place or sect character (青岚宗) are no persons;
+  place tag on the tail or an abbreviation of a name (龙马, 白马 of 白龙马), names cut in two (剑 + 老 +
+  说), words ending in a place or sect character (青岚宗) are no persons;
 - **places / factions**: the ns / nt tags, with a frequency floor;
 - **grouping aliases** (each joined name keeps the reason, shown as evidence): nesting (悟空 ⊂ 孙悟空),
   appositions (齐天大圣孙悟空; 如来佛祖 when 佛祖 follows no one else), naming patterns and chains
   (名唤罗刹女，又唤铁扇公主), a speaker naming himself (贫僧…法名玄奘), place + person (南海菩萨), surnames
   (老孙; one surname + the closest company in the paragraphs, companions weighed by rarity; surname +
-  an owned title), abbreviations (牛王 ← 牛魔王), anaphora by lift (那呆子 after 八戒 far more often than
-  after anyone else), who answers a form of address (“悟能，…” answered by 八戒), pinyin variants, and
+  an owned title; surname + a two-character name counted in the text: 猪悟能), abbreviations (牛王 ←
+  牛魔王), anaphora by lift (那呆子 after 八戒 far more often than after anyone else), who answers a form
+  of address (“悟能，…” answered by 八戒), a speaker who uses another group's self-name in his own lines
+  (猴王: “…看不见老孙！”), pinyin variants, and
   what the raw text shows with the names found (jieba cuts a name differently each time): a speaker's
   name for himself (“弟子陈玄奘，…”), X乃Y between two names, appositions jieba's tags hide — and
   one constraint over all of them: two names that meet in one sentence are two people (unless a
@@ -29,7 +31,8 @@ has the table with every threshold):
   take demonstratives (那妖精), forms of address answered by many (“大王，…”), proposed as generic
   aliases (counted apart, never plain ones); a group said only inside dialogue that never speaks
   (师兄) is no character;
-- **order**: √count × confidence × voice (speech share, raised for groups a naming pattern introduces).
+- **order**: √count × confidence × voice (speech share, raised for groups a naming pattern introduces;
+  full for a silent group pointed at that travels with the leading party: 白马 with the four pilgrims).
 
 Own code rather than a library: no package does name clustering for Chinese fiction; jieba does the
 part a library should (segmentation and tags).
