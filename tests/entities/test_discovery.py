@@ -219,6 +219,23 @@ def test_engine_joins_a_speaker_who_calls_himself_by_anothers_self_name():
     assert "唐僧" not in monkey.names() and by_name(proposals, "唐僧").aliases == []
 
 
+# 猪悟能 is never a token (here the segmenter leaves it inside a quoted one): 猪 is the group's surname
+# (老猪, 猪八戒) and 悟能 its name (法名悟能), so the text's 猪悟能 is its full name.
+PIG = (
+    "猪八戒/nr 道/v ：/x “/x 饿/v 了/u 。/x ”/x \n/x 猪八戒/nr ，/x 法名/n 悟能/nr 。/x 悟能/nr 笑/v 。/x "
+    "悟能/nr 跑/v 。/x \n/x 八戒/nr 道/v ：/x “/x 走/v 。/x ”/x 老猪/nr 饿/v 。/x 人/n 称/v 「猪悟能」/x 。/x \n/x"
+)
+
+
+def test_engine_counts_a_surname_and_a_given_name_as_the_full_name():
+    proposals = discover([(i + 1, PIG) for i in range(6)], min_count=3, types=["角色"], segment=_tokens)
+    pig = by_name(proposals, "猪八戒")
+    why = {a.alias: a.why for a in pig.aliases}
+    assert why["猪悟能"] == "姓「猪」+「悟能」（悟能 已归入「猪八戒」）"
+    assert next(a.count for a in pig.aliases if a.alias == "猪悟能") == 6
+    assert why["悟能"] == "称谓句式（法名/叫做/号/我乃…）6 次：猪八戒 → 悟能"
+
+
 # A third: 柳如烟 is introduced with a second name in one naming sentence (名唤…，又唤…); 师兄 is only
 # ever said inside dialogue and never speaks — a form of address, not a character.
 FAIRY = [
