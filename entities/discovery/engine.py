@@ -80,6 +80,14 @@ VOCATIVE_END = frozenset("，！,!")
 # 贫僧俗名陈玄奘, 我乃Y), the name ending its clause (not 我是唐僧的徒弟, 我乃托塔天王三太子…).
 _HUMBLE_SELF = "弟子|贫僧|小僧|老衲|贫道|在下|小人|小神|小弟|小臣|末将|晚生|小生|奴家|妾身|老汉|学生|小可"
 HUMBLE_SELF = frozenset(_HUMBLE_SELF.split("|"))  # 弟子慧空: a name after it, no verb of a noun
+# The language's own first-person words (any old man says 老夫): never one group's self-name.
+SELF_WORDS = (
+    FIRST_PERSON
+    | HUMBLE_SELF
+    | frozenset(
+        "老夫 老朽 老子 老娘 本座 本尊 本宫 本官 本帅 本姑娘 洒家 寡人 哀家 愚兄 为师 咱家 人家 我们 咱们".split()
+    )
+)
 _SELF_NAMED = re.compile(
     rf"(?:我|吾|俺|{_HUMBLE_SELF})(?:的)?(?:俗家)?(?:法名|俗名|名唤|名叫|叫做|唤做|乃是|乃|便是|就是|本是)"
     rf"|(?:^|(?<=[，。！？；：,!?;:]))(?:{_HUMBLE_SELF})"
@@ -1190,7 +1198,7 @@ def _text_count_add(st: _Stats, w: str, chapters: list[tuple[int, str]], min_cou
 
 def _self_names_join(groups: _Groups, person: set[str], links: _Links, min_count: int) -> None:
     """A name its own group says of itself in its lines (老孙: ≥ 75 % of the lines that say it are that
-    group's) is a self-name; another speaker who says it about as often in his own lines (≥ a quarter of
+    group's; not a first-person word of the language, 老夫) is a self-name; another speaker who says it about as often in his own lines (≥ a quarter of
     the group's rate, ≥ 3 lines) is that group under another name (猴王道：“…看不见老孙！”)."""
     said_by: dict[str, Counter[str]] = defaultdict(Counter)
     lines: Counter[str] = Counter()
@@ -1206,7 +1214,12 @@ def _self_names_join(groups: _Groups, person: set[str], links: _Links, min_count
         # Its own group's lines say it far more than their share of all lines would (the hero speaks
         # most lines: a name of his said mostly in them is no self-name on that alone).
         share = by_group[own] / total if total else 0.0
-        if w in groups.generic or total < 2 * min_count or share < max(0.75, 1.5 * lines[own] / all_lines):
+        if (
+            w in SELF_WORDS
+            or w in groups.generic
+            or total < 2 * min_count
+            or share < max(0.75, 1.5 * lines[own] / all_lines)
+        ):
             continue
         rate = by_group[own] / (lines[own] or 1)
         for other, n in sorted(by_group.items(), key=lambda kv: (-kv[1], kv[0])):
