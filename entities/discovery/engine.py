@@ -1001,7 +1001,13 @@ def _party_join(st: _Stats, proposals: list[Proposal], min_count: int) -> None:
     for g in range(size, len(proposals)):
         p = proposals[g]
         pointed = sum(st.demonstrative[w] for w in p.names() if not any(a.alias == w and a.generic for a in p.aliases))
-        if seen[g] >= 2 * min_count and pointed >= min_count and held[g] / seen[g] >= level and _voice(p) < 1:
+        if (
+            seen[g] >= 2 * min_count
+            and held[g] >= min_count  # a party never seen whole (level 0) makes no one its member
+            and pointed >= min_count
+            and held[g] / seen[g] >= level
+            and _voice(p) < 1
+        ):
             p.signals["party_pct"] = round(100 * held[g] / seen[g])
 
 
