@@ -195,6 +195,20 @@ def test_engine_ranks_a_silent_companion_of_the_party_as_if_heard():
     assert sword.count > horse.count and names.index("乌驹") < names.index("宝剑")
 
 
+def test_engine_needs_the_whole_party_for_a_silent_companion():
+    # The three who talk never share a paragraph: there is no party to travel with, the horse stays silent.
+    apart = " ".join(
+        f"{who}/nr 道/v ：/x “/x 走/v 。/x ”/x {who}/nr 骑/v 乌龙驹/nr 。/x 乌驹/ns 嘶/v 。/x 那/r 乌驹/ns 停/v 。/x "
+        f"乌驹/ns 跑/v 。/x 乌驹/ns 歇/v 。/x 乌驹/ns 吃/v 。/x 乌驹/ns 睡/v 。/x \n/x"
+        for who in ("林风", "苏雨", "赵山")
+    )
+    proposals = discover([(i + 1, apart) for i in range(6)], min_count=3, types=["角色"], segment=_tokens)
+    names = [p.name for p in proposals]
+    assert names[:3] == ["林风", "苏雨", "赵山"]
+    horse = by_name(proposals, "乌驹")
+    assert not any(a.generic for a in horse.aliases) and "party_pct" not in horse.signals
+
+
 # 美猴王 says 老孙 in his lines, the word 孙悟空 calls himself by (老 + his surname, said in his own lines
 # and hardly anyone else's): one person under two names. 唐僧 never says it: no one's alias.
 MONKEY = [
