@@ -1,6 +1,6 @@
 """Cast discovery on 西游记 against the reference list of its 15 main characters and 92 aliases.
 
-    python bench/bench_discover.py [--json] [--quick] [--chapters N] [--book DIR]
+    python bench/bench_discover.py [--json] [--quick] [--chapters N] [--book DIR] [--base TREE]
 
 The novel (``$WEBNOVEL_SHARED/corpus/xiyouji.txt``) is split exactly as ``import_txt`` splits it
 (``txt_parse``: the chapter bodies it writes), discovery runs over every chapter (characters only),
@@ -21,12 +21,17 @@ finished chapters (``定稿/正文/**/*.md``, front matter dropped) against its 
 角色 of ``设定/名册.yaml`` and the character cards ``设定/角色/*.md`` with their aliases, each counted
 in the text. The figures are the same; the reference is whatever the author wrote.
 
+``--base TREE`` runs another checkout's engine (``TREE/entities/discovery/engine.py``, e.g. main's) on
+the same chapters in the same run, before this tree's, and prints both: the before / after figures the
+house rule asks for, on one machine load.
+
 Goals (issue 17): 15/15 in the top 30, ≥ 70 % right, ≤ 5 % wrong, ratio ≤ 1.5, RSS ≤ 500 MB.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -136,20 +141,72 @@ def score(proposals: list, gold: list[dict], *, top: int = 30, min_count: int = 
     }
 
 
+def engine_load(tree: Path | None):
+    """The discovery engine of this tree, or of another checkout (loaded from its file: the engine is pure)."""
+    if tree is None:
+        from entities.discovery import engine
+
+        return engine
+    spec = importlib.util.spec_from_file_location("base_discovery_engine", tree / "entities/discovery/engine.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def engine_run(engine, chapters: list[tuple[int, str]], gold: list[dict]) -> dict:
+    """One discovery over the chapters, scored, with its wall and CPU seconds and the peak RSS so far."""
+    # CPU seconds of this process as well as wall seconds: the machine is shared, and the ratio of two
+    # wall times taken minutes apart mostly measures how busy the neighbours were.
+    t0, c0 = time.perf_counter(), time.process_time()
+    proposals = engine.discover(chapters, types=["角色"])
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    figures = score(proposals, gold)
+    return figures | {
+        "proposals": len(proposals),
+        "seconds": round(seconds, 2),
+        "cpu_seconds": round(cpu, 2),
+        "peak_rss_mb": round(rss, 1),
+        "top30": [p.name for p in proposals[:30]],
+    }
+
+
+def _print(title: str, label: str, figures: dict) -> None:
+    print(f"{title} {figures['chapters']} 回（{label}）：{figures['proposals']} 个角色提议")
+    print(f"  前 30 中的参考角色：{figures['recall_top30']}/{figures['characters']}")
+    print(
+        f"  别名（≥5 次，{figures['aliases_scored']} 个）归对：{figures['aliases_right']:.1%}，归错：{figures['aliases_wrong']:.1%}"
+    )
+    print(f"  用时 {figures['seconds']} s，分词器自身 {figures['segmenter_seconds']} s，比值 {figures['ratio']}")
+    print(
+        f"  CPU {figures['cpu_seconds']} s，分词器自身 {figures['segmenter_cpu_seconds']} s，比值 {figures['cpu_ratio']}"
+    )
+    print(f"  峰值 RSS {figures['peak_rss_mb']} MB（进程至此的峰值）")
+    for row in figures["detail"]:
+        print(
+            f"    {row['character']} → {row['proposal']} (第 {row['rank']} 位)"
+            if row["proposal"]
+            else f"    {row['character']} → 未发现"
+        )
+    print("  前 30：" + "、".join(figures["top30"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--chapters", type=int, default=None, help="only the first N chapters (quick look)")
     parser.add_argument("--quick", action="store_true", help="the first 20 chapters only")
     parser.add_argument("--book", type=Path, default=None, help="score a book folder against its own roster")
+    parser.add_argument("--base", type=Path, default=None, help="also run this checkout's engine first (before)")
     parser.add_argument("--keep", action="store_true", help="accepted for run_all.py (nothing to keep)")
     args = parser.parse_args()
     if args.book is None and not (CORPUS / "xiyouji.txt").is_file():
         sys.exit(f"skipped: {CORPUS}/xiyouji.txt not found (set WEBNOVEL_SHARED)")
+    if args.base is not None and not (args.base / "entities/discovery/engine.py").is_file():
+        sys.exit(f"--base {args.base}: entities/discovery/engine.py not found")
     import jieba
     import jieba.posseg as pseg
-
-    from entities.discovery.engine import discover
 
     jieba.setLogLevel(60)
     jieba.initialize()
@@ -159,48 +216,34 @@ def main() -> None:
     else:
         chapters = xiyouji_chapters(20 if args.quick and not args.chapters else args.chapters)
         gold, title = gold_load(), "西游记"
-    # CPU seconds of this process as well as wall seconds: the machine is shared, and the ratio of two
-    # wall times taken minutes apart mostly measures how busy the neighbours were.
-    t0, c0 = time.perf_counter(), time.process_time()
-    proposals = discover(chapters, types=["角色"])
-    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    from pypinyin import lazy_pinyin
+
+    lazy_pinyin("中")  # its dictionaries load on first use: not in the first run's seconds only
+    runs = {}
+    if args.base is not None:
+        runs["before"] = engine_run(engine_load(args.base), chapters, gold)
+    runs["now"] = engine_run(engine_load(None), chapters, gold)
     t0, c0 = time.perf_counter(), time.process_time()
     for _, body in chapters:
         [(p.word, p.flag) for p in pseg.cut(body)]
     segmenter, segmenter_cpu = time.perf_counter() - t0, time.process_time() - c0
-    figures = score(proposals, gold)
-    figures |= {
-        "chapters": len(chapters),
-        "proposals": len(proposals),
-        "seconds": round(seconds, 2),
-        "segmenter_seconds": round(segmenter, 2),
-        "ratio": round(seconds / segmenter, 2),
-        "cpu_seconds": round(cpu, 2),
-        "segmenter_cpu_seconds": round(segmenter_cpu, 2),
-        "cpu_ratio": round(cpu / segmenter_cpu, 2),
-        "peak_rss_mb": round(rss, 1),
-        "top30": [p.name for p in proposals[:30]],
-    }
+    for figures in runs.values():
+        figures |= {
+            "chapters": len(chapters),
+            "segmenter_seconds": round(segmenter, 2),
+            "ratio": round(figures["seconds"] / segmenter, 2),
+            "segmenter_cpu_seconds": round(segmenter_cpu, 2),
+            "cpu_ratio": round(figures["cpu_seconds"] / segmenter_cpu, 2),
+        }
     if args.json:
-        print(json.dumps(figures, ensure_ascii=False, indent=2))
-        return
-    print(f"{title} {figures['chapters']} 回：{figures['proposals']} 个角色提议")
-    print(f"  前 30 中的参考角色：{figures['recall_top30']}/{figures['characters']}")
-    print(
-        f"  别名（≥5 次，{figures['aliases_scored']} 个）归对：{figures['aliases_right']:.1%}，归错：{figures['aliases_wrong']:.1%}"
-    )
-    print(f"  用时 {figures['seconds']} s，分词器自身 {figures['segmenter_seconds']} s，比值 {figures['ratio']}")
-    print(
-        f"  CPU {figures['cpu_seconds']} s，分词器自身 {figures['segmenter_cpu_seconds']} s，比值 {figures['cpu_ratio']}"
-    )
-    print(f"  峰值 RSS {figures['peak_rss_mb']} MB")
-    for row in figures["detail"]:
         print(
-            f"    {row['character']} → {row['proposal']} (第 {row['rank']} 位)"
-            if row["proposal"]
-            else f"    {row['character']} → 未发现"
+            json.dumps(
+                runs["now"] | ({"before": runs["before"]} if "before" in runs else {}), ensure_ascii=False, indent=2
+            )
         )
+        return
+    for label, figures in runs.items():
+        _print(title, {"before": f"基线 {args.base}", "now": "本树"}[label], figures)
 
 
 if __name__ == "__main__":

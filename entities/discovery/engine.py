@@ -12,15 +12,17 @@ has the table with every threshold):
   named: the name after a naming word (名唤 / 叫做 / 号 / 又名 …), glued back from jieba's pieces
   (罗刹 + 女) and counted in the text; a word that mostly follows a noun or a pronoun (行者闻言) is a
   verb of it, not a name; name + title jieba cut apart (观世音 + 菩萨) is a name; tag corrections: a
-  place tag on the tail of a name (龙马 of 白龙马), names cut in two (剑 + 老 + 说), words ending in a
-  place or sect character (青岚宗) are no persons;
+  place tag on the tail or an abbreviation of a name (龙马, 白马 of 白龙马), names cut in two (剑 + 老 +
+  说), words ending in a place or sect character (青岚宗) are no persons;
 - **places / factions**: the ns / nt tags, with a frequency floor;
 - **grouping aliases** (each joined name keeps the reason, shown as evidence): nesting (悟空 ⊂ 孙悟空),
   appositions (齐天大圣孙悟空; 如来佛祖 when 佛祖 follows no one else), naming patterns and chains
   (名唤罗刹女，又唤铁扇公主), a speaker naming himself (贫僧…法名玄奘), place + person (南海菩萨), surnames
   (老孙; one surname + the closest company in the paragraphs, companions weighed by rarity; surname +
-  an owned title), abbreviations (牛王 ← 牛魔王), anaphora by lift (那呆子 after 八戒 far more often than
-  after anyone else), who answers a form of address (“悟能，…” answered by 八戒), pinyin variants, and
+  an owned title; surname + a two-character name counted in the text: 猪悟能), abbreviations (牛王 ←
+  牛魔王), anaphora by lift (那呆子 after 八戒 far more often than after anyone else), who answers a form
+  of address (“悟能，…” answered by 八戒), a speaker who uses another group's self-name in his own lines
+  (猴王: “…看不见老孙！”), pinyin variants, and
   what the raw text shows with the names found (jieba cuts a name differently each time): a speaker's
   name for himself (“弟子陈玄奘，…”), X乃Y between two names, appositions jieba's tags hide — and
   one constraint over all of them: two names that meet in one sentence are two people (unless a
@@ -29,7 +31,8 @@ has the table with every threshold):
   take demonstratives (那妖精), forms of address answered by many (“大王，…”), proposed as generic
   aliases (counted apart, never plain ones); a group said only inside dialogue that never speaks
   (师兄) is no character;
-- **order**: √count × confidence × voice (speech share, raised for groups a naming pattern introduces).
+- **order**: √count × confidence × voice (speech share, raised for groups a naming pattern introduces;
+  full for a silent group pointed at that travels with the leading party: 白马 with the four pilgrims).
 
 Own code rather than a library: no package does name clustering for Chinese fiction; jieba does the
 part a library should (segmentation and tags).
@@ -37,6 +40,7 @@ part a library should (segmentation and tags).
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter, defaultdict
@@ -76,6 +80,14 @@ VOCATIVE_END = frozenset("，！,!")
 # 贫僧俗名陈玄奘, 我乃Y), the name ending its clause (not 我是唐僧的徒弟, 我乃托塔天王三太子…).
 _HUMBLE_SELF = "弟子|贫僧|小僧|老衲|贫道|在下|小人|小神|小弟|小臣|末将|晚生|小生|奴家|妾身|老汉|学生|小可"
 HUMBLE_SELF = frozenset(_HUMBLE_SELF.split("|"))  # 弟子慧空: a name after it, no verb of a noun
+# The language's own first-person words (any old man says 老夫): never one group's self-name.
+SELF_WORDS = (
+    FIRST_PERSON
+    | HUMBLE_SELF
+    | frozenset(
+        "老夫 老朽 老子 老娘 本座 本尊 本宫 本官 本帅 本姑娘 洒家 寡人 哀家 愚兄 为师 咱家 人家 我们 咱们".split()
+    )
+)
 _SELF_NAMED = re.compile(
     rf"(?:我|吾|俺|{_HUMBLE_SELF})(?:的)?(?:俗家)?(?:法名|俗名|名唤|名叫|叫做|唤做|乃是|乃|便是|就是|本是)"
     rf"|(?:^|(?<=[，。！？；：,!?;:]))(?:{_HUMBLE_SELF})"
@@ -522,12 +534,18 @@ def _persons(
             person.add(w)
     # A word jieba tags as a place that ends a person's name and is pointed at or speaks (龙马 of 白龙马:
     # 那龙马, 牵龙马) is that person's short form: the tag is wrong, places do not end names.
+    # So is one that shortens such a name the way Chinese shortens names (白马 of 白龙马: its first
+    # character and some of the others, in order) — the abbreviation rule below then joins them.
     for w, n in count.items():
         if n >= min_count and w not in person and _share(st.tag[w], PLACE_TAGS) >= 0.5:
             if (st.demonstrative[w] >= 2 or st.speaker[w] >= 2) and any(
-                p.endswith(w) and len(p) > len(w) and _share(st.tag[p], PERSON_TAGS) >= 0.5 for p in person
+                len(p) > len(w)
+                and (p.endswith(w) or (p[0] == w[0] and w not in p and _subsequence(w, p)))
+                and _share(st.tag[p], PERSON_TAGS) >= 0.5
+                for p in person
             ):
                 person.add(w)
+                st.tag[w] = Counter({"nr": n})  # the place tag was wrong: a person word from here on
     # A longer word holding a person's name that itself speaks or is pointed at (猪八戒 ⊃ 八戒) is a
     # person too, whatever its tag.
     for w, n in count.items():
@@ -830,6 +848,17 @@ def _persons(
     # group answers at least half the time, far above how often that group answers anyone (lift ≥ 4),
     # is a way of calling that group — proposed as a generic alias (夯货, 悟能), never a plain one.
     _vocatives_join(st, groups, person, chapters, min_count)
+    _self_names_join(groups, person, links, min_count)
+    # A group's surname + one of its two-character names is its full name (猪 + 悟能 → 猪悟能, when 猪八戒
+    # is the group's): jieba cuts it apart, so it is counted in the text.
+    for root, names in sorted((r, sorted(m)) for r, m in groups.members.items()):
+        family = {w[0] for w in names if len(w) == 3 and (w[0] in surnames or w[0] in selfnames)}
+        for c in sorted(family):
+            for w in names:
+                full = c + w
+                if len(w) == 2 and w[0] != c and full not in person and _text_count_add(st, full, chapters, min_count):
+                    person.add(full)
+                    groups.join(full, root, f"姓「{c}」+「{w}」（{w} 已归入「{root}」）")
 
     # Surname + a title someone already answers to (唐 + 长老, when 长老 is 唐僧's): that someone.
     for w in sorted(person, key=lambda x: (-count[x], x)):
@@ -935,7 +964,51 @@ def _persons(
     # one that often does. The square root of the count lets how a group behaves weigh as much as how
     # often it is written (a minor character introduced by name above a frequent common word).
     proposals.sort(key=lambda p: (-math.sqrt(p.count) * (0.2 + p.confidence) * _voice(p), p.name))
+    _party_join(st, proposals, min_count)
+    proposals.sort(key=lambda p: (-math.sqrt(p.count) * (0.2 + p.confidence) * _voice(p), p.name))
     return proposals[:limit]
+
+
+def _party_join(st: _Stats, proposals: list[Proposal], min_count: int) -> None:
+    """A silent character who travels with the protagonists (a horse, a mute servant) acts without
+    speaking: a group pointed at as an individual (那白马) whose paragraphs hold the whole party as
+    often as the party's own members' paragraphs hold the rest of it is one of them, and ranks as if
+    heard. The party: the leading groups, down to the first score below half the one before (≥ 2)."""
+    if len(proposals) < 3:
+        return
+    scores = [math.sqrt(p.count) * (0.2 + p.confidence) * _voice(p) for p in proposals]
+    size = 1
+    while size < min(len(proposals), 8) and scores[size] >= 0.5 * scores[size - 1]:
+        size += 1
+    if size < 2:
+        return
+    group_of: dict[str, int] = {}
+    for i, p in enumerate(proposals):
+        for name in p.names():
+            group_of.setdefault(name, i)
+    paragraphs: dict[int, set[int]] = defaultdict(set)
+    for index, names in st.sentences:
+        paragraphs[index].update(group_of[n] for n in names if n in group_of)
+    party = set(range(size))
+    held: Counter[int] = Counter()  # paragraphs of a group holding every party member but itself
+    seen: Counter[int] = Counter()
+    for groups_here in paragraphs.values():
+        for g in groups_here:
+            seen[g] += 1
+            if party - {g} <= groups_here:
+                held[g] += 1
+    level = sum(held[g] / seen[g] for g in party if seen[g]) / size
+    for g in range(size, len(proposals)):
+        p = proposals[g]
+        pointed = sum(st.demonstrative[w] for w in p.names() if not any(a.alias == w and a.generic for a in p.aliases))
+        if (
+            seen[g] >= 2 * min_count
+            and held[g] >= min_count  # a party never seen whole (level 0) makes no one its member
+            and pointed >= min_count
+            and held[g] / seen[g] >= level
+            and _voice(p) < 1
+        ):
+            p.signals["party_pct"] = round(100 * held[g] / seen[g])
 
 
 @dataclass
@@ -944,6 +1017,8 @@ class _Links:
     copula: Counter[tuple[str, str]]  # (X, Y) of X乃Y / X，即Y / X原是Y
     answers: Counter[tuple[str, str]]  # (name called at the head of a line, who answered)
     adjacent: Counter[tuple[str, str]]  # (A, B) written back to back (如来佛祖)
+    said: Counter[tuple[str, str]]  # (speaker, a name inside his attributed line): how he speaks of whom
+    lines: Counter[str]  # attributed lines per speaker
 
 
 def _text_links(chapters: list[tuple[int, str]], names: set[str]) -> _Links:
@@ -951,7 +1026,7 @@ def _text_links(chapters: list[tuple[int, str]], names: set[str]) -> _Links:
     tokens are unreliable: a name is often cut differently each time it is written."""
     import ahocorasick  # noqa: PLC0415 — pinned (the mention scan uses it); only discovery needs it here
 
-    links = _Links(Counter(), Counter(), Counter(), Counter())
+    links = _Links(Counter(), Counter(), Counter(), Counter(), Counter(), Counter())
     if not names:
         return links
     automaton = ahocorasick.Automaton()
@@ -975,6 +1050,7 @@ def _text_links(chapters: list[tuple[int, str]], names: set[str]) -> _Links:
             if between in COPULA and body[end : end + 1] not in COPULA_NOT_SAME and before != w and not cut_short:
                 links.copula[(before, w)] += 1
         called: tuple[str, str, int] | None = None
+        hit_starts = [start for start, _, _ in hits]
         for quote in _QUOTE.finditer(body):
             q = quote.start()
             speaker = ""
@@ -993,6 +1069,11 @@ def _text_links(chapters: list[tuple[int, str]], names: set[str]) -> _Links:
                 called = (head, speaker, paragraph)
             if not speaker:
                 continue
+            links.lines[speaker] += 1
+            k = bisect.bisect_left(hit_starts, quote.start(1))
+            while k < len(hits) and hits[k][1] <= quote.end(1):
+                links.said[(speaker, hits[k][2])] += 1
+                k += 1
             for match in _SELF_NAMED.finditer(quote.group(1)):
                 w = starts.get(quote.start(1) + match.end())
                 after = body[quote.start(1) + match.end() + len(w or "") :][:1]
@@ -1017,14 +1098,17 @@ def _compound_add(st: _Stats, person: set[str], a: str, b: str, n: int) -> None:
 def _voice(p: Proposal) -> float:
     """How much a group behaves like a person: heard speaking, or introduced by a naming pattern
     (名唤红孩儿，号圣婴大王) — a narrator names people, not things."""
+    if "party_pct" in p.signals:
+        return 1.0  # travels with the protagonists: acts as one of them (_party_join)
     voice = 0.1 + 0.9 * min(1.0, p.signals["speaker"] / max(1.0, 0.05 * p.count))
     named = p.signals["named"]
     return voice * (1 + min(named, 4) / 2) if named >= 2 else voice
 
 
 def _name_score(st: _Stats, w: str) -> float:
-    """The canonical name: the most name-like member — tagged as a person, full (3 characters), frequent."""
-    nr = _share(st.tag[w], PERSON_TAGS)
+    """The canonical name: the most name-like member — tagged as a person, full (3 characters), frequent.
+    A name counted in the text (jieba never cut it whole) has no tag of jieba's to show."""
+    nr = 0.0 if w in st.from_text else _share(st.tag[w], PERSON_TAGS)
     return nr * 2 + (0.5 if len(w) == 3 else 0) + math.log10(1 + st.count[w])
 
 
@@ -1102,6 +1186,54 @@ def _vocatives_join(
             person.add(called)
         if groups.join(called, top, f"呼「{called}」的 {total} 次中 {n} 次由「{top}」答话", weak=True):
             groups.generic.add(called)
+
+
+def _text_count_add(st: _Stats, w: str, chapters: list[tuple[int, str]], min_count: int) -> bool:
+    """Count a name jieba never cuts whole in the text itself; record it when it occurs ≥ ``min_count`` times."""
+    seen = [(number, body.count(w)) for number, body in chapters if w in body]
+    total = sum(n for _, n in seen)
+    if total < min_count:
+        return False
+    st.from_text.add(w)
+    st.count[w] = total
+    st.tag[w] = Counter({"nr": total})
+    st.first[w] = seen[0][0]
+    st.chapters[w] = {number for number, _ in seen}
+    return True
+
+
+def _self_names_join(groups: _Groups, person: set[str], links: _Links, min_count: int) -> None:
+    """A name its own group says of itself in its lines (老孙: ≥ 75 % of the lines that say it are that
+    group's; not a first-person word of the language, 老夫) is a self-name; another speaker who says it about as often in his own lines (≥ a quarter of
+    the group's rate, ≥ 3 lines) is that group under another name (猴王道：“…看不见老孙！”)."""
+    said_by: dict[str, Counter[str]] = defaultdict(Counter)
+    lines: Counter[str] = Counter()
+    for (speaker, w), n in links.said.items():
+        if speaker in person and w in person and speaker != w:
+            said_by[w][groups.find(speaker)] += n
+    for speaker, n in links.lines.items():
+        if speaker in person:
+            lines[groups.find(speaker)] += n
+    all_lines = sum(lines.values()) or 1
+    for w, by_group in sorted(said_by.items()):
+        own, total = groups.find(w), sum(by_group.values())
+        # Its own group's lines say it far more than their share of all lines would (the hero speaks
+        # most lines: a name of his said mostly in them is no self-name on that alone).
+        share = by_group[own] / total if total else 0.0
+        if (
+            w in SELF_WORDS
+            or w in groups.generic
+            or total < 2 * min_count
+            or share < max(0.75, 1.5 * lines[own] / all_lines)
+        ):
+            continue
+        rate = by_group[own] / (lines[own] or 1)
+        for other, n in sorted(by_group.items(), key=lambda kv: (-kv[1], kv[0])):
+            if other == groups.find(w) or n < 3 or n / (lines[other] or 1) < 0.25 * rate:
+                continue
+            if all(m in groups.generic for m in groups.members.get(other, {other})):
+                continue
+            groups.join(other, own, f"其对白中 {n} 次自称「{w}」（「{w}」是「{own}」自己对白里的自称）")
 
 
 def _only_its_full_forms(groups: _Groups, called: str) -> bool:
