@@ -77,7 +77,7 @@ class Canon:
             self.aliases[alias].append((pk, vf, vt, note, source, generic))
             if pk in self.entities and not generic:
                 self.entities[pk].names.add(alias)
-        self._changes = list(
+        self.changes = list(
             StateChange.objects.filter(book=book)
             .order_by("chapter", "seq", "id")
             .values_list("chapter", "entity_id", "op", "field", "new")
@@ -141,10 +141,10 @@ class Canon:
         values: set[str] = set()
         for state in self.states.values():
             for key in self.rules.possession_fields:
-                values.update(_as_list(state.get(key)))
-        for _, _, op, fname, new in self._changes:
+                values.update(as_list(state.get(key)))
+        for _, _, op, fname, new in self.changes:
             if fname in self.rules.possession_fields and op in ("add", "remove", "set"):
-                values.update(_as_list(new))
+                values.update(as_list(new))
         for value in values:
             names.setdefault(value, value)
         return names
@@ -254,7 +254,7 @@ class Canon:
         state = self.states.get(pk, {}) if state is None else state
         held: set[str] = set()
         for key in self.rules.possession_fields:
-            held.update(self.item_canonical(v) for v in _as_list(state.get(key)))
+            held.update(self.item_canonical(v) for v in as_list(state.get(key)))
         return held
 
     # ── state over time ─────────────────────────────────────────────────────────────────────────
@@ -263,7 +263,7 @@ class Canon:
         """Replay every change of chapters ≤ ``to`` (forward only)."""
         if to < self.as_of:
             raise ValueError("Canon.advance only moves forward")
-        changes = self._changes
+        changes = self.changes
         while self._cursor < len(changes) and changes[self._cursor][0] <= to:
             chapter, pk, op, fname, new = changes[self._cursor]
             self._cursor += 1
@@ -372,7 +372,7 @@ class Canon:
         return self._file_line(path, needle)
 
 
-def _as_list(value: Any) -> list[str]:
+def as_list(value: Any) -> list[str]:
     if value is None:
         return []
     if isinstance(value, list):

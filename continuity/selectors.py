@@ -33,7 +33,7 @@ def _counts(findings: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def _findings(*, draft: Draft, canon: Canon, chapter: int) -> list[dict[str, Any]]:
+def draft_findings(*, draft: Draft, canon: Canon, chapter: int) -> list[dict[str, Any]]:
     mentions = Mentions(draft, canon, chapter)
     findings: list[dict[str, Any]] = []
     for check in BODY_CHECKS:
@@ -71,7 +71,7 @@ def draft_check(*, book: Book | str, text: str, chapter: int | None = None) -> d
     number = chapter or draft.chapter or (book_current_chapter(book=book) or 0) + 1
     canon = Canon(book=book)
     canon.advance(to=number - 1)
-    findings = _findings(draft=draft, canon=canon, chapter=number)
+    findings = draft_findings(draft=draft, canon=canon, chapter=number)
     waivers, problems = waivers_read(root=book.root)
     waivers_apply(findings, chapter=number, waivers=waivers)
     return {
@@ -84,7 +84,7 @@ def draft_check(*, book: Book | str, text: str, chapter: int | None = None) -> d
     }
 
 
-def _chapter_draft(book: Book, row: Chapter) -> Draft:
+def chapter_draft(book: Book, row: Chapter) -> Draft:
     # The file is the truth (its lines are what the author edits); the stored body is the fallback
     # when the folder is gone. A file unchanged since the last sync (its sha256 is the row's
     # content_hash) keeps the front matter the database parsed from it: no second YAML load.
@@ -121,11 +121,11 @@ def chapters_check(*, book: Book | str, start: int, end: int | None = None) -> d
     for row in rows.iterator():
         canon.advance(to=row.number - 1)
         try:
-            draft = _chapter_draft(book, row)
+            draft = chapter_draft(book, row)
         except DraftError as exc:
             problems.append(f"第{row.number}章（{row.source_path}）第{exc.line or 1}行：{exc.message}")
             continue
-        findings = _findings(draft=draft, canon=canon, chapter=row.number)
+        findings = draft_findings(draft=draft, canon=canon, chapter=row.number)
         waivers_apply(findings, chapter=row.number, waivers=waivers)
         counts = _counts(findings)
         for key, value in counts.items():
