@@ -7,6 +7,7 @@ of a clause followed by an action verb; a name after 想起 / 提起 / 当年 �
 speech, or followed by 的 is only mentioned. See docs/continuity.md for each kind."""
 
 import bisect
+import logging
 import re
 import threading
 from collections import Counter
@@ -415,6 +416,8 @@ class _TypoIndex:
     sounds: Any  # automaton over syllable strings: where a homophone of a name may start
     pairs: Any  # automaton of a near name's first two characters (first and second, or first and third)
     lengths: list[int]  # the lengths of the variants looked for, longest first
+    # a known name → the longer character names it begins (二郎 → 二郎神): 二郎身 is masked as 二郎 + 身
+    extends: dict[str, list[str]]
 
 
 def _automaton(words: dict[str, Any]) -> Any:
@@ -448,7 +451,14 @@ def _typo_index(canon: Canon) -> _TypoIndex:
                 # one character off, never the first: the variant keeps the first and the second
                 # character, or (the second changed) the first and the third
                 pairs.update((name[:2], name[0] + name[2]))
+    extends: dict[str, list[str]] = {}
+    known = canon.known_names()
+    for longer in sorted({n for names in homophones.values() for n in names}):
+        for cut in (1, 2):
+            if len(longer) - cut >= 2 and longer[:-cut] in known:
+                extends.setdefault(longer[:-cut], []).append(longer)
     index = _TypoIndex(
+        extends=extends,
         homophones=homophones,
         near=near,
         sounds=_automaton({key: len(key) for key in homophones}),
@@ -490,6 +500,43 @@ FUNCTION_CHARS = frozenset(
 )
 
 
+_WORDS: dict[str, int] | None = None
+
+
+def _word_at(text: str, start: int) -> bool:
+    """Whether a common word of two to four characters starts at ``text[start]`` (jieba's dictionary:
+    身边 in 二郎身边 is a word, 身走 in 二郎身走了进来 is not)."""
+    global _WORDS
+    if _WORDS is None:
+        # Loaded on first use (~1 s, ~60 MB): only a known name followed by a homophone of a longer
+        # name's rest asks, and most drafts never do.
+        import jieba  # noqa: PLC0415
+
+        jieba.setLogLevel(logging.WARNING)
+        jieba.dt.check_initialized()
+        _WORDS = jieba.dt.FREQ
+    return any((_WORDS.get(text[start : start + n]) or 0) > 0 for n in (2, 3, 4) if start + n <= len(text))
+
+
+def _extended_typos(
+    index: _TypoIndex, prose: str, syllables: str, spans: list[tuple[int, int, str]], known: set[str]
+) -> list[tuple[int, int, str]]:
+    """(start, end, name) of a known name run on by a homophone of a longer name's rest (二郎身 for
+    二郎神, 二郎 being a name too), unless the rest begins a word (二郎身边)."""
+    out = []
+    for start, end, name in spans:
+        for longer in index.extends.get(name, ()):
+            stop = end + len(longer) - len(name)
+            if stop > len(prose) or prose[start:stop] in known:
+                continue
+            rest = syllables[end:stop]
+            if "\x00" in rest or rest != _syllables(longer[len(name) :]) or _word_at(prose, end):
+                continue
+            out.append((start, stop, longer))
+            break
+    return out
+
+
 def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     index = _typo_index(canon)
     homophones, near = index.homophones, index.near
@@ -504,6 +551,12 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     found, seen = [], set()
     masked = _masked(prose, mentions.spans)
     syllables = _syllables(masked)
+    if index.extends:
+        for i, j, name in _extended_typos(index, prose, syllables, mentions.spans, known):
+            if (prose[i:j], name) not in seen:
+                seen.add((prose[i:j], name))
+                covered[i:j] = b"\x01" * (j - i)
+                found.append(_typo_finding(draft, canon, mentions, i, j, name, WARNING))
     for i in _typo_starts(index, masked, syllables):
         if covered[i]:
             continue
@@ -532,29 +585,33 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                 continue
             seen.add((variant, names[0]))
             covered[i:j] = b"\x01" * (j - i)
-            entity = mentions.who(names[0]) or next((e for e in canon.entities.values() if names[0] in e.names), None)
-            evidence = {"chapter": None, "file": entity.source_path if entity else "", "line": None}
-            if entity is not None:
-                evidence["line"] = canon.source_line(entity.source_path, names[0])
-            how = "同音" if severity == WARNING else "一字之差"
-            evidence["fact"] = f"已知人名「{names[0]}」" + (
-                f"（{entity.name}）" if entity and entity.name != names[0] else ""
-            )
-            count = prose.count(variant)
-            found.append(
-                finding(
-                    kind="name_typo",
-                    severity=severity,
-                    draft=draft,
-                    start=i,
-                    end=j,
-                    term=variant,
-                    message=f"「{variant}」与已知人名「{names[0]}」{how}，本章出现 {count} 次",
-                    evidence=evidence,
-                    suggestion=f"若指{names[0]}，改为「{names[0]}」；若是新人物，请先登记",
-                )
-            )
+            found.append(_typo_finding(draft, canon, mentions, i, j, names[0], severity))
     return found
+
+
+def _typo_finding(
+    draft: Draft, canon: Canon, mentions: Mentions, i: int, j: int, name: str, severity: str
+) -> dict[str, Any]:
+    prose = draft.prose
+    variant = prose[i:j]
+    entity = mentions.who(name) or next((e for e in canon.entities.values() if name in e.names), None)
+    evidence = {"chapter": None, "file": entity.source_path if entity else "", "line": None}
+    if entity is not None:
+        evidence["line"] = canon.source_line(entity.source_path, name)
+    how = "同音" if severity == WARNING else "一字之差"
+    evidence["fact"] = f"已知人名「{name}」" + (f"（{entity.name}）" if entity and entity.name != name else "")
+    count = prose.count(variant)
+    return finding(
+        kind="name_typo",
+        severity=severity,
+        draft=draft,
+        start=i,
+        end=j,
+        term=variant,
+        message=f"「{variant}」与已知人名「{name}」{how}，本章出现 {count} 次",
+        evidence=evidence,
+        suggestion=f"若指{name}，改为「{name}」；若是新人物，请先登记",
+    )
 
 
 def _secret_known(secret, chapter: int) -> bool:
