@@ -115,6 +115,10 @@ class Canon:
         self._timeless: dict[tuple[str, tuple[str, ...]], EntityRow | None] = {}
         self._secret_automaton: Any = False  # built on first use
         self.keyword_owners: dict[str, list[int]] = {}
+        self._told_at: list[float] | None = None
+        # (keyword, secret indexes) → the ids and the fact of its secret_early finding (the same few
+        # combinations come back chapter after chapter)
+        self.leak_texts: dict[tuple[str, tuple[int, ...]], tuple[str, str]] = {}
         self._order = {pk: i for i, pk in enumerate(self.entities)}
         # item → pks of the entities holding it now, kept up to date by ``advance`` (a draft asks
         # "who else holds this?" for every item it uses; recomputing it per chapter was the retcon
@@ -175,13 +179,14 @@ class Canon:
 
     def entity_of(self, name: str, *, chapter: int, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
         """The one entity of ``types`` that ``name`` names at ``chapter`` (windows applied), or None."""
+        key = (name, types)
+        if key in self._timeless:
+            return self._timeless[key]
         entries = self.matcher.names.get(name, ())
         if all(e[2] is None and e[3] is None for e in entries):
             # no window: the answer is the same in every chapter (the retcon mode asks it thousands of times)
-            key = (name, types)
-            if key not in self._timeless:
-                self._timeless[key] = self._entity_of(name, chapter=chapter, types=types)
-            return self._timeless[key]
+            value = self._timeless[key] = self._entity_of(name, chapter=chapter, types=types)
+            return value
         return self._entity_of(name, chapter=chapter, types=types)
 
     def _entity_of(self, name: str, *, chapter: int, types: tuple[str, ...]) -> EntityRow | None:
@@ -208,6 +213,18 @@ class Canon:
                 automaton.make_automaton()
             self._secret_automaton = automaton
         return self._secret_automaton
+
+    def told_at(self) -> list[float]:
+        """Per secret (by index): the first chapter at which the reader knows it (−inf: from the start,
+        inf: never) — ``reader_told`` when set, else ``reader_knows``; asked for every keyword hit."""
+        if self._told_at is None:
+            self._told_at = [
+                float(s.reader_told_chapter)
+                if s.reader_told_chapter is not None
+                else (float("-inf") if s.reader_knows else float("inf"))
+                for s in self.secrets
+            ]
+        return self._told_at
 
     def keywords_of(self, secret: Secret) -> list[str]:
         """The secret's usable keywords, each once, in its order."""
@@ -238,6 +255,11 @@ class Canon:
         """The entities of ``types`` holding ``item`` now, in the book's entity order."""
         pks = sorted(self.held_by.get(item, ()), key=self._order.__getitem__)
         return [self.entities[pk] for pk in pks if self.entities[pk].type in types]
+
+    def first_holder(self, item: str, *, besides: int, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
+        """The first entity of ``types`` (in the book's entity order) other than ``besides`` holding ``item`` now."""
+        pks = [pk for pk in self.held_by.get(item, ()) if pk != besides and self.entities[pk].type in types]
+        return self.entities[min(pks, key=self._order.__getitem__)] if pks else None
 
     def held(self, pk: int) -> set[str]:
         """What entity ``pk`` holds now (kept up to date by ``advance``; do not change the set)."""

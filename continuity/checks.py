@@ -124,6 +124,13 @@ class Mentions:
         self.canon = canon
         self._who: dict[tuple[str, tuple[str, ...]], EntityRow | None] = {}
         self._characters: list[tuple[int, int, str, EntityRow]] | None = None
+        self._names: set[str] | None = None
+
+    def names(self) -> set[str]:
+        """The distinct names matched in the draft."""
+        if self._names is None:
+            self._names = {name for _, _, name in self.spans}
+        return self._names
 
     def who(self, name: str, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
         key = (name, types)
@@ -134,7 +141,7 @@ class Mentions:
     def characters(self) -> list[tuple[int, int, str, EntityRow]]:
         """(start, end, name, entity) of every mention that names one character at the chapter."""
         if self._characters is None:
-            of = {name: self.who(name) for name in {n for _, _, n in self.spans}}
+            of = {name: self.who(name) for name in self.names()}
             self._characters = [(s, e, n, of[n]) for s, e, n in self.spans if of[n] is not None]
         return self._characters
 
@@ -303,13 +310,12 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
         if item in canon.held(user.pk) or (user.entity_id, item) in gained or (user.name, item) in gained:
             continue
         lost = canon.lost.get((user.pk, item))
-        others = [h for h in canon.holders(item) if h.pk != user.pk]
+        holder = None if lost is not None else canon.first_holder(item, besides=user.pk)
         if lost is not None:
             evidence = canon.chapter_evidence(lost, entity=user, value=item)
             evidence["fact"] = f"{user.name} 于第{lost}章失去「{item}」"
             severity, message = ERROR, f"{user.name} 已不持有「{item}」（第{lost}章起），本章却在使用"
-        elif others:
-            holder = others[0]
+        elif holder is not None:
             evidence = canon.holding_evidence(holder, item)
             evidence["fact"] = f"「{item}」截至第{canon.as_of}章在 {holder.name} 手中"
             severity, message = WARNING, f"「{item}」在 {holder.name} 手中，{user.name} 却在使用"
@@ -522,10 +528,14 @@ def _extended_typos(
     index: _TypoIndex, prose: str, syllables: str, spans: list[tuple[int, int, str]], known: set[str]
 ) -> list[tuple[int, int, str]]:
     """(start, end, name) of a known name run on by a homophone of a longer name's rest (二郎身 for
-    二郎神, 二郎 being a name too), unless the rest begins a word (二郎身边)."""
+    二郎神, 二郎 being a name too), unless the rest begins a word (二郎身边). ``syllables`` is the
+    masked prose's: a rest running into another name has NULs."""
     out = []
+    extends = index.extends
     for start, end, name in spans:
-        for longer in index.extends.get(name, ()):
+        if name not in extends:
+            continue
+        for longer in extends[name]:
             stop = end + len(longer) - len(name)
             if stop > len(prose) or prose[start:stop] in known:
                 continue
@@ -551,7 +561,7 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     found, seen = [], set()
     masked = _masked(prose, mentions.spans)
     syllables = _syllables(masked)
-    if index.extends:
+    if index.extends and not index.extends.keys().isdisjoint(mentions.names()):
         for i, j, name in _extended_typos(index, prose, syllables, mentions.spans, known):
             if (prose[i:j], name) not in seen:
                 seen.add((prose[i:j], name))
@@ -699,13 +709,18 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     # keyword → (first evidence offset, count, evidence, the secrets it leaks): one finding per keyword
     early: dict[str, tuple[int, int, dict[str, Any], list]] = {}
     knowers: dict[int, set[int]] = {}
+    told_at = canon.told_at()
     for keyword in sorted(hits, key=lambda k: canon.keyword_owners[k][0]):
-        name = _is_name(canon, keyword, chapter)
-        for index in canon.keyword_owners[keyword]:
-            secret = canon.secrets[index]
-            reader_knows = _secret_known(secret, chapter)
-            if reader_knows and pov is None:
+        owners = canon.keyword_owners[keyword]
+        if pov is None:
+            # without a point of view only the secrets the reader does not know yet matter
+            owners = [index for index in owners if told_at[index] > chapter]
+            if not owners:
                 continue
+        name = _is_name(canon, keyword, chapter)
+        for index in owners:
+            secret = canon.secrets[index]
+            reader_knows = told_at[index] <= chapter
             starts = hits[keyword]
             if name:
                 if not _names_only(canon, secret, chapter):
@@ -747,12 +762,18 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                     )
                 )
     for keyword, (start, count, evidence, secrets) in early.items():
-        ids = "、".join(secret.secret_id for secret in secrets)
-        evidence["fact"] = "；".join(
-            f"{secret.secret_id}「{secret.title}」读者得知于"
-            + (f"第{secret.reader_told_chapter}章" if secret.reader_told_chapter else "（尚未安排）")
-            for secret in secrets
-        )
+        key = (keyword, tuple(secret.pk for secret in secrets))
+        texts = canon.leak_texts.get(key)
+        if texts is None:
+            texts = canon.leak_texts[key] = (
+                "、".join(secret.secret_id for secret in secrets),
+                "；".join(
+                    f"{secret.secret_id}「{secret.title}」读者得知于"
+                    + (f"第{secret.reader_told_chapter}章" if secret.reader_told_chapter else "（尚未安排）")
+                    for secret in secrets
+                ),
+            )
+        ids, evidence["fact"] = texts
         found.append(
             finding(
                 kind="secret_early",

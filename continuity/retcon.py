@@ -25,13 +25,14 @@ A finding is new when the old canon did not give the same chapter the same kind,
 
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import ahocorasick
 
 from bookfiles.parser.files import file_kind
 from continuity.canon import Canon, as_list
-from continuity.selectors import chapter_draft, draft_findings
+from continuity.selectors import ChapterFiles, chapter_draft, draft_findings
 from continuity.text import DraftError
 from continuity.waivers import waivers_apply, waivers_read
 from core.models import Book, Chapter
@@ -233,9 +234,10 @@ def _report(*, book: Book, old: Canon, new: Canon, written: set[int]) -> dict[st
     waivers, _ = waivers_read(root=book.root)
     found: list[dict[str, Any]] = []
     rows = Chapter.objects.filter(book=book, number__in=numbers).order_by("number")
+    files = ChapterFiles(Path(book.root)) if book.root else None
     for row in rows.only("number", "source_path", "content_hash", "front_matter").iterator():
         try:
-            draft = chapter_draft(book, row)
+            draft = chapter_draft(book, row, files)
         except DraftError:
             continue  # the range check reports an unreadable chapter; this report is about the change
         old.advance(to=row.number - 1)
