@@ -116,6 +116,7 @@ class Canon:
         self._secret_automaton: Any = False  # built on first use
         self.keyword_owners: dict[str, list[int]] = {}
         self._told_at: list[float] | None = None
+        self._planned: dict[int, list[str]] | None = None
         # (keyword, secret indexes) → the ids and the fact of its secret_early finding (the same few
         # combinations come back chapter after chapter)
         self.leak_texts: dict[tuple[str, tuple[int, ...]], tuple[str, str]] = {}
@@ -386,9 +387,19 @@ class Canon:
                     line = tag.get("line")
         return {"chapter": chapter, "file": row.get("source_path", ""), "line": line}
 
-    def volume_end(self, volume: int) -> int | None:
-        row = self.book.volumes.filter(number=volume).values_list("end_chapter", flat=True).first()
-        return row
+    def threads_planned_to_end(self, chapter: int) -> list[str]:
+        """The threads whose ``planned_end`` (a chapter, or its volume's last chapter) is ``chapter``,
+        in the book's thread order; worked out once per canon (asked for every chapter)."""
+        if self._planned is None:
+            self._planned = defaultdict(list)
+            ends = dict(self.book.volumes.values_list("number", "end_chapter"))
+            for tid, thread in self.threads.items():
+                planned = thread.planned_end
+                if planned is None and thread.planned_end_volume is not None:
+                    planned = ends.get(thread.planned_end_volume)
+                if planned is not None:
+                    self._planned[planned].append(tid)
+        return self._planned.get(chapter, [])
 
     def source_line(self, path: str, needle: str) -> int | None:
         return self._file_line(path, needle)

@@ -68,6 +68,7 @@ USE_VERB = re.compile(
 KNOWS = re.compile(r"知道|明白|清楚|心知|料到|猜到|认出|想到|早知|晓得")
 ITEM_FOLLOWERS = frozenset("了着过的和与便就也又都")
 OBJECT_MARKERS = frozenset("把将被向对给和与跟替让叫")
+CLAUSE_BREAK = re.compile("[，,；;：:]")
 CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -293,19 +294,20 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
             end < len(draft.prose) and CJK.match(draft.prose[end]) and draft.prose[end] not in ITEM_FOLLOWERS
         ):
             continue
-        s_start, _ = draft.sentence(start)
         # the nearest character mention ending before the item, in its sentence, at most 12 away
+        # (the cheap tests first: most items are nobody's)
         k = bisect.bisect_right(ends, start) - 1
-        if k < 0 or chars[k][0] < s_start or start - chars[k][1] > 12:
+        if k < 0 or start - chars[k][1] > 12:
             continue
         c_start, c_end, _, user = chars[k]
         between = draft.prose[c_end:start]
-        if not USE_VERB.search(between) or "的" in between or mentions.character_between(c_end, start):
-            continue
         # the user is the clause's subject: not across a comma, not the object of 把 / 被 / 向 …
-        if any(p in between for p in "，,；;：:") or draft.prose[c_start - 1 : c_start] in OBJECT_MARKERS:
+        if not USE_VERB.search(between) or "的" in between or CLAUSE_BREAK.search(between):
             continue
-        if MENTION_ONLY.search(draft.prose[s_start:start]) or draft.in_quote(c_start):
+        if draft.prose[c_start - 1 : c_start] in OBJECT_MARKERS or mentions.character_between(c_end, start):
+            continue
+        s_start, _ = draft.sentence(start)
+        if c_start < s_start or MENTION_ONLY.search(draft.prose[s_start:start]) or draft.in_quote(c_start):
             continue
         if item in canon.held(user.pk) or (user.entity_id, item) in gained or (user.name, item) in gained:
             continue
@@ -341,6 +343,8 @@ def check_alias_windows(draft: Draft, canon: Canon, mentions: Mentions) -> list[
     found, seen = [], Counter()
     chapter = mentions.chapter
     windowed = canon.windowed_names()
+    if windowed.isdisjoint(mentions.names()):
+        return found
     for start, end, name in mentions.spans:
         if name not in windowed or canon.matcher.candidates(name, chapter):
             continue
@@ -934,11 +938,9 @@ def check_front_matter(draft: Draft, canon: Canon, mentions: Mentions, *, chapte
                     },
                     "先开启该线索，或改正 opened",
                 )
-    for tid, thread in canon.threads.items():
-        planned = thread.planned_end
-        if planned is None and thread.planned_end_volume is not None:
-            planned = canon.volume_end(thread.planned_end_volume)
-        if planned != chapter or tid in draft.closes:
+    for tid in canon.threads_planned_to_end(chapter):
+        thread = canon.threads[tid]
+        if tid in draft.closes:
             continue
         closed_at = canon.first_close.get(tid) or thread.closed_chapter
         if closed_at is not None and closed_at < chapter or thread.status == Thread_ABANDONED:
