@@ -11,6 +11,7 @@ from django.test import override_settings
 
 from bookfiles.rebuilder import book_rebuild, book_sync, chapter_finalize
 from core.models import Book
+from entities.models import StateChange
 from tests.factories import book_folder_make, book_write, chapter_text
 
 pytestmark = pytest.mark.django_db
@@ -112,3 +113,29 @@ def test_a_finding_already_there_before_the_change_is_not_new(long_book):
     [change] = report["canon_changes"]
     assert change["from"] == 90 and change["findings"] == []
     assert change["checked"] == 30  # every later chapter names 林风
+
+
+def reporter_that_fails(*, book, numbers, paths):
+    """A canon-change reporter whose report breaks after the write (configured by the test below)."""
+
+    def finish():
+        raise ValueError("坏掉的报告")
+
+    return finish
+
+
+def test_a_failing_reporter_is_a_warning_and_the_sync_stands(long_book):
+    _revise(long_book, 87, KILLED)
+    with (
+        INDEXERS,
+        override_settings(WEBNOVEL_CANON_CHANGE_REPORTERS=["tests.continuity.test_retcon_report.reporter_that_fails"]),
+    ):
+        report = book_sync(book=long_book)
+    assert report["ok"] and report["canon_changes"] == []
+    [warning] = [w for w in report["warnings"] if w["code"] == "canon_report_failed"]
+    assert warning["message"] == (
+        "设定变化对其他章节的影响未能检查（tests.continuity.test_retcon_report.reporter_that_fails）："
+        "ValueError: 坏掉的报告"
+    )
+    # the chapter was written all the same: 剑老 is 陨落 as of chapter 87
+    assert StateChange.objects.filter(book=long_book, chapter=87, field="status", new="陨落").exists()
