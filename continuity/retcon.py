@@ -226,7 +226,7 @@ def _report(*, book: Book, old: Canon, new: Canon, written: set[int]) -> dict[st
         return {
             "from": None,
             "checked": 0,
-            "skipped": "设定与状态没有变化（只改了正文文字）",
+            "skipped": "设定与状态没有变化，只改了正文文字",
             "counts": {"error": 0, "warning": 0, "info": 0},
             "findings": [],
         }

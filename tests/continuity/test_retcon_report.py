@@ -83,7 +83,7 @@ def test_a_prose_edit_reports_nothing_new_and_checks_no_chapter(long_book):
     assert report["ok"]
     [change] = report["canon_changes"]
     assert (change["checked"], change["findings"]) == (0, [])
-    assert change["skipped"] == "设定与状态没有变化（只改了正文文字）"
+    assert change["skipped"] == "设定与状态没有变化，只改了正文文字"
 
 
 def test_finalize_of_an_earlier_chapter_reports_and_of_the_last_checks_nothing(long_book):
