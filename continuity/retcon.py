@@ -8,8 +8,9 @@ did not have before — a character killed off in a revised chapter 87 who still
 
 What it costs, and how it is bounded:
 
-- nothing when only the newest chapters were written and no setting file changed (the usual
-  ``finalize`` of the chapter just written: there is no later chapter to spoil);
+- nothing when only the newest chapters were written and no file the canon is read from changed
+  (cards, roster, threads, secrets, style; not outlines, the timeline or the worldview) — the usual
+  ``finalize`` of the chapter just written: there is no later chapter to spoil;
 - otherwise two canon loads and a comparison of what the check reads from the canon: each entity's
   card, names and state changes, the aliases and their windows, every chapter's ``hook_type`` and
   ``closes``, threads, secrets, the style rules. When they are equal — an edit of the prose only —
@@ -38,6 +39,8 @@ from continuity.waivers import waivers_apply, waivers_read
 from core.models import Book, Chapter
 
 FINDINGS_SHOWN_MAX = 500  # the report lists at most this many (the count is always exact)
+# the files besides chapters that the canon is read from (outlines, the timeline and the worldview are not)
+CANON_FILE_KINDS = frozenset({"character_card", "roster", "thread", "secret", "style", "book"})
 
 
 def canon_change_report(*, book: Book, numbers: list[int], paths: list[str]) -> Callable[[], dict] | None:
@@ -46,7 +49,7 @@ def canon_change_report(*, book: Book, numbers: list[int], paths: list[str]) -> 
         Chapter.objects.filter(book=book, source_path__in=paths).order_by().values_list("source_path", "number")
     )
     written = set(numbers) | set(rows.values())
-    settings_changed = any(file_kind(path) != "chapter" for path in paths)
+    settings_changed = any(file_kind(path) in CANON_FILE_KINDS for path in paths)
     last = Chapter.objects.filter(book=book).order_by("-number").values_list("number", flat=True).first()
     if last is None or (not settings_changed and (not written or min(written) >= last)):
         return None  # no other chapter the write can reach
