@@ -285,9 +285,14 @@ LINE_KINDS = (
 FRONT_KINDS = ("thread_unknown", "thread_closed")
 
 
+def _chapter_text(book, row) -> str:
+    """A finalized chapter's file as the author wrote it (the stored body when the file is gone)."""
+    path = Path(book.root) / row.source_path if book.root and row.source_path else None
+    return path.read_text(encoding="utf-8") if path is not None and path.is_file() else row.body
+
+
 def plants_make(book, *, per_kind: int, seed: int) -> list[Plant]:
     from continuity.canon import Canon
-    from continuity.selectors import _chapter_text
     from core.models import Chapter
 
     rng = random.Random(seed)
@@ -356,7 +361,7 @@ def plants_score(book, plants: list[Plant]) -> dict[str, dict]:
 
 
 def clean_figures(book) -> dict:
-    from continuity.selectors import _chapter_text, draft_check
+    from continuity.selectors import draft_check
     from core.models import Chapter
 
     counts, chars, kinds = Counter(), 0, Counter()

@@ -77,7 +77,7 @@ class Canon:
             self.aliases[alias].append((pk, vf, vt, note, source, generic))
             if pk in self.entities and not generic:
                 self.entities[pk].names.add(alias)
-        self._changes = list(
+        self.changes = list(
             StateChange.objects.filter(book=book)
             .order_by("chapter", "seq", "id")
             .values_list("chapter", "entity_id", "op", "field", "new")
@@ -115,6 +115,11 @@ class Canon:
         self._timeless: dict[tuple[str, tuple[str, ...]], EntityRow | None] = {}
         self._secret_automaton: Any = False  # built on first use
         self.keyword_owners: dict[str, list[int]] = {}
+        self._told_at: list[float] | None = None
+        self._planned: dict[int, list[str]] | None = None
+        # (keyword, secret indexes) → the ids and the fact of its secret_early finding (the same few
+        # combinations come back chapter after chapter)
+        self.leak_texts: dict[tuple[str, tuple[int, ...]], tuple[str, str]] = {}
         self._order = {pk: i for i, pk in enumerate(self.entities)}
         # item → pks of the entities holding it now, kept up to date by ``advance`` (a draft asks
         # "who else holds this?" for every item it uses; recomputing it per chapter was the retcon
@@ -141,10 +146,10 @@ class Canon:
         values: set[str] = set()
         for state in self.states.values():
             for key in self.rules.possession_fields:
-                values.update(_as_list(state.get(key)))
-        for _, _, op, fname, new in self._changes:
+                values.update(as_list(state.get(key)))
+        for _, _, op, fname, new in self.changes:
             if fname in self.rules.possession_fields and op in ("add", "remove", "set"):
-                values.update(_as_list(new))
+                values.update(as_list(new))
         for value in values:
             names.setdefault(value, value)
         return names
@@ -175,13 +180,14 @@ class Canon:
 
     def entity_of(self, name: str, *, chapter: int, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
         """The one entity of ``types`` that ``name`` names at ``chapter`` (windows applied), or None."""
+        key = (name, types)
+        if key in self._timeless:
+            return self._timeless[key]
         entries = self.matcher.names.get(name, ())
         if all(e[2] is None and e[3] is None for e in entries):
             # no window: the answer is the same in every chapter (the retcon mode asks it thousands of times)
-            key = (name, types)
-            if key not in self._timeless:
-                self._timeless[key] = self._entity_of(name, chapter=chapter, types=types)
-            return self._timeless[key]
+            value = self._timeless[key] = self._entity_of(name, chapter=chapter, types=types)
+            return value
         return self._entity_of(name, chapter=chapter, types=types)
 
     def _entity_of(self, name: str, *, chapter: int, types: tuple[str, ...]) -> EntityRow | None:
@@ -208,6 +214,18 @@ class Canon:
                 automaton.make_automaton()
             self._secret_automaton = automaton
         return self._secret_automaton
+
+    def told_at(self) -> list[float]:
+        """Per secret (by index): the first chapter at which the reader knows it (−inf: from the start,
+        inf: never) — ``reader_told`` when set, else ``reader_knows``; asked for every keyword hit."""
+        if self._told_at is None:
+            self._told_at = [
+                float(s.reader_told_chapter)
+                if s.reader_told_chapter is not None
+                else (float("-inf") if s.reader_knows else float("inf"))
+                for s in self.secrets
+            ]
+        return self._told_at
 
     def keywords_of(self, secret: Secret) -> list[str]:
         """The secret's usable keywords, each once, in its order."""
@@ -239,6 +257,11 @@ class Canon:
         pks = sorted(self.held_by.get(item, ()), key=self._order.__getitem__)
         return [self.entities[pk] for pk in pks if self.entities[pk].type in types]
 
+    def first_holder(self, item: str, *, besides: int, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
+        """The first entity of ``types`` (in the book's entity order) other than ``besides`` holding ``item`` now."""
+        pks = [pk for pk in self.held_by.get(item, ()) if pk != besides and self.entities[pk].type in types]
+        return self.entities[min(pks, key=self._order.__getitem__)] if pks else None
+
     def held(self, pk: int) -> set[str]:
         """What entity ``pk`` holds now (kept up to date by ``advance``; do not change the set)."""
         held = self._held.get(pk)
@@ -254,7 +277,7 @@ class Canon:
         state = self.states.get(pk, {}) if state is None else state
         held: set[str] = set()
         for key in self.rules.possession_fields:
-            held.update(self.item_canonical(v) for v in _as_list(state.get(key)))
+            held.update(self.item_canonical(v) for v in as_list(state.get(key)))
         return held
 
     # ── state over time ─────────────────────────────────────────────────────────────────────────
@@ -263,7 +286,7 @@ class Canon:
         """Replay every change of chapters ≤ ``to`` (forward only)."""
         if to < self.as_of:
             raise ValueError("Canon.advance only moves forward")
-        changes = self._changes
+        changes = self.changes
         while self._cursor < len(changes) and changes[self._cursor][0] <= to:
             chapter, pk, op, fname, new = changes[self._cursor]
             self._cursor += 1
@@ -364,15 +387,25 @@ class Canon:
                     line = tag.get("line")
         return {"chapter": chapter, "file": row.get("source_path", ""), "line": line}
 
-    def volume_end(self, volume: int) -> int | None:
-        row = self.book.volumes.filter(number=volume).values_list("end_chapter", flat=True).first()
-        return row
+    def threads_planned_to_end(self, chapter: int) -> list[str]:
+        """The threads whose ``planned_end`` (a chapter, or its volume's last chapter) is ``chapter``,
+        in the book's thread order; worked out once per canon (asked for every chapter)."""
+        if self._planned is None:
+            self._planned = defaultdict(list)
+            ends = dict(self.book.volumes.values_list("number", "end_chapter"))
+            for tid, thread in self.threads.items():
+                planned = thread.planned_end
+                if planned is None and thread.planned_end_volume is not None:
+                    planned = ends.get(thread.planned_end_volume)
+                if planned is not None:
+                    self._planned[planned].append(tid)
+        return self._planned.get(chapter, [])
 
     def source_line(self, path: str, needle: str) -> int | None:
         return self._file_line(path, needle)
 
 
-def _as_list(value: Any) -> list[str]:
+def as_list(value: Any) -> list[str]:
     if value is None:
         return []
     if isinstance(value, list):

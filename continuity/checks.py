@@ -7,6 +7,7 @@ of a clause followed by an action verb; a name after 想起 / 提起 / 当年 �
 speech, or followed by 的 is only mentioned. See docs/continuity.md for each kind."""
 
 import bisect
+import logging
 import re
 import threading
 from collections import Counter
@@ -67,6 +68,7 @@ USE_VERB = re.compile(
 KNOWS = re.compile(r"知道|明白|清楚|心知|料到|猜到|认出|想到|早知|晓得")
 ITEM_FOLLOWERS = frozenset("了着过的和与便就也又都")
 OBJECT_MARKERS = frozenset("把将被向对给和与跟替让叫")
+CLAUSE_BREAK = re.compile("[，,；;：:]")
 CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -123,6 +125,13 @@ class Mentions:
         self.canon = canon
         self._who: dict[tuple[str, tuple[str, ...]], EntityRow | None] = {}
         self._characters: list[tuple[int, int, str, EntityRow]] | None = None
+        self._names: set[str] | None = None
+
+    def names(self) -> set[str]:
+        """The distinct names matched in the draft."""
+        if self._names is None:
+            self._names = {name for _, _, name in self.spans}
+        return self._names
 
     def who(self, name: str, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
         key = (name, types)
@@ -133,7 +142,7 @@ class Mentions:
     def characters(self) -> list[tuple[int, int, str, EntityRow]]:
         """(start, end, name, entity) of every mention that names one character at the chapter."""
         if self._characters is None:
-            of = {name: self.who(name) for name in {n for _, _, n in self.spans}}
+            of = {name: self.who(name) for name in self.names()}
             self._characters = [(s, e, n, of[n]) for s, e, n in self.spans if of[n] is not None]
         return self._characters
 
@@ -285,30 +294,30 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
             end < len(draft.prose) and CJK.match(draft.prose[end]) and draft.prose[end] not in ITEM_FOLLOWERS
         ):
             continue
-        s_start, _ = draft.sentence(start)
         # the nearest character mention ending before the item, in its sentence, at most 12 away
+        # (the cheap tests first: most items are nobody's)
         k = bisect.bisect_right(ends, start) - 1
-        if k < 0 or chars[k][0] < s_start or start - chars[k][1] > 12:
+        if k < 0 or start - chars[k][1] > 12:
             continue
         c_start, c_end, _, user = chars[k]
         between = draft.prose[c_end:start]
-        if not USE_VERB.search(between) or "的" in between or mentions.character_between(c_end, start):
-            continue
         # the user is the clause's subject: not across a comma, not the object of 把 / 被 / 向 …
-        if any(p in between for p in "，,；;：:") or draft.prose[c_start - 1 : c_start] in OBJECT_MARKERS:
+        if not USE_VERB.search(between) or "的" in between or CLAUSE_BREAK.search(between):
             continue
-        if MENTION_ONLY.search(draft.prose[s_start:start]) or draft.in_quote(c_start):
+        if draft.prose[c_start - 1 : c_start] in OBJECT_MARKERS or mentions.character_between(c_end, start):
+            continue
+        s_start, _ = draft.sentence(start)
+        if c_start < s_start or MENTION_ONLY.search(draft.prose[s_start:start]) or draft.in_quote(c_start):
             continue
         if item in canon.held(user.pk) or (user.entity_id, item) in gained or (user.name, item) in gained:
             continue
         lost = canon.lost.get((user.pk, item))
-        others = [h for h in canon.holders(item) if h.pk != user.pk]
+        holder = None if lost is not None else canon.first_holder(item, besides=user.pk)
         if lost is not None:
             evidence = canon.chapter_evidence(lost, entity=user, value=item)
             evidence["fact"] = f"{user.name} 于第{lost}章失去「{item}」"
             severity, message = ERROR, f"{user.name} 已不持有「{item}」（第{lost}章起），本章却在使用"
-        elif others:
-            holder = others[0]
+        elif holder is not None:
             evidence = canon.holding_evidence(holder, item)
             evidence["fact"] = f"「{item}」截至第{canon.as_of}章在 {holder.name} 手中"
             severity, message = WARNING, f"「{item}」在 {holder.name} 手中，{user.name} 却在使用"
@@ -334,6 +343,8 @@ def check_alias_windows(draft: Draft, canon: Canon, mentions: Mentions) -> list[
     found, seen = [], Counter()
     chapter = mentions.chapter
     windowed = canon.windowed_names()
+    if windowed.isdisjoint(mentions.names()):
+        return found
     for start, end, name in mentions.spans:
         if name not in windowed or canon.matcher.candidates(name, chapter):
             continue
@@ -415,6 +426,8 @@ class _TypoIndex:
     sounds: Any  # automaton over syllable strings: where a homophone of a name may start
     pairs: Any  # automaton of a near name's first two characters (first and second, or first and third)
     lengths: list[int]  # the lengths of the variants looked for, longest first
+    # a known name → the longer character names it begins (二郎 → 二郎神): 二郎身 is masked as 二郎 + 身
+    extends: dict[str, list[str]]
 
 
 def _automaton(words: dict[str, Any]) -> Any:
@@ -448,7 +461,14 @@ def _typo_index(canon: Canon) -> _TypoIndex:
                 # one character off, never the first: the variant keeps the first and the second
                 # character, or (the second changed) the first and the third
                 pairs.update((name[:2], name[0] + name[2]))
+    extends: dict[str, list[str]] = {}
+    known = canon.known_names()
+    for longer in sorted({n for names in homophones.values() for n in names}):
+        for cut in (1, 2):
+            if len(longer) - cut >= 2 and longer[:-cut] in known:
+                extends.setdefault(longer[:-cut], []).append(longer)
     index = _TypoIndex(
+        extends=extends,
         homophones=homophones,
         near=near,
         sounds=_automaton({key: len(key) for key in homophones}),
@@ -490,6 +510,47 @@ FUNCTION_CHARS = frozenset(
 )
 
 
+_WORDS: dict[str, int] | None = None
+
+
+def _word_at(text: str, start: int) -> bool:
+    """Whether a common word of two to four characters starts at ``text[start]`` (jieba's dictionary:
+    身边 in 二郎身边 is a word, 身走 in 二郎身走了进来 is not)."""
+    global _WORDS
+    if _WORDS is None:
+        # Loaded on first use (~1 s, ~60 MB): only a known name followed by a homophone of a longer
+        # name's rest asks, and most drafts never do.
+        import jieba  # noqa: PLC0415
+
+        jieba.setLogLevel(logging.WARNING)
+        jieba.dt.check_initialized()
+        _WORDS = jieba.dt.FREQ
+    return any((_WORDS.get(text[start : start + n]) or 0) > 0 for n in (2, 3, 4) if start + n <= len(text))
+
+
+def _extended_typos(
+    index: _TypoIndex, prose: str, syllables: str, spans: list[tuple[int, int, str]], known: set[str]
+) -> list[tuple[int, int, str]]:
+    """(start, end, name) of a known name run on by a homophone of a longer name's rest (二郎身 for
+    二郎神, 二郎 being a name too), unless the rest begins a word (二郎身边). ``syllables`` is the
+    masked prose's: a rest running into another name has NULs."""
+    out = []
+    extends = index.extends
+    for start, end, name in spans:
+        if name not in extends:
+            continue
+        for longer in extends[name]:
+            stop = end + len(longer) - len(name)
+            if stop > len(prose) or prose[start:stop] in known:
+                continue
+            rest = syllables[end:stop]
+            if "\x00" in rest or rest != _syllables(longer[len(name) :]) or _word_at(prose, end):
+                continue
+            out.append((start, stop, longer))
+            break
+    return out
+
+
 def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     index = _typo_index(canon)
     homophones, near = index.homophones, index.near
@@ -504,6 +565,12 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     found, seen = [], set()
     masked = _masked(prose, mentions.spans)
     syllables = _syllables(masked)
+    if index.extends and not index.extends.keys().isdisjoint(mentions.names()):
+        for i, j, name in _extended_typos(index, prose, syllables, mentions.spans, known):
+            if (prose[i:j], name) not in seen:
+                seen.add((prose[i:j], name))
+                covered[i:j] = b"\x01" * (j - i)
+                found.append(_typo_finding(draft, canon, mentions, i, j, name, WARNING))
     for i in _typo_starts(index, masked, syllables):
         if covered[i]:
             continue
@@ -532,29 +599,33 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                 continue
             seen.add((variant, names[0]))
             covered[i:j] = b"\x01" * (j - i)
-            entity = mentions.who(names[0]) or next((e for e in canon.entities.values() if names[0] in e.names), None)
-            evidence = {"chapter": None, "file": entity.source_path if entity else "", "line": None}
-            if entity is not None:
-                evidence["line"] = canon.source_line(entity.source_path, names[0])
-            how = "同音" if severity == WARNING else "一字之差"
-            evidence["fact"] = f"已知人名「{names[0]}」" + (
-                f"（{entity.name}）" if entity and entity.name != names[0] else ""
-            )
-            count = prose.count(variant)
-            found.append(
-                finding(
-                    kind="name_typo",
-                    severity=severity,
-                    draft=draft,
-                    start=i,
-                    end=j,
-                    term=variant,
-                    message=f"「{variant}」与已知人名「{names[0]}」{how}，本章出现 {count} 次",
-                    evidence=evidence,
-                    suggestion=f"若指{names[0]}，改为「{names[0]}」；若是新人物，请先登记",
-                )
-            )
+            found.append(_typo_finding(draft, canon, mentions, i, j, names[0], severity))
     return found
+
+
+def _typo_finding(
+    draft: Draft, canon: Canon, mentions: Mentions, i: int, j: int, name: str, severity: str
+) -> dict[str, Any]:
+    prose = draft.prose
+    variant = prose[i:j]
+    entity = mentions.who(name) or next((e for e in canon.entities.values() if name in e.names), None)
+    evidence = {"chapter": None, "file": entity.source_path if entity else "", "line": None}
+    if entity is not None:
+        evidence["line"] = canon.source_line(entity.source_path, name)
+    how = "同音" if severity == WARNING else "一字之差"
+    evidence["fact"] = f"已知人名「{name}」" + (f"（{entity.name}）" if entity and entity.name != name else "")
+    count = prose.count(variant)
+    return finding(
+        kind="name_typo",
+        severity=severity,
+        draft=draft,
+        start=i,
+        end=j,
+        term=variant,
+        message=f"「{variant}」与已知人名「{name}」{how}，本章出现 {count} 次",
+        evidence=evidence,
+        suggestion=f"若指{name}，改为「{name}」；若是新人物，请先登记",
+    )
 
 
 def _secret_known(secret, chapter: int) -> bool:
@@ -642,13 +713,18 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     # keyword → (first evidence offset, count, evidence, the secrets it leaks): one finding per keyword
     early: dict[str, tuple[int, int, dict[str, Any], list]] = {}
     knowers: dict[int, set[int]] = {}
+    told_at = canon.told_at()
     for keyword in sorted(hits, key=lambda k: canon.keyword_owners[k][0]):
-        name = _is_name(canon, keyword, chapter)
-        for index in canon.keyword_owners[keyword]:
-            secret = canon.secrets[index]
-            reader_knows = _secret_known(secret, chapter)
-            if reader_knows and pov is None:
+        owners = canon.keyword_owners[keyword]
+        if pov is None:
+            # without a point of view only the secrets the reader does not know yet matter
+            owners = [index for index in owners if told_at[index] > chapter]
+            if not owners:
                 continue
+        name = _is_name(canon, keyword, chapter)
+        for index in owners:
+            secret = canon.secrets[index]
+            reader_knows = told_at[index] <= chapter
             starts = hits[keyword]
             if name:
                 if not _names_only(canon, secret, chapter):
@@ -690,12 +766,18 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                     )
                 )
     for keyword, (start, count, evidence, secrets) in early.items():
-        ids = "、".join(secret.secret_id for secret in secrets)
-        evidence["fact"] = "；".join(
-            f"{secret.secret_id}「{secret.title}」读者得知于"
-            + (f"第{secret.reader_told_chapter}章" if secret.reader_told_chapter else "（尚未安排）")
-            for secret in secrets
-        )
+        key = (keyword, tuple(secret.pk for secret in secrets))
+        texts = canon.leak_texts.get(key)
+        if texts is None:
+            texts = canon.leak_texts[key] = (
+                "、".join(secret.secret_id for secret in secrets),
+                "；".join(
+                    f"{secret.secret_id}「{secret.title}」读者得知于"
+                    + (f"第{secret.reader_told_chapter}章" if secret.reader_told_chapter else "（尚未安排）")
+                    for secret in secrets
+                ),
+            )
+        ids, evidence["fact"] = texts
         found.append(
             finding(
                 kind="secret_early",
@@ -856,11 +938,9 @@ def check_front_matter(draft: Draft, canon: Canon, mentions: Mentions, *, chapte
                     },
                     "先开启该线索，或改正 opened",
                 )
-    for tid, thread in canon.threads.items():
-        planned = thread.planned_end
-        if planned is None and thread.planned_end_volume is not None:
-            planned = canon.volume_end(thread.planned_end_volume)
-        if planned != chapter or tid in draft.closes:
+    for tid in canon.threads_planned_to_end(chapter):
+        thread = canon.threads[tid]
+        if tid in draft.closes:
             continue
         closed_at = canon.first_close.get(tid) or thread.closed_chapter
         if closed_at is not None and closed_at < chapter or thread.status == Thread_ABANDONED:

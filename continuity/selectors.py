@@ -2,7 +2,9 @@
 finalized chapters K…M each against the one before it (after a retcon). Findings are computed on
 every call, never stored; only waivers are kept (in the book folder, ``continuity.waivers``)."""
 
+import errno
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from core.models import Book, Chapter
 from core.selectors import book_current_chapter, book_get
 from kernel.bounds import NUMBER_MAX
 from kernel.exceptions import InvalidInput, NotFound
-from kernel.safefs import regular_file_read
+from kernel.safefs import OutsideRoot, regular_file_read
 
 DRAFT_MAX_CHARS = 200_000
 CHAPTER_MAX = NUMBER_MAX
@@ -33,7 +35,7 @@ def _counts(findings: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def _findings(*, draft: Draft, canon: Canon, chapter: int) -> list[dict[str, Any]]:
+def draft_findings(*, draft: Draft, canon: Canon, chapter: int) -> list[dict[str, Any]]:
     mentions = Mentions(draft, canon, chapter)
     findings: list[dict[str, Any]] = []
     for check in BODY_CHECKS:
@@ -71,7 +73,7 @@ def draft_check(*, book: Book | str, text: str, chapter: int | None = None) -> d
     number = chapter or draft.chapter or (book_current_chapter(book=book) or 0) + 1
     canon = Canon(book=book)
     canon.advance(to=number - 1)
-    findings = _findings(draft=draft, canon=canon, chapter=number)
+    findings = draft_findings(draft=draft, canon=canon, chapter=number)
     waivers, problems = waivers_read(root=book.root)
     waivers_apply(findings, chapter=number, waivers=waivers)
     return {
@@ -84,14 +86,40 @@ def draft_check(*, book: Book | str, text: str, chapter: int | None = None) -> d
     }
 
 
-def _chapter_draft(book: Book, row: Chapter) -> Draft:
+class ChapterFiles:
+    """Reads a book's chapter files for one walk over many chapters, refusing any that resolves
+    outside the book folder (as ``regular_file_read(root=…)`` does), with each folder resolved once:
+    resolving the root and every folder of the path again for each of 3,000 chapters was a tenth of
+    the range check."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.real_root = os.path.realpath(root)
+        self._folders: dict[str, str] = {}
+
+    def read(self, relative: str) -> bytes:
+        path = self.root / relative
+        folder = str(path.parent)
+        real_folder = self._folders.get(folder)
+        if real_folder is None:
+            real_folder = self._folders[folder] = os.path.realpath(folder)
+        real = os.path.join(real_folder, path.name)
+        if os.path.islink(real):
+            real = os.path.realpath(real)
+        if real != self.real_root and not real.startswith(self.real_root + os.sep):
+            raise OutsideRoot(errno.EXDEV, f"指向书籍文件夹之外（{real}），拒绝读取")
+        data, _ = regular_file_read(Path(real), max_bytes=CHAPTER_FILE_MAX_BYTES)
+        return data
+
+
+def chapter_draft(book: Book, row: Chapter, files: ChapterFiles | None = None) -> Draft:
     # The file is the truth (its lines are what the author edits); the stored body is the fallback
     # when the folder is gone. A file unchanged since the last sync (its sha256 is the row's
     # content_hash) keeps the front matter the database parsed from it: no second YAML load.
     if book.root and row.source_path:
-        root = Path(book.root)
+        files = files or ChapterFiles(Path(book.root))
         try:
-            data, _ = regular_file_read(root / row.source_path, max_bytes=CHAPTER_FILE_MAX_BYTES, root=root)
+            data = files.read(row.source_path)
             text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             pass
@@ -118,14 +146,15 @@ def chapters_check(*, book: Book | str, start: int, end: int | None = None) -> d
     rows = Chapter.objects.filter(book=book, number__gte=start, number__lte=end).order_by("number")
     # what the check reads of a row: its file, hash and front matter (the body only when the file is gone)
     rows = rows.only("number", "source_path", "content_hash", "front_matter")
+    files = ChapterFiles(Path(book.root)) if book.root else None
     for row in rows.iterator():
         canon.advance(to=row.number - 1)
         try:
-            draft = _chapter_draft(book, row)
+            draft = chapter_draft(book, row, files)
         except DraftError as exc:
             problems.append(f"第{row.number}章（{row.source_path}）第{exc.line or 1}行：{exc.message}")
             continue
-        findings = _findings(draft=draft, canon=canon, chapter=row.number)
+        findings = draft_findings(draft=draft, canon=canon, chapter=row.number)
         waivers_apply(findings, chapter=row.number, waivers=waivers)
         counts = _counts(findings)
         for key, value in counts.items():

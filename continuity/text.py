@@ -209,7 +209,8 @@ def draft_parse(text: str, *, front_matter: dict[str, Any] | None = None) -> Dra
         tag_ops=_tag_ops(body, spans, body_line),
         front_matter_lines=text.split("\n", body_line - 1)[: body_line - 1],
     )
-    draft._line_starts = [0, *itertools.accumulate(len(line) + 1 for line in prose.split("\n")[:-1])]
+    # in C: each line's length plus its newline, summed
+    draft._line_starts = list(itertools.accumulate(map((1).__add__, map(len, prose.split("\n")[:-1])), initial=0))
     draft._quotes = _quote_spans(prose)
     draft._quote_starts = [s for s, _ in draft._quotes]
     return draft

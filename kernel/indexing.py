@@ -10,6 +10,16 @@ the apps that plug in (mention scan, search index, memory).
   never undoes the committed chapter, but it is not silent either — it is logged and recorded in the
   caller's report under ``hook_failures`` (``[{"hook": path, "message": …}]``), which the commands
   print and REST returns, so "成功" is never shown over a memory that stopped following the book.
+- ``WEBNOVEL_CANON_CHANGE_REPORTERS``: dotted paths called inside the finalize / sync transaction
+  *before* any row is replaced, as ``fn(book=book, numbers=[...], paths=[...])`` (the chapter numbers
+  being written, every file path written or removed). A reporter snapshots what it needs of the old
+  canon and returns None (nothing to report) or a ``finish()`` callable, called after the writes and
+  the indexers, still inside the transaction, that returns a dict of what the change did to *other*
+  chapters: ``{"from": N, "checked": n, "skipped": "…"?, "findings": [{"chapter", "file", "line",
+  "kind", "kind_label", "severity", "quote", "message", "evidence", "suggestion"}]}`` (the findings
+  those chapters have now and did not have before). The dicts land in ``report["canon_changes"]``.
+  A reporter that raises never fails the write: its message joins ``report["warnings"]``
+  (code ``canon_report_failed``). The continuity check provides the one the project configures.
 """
 
 import logging
@@ -74,3 +84,47 @@ def after_chapter_hooks_schedule(
     if hooks:
         transaction.on_commit(run)
     return [path for path, _ in hooks]
+
+
+def canon_change_reporters_begin(*, book: Model, numbers: list[int], paths: list[str]) -> list[tuple[str, Any]]:
+    """Call every configured canon-change reporter before the write; returns (path, finish or the
+    exception it raised) pairs for ``canon_change_reporters_finish``."""
+    started: list[tuple[str, Any]] = []
+    for path, fn in _load("WEBNOVEL_CANON_CHANGE_REPORTERS"):
+        try:
+            with transaction.atomic():
+                finish = fn(book=book, numbers=numbers, paths=paths)
+        except Exception as exc:  # best effort, as below
+            logger.warning("canon-change reporter %s failed", path, exc_info=True)
+            started.append((path, exc))
+            continue
+        if finish is not None:
+            started.append((path, finish))
+    return started
+
+
+def canon_change_reporters_finish(*, started: list[tuple[str, Any]], report: dict[str, Any]) -> None:
+    """Collect what the started reporters found after the write into ``report["canon_changes"]``.
+
+    Best effort: a failing reporter is logged and named in ``report["warnings"]``, the write stands."""
+    report["canon_changes"] = []
+    for path, finish in started:
+        try:
+            if isinstance(finish, Exception):
+                raise finish
+            # a savepoint: a reporter's failed query must not poison the caller's transaction
+            with transaction.atomic():
+                result = finish()
+        except Exception as exc:  # best effort by design: a report never fails the write it reports on
+            logger.warning("canon-change reporter %s failed", path, exc_info=True)
+            report.setdefault("warnings", []).append(
+                {
+                    "code": "canon_report_failed",
+                    "file": "",
+                    "line": None,
+                    "message": f"设定变化对其他章节的影响未能检查（{path}）：{type(exc).__name__}: {exc}",
+                }
+            )
+            continue
+        if result:
+            report["canon_changes"].append({"reporter": path, **result})

@@ -157,6 +157,9 @@ WEBNOVEL_BOOKS_DIR = Path(os.environ.get("WEBNOVEL_BOOKS_DIR", BASE_DIR / "examp
 # transaction, hooks after commit (best effort). Each app appends its own.
 WEBNOVEL_CHAPTER_INDEXERS: list[str] = ["core.search.search_index_update", "entities.mentions.mentions_index"]
 WEBNOVEL_AFTER_CHAPTER_HOOKS: list[str] = ["memory.pipeline.memory_after_chapter"]
+# Called by finalize / sync before and after their writes: what the change did to the other chapters
+# (the findings they have now and did not have before), printed with the report.
+WEBNOVEL_CANON_CHANGE_REPORTERS: list[str] = ["continuity.retcon.canon_change_report"]
 # What a command given a book folder whose book is not in the database calls first (lazy rebuild,
 # core/commands.py): a dotted path, like the indexers, since core sits below the book-files app.
 WEBNOVEL_BOOK_REBUILDER = "bookfiles.rebuilder.book_rebuild"

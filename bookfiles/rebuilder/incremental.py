@@ -34,7 +34,12 @@ from bookfiles.rebuilder.replay import journal_replay
 from core import rows as core_rows
 from core.models import Book, Chapter, Document, SourceFile, TimelineRow, Volume
 from kernel.exceptions import Conflict, NotFound
-from kernel.indexing import after_chapter_hooks_schedule, chapter_indexers_run
+from kernel.indexing import (
+    after_chapter_hooks_schedule,
+    canon_change_reporters_begin,
+    canon_change_reporters_finish,
+    chapter_indexers_run,
+)
 from kernel.safefs import OutsideRoot
 from threads.models import Secret, Thread, ThreadHistoryEntry
 from threads.services import secrets_replace, threads_replace
@@ -460,6 +465,12 @@ def changes_apply(
         report["warnings"] = [i.as_dict() for i in issues if i.level != ERROR]
         return
 
+    # what a canon-change reporter (the continuity check) needs of the canon before the write
+    reporters = canon_change_reporters_begin(
+        book=book,
+        numbers=sorted({c.number for c in batch.chapters}),
+        paths=[r.info.path for r in results] + [p for p, _ in removed],
+    )
     counts = report["rows"]
     known_volumes = [
         VolumeData(v.number, v.name, v.start_chapter, v.end_chapter) for v in Volume.objects.filter(book=book)
@@ -518,6 +529,7 @@ def changes_apply(
         # the journal's events a crashed writer left without their rows (core/journal.py), after the
         # files' rows and their indexers, as the rebuild does
         report["journal"] = journal_replay(book=book, root=root, warnings=report["warnings"])
+    canon_change_reporters_finish(started=reporters, report=report)
 
 
 def _entity_order(results: list[FileResult]) -> list[FileResult]:

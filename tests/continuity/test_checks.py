@@ -104,6 +104,15 @@ def test_name_typos_homophones_and_one_off(demo):
     ]
 
 
+def test_a_name_run_on_by_a_homophone_of_a_longer_name_is_a_typo_a_word_after_it_is_not(demo):
+    # 云鹤 is itself a name (云鹤真人's alias): 云鹤真仁 matches as 云鹤 + 真仁, and 真仁 sounds as 真人
+    text = draft("云鹤真仁缓步走来。\n云鹤真人点了点头。\n云鹤振衣而起。", chapter=25)
+    [typo] = [f for f in draft_check(book=demo, text=text)["findings"] if f["kind"] == "name_typo"]
+    assert (typo["line"], typo["severity"], typo["term"]) == (4, "warning", "云鹤真仁")
+    assert typo["message"] == "「云鹤真仁」与已知人名「云鹤真人」同音，本章出现 1 次"
+    assert typo["evidence"]["file"] == "设定/角色/云鹤真人.md"
+
+
 def test_secret_keywords_before_the_reader_is_told_and_pov_knowledge(demo):
     text = draft(
         "沈墨摸了摸袖中的幽冥令。\n"  # 5: 信息差-002, reader not told

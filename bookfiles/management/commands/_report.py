@@ -38,6 +38,32 @@ def hook_failures_check(report: dict[str, Any], *, action: str) -> None:
         raise CommandError(f"{action}已写入数据库，但 {len(failures)} 个提交后的更新失败：{failures[0]['message']}")
 
 
+CANON_SHOWN = 20  # the first new findings; `continuity <book> --from K` lists them all
+SEVERITY_LABELS = {"error": "错误", "warning": "警告", "info": "提示"}
+
+
+def canon_change_lines(change: dict[str, Any], *, book: str) -> list[str]:
+    """A canon-change reporter's answer (kernel/indexing.py): the new findings of the other chapters."""
+    findings = change.get("findings") or []
+    counts = change.get("counts") or {}
+    total = sum(counts.values()) if counts else len(findings)
+    if change.get("skipped"):
+        return [f"其他章节：未复查（{change['skipped']}），新增矛盾 0 处"]
+    head = f"其他章节：自第{change['from']}章起复查 {change['checked']} 章，新增矛盾 {total} 处"
+    if total:
+        head += "（" + "，".join(f"{SEVERITY_LABELS.get(k, k)} {v}" for k, v in counts.items() if v) + "）"
+    lines = [head + ("：" if total else "")]
+    for f in findings[:CANON_SHOWN]:
+        where = f"{f['file']}:{f['line']}" if f.get("file") else f"第{f['chapter']}章第{f['line']}行"
+        evidence = f.get("evidence") or {}
+        source = evidence.get("file", "") + (f":{evidence['line']}" if evidence.get("line") else "")
+        lines.append(f"  第{f['chapter']}章 {where} [{f['kind']}] {f['message']}：「{f['quote']}」")
+        lines.append(f"    证据：{evidence.get('fact', '')}" + (f"（{source}）" if source else ""))
+    if total > CANON_SHOWN:
+        lines.append(f"  ……其余 {total - CANON_SHOWN} 处见 `continuity {book} --from {change['from']}`")
+    return lines
+
+
 def report_text(report: dict[str, Any], *, action: str) -> str:
     tags = [w for w in report.get("warnings", []) if w.get("code") in TAG_CODES]
     warnings = [w for w in report.get("warnings", []) if w.get("code") not in TAG_CODES]
@@ -79,6 +105,9 @@ def report_text(report: dict[str, Any], *, action: str) -> str:
     if failures:
         lines.append(f"提交后的更新失败 {len(failures)} 个：")
         lines += [f"  {f['message']}" for f in failures]
+    if report["ok"]:
+        for change in report.get("canon_changes") or []:
+            lines += canon_change_lines(change, book=report["book"])
     return "\n".join(lines)
 
 
