@@ -217,7 +217,8 @@ def write_tools() -> dict[str, WriteTool]:
         WriteTool(
             "chapter-finalize",
             "定稿一章：作者或你写好 定稿/正文/第N卷/第0NNN章.md 之后调用，重读该章与有变化的设定文件并更新索引。"
-            "返回定稿报告（changed / added / errors / hook_failures）；有错误则数据库不变并返回错误。",
+            "返回定稿报告（changed / added / errors / hook_failures；改动了设定时 canon_changes 列出后续章节因此新增的机检问题）；"
+            "有错误则数据库不变并返回错误。",
             {
                 "type": "object",
                 "properties": {"number": arg_json_schema(NUMBER)},
@@ -229,7 +230,7 @@ def write_tools() -> dict[str, WriteTool]:
         WriteTool(
             "book-sync",
             "同步整本书：改了多章或设定文件（线索/信息差/设定/大纲/时间线）后调用，只重读内容有变化的文件。"
-            "返回同步报告；会删除超过一半章节时拒绝，除非 replace=true。",
+            "返回同步报告（canon_changes：改动让后续章节新增的机检问题，逐条带证据）；会删除超过一半章节时拒绝，除非 replace=true。",
             {
                 "type": "object",
                 "properties": {
