@@ -28,11 +28,10 @@ from entities.models import (
     TagApplication,
 )
 from entities.pending_text import SOURCE_NAMES, candidates_text, entity_names, pending_sentence
-from entities.services.marks import aliases_generic_set
+from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.pending import pending_items_bulk
 from entities.services.writes import (
     entities_archive,
-    entity_merge,
     relationship_summary_refresh,
     state_change_check,
     state_change_curate,

@@ -27,13 +27,15 @@ and highest id of names) catches writes from other processes.
 """
 
 import threading
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import ahocorasick
 from django.db import transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
 from core.models import Book, Chapter
 from entities.models import Alias, AmbiguousMention, Appearance, Entity
@@ -73,6 +75,7 @@ class Matcher:
 
 
 _cache: dict[int, tuple[tuple, Matcher]] = {}
+_names_cache: dict[int, tuple[tuple, Names]] = {}  # the names alone, as a follow-up last loaded them
 _versions: dict[int, int] = defaultdict(int)
 _lock = threading.Lock()
 
@@ -82,6 +85,7 @@ def matcher_invalidate(*, book_id: int) -> None:
     with _lock:
         _versions[book_id] += 1
         _cache.pop(book_id, None)
+        _names_cache.pop(book_id, None)
 
 
 def _fingerprint(book: Book) -> tuple:
@@ -274,6 +278,94 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
         affected |= set(Entity.objects.filter(book=book).values_list("pk", flat=True))
     entity_appearance_refresh(entity_pks=affected)
     return {"appearances": written, "ambiguous": len(ambiguous), "warnings": warnings}
+
+
+# --- names that change: rescan where they occur ---------------------------------------------------
+
+NAMES_SQL_MAX = 32  # up to this many changed names, the chapters naming them are found by SQL LIKE
+_following: ContextVar[frozenset[int]] = ContextVar("mentions_following", default=frozenset())
+
+
+def names_current(*, book: Book) -> Names:
+    """The book's names as the database holds them now (the cached matcher's when it is fresh)."""
+    key = _fingerprint(book)
+    for cache in (_cache, _names_cache):
+        cached = cache.get(book.pk)
+        if cached is not None and cached[0] == key:
+            return cached[1].names if isinstance(cached[1], Matcher) else cached[1]
+    names = names_load(book=book)
+    with _lock:
+        _names_cache[book.pk] = (key, names)
+    return names
+
+
+def names_changed(before: Names, after: Names) -> set[str]:
+    """The names whose entities, windows or generic marks differ (added and removed ones included)."""
+    return {
+        name for name in before.keys() | after.keys() if Counter(before.get(name, ())) != Counter(after.get(name, ()))
+    }
+
+
+def chapters_naming(*, book: Book, names: set[str]) -> list[int]:
+    """The chapters whose title or body contains one of ``names`` (a plain substring: a superset of
+    where the scan can match them, which is all a rescan needs)."""
+    if not names:
+        return []
+    chapters = Chapter.objects.filter(book=book).order_by("number")
+    if len(names) <= NAMES_SQL_MAX:
+        # LIKE: one pass of the table in the database, no body crosses to Python. SQLite's LIKE folds
+        # ASCII case, so it may name a chapter too many, never one too few.
+        where = Q()
+        for name in names:
+            where |= Q(body__contains=name) | Q(title__contains=name)
+        return list(chapters.filter(where).values_list("number", flat=True))
+    automaton = ahocorasick.Automaton()
+    for name in names:
+        automaton.add_word(name, name)
+    automaton.make_automaton()
+    found = []
+    for number, title, body in chapters.values_list("number", "title", "body").iterator(chunk_size=200):
+        if next(automaton.iter(title), None) is not None or next(automaton.iter(body), None) is not None:
+            found.append(number)
+    return found
+
+
+def mentions_names_before(*, book: Book) -> Names | None:
+    """The names before a write that may change them, for ``mentions_names_after``; None inside
+    ``mentions_follow`` (the outer block rescans once, at its end)."""
+    if book.pk in _following.get():
+        return None
+    return names_current(book=book)
+
+
+def mentions_names_after(*, book: Book, before: Names | None) -> list[int]:
+    """Rescan the chapters where a name changed since ``before`` (added, removed, re-pointed, its window
+    or generic mark changed), so the scan stays what a full scan with the book's current names gives:
+    a chapter that contains none of those names scans the same with either name set. Returns the
+    chapters rescanned."""
+    if before is None:
+        return []
+    key = _fingerprint(book)
+    after = names_load(book=book)
+    with _lock:
+        _names_cache[book.pk] = (key, after)
+    numbers = chapters_naming(book=book, names=names_changed(before, after))
+    if numbers:
+        mentions_index(book=book, numbers=numbers, removed=[])
+    return numbers
+
+
+@contextmanager
+def mentions_follow(*, book: Book) -> Iterator[None]:
+    """Writes inside the block that change names do not rescan one by one: the block's end rescans the
+    chapters where a name changed, once (a journal replay of thousands of ingestions)."""
+    before = mentions_names_before(book=book)
+    token = _following.set(_following.get() | {book.pk})
+    try:
+        yield
+    finally:
+        _following.reset(token)
+    mentions_names_after(book=book, before=before)
 
 
 def _tag_warning(chapter: Chapter, issue: dict) -> dict:

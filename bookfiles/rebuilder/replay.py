@@ -20,12 +20,13 @@ from django.db import transaction
 
 from core.journal import LOG_PATH, journal_applied_mark, journal_applied_seqs, journal_attachment_read, journal_events
 from core.models import Book
+from entities.mentions import mentions_follow
 from entities.models import Alias, Entity
 from entities.selectors import entity_get
 from entities.services.ingest import extraction_ingest
-from entities.services.marks import aliases_generic_set
+from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_find, pending_item_reject
-from entities.services.writes import entities_archive, entity_merge, state_change_curate
+from entities.services.writes import entities_archive, state_change_curate
 from kernel.exceptions import DomainError, InvalidInput
 from memory.services import fact_close, fact_decide, fact_get, fact_observe, fact_revise
 
@@ -144,37 +145,43 @@ def journal_replay(*, book: Book, root: Path, warnings: list[dict] | None = None
     that no longer applies is appended to ``warnings`` (``journal_skipped``) and left unapplied."""
     applied = journal_applied_seqs(book=book)
     replayed: dict[str, int] = {}
-    for event in journal_events(root=root):
-        if event["seq"] in applied:
-            continue
-        line = event["_line"]
-        where = f"{LOG_PATH} 第{line}行（seq {event['seq']}，{event['op']}）"
-        replayer = REPLAYERS.get(event["op"])
-        if replayer is None:
-            raise InvalidInput(f"{where}：未知操作 '{event['op']}'", extra={"path": LOG_PATH, "line": line})
-        try:
-            data = journal_attachment_read(root=root, event=event) if "file" in event else None
-        except InvalidInput as exc:
-            raise InvalidInput(f"{where}：{exc.message}", extra={"path": LOG_PATH, "line": line, **exc.extra}) from None
-        try:
-            with transaction.atomic():
-                replayer(book, data, event)
-        except KeyError as exc:
-            raise InvalidInput(f"{where}：缺少字段 {exc.args[0]}", extra={"path": LOG_PATH, "line": line}) from None
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise InvalidInput(f"{where}：字段无效（{exc}）", extra={"path": LOG_PATH, "line": line}) from None
-        except DomainError as exc:
-            if warnings is not None:
-                warnings.append(
-                    {
-                        "code": "journal_skipped",
-                        "file": LOG_PATH,
-                        "line": line,
-                        "message": f"{where} 未能重放，已跳过：{exc.message}",
-                        "level": "warning",
-                    }
-                )
-            continue
-        journal_applied_mark(book=book, seq=event["seq"])
-        replayed[event["op"]] = replayed.get(event["op"], 0) + 1
+    # Names an event adds are not scanned for event by event (an automaton rebuilt and a chapter
+    # rescanned per ingestion): once, at the end, in the chapters where the names that changed occur.
+    events = [event for event in journal_events(root=root) if event["seq"] not in applied]
+    if not events:
+        return replayed
+    with mentions_follow(book=book):
+        for event in events:
+            line = event["_line"]
+            where = f"{LOG_PATH} 第{line}行（seq {event['seq']}，{event['op']}）"
+            replayer = REPLAYERS.get(event["op"])
+            if replayer is None:
+                raise InvalidInput(f"{where}：未知操作 '{event['op']}'", extra={"path": LOG_PATH, "line": line})
+            try:
+                data = journal_attachment_read(root=root, event=event) if "file" in event else None
+            except InvalidInput as exc:
+                raise InvalidInput(
+                    f"{where}：{exc.message}", extra={"path": LOG_PATH, "line": line, **exc.extra}
+                ) from None
+            try:
+                with transaction.atomic():
+                    replayer(book, data, event)
+            except KeyError as exc:
+                raise InvalidInput(f"{where}：缺少字段 {exc.args[0]}", extra={"path": LOG_PATH, "line": line}) from None
+            except (TypeError, ValueError, AttributeError) as exc:
+                raise InvalidInput(f"{where}：字段无效（{exc}）", extra={"path": LOG_PATH, "line": line}) from None
+            except DomainError as exc:
+                if warnings is not None:
+                    warnings.append(
+                        {
+                            "code": "journal_skipped",
+                            "file": LOG_PATH,
+                            "line": line,
+                            "message": f"{where} 未能重放，已跳过：{exc.message}",
+                            "level": "warning",
+                        }
+                    )
+                continue
+            journal_applied_mark(book=book, seq=event["seq"])
+            replayed[event["op"]] = replayed.get(event["op"], 0) + 1
     return replayed

@@ -17,9 +17,9 @@ from core.journal import LOG_PATH, journal_events
 from core.models import Book, JournalApplied
 from entities.models import Alias, Entity, PendingItem, Relationship, StateChange
 from entities.services.ingest import extraction_ingest, extraction_parse
-from entities.services.marks import aliases_generic_set
+from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_reject
-from entities.services.writes import entities_archive, entity_merge, state_change_curate
+from entities.services.writes import entities_archive, state_change_curate
 from kernel.exceptions import InvalidInput
 from memory.models import Fact
 from memory.services import fact_close, fact_observe
