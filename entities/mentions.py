@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 
 import ahocorasick
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max
 
 from core.models import Book, Chapter
+from core.search import search_chapters_containing
 from entities.models import Alias, AmbiguousMention, Appearance, Entity
 from entities.services.writes import entity_appearance_refresh
 from entities.tags import chapter_tags_apply, chapter_tags_clear
@@ -282,7 +283,6 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
 
 # --- names that change: rescan where they occur ---------------------------------------------------
 
-NAMES_SQL_MAX = 32  # up to this many changed names, the chapters naming them are found by SQL LIKE
 _following: ContextVar[frozenset[int]] = ContextVar("mentions_following", default=frozenset())
 
 
@@ -308,26 +308,26 @@ def names_changed(before: Names, after: Names) -> set[str]:
 
 def chapters_naming(*, book: Book, names: set[str]) -> list[int]:
     """The chapters whose title or body contains one of ``names`` (a plain substring: a superset of
-    where the scan can match them, which is all a rescan needs)."""
+    where the scan can match them, which is all a rescan needs). The bodies are looked up in the
+    search index (``core.search``: a trigram index, milliseconds on thousands of chapters) when it is
+    current; otherwise, and for the titles, they are read and matched with one automaton."""
     if not names:
         return []
-    chapters = Chapter.objects.filter(book=book).order_by("number")
-    if len(names) <= NAMES_SQL_MAX:
-        # LIKE: one pass of the table in the database, no body crosses to Python. SQLite's LIKE folds
-        # ASCII case, so it may name a chapter too many, never one too few.
-        where = Q()
-        for name in names:
-            where |= Q(body__contains=name) | Q(title__contains=name)
-        return list(chapters.filter(where).values_list("number", flat=True))
     automaton = ahocorasick.Automaton()
     for name in names:
         automaton.add_word(name, name)
     automaton.make_automaton()
-    found = []
-    for number, title, body in chapters.values_list("number", "title", "body").iterator(chunk_size=200):
+    chapters = Chapter.objects.filter(book=book).order_by("number")
+    indexed = search_chapters_containing(book=book, terms=names)
+    if indexed is None:
+        rows = chapters.values_list("number", "title", "body").iterator(chunk_size=200)
+    else:
+        rows = ((number, title, "") for number, title in chapters.values_list("number", "title"))
+    found = set(indexed or ())
+    for number, title, body in rows:
         if next(automaton.iter(title), None) is not None or next(automaton.iter(body), None) is not None:
-            found.append(number)
-    return found
+            found.add(number)
+    return sorted(found)
 
 
 def mentions_names_before(*, book: Book) -> Names | None:

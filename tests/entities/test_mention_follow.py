@@ -6,6 +6,7 @@ rebuild that replays the journal (which defers the rescans to one at its end).""
 import pytest
 
 from core.models import Chapter
+from core.search import search_chapters_containing, search_index_update
 from entities import mentions
 from entities.mentions import chapters_naming, mentions_follow, mentions_index
 from entities.models import Alias, AmbiguousMention, Appearance, Entity, PendingItem
@@ -139,10 +140,20 @@ def test_mentions_follow_rescans_once_at_the_end(book, monkeypatch):
     assert _scan(book) == live
 
 
-def test_chapters_naming_by_sql_and_by_automaton_agree(book, monkeypatch):
-    names = {"赵元", "宗主", "不在书里"}
+def test_chapters_naming_from_the_search_index_and_by_reading_agree(book):
+    names = {"赵元", "宗主", "不在书里", "笑"}  # three, two and one characters
+    # the factory's chapters have no content hash: no index holds them, the bodies are read
+    assert search_chapters_containing(book=book, terms=names) is None
     assert chapters_naming(book=book, names=names) == [1, 3, 4]
-    monkeypatch.setattr(mentions, "NAMES_SQL_MAX", 0)
+    for chapter in Chapter.objects.filter(book=book):
+        chapter.content_hash = f"h{chapter.number}"
+        chapter.save(update_fields=["content_hash"])
+    search_index_update(book=book, numbers=None)
+    assert search_chapters_containing(book=book, terms=names) == {1, 3, 4}
     assert chapters_naming(book=book, names=names) == [1, 3, 4]
     assert chapters_naming(book=book, names={"第2章"}) == [2]  # the title counts too
     assert chapters_naming(book=book, names=set()) == []
+    # a body changed without the indexer: the index no longer answers
+    Chapter.objects.filter(book=book, number=2).update(body="赵元来了。", content_hash="h2b")
+    assert search_chapters_containing(book=book, terms=names) is None
+    assert chapters_naming(book=book, names={"赵元"}) == [1, 2, 3]
