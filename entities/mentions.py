@@ -21,6 +21,11 @@ Semantics (documented in docs/entities.md):
 - The title and the body of a chapter are scanned; ``first_offset`` is a character offset into the
   body (None when the entity is only named in the title).
 
+The scan is a function of the chapters' text and the book's current names, not of the order of the
+writes: a write that changes names (``mentions_names_before`` / ``mentions_names_after``) rescans
+every chapter where a changed name occurs, and ``mentions_follow`` defers that to the end of a block
+(a journal replay of thousands of ingestions rescans once).
+
 The automaton is built once per process per alias-set version and cached; saving or deleting an
 Entity or Alias bumps the version (``entities.signals``), and a cheap database fingerprint (count
 and highest id of names) catches writes from other processes.

@@ -422,6 +422,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict, journal: bool 
 
     if previous is not None:
         _orphans_drop(book=book, entity_ids=run.previously_created, keep=run.suggested_ids)
+    adopted.setdefault("entities_new", 0)  # the stored summary has always listed it, even at 0
     # New names (and the names of dropped orphans): every chapter where they occur is rescanned, so
     # the scan is the same as a rebuild's, whatever order the chapters were ingested in.
     mentions_names_after(book=book, before=names_before)
