@@ -11,6 +11,9 @@ Layout (docs/book-format.md):
   a pending item's chapter + kind + payload), never by a database id.
 - ``extractions/<chapter:04d>-<seq:06d>.json`` — the payload of one ingestion (pretty, readable),
   named by its ``extraction.ingest`` event (``"file"``): a re-ingestion is a new file, so history is exact.
+  The event carries the payload too (``"data"``): the line is the durable record (one fsync per write),
+  the file its readable copy, written without fsync and rewritten from the line when a crash lost it;
+  an author's edit of the file is what a replay ingests.
 
 Atomicity (one rule for every service): a service writes its rows, then calls ``journal_append`` as
 the last step of its transaction. ``journal_append`` appends the event to the file (fsync) and inserts
@@ -91,28 +94,33 @@ def journal_append(*, book: Book, op: str, attachment: tuple[str, Any] | None = 
     """Append one event to the book's journal, inside the caller's transaction and after its rows;
     returns its seq (None when the book has no folder).
 
-    ``attachment`` = (stem, JSON data): written first as ``.journal/<stem>-<seq:06d>.json`` (pretty) and
-    named in the event as ``"file"``."""
+    ``attachment`` = (stem, JSON data): the event carries it as ``"data"`` (the durable record: the
+    line is the one write that is fsynced) and names its readable copy ``.journal/<stem>-<seq:06d>.json``
+    (pretty) as ``"file"``, written first without fsync (``journal_attachment_read`` rewrites a copy
+    the machine lost from the line)."""
     root = journal_folder(book=book)
     if root is None:
         return None
     applied = JournalApplied.objects.filter(book=book).aggregate(m=Max("seq"))["m"] or 0
     seq = max(_last_seq(root), applied) + 1
     event: dict[str, Any] = {"seq": seq, "op": op}
+    data = None
     if attachment is not None:
-        stem, data = attachment
+        stem, data = attachment[0], _sorted(attachment[1])
         relative = f"{stem}-{seq:06d}.json"
-        book_file_write(
-            root=root,
-            relative=f"{JOURNAL_DIR}/{relative}",
-            text=json.dumps(data, ensure_ascii=False, indent=2) + "\n",
-        )
+        book_file_write(root=root, relative=f"{JOURNAL_DIR}/{relative}", text=_attachment_text(data), durable=False)
         event["file"] = relative
     event.update({name: _sorted(value) for name, value in args.items()})
+    if data is not None:
+        event["data"] = data
     line = json.dumps(event, ensure_ascii=False, separators=(", ", ": ")) + "\n"
     book_file_append(root=root, relative=LOG_PATH, text=line)
     JournalApplied.objects.create(book=book, seq=seq)
     return seq
+
+
+def _attachment_text(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
 def journal_events(*, root: Path) -> list[dict[str, Any]]:
@@ -159,8 +167,9 @@ def journal_events(*, root: Path) -> list[dict[str, Any]]:
 
 
 def journal_attachment_read(*, root: Path, event: dict[str, Any]) -> Any:
-    """The JSON data an event names in ``"file"``, or InvalidInput naming the file (and the line and
-    column of a JSON error, so a hand edit that broke it is easy to find)."""
+    """The JSON data an event names in ``"file"`` (a copy the machine lost, emptied or cut short is
+    rewritten from the event's ``"data"``), or InvalidInput naming the file (and the line and column of
+    a JSON error, so a hand edit that broke it is easy to find)."""
     name = event.get("file")
     where = f"{LOG_PATH} 第{event.get('_line')}行"
     if not isinstance(name, str) or not name or ".." in Path(name).parts or Path(name).is_absolute():
@@ -169,9 +178,21 @@ def journal_attachment_read(*, root: Path, event: dict[str, Any]) -> Any:
     try:
         raw, _ = regular_file_read(Path(root) / relative, max_bytes=MAX_ATTACHMENT_BYTES, root=Path(root))
     except FileNotFoundError:
-        raise InvalidInput(f"{where} 引用的 {relative} 不存在", extra={"path": relative}) from None
+        raw = None
     except OSError as exc:
         raise InvalidInput(f"{relative}：{exc.strerror or exc}", extra={"path": relative}) from None
+    if "data" in event:
+        # The copy is written without fsync: a crash of the machine may lose it, leave it empty, zeroed
+        # or cut short. Then it is rewritten from the line (the durable record); a copy an author edited
+        # (whole, or broken in any other way) is theirs and read as it is.
+        expected = _attachment_text(event["data"]).encode("utf-8")
+        if raw == expected:
+            return event["data"]
+        if raw is None or expected.startswith(raw.rstrip(b"\0")):
+            book_file_write(root=Path(root), relative=relative, text=expected)
+            return event["data"]
+    if raw is None:
+        raise InvalidInput(f"{where} 引用的 {relative} 不存在", extra={"path": relative})
     try:
         return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
