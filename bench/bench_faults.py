@@ -234,8 +234,8 @@ def curate(op: str, slug: str, *args: str) -> None:
     from core.models import Book
     from entities.models import PendingItem
     from entities.selectors import entity_get
+    from entities.services.marks import entity_merge
     from entities.services.pending import pending_item_confirm
-    from entities.services.writes import entity_merge
     from memory.services import fact_observe
 
     book = Book.objects.get(slug=slug)

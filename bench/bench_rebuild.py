@@ -113,7 +113,7 @@ def report_summary(report: dict) -> dict:
 
 def journal_write(root: Path, chapters: int) -> int:
     """Give ``root`` a journal of one extraction ingested per chapter, laid out as ``journal_append``
-    writes it (``extractions/<chapter>-<seq>.json`` + an ``extraction.ingest`` line): a new name, an
+    writes it (``extractions/<chapter>-<seq>.json`` + an ``extraction.ingest`` line carrying the payload): a new name, an
     appearance of the chapter's first recurring name, a scene and the chapter's meta. Returns the events."""
     import json
 
@@ -132,9 +132,10 @@ def journal_write(root: Path, chapters: int) -> int:
             ],
             "chapter_meta": {"title": f"第{chapter}章", "summary": f"过客{chapter}号来到山门"},
         }
+        payload = json.loads(json.dumps(payload, sort_keys=True))  # as the writer keeps it: keys sorted
         name = f"extractions/{chapter:04d}-{seq:06d}.json"
         (folder / name).write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        event = {"seq": seq, "op": "extraction.ingest", "file": name, "chapter": chapter}
+        event = {"seq": seq, "op": "extraction.ingest", "file": name, "chapter": chapter, "data": payload}
         lines.append(json.dumps(event, ensure_ascii=False, separators=(", ", ": ")) + "\n")
     (folder / "log.jsonl").write_text("".join(lines), encoding="utf-8")
     return len(lines)

@@ -11,6 +11,9 @@ Layout (docs/book-format.md):
   a pending item's chapter + kind + payload), never by a database id.
 - ``extractions/<chapter:04d>-<seq:06d>.json`` — the payload of one ingestion (pretty, readable),
   named by its ``extraction.ingest`` event (``"file"``): a re-ingestion is a new file, so history is exact.
+  The event carries the payload too (``"data"``): the line is the durable record (one fsync per write),
+  the file its readable copy, written without fsync and rewritten from the line when a crash lost it;
+  an author's edit of the file is what a replay ingests.
 
 Atomicity (one rule for every service): a service writes its rows, then calls ``journal_append`` as
 the last step of its transaction. ``journal_append`` appends the event to the file (fsync) and inserts
@@ -100,8 +103,10 @@ def journal_append(*, book: Book, op: str, attachment: tuple[str, Any] | None = 
     """Append one event to the book's journal, inside the caller's transaction and after its rows;
     returns its seq (None when the book has no folder).
 
-    ``attachment`` = (stem, JSON data): written first as ``.journal/<stem>-<seq:06d>.json`` (pretty) and
-    named in the event as ``"file"``."""
+    ``attachment`` = (stem, JSON data): the event carries it as ``"data"`` (the durable record: the
+    line is the one write that is fsynced) and names its readable copy ``.journal/<stem>-<seq:06d>.json``
+    (pretty) as ``"file"``, written first without fsync (``journal_attachment_read`` rewrites a copy
+    the machine lost from the line)."""
     root = journal_folder(book=book)
     if root is None:
         return None
@@ -109,15 +114,18 @@ def journal_append(*, book: Book, op: str, attachment: tuple[str, Any] | None = 
     seq = max(_last_seq(root), applied) + 1
     event: dict[str, Any] = {"seq": seq, "op": op}
     stamp: tuple[str, int, int] | None = None
+    data = None
     if attachment is not None:
-        stem, data = attachment
+        stem, data = attachment[0], _sorted(attachment[1])
         relative = f"{stem}-{seq:06d}.json"
-        raw = (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
-        written = book_file_write(root=root, relative=f"{JOURNAL_DIR}/{relative}", text=raw)
+        raw = _attachment_text(data).encode("utf-8")
+        written = book_file_write(root=root, relative=f"{JOURNAL_DIR}/{relative}", text=raw, durable=False)
         stat = os.stat(written)
         stamp = (hashlib.sha256(raw).hexdigest(), stat.st_size, stat.st_mtime_ns)
         event["file"] = relative
     event.update({name: _sorted(value) for name, value in args.items()})
+    if data is not None:
+        event["data"] = data
     line = json.dumps(event, ensure_ascii=False, separators=(", ", ": ")) + "\n"
     book_file_append(root=root, relative=LOG_PATH, text=line)
     journal_applied_mark(book=book, seq=seq, stamp=stamp)
@@ -199,6 +207,10 @@ def _reaches(lines: list[bytes], after: int) -> bool:
     return False
 
 
+def _attachment_text(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
 def journal_events(*, root: Path) -> list[dict[str, Any]]:
     """Every whole event of ``<root>/.journal/log.jsonl`` in seq order, or InvalidInput naming the
     file and line of the first one that is not a JSON object with an integer seq and an op. A torn
@@ -243,8 +255,9 @@ def journal_events(*, root: Path) -> list[dict[str, Any]]:
 
 
 def journal_attachment_read(*, root: Path, event: dict[str, Any]) -> Any:
-    """The JSON data an event names in ``"file"``, or InvalidInput naming the file (and the line and
-    column of a JSON error, so a hand edit that broke it is easy to find)."""
+    """The JSON data an event names in ``"file"`` (a copy the machine lost, emptied or cut short is
+    rewritten from the event's ``"data"``), or InvalidInput naming the file (and the line and column of
+    a JSON error, so a hand edit that broke it is easy to find)."""
     return journal_attachment_load(root=root, event=event)[0]
 
 
@@ -279,9 +292,21 @@ def journal_attachment_load(*, root: Path, event: dict[str, Any]) -> tuple[Any, 
     try:
         raw, mtime_ns = regular_file_read(Path(root) / relative, max_bytes=MAX_ATTACHMENT_BYTES, root=Path(root))
     except FileNotFoundError:
-        raise InvalidInput(f"{journal_line_name(event)} 引用的 {relative} 不存在", extra={"path": relative}) from None
+        raw, mtime_ns = None, 0
     except OSError as exc:
         raise InvalidInput(f"{relative}：{exc.strerror or exc}", extra={"path": relative}) from None
+    if "data" in event:
+        # The copy is written without fsync: a crash of the machine may lose it, leave it empty, zeroed
+        # or cut short. Then it is rewritten from the line (the durable record); a copy an author edited
+        # (whole, or broken in any other way) is theirs and read as it is.
+        expected = _attachment_text(event["data"]).encode("utf-8")
+        if raw != expected and (raw is None or expected.startswith(raw.rstrip(b"\0"))):
+            written = book_file_write(root=Path(root), relative=relative, text=expected)
+            raw, mtime_ns = expected, os.stat(written).st_mtime_ns
+        if raw == expected:
+            return event["data"], (hashlib.sha256(raw).hexdigest(), len(raw), mtime_ns)
+    if raw is None:
+        raise InvalidInput(f"{journal_line_name(event)} 引用的 {relative} 不存在", extra={"path": relative})
     stamp = (hashlib.sha256(raw).hexdigest(), len(raw), mtime_ns)
     try:
         return json.loads(raw.decode("utf-8")), stamp

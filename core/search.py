@@ -22,6 +22,7 @@ and either limit answers a clear 422 instead of hanging a worker.
 """
 
 import time
+from collections.abc import Iterable
 
 import regex
 from django.db import connection, transaction
@@ -183,6 +184,57 @@ def _lines_add(cur, *, book: Book, todo: list[int], hashes: dict[int, str]) -> i
         [(book.pk, n, _index_key(hashes.get(n) or "")) for n in todo],
     )
     return written
+
+
+def search_chapters_containing(*, book: Book, terms: Iterable[str]) -> set[int] | None:
+    """The chapters of ``book`` whose body contains one of ``terms`` (in one line: the terms hold no
+    line break), answered from the line index; a superset is possible (SQLite's trigram index and its
+    LIKE fold ASCII case), a chapter missing is not. None when the index does not hold every chapter
+    as its body is now (never built, or rows written without the indexer): the caller scans instead."""
+    terms = sorted({t for t in terms if t})
+    if not terms:
+        return set()
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT COUNT(*) FROM {Chapter._meta.db_table} c LEFT JOIN {CHAPTER_TABLE} s "
+            "ON s.book_id = c.book_id AND s.chapter = c.number AND s.content_hash = %s || c.content_hash "
+            "WHERE c.book_id = %s AND (s.chapter IS NULL OR c.content_hash = '')",
+            [f"{INDEX_FORMAT}:", book.pk],
+        )
+        if cur.fetchone()[0]:
+            return None
+        found: set[int] = set()
+        scanned = terms
+        if connection.vendor == "sqlite":
+            expressions, scanned = [], []
+            for term in terms:
+                if len(term) >= _FTS_MIN_CHARS:
+                    expressions.append('"' + term.replace('"', '""') + '"')
+                    continue
+                short = _short_match(term) if len(term) == _FTS_MIN_CHARS - 1 else None
+                if short is None:
+                    scanned.append(term)  # one character, or too many trigrams: the line table is scanned
+                elif short:
+                    expressions.append(short)
+            if expressions:
+                cur.execute(
+                    f"SELECT DISTINCT l.chapter FROM {LINE_TABLE} l WHERE l.id IN "
+                    f"(SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s) AND +l.book_id = %s",
+                    [" OR ".join(expressions), book.pk],
+                )
+                found.update(row[0] for row in cur.fetchall())
+        for chunk in range(0, len(scanned), 50):
+            part = scanned[chunk : chunk + 50]
+            # PostgreSQL: LIKE uses the pg_trgm index from three characters on
+            escape = " ESCAPE '\\'" if connection.vendor == "sqlite" else ""
+            cur.execute(
+                f"SELECT DISTINCT chapter FROM {LINE_TABLE} WHERE book_id = %s AND ("
+                + " OR ".join([f"text LIKE %s{escape}"] * len(part))
+                + ")",
+                [book.pk, *("%" + _like_escape(t) + "%" for t in part)],
+            )
+            found.update(row[0] for row in cur.fetchall())
+    return found
 
 
 def search_index_drop(*, book_id: int) -> None:

@@ -44,9 +44,9 @@ from entities.services.curation import (
     state_change_delete,
     state_change_edit,
 )
-from entities.services.marks import aliases_generic_set
+from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.pending import pending_items_bulk
-from entities.services.writes import entities_archive, entity_merge, state_change_check, state_change_curate
+from entities.services.writes import entities_archive, state_change_check, state_change_curate
 from kernel.exceptions import DomainError
 
 

@@ -12,7 +12,7 @@ from entities import selectors
 from entities.discovery.schemas import DiscoverIn, DiscoverOut
 from entities.discovery.services import book_discover
 from entities.schemas import IngestOut, MergeIn, PendingConfirmIn, PendingRejectIn
-from entities.services import ingest, pending, writes
+from entities.services import ingest, marks, pending
 
 router = Router(tags=["实体"])
 
@@ -76,7 +76,7 @@ def entity_merge(request: HttpRequest, book: str, body: MergeIn) -> dict:
     the_book = book_get(slug=book)
     source = selectors.entity_get(book=the_book, ref=body.source)
     target = selectors.entity_get(book=the_book, ref=body.target)
-    counts = writes.entity_merge(source=source, target=target)
+    counts = marks.entity_merge(source=source, target=target)
     return {"source": body.source, "target": target.entity_id, "moved": counts}
 
 

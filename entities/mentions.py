@@ -21,14 +21,21 @@ Semantics (documented in docs/entities.md):
 - The title and the body of a chapter are scanned; ``first_offset`` is a character offset into the
   body (None when the entity is only named in the title).
 
+The scan is a function of the chapters' text and the book's current names, not of the order of the
+writes: a write that changes names (``mentions_names_before`` / ``mentions_names_after``) rescans
+every chapter where a changed name occurs, and ``mentions_follow`` defers that to the end of a block
+(a journal replay of thousands of ingestions rescans once).
+
 The automaton is built once per process per alias-set version and cached; saving or deleting an
 Entity or Alias bumps the version (``entities.signals``), and a cheap database fingerprint (count
 and highest id of names) catches writes from other processes.
 """
 
 import threading
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import ahocorasick
@@ -36,6 +43,7 @@ from django.db import transaction
 from django.db.models import Count, Max
 
 from core.models import Book, Chapter
+from core.search import search_chapters_containing
 from entities.models import Alias, AmbiguousMention, Appearance, Entity
 from entities.services.writes import entity_appearance_refresh
 from entities.tags import chapter_tags_apply, chapter_tags_clear
@@ -73,6 +81,7 @@ class Matcher:
 
 
 _cache: dict[int, tuple[tuple, Matcher]] = {}
+_names_cache: dict[int, tuple[tuple, Names]] = {}  # the names alone, as a follow-up last loaded them
 _versions: dict[int, int] = defaultdict(int)
 _lock = threading.Lock()
 
@@ -82,6 +91,7 @@ def matcher_invalidate(*, book_id: int) -> None:
     with _lock:
         _versions[book_id] += 1
         _cache.pop(book_id, None)
+        _names_cache.pop(book_id, None)
 
 
 def _fingerprint(book: Book) -> tuple:
@@ -274,6 +284,93 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
         affected |= set(Entity.objects.filter(book=book).values_list("pk", flat=True))
     entity_appearance_refresh(entity_pks=affected)
     return {"appearances": written, "ambiguous": len(ambiguous), "warnings": warnings}
+
+
+# --- names that change: rescan where they occur ---------------------------------------------------
+
+_following: ContextVar[frozenset[int]] = ContextVar("mentions_following", default=frozenset())
+
+
+def names_current(*, book: Book) -> Names:
+    """The book's names as the database holds them now (the cached matcher's when it is fresh)."""
+    key = _fingerprint(book)
+    for cache in (_cache, _names_cache):
+        cached = cache.get(book.pk)
+        if cached is not None and cached[0] == key:
+            return cached[1].names if isinstance(cached[1], Matcher) else cached[1]
+    names = names_load(book=book)
+    with _lock:
+        _names_cache[book.pk] = (key, names)
+    return names
+
+
+def names_changed(before: Names, after: Names) -> set[str]:
+    """The names whose entities, windows or generic marks differ (added and removed ones included)."""
+    return {
+        name for name in before.keys() | after.keys() if Counter(before.get(name, ())) != Counter(after.get(name, ()))
+    }
+
+
+def chapters_naming(*, book: Book, names: set[str]) -> list[int]:
+    """The chapters whose title or body contains one of ``names`` (a plain substring: a superset of
+    where the scan can match them, which is all a rescan needs). The bodies are looked up in the
+    search index (``core.search``: a trigram index, milliseconds on thousands of chapters) when it is
+    current; otherwise, and for the titles, they are read and matched with one automaton."""
+    if not names:
+        return []
+    automaton = ahocorasick.Automaton()
+    for name in names:
+        automaton.add_word(name, name)
+    automaton.make_automaton()
+    chapters = Chapter.objects.filter(book=book).order_by("number")
+    indexed = search_chapters_containing(book=book, terms=names)
+    if indexed is None:
+        rows = chapters.values_list("number", "title", "body").iterator(chunk_size=200)
+    else:
+        rows = ((number, title, "") for number, title in chapters.values_list("number", "title"))
+    found = set(indexed or ())
+    for number, title, body in rows:
+        if next(automaton.iter(title), None) is not None or next(automaton.iter(body), None) is not None:
+            found.add(number)
+    return sorted(found)
+
+
+def mentions_names_before(*, book: Book) -> Names | None:
+    """The names before a write that may change them, for ``mentions_names_after``; None inside
+    ``mentions_follow`` (the outer block rescans once, at its end)."""
+    if book.pk in _following.get():
+        return None
+    return names_current(book=book)
+
+
+def mentions_names_after(*, book: Book, before: Names | None) -> list[int]:
+    """Rescan the chapters where a name changed since ``before`` (added, removed, re-pointed, its window
+    or generic mark changed), so the scan stays what a full scan with the book's current names gives:
+    a chapter that contains none of those names scans the same with either name set. Returns the
+    chapters rescanned."""
+    if before is None:
+        return []
+    key = _fingerprint(book)
+    after = names_load(book=book)
+    with _lock:
+        _names_cache[book.pk] = (key, after)
+    numbers = chapters_naming(book=book, names=names_changed(before, after))
+    if numbers:
+        mentions_index(book=book, numbers=numbers, removed=[])
+    return numbers
+
+
+@contextmanager
+def mentions_follow(*, book: Book) -> Iterator[None]:
+    """Writes inside the block that change names do not rescan one by one: the block's end rescans the
+    chapters where a name changed, once (a journal replay of thousands of ingestions)."""
+    before = mentions_names_before(book=book)
+    token = _following.set(_following.get() | {book.pk})
+    try:
+        yield
+    finally:
+        _following.reset(token)
+    mentions_names_after(book=book, before=before)
 
 
 def _tag_warning(chapter: Chapter, issue: dict) -> dict:

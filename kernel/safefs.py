@@ -86,8 +86,12 @@ def _book_folder_open(*, root: Path, relative: str | Path, failed: str) -> Itera
             os.close(fd_)
 
 
-def book_file_write(*, root: Path, relative: str | Path, text: str | bytes) -> Path:
+def book_file_write(*, root: Path, relative: str | Path, text: str | bytes, durable: bool = True) -> Path:
     """Write ``text`` (UTF-8; or ``bytes`` as they are) atomically at ``root / relative``; returns the target.
+
+    ``durable=False`` skips both fsyncs (the file's and its folder's): still renamed into place, so a
+    reader sees the old file or the new one, but a crash of the machine may leave it missing, empty or
+    cut short. Only for a copy whose durable original is elsewhere (a journal attachment: its log line).
 
     Raises ``InvalidInput`` (a clear Chinese message) for symlinks, paths outside ``root`` and a target that
     is not a regular file; an ``OSError`` of the disk (full, read-only) is turned into ``InvalidInput`` too,
@@ -115,7 +119,8 @@ def book_file_write(*, root: Path, relative: str | Path, text: str | bytes) -> P
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
-                os.fsync(fh.fileno())
+                if durable:
+                    os.fsync(fh.fileno())
             os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
         except BaseException:
             try:
@@ -123,7 +128,8 @@ def book_file_write(*, root: Path, relative: str | Path, text: str | bytes) -> P
             except FileNotFoundError:
                 pass
             raise
-        os.fsync(folder)
+        if durable:
+            os.fsync(folder)
     return target
 
 

@@ -44,6 +44,7 @@ from core.journal import (
 )
 from core.models import Book
 from entities.legacy_state import legacy_state_import
+from entities.mentions import mentions_follow
 from entities.models import Alias, Entity, Extraction
 from entities.selectors import entity_get
 from entities.services.curation import (
@@ -60,9 +61,9 @@ from entities.services.curation import (
     state_changes_order_restore,
 )
 from entities.services.ingest import extraction_ingest
-from entities.services.marks import aliases_generic_set
+from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_find, pending_item_reject
-from entities.services.writes import entities_archive, entity_merge, state_change_curate
+from entities.services.writes import entities_archive, state_change_curate
 from kernel.exceptions import DomainError, InvalidInput, NotFound
 from memory.services import fact_close, fact_decide, fact_get, fact_observe, fact_revise, scratchpad_import
 
@@ -276,15 +277,15 @@ def journal_replay(*, book: Book, root: Path, warnings: list[dict] | None = None
     applied = journal_applied_seqs(book=book)
     events = journal_events(root=root)
     replayed: dict[str, int] = {}
-    if applied:
-        _edited_apply(book=book, root=root, events=events, applied=applied, warnings=warnings, replayed=replayed)
-    _events_apply(
-        book=book,
-        root=root,
-        events=[e for e in events if e["seq"] not in applied],
-        warnings=warnings,
-        replayed=replayed,
-    )
+    pending = [e for e in events if e["seq"] not in applied]
+    if not pending and not applied:
+        return replayed
+    # Names an event adds are not scanned for event by event (an automaton rebuilt and a chapter
+    # rescanned per ingestion): once, at the end, in the chapters where the names that changed occur.
+    with mentions_follow(book=book):
+        if applied:
+            _edited_apply(book=book, root=root, events=events, applied=applied, warnings=warnings, replayed=replayed)
+        _events_apply(book=book, root=root, events=pending, warnings=warnings, replayed=replayed)
     return replayed
 
 
@@ -292,7 +293,8 @@ def journal_heal_apply(*, book: Book, root: Path, events: list[dict[str, Any]]) 
     """``WEBNOVEL_JOURNAL_HEALER``: apply ``events`` (the log's tail after the last applied event) before
     a writer writes. One that no longer applies is logged and left for the next sync."""
     warnings: list[dict] = []
-    replayed = _events_apply(book=book, root=root, events=events, warnings=warnings, replayed={})
+    with mentions_follow(book=book):
+        replayed = _events_apply(book=book, root=root, events=events, warnings=warnings, replayed={})
     for warning in warnings:
         logger.warning("journal heal of %s: %s", book.slug, warning["message"])
     return replayed

@@ -7,7 +7,7 @@ would undo the edit (one owner for every field, docs/book-format.md).
 Each service takes the journaling writer's lock (``core.journal.journal_lock``), writes, and journals
 its event naming rows by stable keys (entity ids, an alias's text, a state change's content, a
 relationship's (from, to, type)), never a database id, so ``bookfiles.rebuilder.replay`` applies it
-again after a rebuild. Above ``entities.mentions``: a new or changed name rescans the book.
+again after a rebuild. Above ``entities.mentions``: a new or changed name rescans the chapters where it occurs.
 """
 
 import datetime
@@ -19,7 +19,7 @@ from django.db.models import Max
 
 from core.journal import journal_append, journal_lock
 from core.models import Book, Chapter
-from entities.mentions import mentions_index
+from entities.mentions import mentions_names_after, mentions_names_before
 from entities.models import Alias, Entity, Relationship, RelationshipEvent, StateChange
 from entities.services.writes import (
     alias_add,
@@ -56,11 +56,6 @@ def _refuse_file_entity(entity: Entity) -> None:
         )
 
 
-def _rescan(book: Book) -> None:
-    # the matcher is invalidated by the save / delete signals; the names changed for every chapter
-    mentions_index(book=book, numbers=None)
-
-
 def _same(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True, ensure_ascii=False, default=str) == json.dumps(
         b, sort_keys=True, ensure_ascii=False, default=str
@@ -85,6 +80,7 @@ def entity_add(
 ) -> Entity:
     """A curator's new entity (source ``admin``), its id generated unless given. Journaled (``entity.create``)."""
     journal_lock(book=book, heal=journal)
+    before = mentions_names_before(book=book)
     name = (name or "").strip()
     if not name:
         raise InvalidInput("实体正名不能为空", extra={"field": "canonical_name"})
@@ -101,7 +97,7 @@ def entity_add(
         is_protagonist=is_protagonist,
         source="admin",
     )
-    _rescan(book)
+    mentions_names_after(book=book, before=before)  # the chapters naming it (docs/entities.md, *Mentions*)
     if journal:
         journal_append(
             book=book,
@@ -119,9 +115,10 @@ def entity_add(
 
 @transaction.atomic
 def entity_edit(*, entity: Entity, changes: dict[str, Any], journal: bool = True) -> Entity:
-    """Change fields of an entity that no file owns (``ENTITY_EDITABLE``); a new name or type rescans
-    the book. Journaled (``entity.edit``: the fields that changed)."""
+    """Change fields of an entity that no file owns (``ENTITY_EDITABLE``); a new name rescans the
+    chapters naming the old or the new one. Journaled (``entity.edit``: the fields that changed)."""
     journal_lock(book=entity.book, heal=journal)
+    before = mentions_names_before(book=entity.book)
     entity = Entity.objects.get(pk=entity.pk)
     _refuse_file_entity(entity)
     unknown = sorted(set(changes) - set(ENTITY_EDITABLE))
@@ -141,8 +138,8 @@ def entity_edit(*, entity: Entity, changes: dict[str, Any], journal: bool = True
     for name, value in changed.items():
         setattr(entity, name, value.strip() if name == "canonical_name" else value)
     entity.save(update_fields=list(changed))
-    if {"canonical_name", "type"} & set(changed):
-        _rescan(entity.book)
+    if "canonical_name" in changed:
+        mentions_names_after(book=entity.book, before=before)
     if journal:
         journal_append(book=entity.book, op="entity.edit", entity=entity.entity_id, changes=changed)
     return entity
@@ -181,6 +178,7 @@ def alias_save(
     its text, validity window and note (a generic mark goes through ``aliases_generic_set``). Aliases
     from the book's files are refused. Journaled (``alias.save``)."""
     journal_lock(book=entity.book, heal=journal)
+    before = mentions_names_before(book=entity.book)
     text = (alias or "").strip()
     if not text:
         raise InvalidInput("别名不能为空", extra={"entity": entity.entity_id})
@@ -201,7 +199,7 @@ def alias_save(
         if text == entity.canonical_name:
             raise InvalidInput(f"'{text}' 是实体的正名，不必再作别名", extra={"alias": text})
         row = alias_add(entity=entity, alias=text, valid_from=valid_from, valid_to=valid_to, note=note, source="admin")
-    _rescan(entity.book)  # a name or its validity window changed
+    mentions_names_after(book=entity.book, before=before)  # a name or its validity window changed
     if journal:
         journal_append(
             book=entity.book,
@@ -218,12 +216,13 @@ def alias_save(
 
 @transaction.atomic
 def alias_delete(*, alias: Alias, journal: bool = True) -> None:
-    """Remove an alias no file owns, then rescan the book. Journaled (``alias.delete``)."""
+    """Remove an alias no file owns, then rescan the chapters that name it. Journaled (``alias.delete``)."""
     journal_lock(book=alias.entity.book, heal=journal)
     _refuse_file_alias(alias)
+    before = mentions_names_before(book=alias.entity.book)
     entity, text = alias.entity, alias.alias
     alias.delete()
-    _rescan(entity.book)
+    mentions_names_after(book=entity.book, before=before)
     if journal:
         journal_append(book=entity.book, op="alias.delete", entity=entity.entity_id, alias=text)
 

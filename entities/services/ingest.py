@@ -2,7 +2,8 @@
 adopt-or-hold loop over the payload's sections (``SECTIONS``: how each section names its entities,
 how it is written, why it is held) with the confidence gate written once (``_band``).
 
-Above ``entities.mentions`` (a new name is scanned for at once) and the primitive writes.
+Above ``entities.mentions`` (the chapters where a new name occurs are rescanned at once) and the
+primitive writes.
 """
 
 import json
@@ -16,7 +17,7 @@ from django.db import transaction
 from core.journal import journal_append, journal_lock
 from core.models import Book, Chapter
 from entities import selectors
-from entities.mentions import mentions_index
+from entities.mentions import mentions_names_after, mentions_names_before
 from entities.models import Appearance, Entity, Extraction, PendingItem, RelationshipEvent, StateChange
 from entities.payload import extraction_json_load, extraction_validate
 from entities.schemas import CHAPTER_MAX, ExtractionIn
@@ -63,7 +64,10 @@ class _Refs:
 
     def prefetch(self, refs: Iterable[str]) -> None:
         """Load every entity the payload names by id in one query (not one per reference)."""
-        self.by_id = {e.entity_id: e for e in Entity.objects.filter(book=self.book, entity_id__in=set(refs))}
+        wanted = set(refs)
+        self.by_id = (
+            {e.entity_id: e for e in Entity.objects.filter(book=self.book, entity_id__in=wanted)} if wanted else {}
+        )
 
     def resolve(self, ref: str, *, field: str, type: str | None = None) -> Entity | int:
         entity = self.by_id.get(ref)
@@ -369,6 +373,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict, journal: bool 
         raise NotFound(
             f"第{chapter}章不存在（《{book.title or book.slug}》）", extra={"book": book.slug, "chapter": chapter}
         )
+    names_before = mentions_names_before(book=book)
     previous = Extraction.objects.filter(book=book, chapter=chapter).first()
     if previous is not None:
         _chapter_rows_clear(book=book, chapter=chapter)
@@ -416,11 +421,13 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict, journal: bool 
 
     if previous is not None:
         _orphans_drop(book=book, entity_ids=run.previously_created, keep=run.suggested_ids)
-    if adopted["entities_new"]:
-        # New names: the deterministic scan of this chapter must see them at once (later chapters
-        # see them when finalized; ``rescan_mentions`` redoes the earlier ones on demand).
-        mentions_index(book=book, numbers=[chapter], removed=[])
-    entity_appearance_refresh(entity_pks=run.touched | {e.pk for e in refs.created.values()})
+    adopted.setdefault("entities_new", 0)  # the stored summary has always listed it, even at 0
+    # New names (and the names of dropped orphans): every chapter where they occur is rescanned, so
+    # the scan is the same as a rebuild's, whatever order the chapters were ingested in.
+    mentions_names_after(book=book, before=names_before)
+    # Only the entities whose rows this ingestion wrote: a new one not among them has no appearance
+    # row to move its span (its chapter's scan refreshed what it found), so its refresh is a no-op.
+    entity_appearance_refresh(entity_pks=run.touched)
 
     summary = {"adopted": dict(adopted), "pending": pending, "created_entities": run.created_ids}
     # Migrated chapter_meta (from an old state.json) stays under the agent's keys across re-ingests.

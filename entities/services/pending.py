@@ -1,5 +1,5 @@
-"""The pending queue: a curator confirms a held write (applied through the primitive writes, then
-the chapter rescanned), rejects it, or does either to many at once. Above ``entities.mentions``."""
+"""The pending queue: a curator confirms a held write (applied through the primitive writes; the
+chapters where a name it adds occurs are rescanned), rejects it, or does either to many at once. Above ``entities.mentions``."""
 
 import json
 from collections.abc import Iterable
@@ -9,10 +9,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.journal import journal_append, journal_lock
-from core.models import Book, Chapter
+from core.models import Book
 from entities import selectors
 from entities.discovery.services import discovery_confirm, discovery_names, discovery_reject_record
-from entities.mentions import mentions_index
+from entities.mentions import mentions_names_after, mentions_names_before
 from entities.models import Appearance, Entity, PendingItem, RelationshipEvent, StateChange
 from entities.payload import extraction_validate
 from entities.services.writes import (
@@ -66,6 +66,9 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, jou
         raise Conflict(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
     book, chapter, payload = item.book, item.chapter, item.payload
     result: dict[str, Any] = {"pk": item.pk, "kind": item.kind}
+    # names given to an entity: the chapters where they occur are rescanned (entities.mentions)
+    naming = item.kind in {PendingItem.Kind.ENTITY_NEW, PendingItem.Kind.ENTITY_DISCOVERED}
+    names_before = mentions_names_before(book=book) if naming else None
     if item.kind == PendingItem.Kind.ENTITY_NEW:
         data = extraction_validate({"entities_new": [payload]}).entities_new[0]
         if entity is not None:
@@ -75,8 +78,6 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, jou
         else:
             target, _ = entity_from_suggestion(book=book, chapter=chapter or 0, item=data, taken=set())
             Entity.objects.filter(pk=target.pk, source="extraction").update(source="curation")
-        if chapter is not None and Chapter.objects.filter(book=book, number=chapter).exists():
-            mentions_index(book=book, numbers=[chapter], removed=[])
         result["entity"] = target.entity_id
     elif item.kind == PendingItem.Kind.STATE_CHANGE:
         data = extraction_validate({"state_changes": [payload]}).state_changes[0]
@@ -129,6 +130,7 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, jou
             )
             entity_appearance_refresh(entity_pks=[target.pk])
         result["entity"] = target.entity_id
+    mentions_names_after(book=book, before=names_before)
     item.status = PendingItem.Status.CONFIRMED
     item.resolution = result
     item.resolved_at = timezone.now()

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max, Min, Q
+from django.db.models import Max, Min
 
 from core.journal import journal_append, journal_lock
 from core.models import Book
@@ -32,6 +32,10 @@ from kernel.exceptions import InvalidInput
 def entity_id_generate(*, book: Book, name: str, type: str, taken: set[str] | None = None) -> str:
     """A fresh pinyin id for ``name`` of ``type`` in ``book``: ``_1``, ``_2`` … on collision."""
     base = entity_id_base(name=name, type=type)
+    if base not in (taken or ()) and not Entity.objects.filter(book=book, entity_id=base).exists():
+        # the usual case, on the (book, entity_id) index: ``startswith`` is LIKE 'base%', which SQLite
+        # (its LIKE folds case) answers by reading every entity of the book
+        return base
     existing = set(Entity.objects.filter(book=book, entity_id__startswith=base).values_list("entity_id", flat=True))
     return entity_ids_assign([(name, type, "")], taken=existing | (taken or set()))[0]
 
@@ -60,13 +64,15 @@ def _entity_create(
     is_protagonist: bool = False,
     first_appearance: int | None = None,
     source: str = "admin",
+    id_free: bool = False,
 ) -> Entity:
-    """Create an entity (pinyin id unless given) with its aliases."""
+    """Create an entity (pinyin id unless given) with its aliases. ``id_free``: the caller has just
+    looked that ``entity_id`` is not taken (``entity_from_suggestion``), so it is not looked up again."""
     if type not in Entity.Type.values:
         raise InvalidInput(f"未知的实体类型 '{type}'，可选 {'/'.join(Entity.Type.values)}", extra={"type": type})
     if tier not in Entity.Tier.values:
         raise InvalidInput(f"未知的层级 '{tier}'，可选 {'/'.join(Entity.Tier.values)}", extra={"tier": tier})
-    if entity_id and Entity.objects.filter(book=book, entity_id=entity_id).exists():
+    if entity_id and not id_free and Entity.objects.filter(book=book, entity_id=entity_id).exists():
         raise InvalidInput(f"实体 id '{entity_id}' 已存在", extra={"id": entity_id})
     entity = Entity.objects.create(
         book=book,
@@ -81,7 +87,7 @@ def _entity_create(
         last_appearance=first_appearance,
         source=source,
     )
-    aliases_add(entity=entity, aliases=aliases, source=source)
+    _aliases_new(entity=entity, aliases=aliases, source=source)
     return entity
 
 
@@ -100,14 +106,10 @@ def _alias_add(
 ) -> Alias | None:
     """Give ``entity`` another name (no-op for its canonical name or an alias it already has);
     ``generic`` marks a pronoun / kinship / role word whose mentions are weak."""
-    alias = alias.strip()
-    if not alias:
-        raise InvalidInput("别名不能为空", extra={"entity": entity.entity_id})
-    if valid_from is not None and valid_to is not None and valid_from > valid_to:
-        raise InvalidInput(f"别名 '{alias}' 的有效区间无效：from {valid_from} > to {valid_to}", extra={"alias": alias})
-    if alias == entity.canonical_name and generic:
-        raise InvalidInput(f"正名 '{alias}' 不能标为泛称", extra={"entity": entity.entity_id, "alias": alias})
-    if alias == entity.canonical_name and valid_from is None and valid_to is None and not note:
+    alias = _alias_checked(
+        entity=entity, alias=alias, valid_from=valid_from, valid_to=valid_to, note=note, generic=generic
+    )
+    if alias is None:
         return None
     row, created = Alias.objects.get_or_create(
         entity=entity,
@@ -132,6 +134,23 @@ def _alias_add(
 
 
 alias_add = transaction.atomic(_alias_add)
+
+
+def _alias_checked(
+    *, entity: Entity, alias: str, valid_from: int | None, valid_to: int | None, note: str, generic: bool
+) -> str | None:
+    """The alias stripped, None when it adds nothing (the canonical name, no window, no note), or
+    InvalidInput for an empty one, an inverted window or a generic canonical name."""
+    alias = alias.strip()
+    if not alias:
+        raise InvalidInput("别名不能为空", extra={"entity": entity.entity_id})
+    if valid_from is not None and valid_to is not None and valid_from > valid_to:
+        raise InvalidInput(f"别名 '{alias}' 的有效区间无效：from {valid_from} > to {valid_to}", extra={"alias": alias})
+    if alias == entity.canonical_name and generic:
+        raise InvalidInput(f"正名 '{alias}' 不能标为泛称", extra={"entity": entity.entity_id, "alias": alias})
+    if alias == entity.canonical_name and valid_from is None and valid_to is None and not note:
+        return None
+    return alias
 
 
 def entity_appearance_refresh(*, entity_pks: Iterable[int]) -> None:
@@ -393,18 +412,62 @@ def entity_from_suggestion(*, book: Book, chapter: int, item: Any, taken: set[st
         base_state=item.state,
         first_appearance=chapter,
         source="extraction",
+        id_free=True,  # the suggested id was looked up above, a generated one is fresh
     )
     return entity, True
 
 
-def aliases_add(*, entity: Entity, aliases: Iterable[str | dict], source: str) -> None:
-    """``_alias_add`` of each alias, a plain name or the fields of an alias (``{"alias", "valid_from", …}``)."""
+def _alias_items(aliases: Iterable[str | dict], source: str) -> Iterable[dict]:
+    """Each alias as the fields of ``_alias_add`` (a plain name or ``{"alias", "valid_from", …}``)."""
     for alias in aliases:
         fields = {"alias": alias} if isinstance(alias, str) else dict(alias)
         if source == "extraction" and alias_is_generic(str(fields.get("alias", ""))):
             # an agent's 他 / 少年 / 老者 names the entity only weakly, as in the migration of old projects
             fields["generic"] = True
+        yield fields
+
+
+def aliases_add(*, entity: Entity, aliases: Iterable[str | dict], source: str) -> None:
+    """``_alias_add`` of each alias, a plain name or the fields of an alias (``{"alias", "valid_from", …}``)."""
+    for fields in _alias_items(aliases, source):
         _alias_add(entity=entity, source=source, **fields)
+
+
+def _aliases_new(*, entity: Entity, aliases: Iterable[str | dict], source: str) -> None:
+    """``aliases_add`` for an entity created just now (it has no alias yet): ``_alias_add``'s rules
+    applied in memory, then one INSERT (not a SELECT, SAVEPOINT, INSERT and RELEASE per alias). No
+    post_save signal: the entity's own save already dropped the book's cached matcher."""
+    rows: dict[str, Alias] = {}
+    for fields in _alias_items(aliases, source):
+        valid_from, valid_to = fields.get("valid_from"), fields.get("valid_to")
+        note, generic = fields.get("note", ""), bool(fields.get("generic", False))
+        unknown = set(fields) - {"alias", "valid_from", "valid_to", "note", "generic"}
+        if unknown:
+            raise TypeError(f"unexpected alias fields {sorted(unknown)}")
+        alias = _alias_checked(
+            entity=entity, alias=fields["alias"], valid_from=valid_from, valid_to=valid_to, note=note, generic=generic
+        )
+        if alias is None:
+            continue
+        row = rows.get(alias)
+        if row is None:
+            rows[alias] = Alias(
+                book_id=entity.book_id,
+                entity=entity,
+                alias=alias,
+                valid_from=valid_from,
+                valid_to=valid_to,
+                note=note,
+                source=source,
+                generic=generic,
+            )
+            continue
+        if valid_from is not None or valid_to is not None or note:
+            row.valid_from, row.valid_to, row.note = valid_from, valid_to, note or row.note
+        if generic:
+            row.generic = True
+    if rows:
+        Alias.objects.bulk_create(rows.values())
 
 
 def appearance_add(*, entity: Entity, chapter: int, count: int, source: str, aliases: list[str] | None) -> Appearance:
@@ -485,87 +548,3 @@ def entities_archive(*, entities: Iterable[Entity], archived: bool, journal: boo
         for book_id, entity_ids in by_book.items():
             journal_append(book=books[book_id], op="entities.archive", entities=entity_ids, archived=archived)
     return changed
-
-
-@transaction.atomic
-def entity_merge(*, source: Entity, target: Entity, journal: bool = True) -> dict[str, int]:
-    """Merge ``source`` into ``target``: aliases, appearances, state changes and relationships move;
-    the source's name and id become aliases of the target; the source is deleted. Journaled (``entity.merge``)."""
-    if source.pk == target.pk:
-        raise InvalidInput("不能把实体合并到它自己", extra={"id": source.entity_id})
-    if source.book_id != target.book_id:
-        raise InvalidInput("只能合并同一本书的实体", extra={"source": source.entity_id, "target": target.entity_id})
-    journal_lock(book=source.book, heal=journal)
-    counts = dict.fromkeys(("aliases", "appearances", "state_changes", "relationships", "relationships_dropped"), 0)
-    for alias in source.aliases.all():
-        if (
-            alias_add(
-                entity=target,
-                alias=alias.alias,
-                valid_from=alias.valid_from,
-                valid_to=alias.valid_to,
-                note=alias.note,
-                source=alias.source,
-            )
-            is not None
-        ):
-            counts["aliases"] += 1
-    for name in (source.canonical_name, source.entity_id):
-        if name != target.canonical_name and alias_add(
-            entity=target, alias=name, note=f"合并自 {source.entity_id}", source="curation"
-        ):
-            counts["aliases"] += 1
-    for row in source.appearances.all():
-        existing = Appearance.objects.filter(entity=target, chapter=row.chapter, source=row.source).first()
-        if existing is None:
-            row.entity = target
-            row.save(update_fields=["entity"])
-        else:
-            existing.count += row.count
-            offsets = [o for o in (existing.first_offset, row.first_offset) if o is not None]
-            existing.first_offset = min(offsets) if offsets else None
-            merged = dict(existing.aliases)
-            for alias, n in row.aliases.items():
-                merged[alias] = merged.get(alias, 0) + n
-            existing.aliases = merged
-            existing.save(update_fields=["count", "first_offset", "aliases"])
-            row.delete()
-        counts["appearances"] += 1
-    counts["state_changes"] = source.state_changes.update(entity=target)
-    for key, value in source.base_state.items():
-        target.base_state.setdefault(key, value)
-    rel_pks = set()
-    moving = Relationship.objects.filter(Q(from_entity=source) | Q(to_entity=source)).order_by("pk")
-    for rel in list(moving.select_related("from_entity", "to_entity")):
-        new_from = target if rel.from_entity_id == source.pk else rel.from_entity
-        new_to = target if rel.to_entity_id == source.pk else rel.to_entity
-        if new_from.pk == new_to.pk:
-            # A relationship between the two merged entities would point at itself: dropped.
-            rel.delete()
-            counts["relationships_dropped"] += 1
-            continue
-        clash = (
-            Relationship.objects.filter(from_entity=new_from, to_entity=new_to, type=rel.type)
-            .exclude(pk=rel.pk)
-            .first()
-        )
-        if clash is not None:
-            rel.events.update(relationship=clash)
-            rel.delete()
-            rel_pks.add(clash.pk)
-        else:
-            rel.from_entity, rel.to_entity = new_from, new_to
-            rel.save(update_fields=["from_entity", "to_entity"])
-            rel_pks.add(rel.pk)
-        counts["relationships"] += 1
-    relationship_summary_refresh(relationship_pks=rel_pks)
-    target.is_protagonist = target.is_protagonist or source.is_protagonist
-    if not target.description:
-        target.description = source.description
-    target.save(update_fields=["base_state", "is_protagonist", "description"])
-    source_id = source.entity_id
-    source.delete()
-    entity_appearance_refresh(entity_pks=[target.pk])
-    if journal:
-        journal_append(book=target.book, op="entity.merge", source=source_id, target=target.entity_id)
-    return counts

@@ -17,9 +17,9 @@ from core.journal import LOG_PATH, journal_events
 from core.models import Book, JournalApplied
 from entities.models import Alias, Entity, PendingItem, Relationship, StateChange
 from entities.services.ingest import extraction_ingest, extraction_parse
-from entities.services.marks import aliases_generic_set
+from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_reject
-from entities.services.writes import entities_archive, entity_merge, state_change_curate
+from entities.services.writes import entities_archive, state_change_curate
 from kernel.exceptions import InvalidInput
 from memory.models import Fact
 from memory.services import fact_close, fact_observe
@@ -205,6 +205,31 @@ def test_a_hand_edit_of_an_extraction_is_replayed_and_a_broken_one_named(folder)
         "JSON 无效（Expecting value）"
     )
     assert not Book.objects.filter(slug="demo-book").exists()  # the rebuild's one transaction rolled back
+
+
+def test_an_extraction_copy_a_crash_lost_is_rewritten_from_its_log_line(folder):
+    # The log line is the durable record of an ingestion (it carries the payload, and it is the one
+    # write fsynced); the pretty file is its readable copy, written without fsync. A machine crash may
+    # lose the copy, leave it empty, zeroed or cut short: the replay rewrites it from the line.
+    assert book_rebuild(root=folder)["ok"]
+    extraction_ingest(book=_book(), chapter=3, payload=_payload(3))
+    (event,) = journal_events(root=folder)
+    assert event["data"]["state_changes"][0]["field"] == "skills" and event["file"] == "extractions/0003-000001.json"
+    path = folder / ".journal" / event["file"]
+    whole = path.read_bytes()
+    live = book_dump(book=_book())
+    for damage in (None, b"", b"\0" * len(whole), whole[: len(whole) // 2], whole[:100] + b"\0" * 50):
+        if damage is None:
+            path.unlink()
+        else:
+            path.write_bytes(damage)
+        assert _from_scratch(folder) == live
+        assert path.read_bytes() == whole
+    # a copy the author broke (not a cut of the original) is still named, not overwritten
+    path.write_bytes(whole.replace(b'"state_changes": [', b'"state_changes": [,'))
+    Book.objects.filter(slug="demo-book").delete()
+    with pytest.raises(InvalidInput, match="0003-000001.json 第"):
+        book_rebuild(root=folder)
 
 
 def test_a_broken_log_line_is_named(folder):

@@ -4,7 +4,8 @@ from core.models import Chapter
 from entities.mentions import mentions_index
 from entities.models import Appearance, Entity, Relationship, StateChange
 from entities.selectors import alias_resolve, entity_relationships, entity_state_as_of
-from entities.services.writes import entity_merge, relationship_record, state_change_record
+from entities.services.marks import entity_merge
+from entities.services.writes import relationship_record, state_change_record
 from kernel.exceptions import InvalidInput
 from tests.factories import book_row_make, entity_make
 
