@@ -12,7 +12,8 @@ Routing: accuracy of ``genre_route`` on the everyday requests of
 ``tests/storysystem/routing_requests.py`` (the dev sets, tuned on; held-out set, never tuned on; the
 no-genre requests and the requests that only negate a genre must fall back), of the blind sets
 (``routing_requests_blind.py``, ``routing_requests_blind2.py``; their craft questions and those of
-``routing_requests_craft.py`` must fall back),
+``routing_requests_craft.py`` and ``routing_requests_craft2.py`` must fall back; the latter's short
+genre requests must route),
 and its latency (the first call builds the genre profiles, thesaurus included, and the craft
 vocabulary).
 
@@ -99,6 +100,7 @@ def routing_check() -> dict:
     from tests.storysystem import routing_requests_blind as blind
     from tests.storysystem import routing_requests_blind2 as blind2
     from tests.storysystem import routing_requests_craft as craft
+    from tests.storysystem import routing_requests_craft2 as craft2
 
     t0 = time.perf_counter()
     route_profiles_build(docs=index_get().docs)
@@ -114,10 +116,12 @@ def routing_check() -> dict:
         ("held-out", rr.HELD_OUT),
         ("blind", blind.BLIND),
         ("blind2", blind2.BLIND2),
+        ("short genre requests (third set)", craft2.SHORT_GENRE),
         ("no genre / negated only", negated),
         ("no genre / craft (blind set's 12)", [(q, None) for q in blind.BLIND_GENERIC]),
         ("no genre / craft (second blind set)", [(q, None) for q in craft.CRAFT_BLIND]),
         ("no genre / craft (blind2's 15)", [(q, None) for q in blind2.BLIND2_CRAFT]),
+        ("no genre / craft (third set's 16)", [(q, None) for q in craft2.CRAFT2]),
     ):
         right = generic = 0
         for query, expected in requests:

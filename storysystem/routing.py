@@ -9,6 +9,7 @@ written here. ``storysystem.selectors`` reads the stored settings and answers th
 """
 
 import math
+import re
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
@@ -329,14 +330,68 @@ def _craft_strip(query: str, craft: list[str]) -> str:
     return "".join(" " if b else c for c, b in zip(query, blank, strict=True))
 
 
+# A length in characters (三百字, 两千字, 3000字, 一万多字): how long a text is, not which genre.
+_LENGTH = re.compile(r"[0-9０-９零〇一二三四五六七八九十两百千万几]+(?:多|来|余)?字")
+
+
+def _lengths(query: str) -> list[str]:
+    """The lengths in characters that ``query`` names, in order."""
+    return [m.group() for m in _LENGTH.finditer(query)]
+
+
+def _length_strip(query: str) -> str:
+    """``query`` with its lengths blanked out (same length, so the craft words' spans still hold)."""
+    return _LENGTH.sub(lambda m: " " * len(m.group()), query)
+
+
+def _craft_share(query: str, craft: list[str]) -> float:
+    """The share of the request's content characters (letters, digits, CJK; not the function
+    characters 的、了 …) that lie on the craft words ``craft``."""
+    text = query.lower()
+    covered = [False] * len(text)
+    for a, b in _craft_spans(query, craft):
+        covered[a:b] = [True] * (b - a)
+    content = [i for i, c in enumerate(text) if c.isalnum() and c not in FUNCTION_CHARS]
+    return sum(covered[i] for i in content) / len(content) if content else 0.0
+
+
+def _one_stretch(query: str, best: tuple[float, Doc, list[dict[str, Any]]]) -> str:
+    """Why the genre left in a craft question rests on one two-character word of the request, or
+    "": the words (two characters or more) of its evidence, a word inside another counted with it
+    (反转 and its characters are one), must lie at two places of the request, or be one phrase of
+    three characters or more (压着打: no accident). A word that names a genre's concept in the
+    thesaurus (知乎, 宫斗) is the author naming the genre and stands alone."""
+    _, doc, evidence = best
+    text, names = query.lower(), route_profiles_get().names
+    stretches: list[tuple[int, int]] = []
+    for item in evidence:
+        term = item["term"].lower()
+        if len(term) < 2:
+            continue
+        if item["match"] == "thesaurus" and term in names:
+            return ""
+        for i in _starts(text, term):
+            a, b = i, i + len(term)
+            if not any(x <= a and b <= y for x, y in stretches):
+                stretches = [(x, y) for x, y in stretches if not (a <= x and y <= b)] + [(a, b)]
+    if len(stretches) >= 2 or (stretches and stretches[0][1] - stretches[0][0] > 2):
+        return ""
+    genre = doc.payload["fields"].get(ROUTE_NAME, "")
+    word = query[stretches[0][0] : stretches[0][1]] if stretches else ""
+    return f"题材画像（{genre}）只凭其余部分的一个两字词「{word}」，不足为据"
+
+
 def _craft_fallback(query: str) -> str:
     """Why ``query`` is a craft question rather than a genre request, or "": it holds craft words,
-    and without them (see ``_craft_skip``) neither the genre profiles nor the routing keywords find
-    a clear genre."""
+    and without them (see ``_craft_skip``) and without the lengths it names (三千字: how long, which
+    the thesaurus lists for the short-story styles) neither the genre profiles nor the routing
+    keywords find a clear genre."""
     words, min_entries = craft_vocabulary().words, int(conf("route_craft_min_entries"))
     craft = _craft_terms(query, words)
     if not craft:
         return ""
+    lengths = _lengths(query)
+    query = _length_strip(query)
     skip = _craft_skip(query, craft)
     # What is left weighs by how concentrated the library holds it (in enough entries to judge):
     # a word it spreads fairly evenly (写一, 左右) is weak evidence of any one genre.
@@ -346,12 +401,23 @@ def _craft_fallback(query: str) -> str:
         if t not in skip and (w := words.get(t)) is not None and w[1] >= min_entries
     }
     ranked, why = _profile_hits(query, skip, scale=concentration, supported=False)
-    if ranked or _keyword_hits(_craft_strip(query, craft), _route_rows()):
+    if ranked:
+        # A request that is mostly craft words and keeps only one two-character word for a genre
+        # (怎么写反转才不显得突兀: 反转, which the thesaurus lists for 知乎短篇风) shares that word with
+        # the genre by accident. The craft words the row keeps through the thesaurus (释放 for
+        # 压抑后爆) are its evidence, not craft, here.
+        kept = {e["term"] for e in ranked[0][2]}
+        share = _craft_share(query, [t for t in craft if t not in kept])
+        why = _one_stretch(query, ranked[0]) if share > 0.5 else ""
+        if not why:
+            return ""
+    if _keyword_hits(_craft_strip(query, craft), _route_rows()):
         return ""
     shown = "、".join(f"「{t}」{words[t][0]:.2f}" for t in dict.fromkeys(craft))
+    length = f"，「{'」「'.join(dict.fromkeys(lengths))}」是篇幅，不作为题材依据" if lengths else ""
     return (
         f"查询没有点名任何题材，是写法问题：{shown} 是各题材通用的写法词（参考库里均匀分布于各题材，"
-        f"数字为分布均匀度），除去它们后{why}"
+        f"数字为分布均匀度）{length}，除去它们后{why}"
     )
 
 
