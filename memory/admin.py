@@ -2,7 +2,7 @@ from django.contrib import admin, messages
 
 from kernel.exceptions import DomainError
 from memory.models import EVENT_LABELS, Chunk, DerivationStamp, Fact, FactEvent, FactTombstone, MemoryHit
-from memory.services import fact_decide
+from memory.services import fact_close, fact_decide
 
 # Plain-string columns written by code, shown in the authors' words (display only: no choices on the
 # model, so no migration; an unknown value shows as it is).
@@ -89,7 +89,7 @@ class FactAdmin(admin.ModelAdmin):
     ]
     raw_id_fields = ["superseded_by", "revises"]
     inlines = [FactEventInline]
-    actions = ["decide"]
+    actions = ["decide", "outdate"]
 
     @admin.display(description="值")
     def value_short(self, obj: Fact) -> str:
@@ -107,8 +107,29 @@ class FactAdmin(admin.ModelAdmin):
         if done:
             self.message_user(request, f"已裁决 {done} 条事实", level=messages.SUCCESS)
 
+    @admin.action(description="标为过时：所选事实自本书最新一章起不再成立")
+    def outdate(self, request, queryset):
+        done = 0
+        for fact in queryset.select_related("book").order_by("pk"):
+            if fact.status == Fact.Status.OUTDATED:
+                continue
+            latest = fact.book.chapters.order_by("-number").values_list("number", flat=True).first() or 0
+            try:
+                fact_close(fact=fact, chapter=max(latest, fact.source_chapter), reason=f"后台标为过时（{request.user}）")
+                done += 1
+            except DomainError as exc:
+                self.message_user(request, exc.message, level=messages.WARNING)
+        if done:
+            self.message_user(request, f"已将 {done} 条事实标为过时", level=messages.SUCCESS)
+
     def has_change_permission(self, request, obj=None):
         # Statuses are the resolver's: edits go through services (actions, API), never the form.
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        # A fact is never deleted in place: hand-made and imported ones live in the book's journal (a
+        # rebuild would bring them back), derived ones are recomputed from the chapters. 标为过时 closes
+        # one through the journaled service instead.
         return False
 
     def has_add_permission(self, request):

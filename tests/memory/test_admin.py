@@ -53,3 +53,22 @@ def test_fact_events_and_tombstones_read_in_chinese(curator):
     FactTombstone.objects.create(book=book, key="k1", reason="merged")
     listing = curator.get("/admin/memory/facttombstone/").content.decode()
     assert _cells(listing, "reason_name") == ["合并重复"]
+
+
+def test_a_fact_is_closed_in_the_admin_through_the_journal_never_deleted(curator, tmp_path):
+    from core.journal import journal_events
+    from memory.models import Fact
+
+    book = book_populated_make()
+    book.root = str(tmp_path)
+    book.save(update_fields=["root"])
+    fact = fact_observe(book=book, category="story_facts", subject="王伯", field="伤势", value="左臂", chapter=3)
+    listing = curator.get("/admin/memory/fact/").content.decode()
+    assert 'value="outdate"' in listing and 'value="delete_selected"' not in listing
+    assert curator.get(f"/admin/memory/fact/{fact.pk}/delete/").status_code == 403
+    response = curator.post("/admin/memory/fact/", {"action": "outdate", "_selected_action": [fact.pk]})
+    assert response.status_code == 302
+    fact.refresh_from_db()
+    latest = book.chapters.order_by("-number").values_list("number", flat=True).first()
+    assert (fact.status, fact.closed_chapter) == (Fact.Status.OUTDATED, max(latest, 3))
+    assert [e["op"] for e in journal_events(root=tmp_path)] == ["memory.fact.observe", "memory.fact.close"]
