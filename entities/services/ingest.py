@@ -395,7 +395,13 @@ def _references_resolve(*, book: Book, chapter: int, data: ExtractionIn) -> tupl
 
 @transaction.atomic
 def extraction_ingest(
-    *, book: Book, chapter: int, payload: dict, journal: bool = True, hooks: bool = True, known: IngestKnown | None = None
+    *,
+    book: Book,
+    chapter: int,
+    payload: dict,
+    journal: bool = True,
+    hooks: bool = True,
+    known: IngestKnown | None = None,
 ) -> dict:
     """Ingest the Data Agent's extraction of one chapter in one transaction: confidence > 0.8 is
     adopted, 0.5–0.8 adopted with a recorded warning, < 0.5 held in the pending queue. Re-ingesting a
@@ -412,7 +418,10 @@ def extraction_ingest(
     # rebuild / sync of the book in flight finishes before this one reads, so it replaces their rows
     # instead of writing beside them (PostgreSQL; SQLite's IMMEDIATE transactions serialize writers).
     journal_lock(book=book, heal=journal)  # and a crashed writer's event applied first
-    if not (chapter in known.chapters if known is not None else Chapter.objects.filter(book=book, number=chapter).exists()):
+    exists = (
+        chapter in known.chapters if known is not None else Chapter.objects.filter(book=book, number=chapter).exists()
+    )
+    if not exists:
         raise NotFound(
             f"第{chapter}章不存在（《{book.title or book.slug}》）", extra={"book": book.slug, "chapter": chapter}
         )
