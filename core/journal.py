@@ -333,6 +333,17 @@ def journal_applied_mark(*, book: Book, seq: int, stamp: tuple[str, int, int] | 
     )
 
 
+def journal_applied_mark_many(*, book: Book, marks: list[tuple[int, tuple[str, int, int] | None]]) -> None:
+    """``journal_applied_mark`` of each (seq, stamp) in one INSERT (a replay marks its events at the end)."""
+    rows = []
+    for seq, stamp in marks:
+        sha, size, mtime_ns = stamp if stamp is not None else ("", None, None)
+        rows.append(
+            JournalApplied(book=book, seq=seq, attachment_hash=sha, attachment_size=size, attachment_mtime_ns=mtime_ns)
+        )
+    JournalApplied.objects.bulk_create(rows, batch_size=500)
+
+
 def journal_applied_stamps(*, book: Book) -> dict[int, tuple[str, int | None, int | None]]:
     """seq → the (sha256, size, mtime_ns) its attachment had when applied, for the applied events with one."""
     return {

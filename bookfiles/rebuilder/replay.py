@@ -32,7 +32,7 @@ from django.db import transaction
 
 from core.journal import (
     LOG_PATH,
-    journal_applied_mark,
+    journal_applied_mark_many,
     journal_applied_restamp,
     journal_applied_seqs,
     journal_applied_stamps,
@@ -60,7 +60,7 @@ from entities.services.curation import (
     state_change_find,
     state_changes_order_restore,
 )
-from entities.services.ingest import extraction_ingest
+from entities.services.ingest import IngestKnown, extraction_ingest, ingest_known_load
 from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_find, pending_item_reject
 from entities.services.writes import entities_archive, state_change_curate
@@ -76,8 +76,8 @@ def _entity(book: Book, ref: str | None) -> Entity | None:
     return None if ref is None else entity_get(book=book, ref=ref)
 
 
-def _extraction_ingest(book: Book, payload: Any, e: dict) -> None:
-    extraction_ingest(book=book, chapter=e["chapter"], payload=payload, journal=False, hooks=False)
+def _extraction_ingest(book: Book, payload: Any, e: dict, known: IngestKnown | None = None) -> None:
+    extraction_ingest(book=book, chapter=e["chapter"], payload=payload, journal=False, hooks=False, known=known)
 
 
 def _pending(book: Book, e: dict):
@@ -304,23 +304,42 @@ def _where(event: dict[str, Any]) -> str:
     return f"{journal_line_name(event)}（seq {event['seq']}，{event['op']}）"
 
 
+@transaction.atomic  # the rows and their marks together, whatever the caller holds
 def _events_apply(
     *, book: Book, root: Path, events: list[dict[str, Any]], warnings: list[dict] | None, replayed: dict[str, int]
 ) -> dict[str, int]:
+    # A run of consecutive ingestions (the usual journal) shares what it knows of the book
+    # (``IngestKnown``: no per-event lookup of the chapter, its previous extraction, its decisions, the
+    # entities' names and ids) and marks its events applied in one INSERT; any other op first writes
+    # the marks and drops what the run knew (it may change those rows, or journal and so read the marks).
+    known: IngestKnown | None = None
+    marks: list[tuple[int, tuple[str, int, int] | None]] = []
     for event in events:
         line = event["_line"]
         where = _where(event)
         replayer = REPLAYERS.get(event["op"])
         if replayer is None:
             raise InvalidInput(f"{where}：未知操作 '{event['op']}'", extra={"path": LOG_PATH, "line": line})
+        ingest = event["op"] == "extraction.ingest"
+        if not ingest:
+            known = None
+            if marks:
+                journal_applied_mark_many(book=book, marks=marks)
+                marks = []
+        elif known is None:
+            known = ingest_known_load(book=book)
         stamp = None
         try:
             data, stamp = journal_attachment_load(root=root, event=event) if "file" in event else (None, None)
         except InvalidInput as exc:
             raise InvalidInput(f"{where}：{exc.message}", extra={"path": LOG_PATH, "line": line, **exc.extra}) from None
         try:
-            with transaction.atomic():
-                replayer(book, data, event)
+            if ingest:
+                # extraction_ingest is one atomic block (a savepoint here) of its own: no second one
+                _extraction_ingest(book, data, event, known)
+            else:
+                with transaction.atomic():
+                    replayer(book, data, event)
         except KeyError as exc:
             raise InvalidInput(f"{where}：缺少字段 {exc.args[0]}", extra={"path": LOG_PATH, "line": line}) from None
         except (TypeError, ValueError, AttributeError) as exc:
@@ -337,8 +356,10 @@ def _events_apply(
                     }
                 )
             continue
-        journal_applied_mark(book=book, seq=event["seq"], stamp=stamp)
+        marks.append((event["seq"], stamp))
         replayed[event["op"]] = replayed.get(event["op"], 0) + 1
+    if marks:
+        journal_applied_mark_many(book=book, marks=marks)
     return replayed
 
 

@@ -94,6 +94,37 @@ class _Refs:
         return self.created.get(target)
 
 
+@dataclass
+class IngestKnown:
+    """What a run of consecutive ingestions (a journal replay) knows of the book without asking the
+    database, loaded once (``ingest_known_load``) and kept up to date by ``extraction_ingest``: the
+    chapter numbers, the chapters that have an extraction, those with a decided held item, and a
+    superset of the entities' (name, type) and ids (a row not in them does not exist, one in them is
+    looked up). Valid only while nothing but ``extraction_ingest`` writes: the caller drops it first."""
+
+    chapters: set[int]
+    extracted: set[int]
+    decided: set[int]
+    names: set[tuple[str, str]]
+    ids: set[str]
+
+
+def ingest_known_load(*, book: Book) -> IngestKnown:
+    """The ``IngestKnown`` of ``book`` now (four queries)."""
+    entities = list(Entity.objects.filter(book=book).values_list("canonical_name", "type", "entity_id"))
+    return IngestKnown(
+        chapters=set(Chapter.objects.filter(book=book).values_list("number", flat=True)),
+        extracted=set(Extraction.objects.filter(book=book).values_list("chapter", flat=True)),
+        decided=set(
+            PendingItem.objects.filter(book=book, source="extraction")
+            .exclude(status=PendingItem.Status.PENDING)
+            .values_list("chapter", flat=True)
+        ),
+        names={(name, type) for name, type, _ in entities},
+        ids={entity_id for _, _, entity_id in entities},
+    )
+
+
 def _chapter_rows_clear(*, book: Book, chapter: int) -> dict[str, int]:
     """Remove what the previous extraction of this chapter wrote (its own source only)."""
     touched_entities = set(
@@ -167,6 +198,7 @@ class _Ingestion:
     chapter: int
     refs: _Refs
     previously_created: set[str]  # entities the chapter's previous extraction created
+    known: IngestKnown | None = None
     warnings: list[dict] = field(default_factory=list)
     # entities this chapter's extraction created (now or when first ingested)
     created_ids: list[str] = field(default_factory=list)
@@ -193,7 +225,15 @@ class _Ingestion:
 
 
 def _entity_new_write(run: _Ingestion, i: int, item: Any, entities: tuple[Entity, ...]) -> str:
-    entity, created = entity_from_suggestion(book=run.book, chapter=run.chapter, item=item, taken=run.taken)
+    known = run.known
+    entity, created = entity_from_suggestion(
+        book=run.book,
+        chapter=run.chapter,
+        item=item,
+        taken=run.taken,
+        names=known.names if known is not None else None,
+        ids=known.ids if known is not None else None,
+    )
     run.taken.add(entity.entity_id)
     run.refs.created[i] = entity
     run.suggested_ids.add(entity.entity_id)
@@ -354,14 +394,23 @@ def _references_resolve(*, book: Book, chapter: int, data: ExtractionIn) -> tupl
 
 
 @transaction.atomic
-def extraction_ingest(*, book: Book, chapter: int, payload: dict, journal: bool = True, hooks: bool = True) -> dict:
+def extraction_ingest(
+    *,
+    book: Book,
+    chapter: int,
+    payload: dict,
+    journal: bool = True,
+    hooks: bool = True,
+    known: IngestKnown | None = None,
+) -> dict:
     """Ingest the Data Agent's extraction of one chapter in one transaction: confidence > 0.8 is
     adopted, 0.5–0.8 adopted with a recorded warning, < 0.5 held in the pending queue. Re-ingesting a
     chapter replaces what its previous extraction wrote (idempotent).
 
     The payload goes into the book folder's journal (``core.journal``) unless ``journal`` is False (the
     rebuild replaying that journal); ``hooks`` False skips the after-chapter hooks (the rebuild runs
-    them once for the whole book)."""
+    them once for the whole book); ``known`` (a replay of consecutive ingestions) answers the lookups
+    of chapters, extractions, decisions and entities that it can without a query."""
     if not 1 <= chapter <= CHAPTER_MAX:
         raise InvalidInput(f"章节号应在 1 到 {CHAPTER_MAX} 之间，收到 {chapter}", extra={"chapter": chapter})
     data = extraction_validate(payload)
@@ -369,20 +418,31 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict, journal: bool 
     # rebuild / sync of the book in flight finishes before this one reads, so it replaces their rows
     # instead of writing beside them (PostgreSQL; SQLite's IMMEDIATE transactions serialize writers).
     journal_lock(book=book, heal=journal)  # and a crashed writer's event applied first
-    if not Chapter.objects.filter(book=book, number=chapter).exists():
+    exists = (
+        chapter in known.chapters if known is not None else Chapter.objects.filter(book=book, number=chapter).exists()
+    )
+    if not exists:
         raise NotFound(
             f"第{chapter}章不存在（《{book.title or book.slug}》）", extra={"book": book.slug, "chapter": chapter}
         )
     names_before = mentions_names_before(book=book)
-    previous = Extraction.objects.filter(book=book, chapter=chapter).first()
+    previous = (
+        Extraction.objects.filter(book=book, chapter=chapter).first()
+        if known is None or chapter in known.extracted
+        else None
+    )
     if previous is not None:
         _chapter_rows_clear(book=book, chapter=chapter)
-    decided = {
-        _decision_key(p.kind, p.payload)
-        for p in PendingItem.objects.filter(book=book, chapter=chapter, source="extraction").exclude(
-            status=PendingItem.Status.PENDING
-        )
-    }
+    decided = (
+        {
+            _decision_key(p.kind, p.payload)
+            for p in PendingItem.objects.filter(book=book, chapter=chapter, source="extraction").exclude(
+                status=PendingItem.Status.PENDING
+            )
+        }
+        if known is None or chapter in known.decided
+        else set()
+    )
 
     # 1. Resolve every reference before writing anything, so an unknown one is a clean 422.
     refs, targets = _references_resolve(book=book, chapter=chapter, data=data)
@@ -393,6 +453,7 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict, journal: bool 
         chapter=chapter,
         refs=refs,
         previously_created=set(previous.summary.get("created_entities", [])) if previous is not None else set(),
+        known=known,
     )
     adopted: dict[str, int] = defaultdict(int)
     pending = 0
@@ -447,6 +508,8 @@ def extraction_ingest(*, book: Book, chapter: int, payload: dict, journal: bool 
     # after the chapter's lock (PostgreSQL) or inside the single writer's transaction (SQLite).
     if previous is None:
         Extraction.objects.create(book=book, chapter=chapter, **values)
+        if known is not None:
+            known.extracted.add(chapter)
     else:
         for name, value in values.items():
             setattr(previous, name, value)

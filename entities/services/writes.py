@@ -29,10 +29,15 @@ from kernel.exceptions import InvalidInput
 # --- ids --------------------------------------------------------------------------------------
 
 
-def entity_id_generate(*, book: Book, name: str, type: str, taken: set[str] | None = None) -> str:
-    """A fresh pinyin id for ``name`` of ``type`` in ``book``: ``_1``, ``_2`` … on collision."""
+def entity_id_generate(
+    *, book: Book, name: str, type: str, taken: set[str] | None = None, ids: set[str] | None = None
+) -> str:
+    """A fresh pinyin id for ``name`` of ``type`` in ``book``: ``_1``, ``_2`` … on collision. ``ids``: a
+    superset of the book's entity ids (one not in it is free without a query)."""
     base = entity_id_base(name=name, type=type)
-    if base not in (taken or ()) and not Entity.objects.filter(book=book, entity_id=base).exists():
+    if base not in (taken or ()) and (
+        (ids is not None and base not in ids) or not Entity.objects.filter(book=book, entity_id=base).exists()
+    ):
         # the usual case, on the (book, entity_id) index: ``startswith`` is LIKE 'base%', which SQLite
         # (its LIKE folds case) answers by reading every entity of the book
         return base
@@ -382,12 +387,27 @@ def relationship_event_add(
 # --- suggestions and appearances ---------------------------------------------------------------
 
 
-def entity_from_suggestion(*, book: Book, chapter: int, item: Any, taken: set[str]) -> tuple[Entity, bool]:
+def entity_from_suggestion(
+    *,
+    book: Book,
+    chapter: int,
+    item: Any,
+    taken: set[str],
+    names: set[tuple[str, str]] | None = None,
+    ids: set[str] | None = None,
+) -> tuple[Entity, bool]:
     """The entity an entities_new item stands for, and whether it was created now: the existing one
-    with this id, name and type (re-ingestion), else a new one with the suggested id or a fresh pinyin id."""
+    with this id, name and type (re-ingestion), else a new one with the suggested id or a fresh pinyin id.
+
+    ``names`` / ``ids`` (a replay's ``IngestKnown``): supersets of the book's entities' (name, type)
+    and ids — one not in them is not looked up — which the entity created here is added to."""
     aliases = [a if isinstance(a, str) else a.model_dump() for a in item.aliases]
     if item.suggested_id:
-        existing = Entity.objects.filter(book=book, entity_id=item.suggested_id).first()
+        existing = (
+            Entity.objects.filter(book=book, entity_id=item.suggested_id).first()
+            if ids is None or item.suggested_id in ids
+            else None
+        )
         if existing is not None and existing.canonical_name == item.name and existing.type == item.type:
             aliases_add(entity=existing, aliases=aliases, source="extraction")
             return existing, False
@@ -396,11 +416,15 @@ def entity_from_suggestion(*, book: Book, chapter: int, item: Any, taken: set[st
         entity_id = None
     if entity_id is None:
         # Same name and type already known under another id: the agent re-suggested it.
-        known = Entity.objects.filter(book=book, canonical_name=item.name, type=item.type).first()
+        known = (
+            Entity.objects.filter(book=book, canonical_name=item.name, type=item.type).first()
+            if names is None or (item.name, item.type) in names
+            else None
+        )
         if known is not None:
             aliases_add(entity=known, aliases=aliases, source="extraction")
             return known, False
-        entity_id = entity_id_generate(book=book, name=item.name, type=item.type, taken=taken)
+        entity_id = entity_id_generate(book=book, name=item.name, type=item.type, taken=taken, ids=ids)
     entity = _entity_create(
         book=book,
         name=item.name,
@@ -414,6 +438,10 @@ def entity_from_suggestion(*, book: Book, chapter: int, item: Any, taken: set[st
         source="extraction",
         id_free=True,  # the suggested id was looked up above, a generated one is fresh
     )
+    if names is not None:
+        names.add((entity.canonical_name, entity.type))
+    if ids is not None:
+        ids.add(entity.entity_id)
     return entity, True
 
 
