@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.journal import journal_append, journal_lock
 from core.models import Book
 from kernel.exceptions import InvalidInput, NotFound
 from kernel.safefs import book_file_write, path_inside, regular_file_read
@@ -292,18 +293,19 @@ def story_master_build(
     )
     if not persist:
         return data, []
-    StorySetting.objects.update_or_create(
+    journal_lock(book=book)
+    story_setting_save(
         book=book,
         chapter=None,
-        defaults={
-            "query": query,
-            "explicit_genre": genre or "",
-            "overrides": routing.overrides_clean(overrides=overrides),
-            "added_anti_patterns": list(add_anti_patterns or []),
-            "data": data,
-        },
+        query=query,
+        explicit_genre=genre or "",
+        overrides=routing.overrides_clean(overrides=overrides),
+        added_anti_patterns=list(add_anti_patterns or []),
+        data=data,
     )
-    return data, story_files_write(book=book)
+    files = story_files_write(book=book)
+    _setting_journal(book=book, chapter=None)
+    return data, files
 
 
 @transaction.atomic
@@ -356,18 +358,63 @@ def story_chapter_build(
     }
     if not persist:
         return routing.chapter_compose(book=book, chapter=chapter, master=master, record=record, policy=policy), []
-    StorySetting.objects.update_or_create(
+    journal_lock(book=book)
+    story_setting_save(
+        book=book,
+        chapter=chapter,
+        query=query,
+        explicit_genre=genre or "",
+        overrides=explicit,
+        added_anti_patterns=list(add_anti_patterns or []),
+        data=record,
+    )
+    files = story_files_write(book=book)
+    _setting_journal(book=book, chapter=chapter)
+    return selectors.chapter_story(book=book, chapter=chapter), files
+
+
+SETTING_FIELDS = ("query", "explicit_genre", "overrides", "added_anti_patterns", "data")
+
+
+def story_setting_save(
+    *,
+    book: Book,
+    chapter: int | None,
+    query: str,
+    explicit_genre: str,
+    overrides: dict[str, Any],
+    added_anti_patterns: list[str],
+    data: dict[str, Any],
+) -> StorySetting:
+    """Store the master (``chapter`` None) or a chapter's setting as built — the row a persisting build
+    writes and the journal's ``story.setting.save`` gives back on a rebuild (the built dict itself, so a
+    library changed since does not change what the book had)."""
+    setting, _ = StorySetting.objects.update_or_create(
         book=book,
         chapter=chapter,
         defaults={
             "query": query,
-            "explicit_genre": genre or "",
-            "overrides": explicit,
-            "added_anti_patterns": list(add_anti_patterns or []),
-            "data": record,
+            "explicit_genre": explicit_genre,
+            "overrides": overrides,
+            "added_anti_patterns": added_anti_patterns,
+            "data": data,
         },
     )
-    return selectors.chapter_story(book=book, chapter=chapter), story_files_write(book=book)
+    return setting
+
+
+def _setting_journal(*, book: Book, chapter: int | None) -> None:
+    """Journal a persisted setting (``story.setting.save``), the built dict as its attachment: a setting
+    is a write no author's file holds (``.story-system/`` is its rendering, not read back)."""
+    setting = StorySetting.objects.get(book=book, chapter=chapter)
+    stem = "MASTER_SETTING" if chapter is None else chapter_file_stem(chapter)
+    journal_append(
+        book=book,
+        op="story.setting.save",
+        attachment=(f"story/{stem}", setting.data),
+        chapter=chapter,
+        **{name: getattr(setting, name) for name in SETTING_FIELDS if name != "data"},
+    )
 
 
 def _show(value: Any) -> str:

@@ -23,6 +23,7 @@ from entities.models import (
     StateChange,
 )
 from memory.models import Fact
+from storysystem.models import StorySetting
 from threads.models import Secret, Thread, ThreadHistoryEntry
 
 
@@ -120,6 +121,14 @@ def _written(*, book: Book) -> dict[str, Any]:
         "relationships": relationships,
         "pending": pending,
         "facts": facts,
+        # a persisted Story System setting (its data holds the build's own timestamp: replayed as written)
+        "story_settings": sorted(
+            _rows(
+                StorySetting.objects.filter(book=book),
+                ["chapter", "query", "explicit_genre", "overrides", "added_anti_patterns", "data"],
+            ),
+            key=lambda row: -1 if row["chapter"] is None else row["chapter"],
+        ),
     }
 
 

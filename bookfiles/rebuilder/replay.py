@@ -66,6 +66,7 @@ from entities.services.pending import pending_item_confirm, pending_item_find, p
 from entities.services.writes import entities_archive, state_change_curate
 from kernel.exceptions import DomainError, InvalidInput, NotFound
 from memory.services import fact_close, fact_decide, fact_get, fact_observe, fact_revise, scratchpad_import
+from storysystem.services import story_setting_save
 
 logger = logging.getLogger(__name__)
 
@@ -242,6 +243,20 @@ def _memory_import(book: Book, data: Any, e: dict) -> None:
 
 # op → how to apply it again; an op written by a service and missing here is a test failure
 # (tests/bookfiles/test_journal.py checks every op of a full session replays).
+def _story_setting(book: Book, data: Any, e: dict) -> None:
+    if not isinstance(data, dict):
+        raise TypeError("story.setting.save 的附件应是 JSON 对象")
+    story_setting_save(
+        book=book,
+        chapter=e["chapter"],
+        query=e["query"],
+        explicit_genre=e["explicit_genre"],
+        overrides=e["overrides"],
+        added_anti_patterns=e["added_anti_patterns"],
+        data=data,
+    )
+
+
 REPLAYERS: dict[str, Replayer] = {
     "extraction.ingest": _extraction_ingest,
     "pending.confirm": _pending_confirm,
@@ -254,6 +269,7 @@ REPLAYERS: dict[str, Replayer] = {
     "memory.fact.revise": _fact_revise,
     "memory.fact.close": _fact_close,
     "memory.fact.decide": _fact_decide,
+    "story.setting.save": _story_setting,
     "entity.create": _entity_create,
     "entity.edit": _entity_edit,
     "alias.save": _alias_save,

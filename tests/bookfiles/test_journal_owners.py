@@ -32,6 +32,7 @@ from entities.services.writes import state_change_curate
 from kernel.exceptions import InvalidInput
 from memory.models import Fact
 from memory.services import fact_decide, fact_observe, fact_revise, scratchpad_import
+from storysystem.services import story_setting_build
 from tests.bookfiles.test_journal import _session
 from tests.conftest import DEMO_BOOK_SOURCE
 from webnovel.demo import DEMO_EXTRACTIONS
@@ -219,6 +220,9 @@ def _curation(book: Book) -> None:
     other.refresh_from_db()
     assert other.status == Fact.Status.CONTRADICTED
     fact_decide(fact=other, note="以祖师为准")
+    # the Story System: a persisted master, then chapter 9's override on top of it
+    story_setting_build(book=book, chapter=None, query="玄幻 宗门 修炼", persist=True)
+    story_setting_build(book=book, chapter=9, query="本章 打脸", overrides={"本章输出重点": "剑意初成"}, persist=True)
 
 
 def test_every_op_is_journaled_and_a_rebuild_replays_all_of_them(folder):
@@ -234,6 +238,10 @@ def test_every_op_is_journaled_and_a_rebuild_replays_all_of_them(folder):
     assert "人工订正" in json.dumps(written["state_changes"], ensure_ascii=False)
     assert [f["subject"] for f in written["facts"] if f["origin"] == "import"] == ["林风"]
     assert len(written["relationships"]) == 3  # the session's 3, one deleted, one made
+    settings = written["story_settings"]
+    assert [(s["chapter"], s["query"]) for s in settings] == [(None, "玄幻 宗门 修炼"), (9, "本章 打脸")]
+    assert settings[1]["overrides"] == {"本章输出重点": "剑意初成"}
+    assert sorted(p.name for p in (folder / ".journal" / "story").iterdir())[0].startswith("MASTER_SETTING-")
 
     assert _from_scratch(folder) == before
     assert book_rebuild(root=folder)["journal"] == {}  # a rebuild over the rows applies nothing twice
