@@ -122,6 +122,7 @@ SURNAMES = frozenset(
 APART_STRONG, APART_WEAK = 0.1, 0.02
 GENERIC_APART = 0.2  # a generic word meeting a name in this share of sentences is someone else
 CLOSE_COMPANY = 0.6  # … or above which, when it is clearly the closest of its surname's groups
+OLD_SURNAME_HELD = 2 / 3  # share of a surname's full-name occurrences one group holds for 老 + it to be that group
 SAME_COMPANY = 0.85  # cosine of two names' paragraph company above which one surname means one person
 _GLUE_HEAD_TAGS = frozenset({"n", "ng", "nr", "j"})
 _STATE_AFTER = frozenset({"了", "过", "着", "去", "矣"})
@@ -830,11 +831,6 @@ def _persons(
     for c, names in surname_names.items():
         names.sort(key=lambda x: (-count[x], x))
         selfname = "老" + c
-        full = [x for x in names if len(x) >= 3]
-        if count[selfname] >= min_count and full:
-            head = full[0]
-            groups.join(selfname, head, f"「{selfname}」= 老 + 姓「{c}」（{head}）")
-            person.add(selfname)
         # Two names of one surname with the same company (who else is in their paragraphs) are one
         # person named two ways (唐僧 / 唐三藏); two people of one family keep different company.
         if c not in surnames:
@@ -863,6 +859,21 @@ def _persons(
             runner_up = scored[1][0] if len(scored) > 1 else 0.0
             if similarity >= SAME_COMPANY or (similarity >= CLOSE_COMPANY and similarity >= 1.2 * runner_up):
                 groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {similarity:.2f}）")
+
+    # 老 + surname (老孙, 老猪) names the one bearer of that surname: the group holding the most frequent
+    # full name, if it holds most of the surname's full names (老王 names no one where 王母娘娘 is one
+    # 王 of many). Read after the company joins, which gather one person's full names (孙悟空, 孙行者).
+    for c, names in sorted(surname_names.items()):
+        selfname = "老" + c
+        full = [x for x in names if len(x) >= 3]
+        if count[selfname] < min_count or not full:
+            continue
+        head = full[0]
+        held = sum(count[x] for x in full if groups.find(x) == groups.find(head))
+        if held < OLD_SURNAME_HELD * sum(count[x] for x in full) or lexicon.get(selfname, 0) >= COMMON_WORD:
+            continue  # several people of that surname (老王), or a word of its own (老人, 老子)
+        groups.join(selfname, head, f"「{selfname}」= 老 + 姓「{c}」（{head}）")
+        person.add(selfname)
 
     # Anaphora: 那 / 这 + epithet votes for the name just before it.
     votes: dict[str, Counter[str]] = defaultdict(Counter)

@@ -269,6 +269,25 @@ def test_engine_keeps_two_given_names_of_one_surname_apart():
     assert father.names() == ["林镇岳"]
 
 
+# Two men of one surname (王大海, 王小川): 老王 names neither — only a surname one group holds (老孙, 老猪).
+TWO_WANGS = [
+    """王大海道：“今天的鱼不少。”
+老王，你又来了。李掌柜笑道：“老王，坐。”
+王小川在河边钓鱼，赵四陪着他。
+王小川道：“赵四，你看那边。”""",
+    """王大海道：“明天还来。”
+老王说的是实话。李掌柜道：“老王慢走。”
+王小川道：“鱼上钩了！”赵四拍手。""",
+]
+
+
+def test_engine_gives_old_plus_surname_to_no_one_of_two_bearers():
+    proposals = discover([(i + 1, TWO_WANGS[i % 2]) for i in range(6)], min_count=3, types=["角色"])
+    assert by_name(proposals, "王小川").names() == ["王小川", "小川"]
+    assert by_name(proposals, "王大海").names() == ["王大海", "大海"]
+    assert by_name(proposals, "老王").names() == ["老王"]
+
+
 # jieba cuts 了尘 into 了 (a particle) + 尘, so no noun glue keeps it; the clause after 法名 is the name,
 # since the text shows it speaking (了尘道：“).
 CUT_MONK = [
