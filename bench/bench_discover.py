@@ -19,7 +19,10 @@ and the proposals are scored against ``xiyouji_aliases.json``, which is used onl
 ``--book DIR`` scores a book folder instead (a second text, to check nothing is tuned to 西游记): its
 finished chapters (``定稿/正文/**/*.md``, front matter dropped) against its own curated cast — the
 角色 of ``设定/名册.yaml`` and the character cards ``设定/角色/*.md`` with their aliases, each counted
-in the text. The figures are the same; the reference is whatever the author wrote.
+in the text. The figures are the same; the reference is whatever the author wrote. Two such books
+are held out for this: ``bench/discover-heldout`` (five classical chapters) and
+``bench/discover-heldout2`` (eight modern urban chapters, a family of one surname, titles and nicknames),
+each written with its cast before the engine was changed against it.
 
 ``--base TREE`` runs another checkout's engine (``TREE/entities/discovery/engine.py``, e.g. main's) on
 the same chapters in the same run, before this tree's, and prints both: the before / after figures the

@@ -122,6 +122,7 @@ SURNAMES = frozenset(
 APART_STRONG, APART_WEAK = 0.1, 0.02
 GENERIC_APART = 0.2  # a generic word meeting a name in this share of sentences is someone else
 CLOSE_COMPANY = 0.6  # … or above which, when it is clearly the closest of its surname's groups
+OLD_SURNAME_HELD = 2 / 3  # share of a surname's full-name occurrences one group holds for 老 + it to be that group
 SAME_COMPANY = 0.85  # cosine of two names' paragraph company above which one surname means one person
 _GLUE_HEAD_TAGS = frozenset({"n", "ng", "nr", "j"})
 _STATE_AFTER = frozenset({"了", "过", "着", "去", "矣"})
@@ -210,6 +211,7 @@ class _Stats:
         self.answers: Counter[tuple[str, str]] = Counter()  # (vocative, who answered it next)
         self.quoted: Counter[str] = Counter()  # occurrences inside dialogue
         self.named: Counter[str] = Counter()
+        self.clause_named: Counter[tuple[str, str]] = Counter()  # (owner, the clause after a naming word)
         self.chains: Counter[str] = (
             Counter()
         )  # names of naming chains (名唤罗刹女，又唤铁扇公主)  # how often a word is the Y of a naming pattern
@@ -237,6 +239,10 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
         first_person = -1  # in a quote, how many nouns the sentence had at its first-person word
         in_quote = False
         named_buf: list[str] = []  # the pieces of the name after a naming word
+        # The whole clause after a naming word, whatever jieba's tags (法名 + 了/ul + 尘: 了尘), while it
+        # holds no pronoun, numeral, classifier, preposition, conjunction or adverb.
+        clause_buf: list[Token] | None = None
+        clause_owner = ""
         owner = last_named = ""
         chain = False  # the owner is a name named just before (a naming chain)
         since_speech = 99  # tokens since the last dialogue attribution
@@ -245,6 +251,25 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
         called: tuple[str, str, int] | None = None  # (vocative, who called, paragraph) awaiting an answer
         for w, f in tokens:
             since_speech += 1
+            if clause_buf is not None:
+                if (
+                    _HAN.match(w)
+                    and "\n" not in w
+                    and f[:1] not in "rmqpcdv"
+                    and len(w) + sum(map(len, clause_buf)) <= 4
+                ):
+                    clause_buf.append((w, f))
+                else:
+                    # Only what the noun glue below cannot keep: a piece of another part of speech
+                    # (了/ul), the name ending on a noun or a morpheme (尘/n; not 谢 + 了).
+                    if (
+                        (w in _CLAUSE_END or "\n" in w)
+                        and clause_buf
+                        and clause_buf[-1][1][:1] in "ng"
+                        and any(cf[:1] not in "nbg" for _, cf in clause_buf)
+                    ):
+                        _clause_named(st, "".join(cw for cw, _ in clause_buf), clause_owner)
+                    clause_buf = None
             if vocative is not None and w != "“":
                 if _HAN.match(w) and len(vocative) < 3 and "\n" not in w:
                     vocative.append(w)
@@ -365,6 +390,7 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                     owner = last_named or (nouns[-1] if nouns else "")
                 chain = bool(last_named)
                 pending_naming, named_buf = w, []
+                clause_buf, clause_owner = [], owner
             prev3_w, prev2_w, prev2_f, prev_w, prev_f = prev2_w, prev_w, prev_f, w, f
         if sentence:
             st.sentences.append((st.paragraphs, tuple(sentence)))
@@ -382,6 +408,13 @@ def _named_record(st: _Stats, name: str, owner: str, chain: bool) -> None:
         st.naming[(owner, name)] += 1
         if chain:
             st.chains.update((owner, name))
+
+
+def _clause_named(st: _Stats, name: str, owner: str) -> None:
+    """A whole clause of 2–4 characters after a naming word (法名了尘，) that jieba cut into pieces no
+    noun glue keeps (了 + 尘: a particle and a noun): a name if the text later shows it speaking."""
+    if 2 <= len(name) <= 4 and name != owner:
+        st.clause_named[(owner, name)] += 1
 
 
 def _surnames_glue(tokens: list[Token]) -> list[Token]:
@@ -431,6 +464,9 @@ class _Groups:
         self.members: dict[str, set[str]] = {}
         self.apart = apart or {}  # name → {other name: share of the rarer one's occurrences they meet}
         self.generic: set[str] = set()
+        # Full name → its given name (林承志 → 承志), once the surnames are read: two groups holding two
+        # full names with no given name in common are two people (one family) for every later link.
+        self.given: dict[str, str] = {}
 
     def _apart(self, ma: set[str], mb: set[str], floor: float) -> bool:
         for x in ma:
@@ -452,14 +488,21 @@ class _Groups:
             x = self.parent[x]
         return x
 
-    def join(self, child: str, owner: str, why: str, *, weak: bool = False) -> bool:
+    def two_given(self, ma: set[str], mb: set[str]) -> bool:
+        """Both groups hold a full name and their given names differ (林镇岳 / 林承志)."""
+        ga = {self.given[m] for m in ma if m in self.given}
+        gb = {self.given[m] for m in mb if m in self.given}
+        return bool(ga and gb and not ga & gb)
+
+    def join(self, child: str, owner: str, why: str, *, weak: bool = False, variant: bool = False) -> bool:
         """Join ``child``'s group to ``owner``'s. A weak link (one naming sentence, company, anaphora)
-        yields to rarer meetings than a strong one (nesting, apposition)."""
+        yields to rarer meetings than a strong one (nesting, apposition). Two full names of different
+        given names join only as one name written two ways (``variant``: same pinyin, 金刚 / 金钢)."""
         a, b = self.find(child), self.find(owner)
         if a == b:
             return False
         ma, mb = self.members.get(a, {a}), self.members.get(b, {b})
-        if self._apart(ma, mb, APART_WEAK if weak else APART_STRONG):
+        if self._apart(ma, mb, APART_WEAK if weak else APART_STRONG) or (not variant and self.two_given(ma, mb)):
             return False
         self.parent[a] = b
         self.members[b] = ma | mb
@@ -771,14 +814,23 @@ def _persons(
         if (w[0] in surnames or w[0] in selfnames) and w[0] != "老":
             surname_names[w[0]].append(w)
     profiles = _profiles(st, person)
+    # A given name: the two characters after a common surname (承志 of 林承志) that end no other name
+    # (大圣: 孙大圣, 齐天大圣 — a title), are no honorific (林大人) and no common word (行者 of 孙行者).
+    # (A one-character given name is not told from a title in one book: 陈清 and 林总 look alike.)
+    tails: Counter[str] = Counter(w[-2:] for w in person if len(w) >= 3)
+    groups.given = {
+        w: w[1:]
+        for w in person
+        if len(w) == 3
+        and w[0] in surnames
+        and tails[w[1:]] == 1
+        and w[1:] not in groups.generic
+        and w[1:] not in HONORIFICS
+        and lexicon.get(w[1:], 0) < COMMON_WORD
+    }
     for c, names in surname_names.items():
         names.sort(key=lambda x: (-count[x], x))
         selfname = "老" + c
-        full = [x for x in names if len(x) >= 3]
-        if count[selfname] >= min_count and full:
-            head = full[0]
-            groups.join(selfname, head, f"「{selfname}」= 老 + 姓「{c}」（{head}）")
-            person.add(selfname)
         # Two names of one surname with the same company (who else is in their paragraphs) are one
         # person named two ways (唐僧 / 唐三藏); two people of one family keep different company.
         if c not in surnames:
@@ -797,6 +849,8 @@ def _persons(
             for a in names[:i]:
                 if groups.find(a) != groups.find(b) and not any(s[1] == groups.find(a) for s in scored):
                     ga = groups.members.get(groups.find(a), {a})
+                    if groups.two_given(ga, gb):
+                        continue  # 林镇岳 / 林承志: one surname, two given names — two people of one family
                     scored.append((_cosine(profiles, ga, gb), groups.find(a), a))
             if not scored:
                 continue
@@ -805,6 +859,21 @@ def _persons(
             runner_up = scored[1][0] if len(scored) > 1 else 0.0
             if similarity >= SAME_COMPANY or (similarity >= CLOSE_COMPANY and similarity >= 1.2 * runner_up):
                 groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {similarity:.2f}）")
+
+    # 老 + surname (老孙, 老猪) names the one bearer of that surname: the group holding the most frequent
+    # full name, if it holds most of the surname's full names (老王 names no one where 王母娘娘 is one
+    # 王 of many). Read after the company joins, which gather one person's full names (孙悟空, 孙行者).
+    for c, names in sorted(surname_names.items()):
+        selfname = "老" + c
+        full = [x for x in names if len(x) >= 3]
+        if count[selfname] < min_count or not full:
+            continue
+        head = full[0]
+        held = sum(count[x] for x in full if groups.find(x) == groups.find(head))
+        if held < OLD_SURNAME_HELD * sum(count[x] for x in full) or lexicon.get(selfname, 0) >= COMMON_WORD:
+            continue  # several people of that surname (老王), or a word of its own (老人, 老子)
+        groups.join(selfname, head, f"「{selfname}」= 老 + 姓「{c}」（{head}）")
+        person.add(selfname)
 
     # Anaphora: 那 / 这 + epithet votes for the name just before it.
     votes: dict[str, Counter[str]] = defaultdict(Counter)
@@ -881,7 +950,9 @@ def _persons(
             names.sort(key=lambda x: (-count[x], x))
             for other in names[1:]:
                 if count[other] * 5 <= count[names[0]] and len(other) == len(names[0]):
-                    groups.join(other, names[0], f"与「{names[0]}」同音（拼音 {''.join(lazy_pinyin(other))}）")
+                    groups.join(
+                        other, names[0], f"与「{names[0]}」同音（拼音 {''.join(lazy_pinyin(other))}）", variant=True
+                    )
 
     # Name + title written together often (哪吒 + 太子) is itself a name of that person (哪吒太子): jieba
     # cuts it in two, so it is no token, but a reader and the mention scan see it whole.
@@ -1139,8 +1210,20 @@ def _given_names_recover(
 def _named_count(st: _Stats, chapters: list[tuple[int, str]], min_count: int) -> set[str]:
     """A name glued back after a naming word (罗刹女, 圣婴大王) is no token: count it in the text.
     Such a name counts as a name (the nr tag) when it was named twice, or once in a chain with
-    another name (名唤罗刹女，又唤铁扇公主)."""
+    another name (名唤罗刹女，又唤铁扇公主). A clause after a naming word that jieba cuts with a
+    particle or a verb in it (法名了尘，: 了 + 尘) is one when the text shows it speaking (了尘道：“)
+    at least twice: its speech is counted in the text too, since jieba never cuts it whole."""
     chained = set(st.chains)
+    for (owner, name), k in sorted(st.clause_named.items()):
+        if st.count[name] >= min_count or not _HAN.match(name):
+            continue
+        said = re.compile(re.escape(name) + r"[\u4e00-\u9fff]?[道说曰][：:]?“")
+        speaks = sum(len(said.findall(body)) for _, body in chapters)
+        if speaks >= 2 and _text_count_add(st, name, chapters, min_count):
+            st.speaker[name] = speaks
+            st.named[name] += k
+            if owner:
+                st.naming[(owner, name)] += k
     for name, k in st.named.items():
         if st.count[name] >= min_count or not (k >= 2 or name in chained) or not _HAN.match(name):
             continue

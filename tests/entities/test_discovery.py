@@ -250,6 +250,66 @@ def test_engine_counts_a_surname_and_a_given_name_as_the_full_name():
     assert why["悟能"] == "称谓句式（法名/叫做/号/我乃…）6 次：猪八戒 → 悟能"
 
 
+# One family (father 林镇岳, son 林承志) always in the same company, never in one sentence: one surname
+# with two given names is two people, however alike their company.
+FAMILY = [
+    """林镇岳走进茶馆，秦山河起身相迎。镇岳坐下。
+王掌柜在柜台后算账，赵伙计扫地。
+林承志跟着进来，秦山河点了点头。承志坐在门边。""",
+    """林镇岳拔出长剑，秦山河在旁喝彩。镇岳收剑。
+王掌柜关了店门，赵伙计打了个哈欠。
+林承志也拔出长剑，秦山河又喝彩。承志收剑。""",
+]
+
+
+def test_engine_keeps_two_given_names_of_one_surname_apart():
+    proposals = discover([(i + 1, FAMILY[i % 2]) for i in range(8)], min_count=3, types=["角色"])
+    son, father = by_name(proposals, "林承志"), by_name(proposals, "林镇岳")
+    assert son.names() == ["林承志", "承志"]
+    assert father.names() == ["林镇岳"]
+
+
+# Two men of one surname (王大海, 王小川): 老王 names neither — only a surname one group holds (老孙, 老猪).
+TWO_WANGS = [
+    """王大海道：“今天的鱼不少。”
+老王，你又来了。李掌柜笑道：“老王，坐。”
+王小川在河边钓鱼，赵四陪着他。
+王小川道：“赵四，你看那边。”""",
+    """王大海道：“明天还来。”
+老王说的是实话。李掌柜道：“老王慢走。”
+王小川道：“鱼上钩了！”赵四拍手。""",
+]
+
+
+def test_engine_gives_old_plus_surname_to_no_one_of_two_bearers():
+    proposals = discover([(i + 1, TWO_WANGS[i % 2]) for i in range(6)], min_count=3, types=["角色"])
+    assert by_name(proposals, "王小川").names() == ["王小川", "小川"]
+    assert by_name(proposals, "王大海").names() == ["王大海", "大海"]
+    assert by_name(proposals, "老王").names() == ["老王"]
+
+
+# jieba cuts 了尘 into 了 (a particle) + 尘, so no noun glue keeps it; the clause after 法名 is the name,
+# since the text shows it speaking (了尘道：“).
+CUT_MONK = [
+    """岸上走来一个老和尚，法名了尘，手持禅杖。
+了尘道：“阿弥陀佛，施主慈悲。”
+林镇岳道：“大师从哪里来？”
+了尘道：“从山上来。”""",
+    """了尘道：“老衲去去便回。”
+林镇岳道：“大师慢走。”
+了尘说：“施主保重。”""",
+]
+
+
+def test_engine_reads_a_name_jieba_cuts_with_a_particle_after_a_naming_word():
+    proposals = discover([(i + 1, CUT_MONK[i % 2]) for i in range(6)], min_count=3, types=["角色"])
+    monk = by_name(proposals, "老和尚")
+    assert [(a.alias, a.count, a.why) for a in monk.aliases] == [
+        ("了尘", 15, "称谓句式（法名/叫做/号/我乃…）3 次：老和尚 → 了尘")
+    ]
+    assert monk.signals["speaker"] == 12
+
+
 # A third: 柳如烟 is introduced with a second name in one naming sentence (名唤…，又唤…); 师兄 is only
 # ever said inside dialogue and never speaks — a form of address, not a character.
 FAIRY = [
