@@ -413,10 +413,23 @@ class _Syllables(dict):
 
 
 _SYLLABLES = _Syllables()
+# The same mapping as a list over the Basic Multilingual Plane, filled as characters are met (a list
+# is indexed about twice as fast as the dict): a CJK character not met yet is None, which
+# ``str.translate`` deletes, so a shorter result tells that the table needs filling first.
+_TABLE: list[str | None] = ["\x00"] * 0x3400 + [None] * (0xA000 - 0x3400) + ["\x00"] * (0x10000 - 0xA000)
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 def _syllables(text: str) -> str:
-    return text.translate(_SYLLABLES)
+    if _ASTRAL.search(text):  # past the table (translate would leave such characters as they are)
+        return text.translate(_SYLLABLES)
+    out = text.translate(_TABLE)
+    if len(out) != len(text):
+        for char in set(text):
+            if _TABLE[ord(char)] is None:
+                _TABLE[ord(char)] = _SYLLABLES[ord(char)]
+        out = text.translate(_TABLE)
+    return out
 
 
 @dataclass
@@ -424,7 +437,8 @@ class _TypoIndex:
     homophones: dict[str, list[str]]  # syllable string → names
     near: dict[int, dict[str, list[str]]]  # length → name with one character (not the first) as "?" → names
     sounds: Any  # automaton over syllable strings: where a homophone of a name may start
-    pairs: Any  # automaton of a near name's first two characters (first and second, or first and third)
+    pairs: frozenset[str]  # a near name's first two characters (first and second, or first and third)
+    heads: Any  # a regex of the pairs' first characters: where a pair may start, found in C
     lengths: list[int]  # the lengths of the variants looked for, longest first
     # a known name → the longer character names it begins (二郎 → 二郎神): 二郎身 is masked as 二郎 + 身
     extends: dict[str, list[str]]
@@ -472,7 +486,8 @@ def _typo_index(canon: Canon) -> _TypoIndex:
         homophones=homophones,
         near=near,
         sounds=_automaton({key: len(key) for key in homophones}),
-        pairs=_automaton({pair: None for pair in pairs}),
+        pairs=frozenset(pairs),
+        heads=re.compile("[" + "".join(re.escape(c) for c in sorted({p[0] for p in pairs})) + "]") if pairs else None,
         lengths=sorted({len(k) for k in homophones} | set(near), reverse=True),
     )
     canon._typo_index = index  # type: ignore[attr-defined]
@@ -481,16 +496,18 @@ def _typo_index(canon: Canon) -> _TypoIndex:
 
 def _typo_starts(index: _TypoIndex, masked: str, syllables: str) -> list[int]:
     """Every offset where a homophone or a one-off variant of a name may start (a superset: the scan
-    decides), in the prose with its known names masked out. Found in C: the homophones in the
-    syllable string, the first-and-second pairs in the prose, the first-and-third pairs in its even
-    and odd characters (where they are neighbours)."""
+    decides), in the prose with its known names masked out. The homophones are found in C by an
+    automaton over the syllable string; the one-off variants at the (few) characters that begin a
+    pair, found by a character-class regex, by their first-and-second or first-and-third characters."""
     starts = set()
     if index.sounds is not None:
         starts.update(end - length + 1 for end, length in index.sounds.iter(syllables))
-    if index.pairs is not None:
-        starts.update(end - 1 for end, _ in index.pairs.iter(masked))
-        for parity in (0, 1):
-            starts.update(2 * end - 2 + parity for end, _ in index.pairs.iter(masked[parity::2]))
+    if index.heads is not None:
+        pairs = index.pairs
+        for match in index.heads.finditer(masked):
+            i = match.start()
+            if masked[i : i + 2] in pairs or masked[i] + masked[i + 2 : i + 3] in pairs:
+                starts.add(i)
     return sorted(starts)
 
 
@@ -710,8 +727,8 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     found = []
     pov = mentions.who(draft.perspective) if draft.perspective else None
     hits = _keyword_hits(draft, canon)
-    # keyword → (first evidence offset, count, evidence, the secrets it leaks): one finding per keyword
-    early: dict[str, tuple[int, int, dict[str, Any], list]] = {}
+    # keyword → (first evidence offset, count, evidence, the indexes of the secrets it leaks): one finding per keyword
+    early: dict[str, tuple[int, int, dict[str, Any], list[int]]] = {}
     knowers: dict[int, set[int]] = {}
     told_at = canon.told_at()
     for keyword in sorted(hits, key=lambda k: canon.keyword_owners[k][0]):
@@ -722,10 +739,25 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
             if not owners:
                 continue
         name = _is_name(canon, keyword, chapter)
+        if not name:
+            # the common case, without a Python step per secret: every secret the reader does not know
+            # yet leaks at every hit (the first one's evidence); the known ones matter only for a point of view
+            unknown = owners if pov is None else [index for index in owners if told_at[index] > chapter]
+            if unknown:
+                early[keyword] = (
+                    hits[keyword][0],
+                    len(hits[keyword]),
+                    _secret_evidence(canon, canon.secrets[unknown[0]], keyword),
+                    unknown,
+                )
+            if pov is None or len(unknown) == len(owners):
+                continue
         for index in owners:
             secret = canon.secrets[index]
             reader_knows = told_at[index] <= chapter
             starts = hits[keyword]
+            if not name and not reader_knows:
+                continue  # already in ``early``
             if name:
                 if not _names_only(canon, secret, chapter):
                     continue
@@ -734,9 +766,9 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                     continue
             if not reader_knows:
                 if keyword in early:
-                    early[keyword][3].append(secret)
+                    early[keyword][3].append(index)
                 else:
-                    early[keyword] = (starts[0], len(starts), _secret_evidence(canon, secret, keyword), [secret])
+                    early[keyword] = (starts[0], len(starts), _secret_evidence(canon, secret, keyword), [index])
                 continue
             for start in starts:
                 end = start + len(keyword)
@@ -765,10 +797,11 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                         suggestion=f"改为{pov.name}的猜测或由知情者说出，或在信息差的 known_to 中补上 {pov.name}",
                     )
                 )
-    for keyword, (start, count, evidence, secrets) in early.items():
-        key = (keyword, tuple(secret.pk for secret in secrets))
+    for keyword, (start, count, evidence, indexes) in early.items():
+        key = (keyword, tuple(indexes))
         texts = canon.leak_texts.get(key)
         if texts is None:
+            secrets = [canon.secrets[index] for index in indexes]
             texts = canon.leak_texts[key] = (
                 "、".join(secret.secret_id for secret in secrets),
                 "；".join(
