@@ -11,6 +11,7 @@ import logging
 import re
 import threading
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -437,8 +438,10 @@ class _TypoIndex:
     homophones: dict[str, list[str]]  # syllable string → names
     near: dict[int, dict[str, list[str]]]  # length → name with one character (not the first) as "?" → names
     sounds: Any  # automaton over syllable strings: where a homophone of a name may start
-    pairs: frozenset[str]  # a near name's first two characters (first and second, or first and third)
-    heads: Any  # a regex of the pairs' first characters: where a pair may start, found in C
+    # a regex matching (one character, the rest in a lookahead) where a near name's first two
+    # characters (first and second, or first and third) start: the regex engine skips to a possible
+    # first character in C (faster than automaton passes over the prose and its even / odd characters)
+    pairs: Any
     lengths: list[int]  # the lengths of the variants looked for, longest first
     # a known name → the longer character names it begins (二郎 → 二郎神): 二郎身 is masked as 二郎 + 身
     extends: dict[str, list[str]]
@@ -486,28 +489,38 @@ def _typo_index(canon: Canon) -> _TypoIndex:
         homophones=homophones,
         near=near,
         sounds=_automaton({key: len(key) for key in homophones}),
-        pairs=frozenset(pairs),
-        heads=re.compile("[" + "".join(re.escape(c) for c in sorted({p[0] for p in pairs})) + "]") if pairs else None,
+        pairs=_pairs_regex(pairs),
         lengths=sorted({len(k) for k in homophones} | set(near), reverse=True),
     )
     canon._typo_index = index  # type: ignore[attr-defined]
     return index
 
 
+def _pairs_regex(pairs: Iterable[str]) -> re.Pattern | None:
+    """A regex matching the first character of a pair where the pair starts, its second character
+    next or one further (in a lookahead): one branch per first character."""
+    seconds: dict[str, set[str]] = {}
+    for pair in pairs:
+        seconds.setdefault(pair[0], set()).add(pair[1])
+    if not seconds:
+        return None
+    branches = []
+    for first, chars in sorted(seconds.items()):
+        chars = "".join(map(re.escape, sorted(chars)))
+        branches.append(f"{re.escape(first)}(?=[{chars}]|.[{chars}])")
+    return re.compile("|".join(branches), re.DOTALL)
+
+
 def _typo_starts(index: _TypoIndex, masked: str, syllables: str) -> list[int]:
     """Every offset where a homophone or a one-off variant of a name may start (a superset: the scan
-    decides), in the prose with its known names masked out. The homophones are found in C by an
-    automaton over the syllable string; the one-off variants at the (few) characters that begin a
-    pair, found by a character-class regex, by their first-and-second or first-and-third characters."""
+    decides), in the prose with its known names masked out, found in C: where a homophone's syllables
+    start in the syllable string, where a first-and-second pair starts in the prose, where a
+    first-and-third pair does (the lookahead skips the character between)."""
     starts = set()
     if index.sounds is not None:
         starts.update(end - length + 1 for end, length in index.sounds.iter(syllables))
-    if index.heads is not None:
-        pairs = index.pairs
-        for match in index.heads.finditer(masked):
-            i = match.start()
-            if masked[i : i + 2] in pairs or masked[i] + masked[i + 2 : i + 3] in pairs:
-                starts.add(i)
+    if index.pairs is not None:
+        starts.update(match.start() for match in index.pairs.finditer(masked))
     return sorted(starts)
 
 
