@@ -729,6 +729,19 @@ def _keyword_hits(draft: Draft, canon: Canon) -> dict[str, list[int]]:
     return hits
 
 
+def _shows_knowing(draft: Draft, start: int, end: int, cache: dict[tuple[int, int], bool]) -> bool:
+    """Whether the keyword at prose[start:end] is narrated (not quoted) in a sentence that shows knowing."""
+    value = cache.get((start, end))
+    if value is None:
+        if draft.in_quote(start):
+            value = False
+        else:
+            s_start, s_end = draft.sentence(start, end)
+            value = KNOWS.search(draft.prose[s_start:s_end]) is not None
+        cache[(start, end)] = value
+    return value
+
+
 def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     """A keyword of a secret the reader is not told yet (secret_early); a keyword the point-of-view
     character shows knowledge of without being a knower (pov_knowledge).
@@ -743,6 +756,7 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     # keyword → (first evidence offset, count, evidence, the indexes of the secrets it leaks): one finding per keyword
     early: dict[str, tuple[int, int, dict[str, Any], list[int]]] = {}
     knowers: dict[int, set[int]] = {}
+    shows: dict[tuple[int, int], bool] = {}  # (start, end) → _shows_knowing, the same for every secret of a keyword
     told_at = canon.told_at()
     for keyword in sorted(hits, key=lambda k: canon.keyword_owners[k][0]):
         owners = canon.keyword_owners[keyword]
@@ -785,10 +799,7 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                 continue
             for start in starts:
                 end = start + len(keyword)
-                if draft.in_quote(start):
-                    continue
-                s_start, s_end = draft.sentence(start, end)
-                if not KNOWS.search(draft.prose[s_start:s_end]):
+                if not _shows_knowing(draft, start, end, shows):
                     continue
                 if index not in knowers:
                     knowers[index] = _knowers(canon, secret, chapter)
