@@ -293,8 +293,7 @@ def story_master_build(
     )
     if not persist:
         return data, []
-    journal_lock(book=book)
-    story_setting_save(
+    files = _setting_persist(
         book=book,
         chapter=None,
         query=query,
@@ -303,8 +302,6 @@ def story_master_build(
         added_anti_patterns=list(add_anti_patterns or []),
         data=data,
     )
-    files = story_files_write(book=book)
-    _setting_journal(book=book, chapter=None)
     return data, files
 
 
@@ -358,8 +355,7 @@ def story_chapter_build(
     }
     if not persist:
         return routing.chapter_compose(book=book, chapter=chapter, master=master, record=record, policy=policy), []
-    journal_lock(book=book)
-    story_setting_save(
+    files = _setting_persist(
         book=book,
         chapter=chapter,
         query=query,
@@ -368,12 +364,7 @@ def story_chapter_build(
         added_anti_patterns=list(add_anti_patterns or []),
         data=record,
     )
-    files = story_files_write(book=book)
-    _setting_journal(book=book, chapter=chapter)
     return selectors.chapter_story(book=book, chapter=chapter), files
-
-
-SETTING_FIELDS = ("query", "explicit_genre", "overrides", "added_anti_patterns", "data")
 
 
 def story_setting_save(
@@ -403,18 +394,16 @@ def story_setting_save(
     return setting
 
 
-def _setting_journal(*, book: Book, chapter: int | None) -> None:
-    """Journal a persisted setting (``story.setting.save``), the built dict as its attachment: a setting
-    is a write no author's file holds (``.story-system/`` is its rendering, not read back)."""
-    setting = StorySetting.objects.get(book=book, chapter=chapter)
+def _setting_persist(*, book: Book, chapter: int | None, data: dict[str, Any], **fields: Any) -> list[str]:
+    """Store a built setting, write its ``.story-system/`` rendering, and journal it
+    (``story.setting.save``, the built dict as its attachment): a setting is a write no author's file
+    holds (``.story-system/`` is not read back). Returns the files written."""
+    journal_lock(book=book)
+    story_setting_save(book=book, chapter=chapter, data=data, **fields)
+    files = story_files_write(book=book)
     stem = "MASTER_SETTING" if chapter is None else chapter_file_stem(chapter)
-    journal_append(
-        book=book,
-        op="story.setting.save",
-        attachment=(f"story/{stem}", setting.data),
-        chapter=chapter,
-        **{name: getattr(setting, name) for name in SETTING_FIELDS if name != "data"},
-    )
+    journal_append(book=book, op="story.setting.save", attachment=(f"story/{stem}", data), chapter=chapter, **fields)
+    return files
 
 
 def _show(value: Any) -> str:
