@@ -222,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         "bench.bench_agent:inprocess_phase", {"book": samples["book"], "calls": calls, "repeat": repeat}, db=db
     )["result"]
     floor = process_measure([sys.executable, "-c", "import json, pathlib, re"], times=processes, env=env)
+    # Issue 29's floor of a `story` process: Django's own start with this project's settings and apps.
+    setup = process_measure([sys.executable, "-c", "import django; django.setup()"], times=processes, env=env)
 
     rows = []
     for name in calls:
@@ -238,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         for label in trees:
             row[f"wall p50 ms ({label})"] = story[label][name]["p50"] * 1000
             row[f"CPU p50 ms ({label})"] = story[label][name]["cpu_p50"] * 1000
+        row["CPU × django.setup()"] = story["this tree"][name]["cpu_p50"] / setup["cpu_p50"]
         if len(trees) == 2:
             base = next(label for label in trees if label != "this tree")
             row["CPU × base"] = story["this tree"][name]["cpu_p50"] / story[base][name]["cpu_p50"]
@@ -251,13 +254,15 @@ def main(argv: list[str] | None = None) -> int:
         f"P0 reads over MCP: p50 {min(p0):.2f}–{max(p0):.2f} ms; context pack p95 {here['context']['p95'] * 1000:.0f} ms; "
         f"story-system-search process CPU {story['this tree']['story-system-search']['cpu_p50'] * 1000:.0f} ms vs the "
         f"P0 read processes {min(plain) * 1000:.0f}–{max(plain) * 1000:.0f} ms; "
-        f"a bare Python process (the old plugin's per-script floor) p50 {floor['p50'] * 1000:.0f} ms."
+        f"a bare Python process (the old plugin's per-script floor) p50 {floor['p50'] * 1000:.0f} ms; "
+        f"a bare django.setup() process CPU p50 {setup['cpu_p50'] * 1000:.0f} ms (issue 29: a read ≤ 1.05× it)."
     )
     bench.extra.update(
         {
             "mcp": mcp,
             "story": story,
             "python_floor": floor,
+            "django_setup": setup,
             "calls": calls,
             "rebuild_s": rebuilt["seconds"],
             "library": library,

@@ -1,6 +1,5 @@
 """Read interfaces of the continuity check: finalized chapters re-checked against the current canon."""
 
-from continuity import selectors
 from kernel.bounds import NUMBER_MAX
 from kernel.interfaces import Arg, interface
 
@@ -15,4 +14,4 @@ interface(
     path="/continuity",
     response="dict",
     summary="复查已定稿章节（改设定之后）",
-)(selectors.chapters_check)
+)("continuity.selectors.chapters_check")  # by path: the check is imported when it runs

@@ -174,7 +174,7 @@ def fact_confirm(*, fact: Fact, user: str) -> str:
 @page("memory.view_fact", "memory.change_fact")
 def memory_fact_action(request: HttpRequest, slug: str, key: str, action: str) -> HttpResponse:
     book = book_get(slug=slug)
-    fact = memory_services.fact_get(book=book, key=key)
+    fact = memory_selectors.fact_get(book=book, key=key)
     user = request.user.get_username()
     current = book.chapters.order_by("-number").values_list("number", flat=True).first() or 0
     try:

@@ -14,11 +14,18 @@ are stated here for the schemas (OpenAPI, the tools' input schemas, the CLI's he
 enforce them with their own precise Chinese messages, from the same constants.
 
 Nothing here imports Django models, ninja or pydantic: the response shape is a dotted name resolved by
-the REST door only, so a plain ``story`` read stays cheap to start.
+the REST door only, so a plain ``story`` read stays cheap to start. For the same reason a selector (and a
+rendering) may be named by its dotted path inside the declaring app (``"memory.orchestrator.context_pack"``):
+it is imported when the read is first called, so one ``story`` process imports the selector module of
+the read it runs, not the heavy modules of all seventy (the context pack, the continuity check). The path
+must stay inside the declaring app (``interface`` checks it): it defers an import, it never reaches
+across a layer.
 """
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import import_module
 from typing import Any
 
@@ -70,14 +77,31 @@ class Rendering:
 
     ``media``: the REST media type of the rendering (``text/markdown``); empty means a JSON string."""
 
-    render: Callable[[Any], str]
+    target: Callable[[Any], str] | str  # the function, or its dotted path inside the declaring app
     media: str = ""
+
+    @property
+    def render(self) -> Callable[[Any], str]:
+        return target_resolve(self.target)
+
+
+def target_resolve(target: Callable[..., Any] | str) -> Callable[..., Any]:
+    """The function a declaration names: itself, or the attribute its dotted path names (imported now)."""
+    if not isinstance(target, str):
+        return target
+    module, _, attr = target.rpartition(".")
+    return getattr(import_module(module), attr)
+
+
+def target_module(target: Callable[..., Any] | str) -> str:
+    """The module of a declared function, without importing it."""
+    return target.rpartition(".")[0] if isinstance(target, str) else target.__module__
 
 
 @dataclass(frozen=True)
 class Interface:
     name: str
-    fn: Callable[..., Any]
+    target: Callable[..., Any] | str  # the selector, or its dotted path inside the declaring app
     help: str
     path: str  # under /api/books/{book}, e.g. "/threads/{thread_id}"
     args: tuple[Arg, ...] = field(default_factory=tuple)
@@ -88,6 +112,11 @@ class Interface:
     formats: tuple[tuple[str, Rendering], ...] = ()
     rate: tuple[str, str] | None = None  # (settings name of the rate, what is limited) for costly reads
 
+    @cached_property
+    def fn(self) -> Callable[..., Any]:
+        """The selector (a dotted ``target`` is imported on first use)."""
+        return target_resolve(self.target)
+
     @property
     def rest(self) -> str:
         """The REST operation, e.g. ``GET /api/books/{book}/threads/{thread_id}``."""
@@ -96,9 +125,10 @@ class Interface:
     @property
     def app(self) -> str:
         """The label of the app that declares the read (its router serves it, with that app's permissions)."""
-        config = apps.get_containing_app_config(self.fn.__module__)
+        module = target_module(self.target)
+        config = apps.get_containing_app_config(module)
         if config is None:
-            raise RuntimeError(f"interface {self.name!r}: {self.fn.__module__} is not in an installed app")
+            raise RuntimeError(f"interface {self.name!r}: {module} is not in an installed app")
         return config.label
 
     def all_args(self) -> tuple[Arg, ...]:
@@ -142,15 +172,19 @@ def interface(
     response: str = "",
     formats: dict[str, Rendering] | None = None,
     rate: tuple[str, str] | None = None,
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register ``fn`` as the read interface ``name``."""
+) -> Callable[[Callable[..., Any] | str], Callable[..., Any] | str]:
+    """Register ``fn`` (a function, or its dotted path inside the declaring app) as the read ``name``."""
+    declared_in = sys._getframe(1).f_globals.get("__name__", "")
 
-    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        if name in REGISTRY and REGISTRY[name].fn is not fn:
+    def register(fn: Callable[..., Any] | str) -> Callable[..., Any] | str:
+        if name in REGISTRY and REGISTRY[name].target != fn:
             raise RuntimeError(f"interface {name!r} registered twice")
+        for target in (fn, *(r.target for r in (formats or {}).values())):
+            if isinstance(target, str) and target.split(".")[0] != declared_in.split(".")[0]:
+                raise RuntimeError(f"interface {name!r}: {target} is outside {declared_in}'s app (import it instead)")
         REGISTRY[name] = Interface(
             name=name,
-            fn=fn,
+            target=fn,
             help=help,
             path=path,
             args=tuple(args),

@@ -55,7 +55,7 @@ def fact_observe(request: HttpRequest, book: str, payload: FactIn):
 @router.post("{book}/memory/facts/{key}/revise", response={201: FactOut}, summary="修订事实（如世界规则）")
 def fact_revise(request: HttpRequest, book: str, key: str, payload: ReviseIn):
     """Explicitly revise a fact: the new fact supersedes the old one and links to it."""
-    fact = services.fact_get(book=book_get(slug=book), key=key)
+    fact = selectors.fact_get(book=book_get(slug=book), key=key)
     new = services.fact_revise(fact=fact, value=payload.value, chapter=payload.chapter, reason=payload.reason)
     return Status(201, selectors.fact_to_dict(new))
 
@@ -63,14 +63,14 @@ def fact_revise(request: HttpRequest, book: str, key: str, payload: ReviseIn):
 @router.post("{book}/memory/facts/{key}/close", response=FactOut, summary="关闭未决线索")
 def fact_close(request: HttpRequest, book: str, key: str, payload: CloseIn):
     """Close an open loop (or lift a constraint) at a chapter."""
-    fact = services.fact_get(book=book_get(slug=book), key=key)
+    fact = selectors.fact_get(book=book_get(slug=book), key=key)
     return selectors.fact_to_dict(services.fact_close(fact=fact, chapter=payload.chapter, reason=payload.reason))
 
 
 @router.post("{book}/memory/facts/{key}/decide", response=FactOut, summary="裁决矛盾")
 def fact_decide(request: HttpRequest, book: str, key: str, payload: DecideIn):
     """Settle a contradiction in favour of this fact's value."""
-    fact = services.fact_get(book=book_get(slug=book), key=key)
+    fact = selectors.fact_get(book=book_get(slug=book), key=key)
     return selectors.fact_to_dict(services.fact_decide(fact=fact, note=payload.note))
 
 

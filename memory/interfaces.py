@@ -4,53 +4,23 @@ REST, ``python manage.py story <name> <book> …`` and the agent tools are gener
 context read has no side effect: which pack a chapter used is logged by the explicit write
 ``POST /api/books/{book}/chapters/{number}/context/hits`` (``memory.services.context_hit_record``)."""
 
-from typing import Any
-
-from core.models import Book
 from kernel.interfaces import NUMBER, Arg, Rendering, interface
-from memory import orchestrator, selectors
-from memory.services import fact_get
+from memory.bounds import DEFAULT_BUDGET, FACT_LIST_MAX, MAX_BUDGET, MIN_BUDGET, TASKS
+from memory.models import Fact
 
-TASK = Arg("task", str, default="write", choices=orchestrator.TASKS, help="任务：write | review | query（默认 write）")
+# Selectors by dotted path: the context pack's modules are imported by the read that runs them, not by
+# every ``story`` process (kernel/interfaces.py).
+TASK = Arg("task", str, default="write", choices=TASKS, help="任务：write | review | query（默认 write）")
 BUDGET = Arg(
     "budget_tokens",
     int,
-    default=orchestrator.DEFAULT_BUDGET,
-    minimum=orchestrator.MIN_BUDGET,
-    maximum=orchestrator.MAX_BUDGET,
-    help=f"token 预算（{orchestrator.MIN_BUDGET}–{orchestrator.MAX_BUDGET}，默认 {orchestrator.DEFAULT_BUDGET}）",
+    default=DEFAULT_BUDGET,
+    minimum=MIN_BUDGET,
+    maximum=MAX_BUDGET,
+    help=f"token 预算（{MIN_BUDGET}–{MAX_BUDGET}，默认 {DEFAULT_BUDGET}）",
 )
 QUERY = Arg("query", str, help="查询文本（task=query 时用于检索）")
 MODE = Arg("mode", str, choices=("full", "simple"), help="full（默认）或 simple（关闭记忆，只用大纲与近章）")
-
-
-def context_pack(
-    *,
-    book: Book,
-    number: int,
-    task: str = "write",
-    budget_tokens: int = orchestrator.DEFAULT_BUDGET,
-    query: str | None = None,
-    mode: str | None = None,
-) -> dict[str, Any]:
-    """The pack the AI reads before writing / reviewing / querying chapter ``number``: every candidate
-    item is listed as included or skipped with its layer, priority, token cost and reason
-    (``format=text``: the human rendering)."""
-    return orchestrator.build_memory_pack(
-        book=book, chapter=number, task=task, budget_tokens=budget_tokens, query=query or "", mode=mode
-    )
-
-
-def context_diff(
-    *, book: Book, a: int, b: int, task: str = "write", budget_tokens: int = orchestrator.DEFAULT_BUDGET
-) -> dict[str, Any]:
-    """Items only in chapter ``a``'s pack, only in ``b``'s, and in both with a changed text."""
-    return orchestrator.pack_diff(book=book, chapter_a=a, chapter_b=b, task=task, budget_tokens=budget_tokens)
-
-
-def memory_fact(*, book: Book, key: str) -> dict[str, Any]:
-    """One fact with its history and the values of its group."""
-    return selectors.fact_history(fact=fact_get(book=book, key=key))
 
 
 interface(
@@ -59,10 +29,10 @@ interface(
     args=(NUMBER, TASK, BUDGET, QUERY, MODE),
     group="记忆",
     path="/chapters/{number}/context",
-    formats={"text": Rendering(orchestrator.pack_text)},
+    formats={"text": Rendering("memory.orchestrator.pack_text")},
     response="memory.schemas:PackOut | str",
     summary="章节上下文包",
-)(context_pack)
+)("memory.orchestrator.context_pack")
 interface(
     "context-diff",
     help="两章上下文包的差异",
@@ -76,13 +46,13 @@ interface(
     path="/context/diff",
     response="dict",
     summary="两章上下文包的差异",
-)(context_diff)
+)("memory.orchestrator.context_diff")
 interface(
     "memory-facts",
     help="记忆事实列表（可按类别、状态、主体、章节筛选）",
     args=(
-        Arg("category", str, choices=tuple(selectors.Fact.Category.values), help="类别"),
-        Arg("status", str, choices=tuple(selectors.Fact.Status.values), help="状态"),
+        Arg("category", str, choices=tuple(Fact.Category.values), help="类别"),
+        Arg("status", str, choices=tuple(Fact.Status.values), help="状态"),
         Arg("subject", str, help="主体"),
         Arg("chapter", int, help="只列此章及以前确立的事实"),
         Arg(
@@ -90,15 +60,15 @@ interface(
             int,
             default=200,
             minimum=1,
-            maximum=selectors.FACT_LIST_MAX,
-            help=f"最多返回几条（1–{selectors.FACT_LIST_MAX}，默认 200）",
+            maximum=FACT_LIST_MAX,
+            help=f"最多返回几条（1–{FACT_LIST_MAX}，默认 200）",
         ),
     ),
     group="记忆",
     path="/memory/facts",
     response="list[memory.schemas:FactOut]",
     summary="记忆事实列表",
-)(selectors.fact_list)
+)("memory.selectors.fact_list")
 interface(
     "memory-fact",
     help="一条记忆事实及其履历",
@@ -107,7 +77,7 @@ interface(
     path="/memory/facts/{key}",
     response="dict",
     summary="事实及其履历",
-)(memory_fact)
+)("memory.selectors.memory_fact")
 interface(
     "memory-health",
     help="记忆健康报告：超期未决线索、矛盾事实、偏离的约束",
@@ -116,7 +86,7 @@ interface(
     path="/memory/health",
     response="dict",
     summary="记忆健康报告",
-)(selectors.memory_health)
+)("memory.selectors.memory_health")
 interface(
     "memory-hits",
     help="记忆命中日志：各章上下文包收录了哪些事实与片段",
@@ -125,7 +95,7 @@ interface(
     path="/memory/hits",
     response="list[dict]",
     summary="记忆命中日志",
-)(selectors.memory_hits)
+)("memory.selectors.memory_hits")
 interface(
     "memory-export",
     help="导出长期记忆（旧插件 memory_scratchpad.json 的格式，每个类别一桶）",
@@ -133,4 +103,4 @@ interface(
     path="/memory/export",
     response="dict",
     summary="导出 memory_scratchpad.json",
-)(selectors.scratchpad_export)
+)("memory.selectors.scratchpad_export")

@@ -30,6 +30,7 @@ from core.models import Book
 from entities.state_labels import state_field_label
 from kernel.exceptions import InvalidInput, NotFound
 from memory import selectors
+from memory.bounds import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, TASKS
 from memory.derivation import value_text
 from memory.models import Fact
 from memory.retrieval import chunks_search, text_terms
@@ -38,10 +39,6 @@ from memory.tokens import tokens_estimate, tokens_truncate
 from storysystem.selectors import chapter_effective
 from threads.selectors import thread_hangs
 
-TASKS = ("write", "review", "query")
-DEFAULT_BUDGET = 4000
-MIN_BUDGET = 100
-MAX_BUDGET = 200_000
 MIN_TRUNCATED = 60
 RETRIEVE = 8
 LAYER_ORDER = {"working": 0, "scratchpad": 1, "episodic": 2}
@@ -456,6 +453,30 @@ def _select(items: list[Item], budget: int) -> int:
                 continue
         item.reason = f"预算不足：需要 {item.tokens} tokens，剩余 {remaining}（优先级 {item.priority}）"
     return used
+
+
+def context_pack(
+    *,
+    book: Book,
+    number: int,
+    task: str = "write",
+    budget_tokens: int = DEFAULT_BUDGET,
+    query: str | None = None,
+    mode: str | None = None,
+) -> dict[str, Any]:
+    """The pack the AI reads before writing / reviewing / querying chapter ``number``: every candidate
+    item is listed as included or skipped with its layer, priority, token cost and reason
+    (``format=text``: the human rendering)."""
+    return build_memory_pack(
+        book=book, chapter=number, task=task, budget_tokens=budget_tokens, query=query or "", mode=mode
+    )
+
+
+def context_diff(
+    *, book: Book, a: int, b: int, task: str = "write", budget_tokens: int = DEFAULT_BUDGET
+) -> dict[str, Any]:
+    """Items only in chapter ``a``'s pack, only in ``b``'s, and in both with a changed text."""
+    return pack_diff(book=book, chapter_a=a, chapter_b=b, task=task, budget_tokens=budget_tokens)
 
 
 def build_memory_pack(

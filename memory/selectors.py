@@ -10,7 +10,8 @@ from core.models import Book, Chapter, Document, TimelineRow, Volume
 from core.selectors import book_current_chapter
 from entities.models import Appearance, Entity
 from entities.selectors import entity_states_as_of
-from kernel.exceptions import InvalidInput
+from kernel.exceptions import InvalidInput, NotFound
+from memory.bounds import FACT_LIST_MAX
 from memory.models import Fact, MemoryHit
 from memory.resolver import FactView, group_resolve
 from memory.retrieval import name_index
@@ -48,9 +49,6 @@ def fact_to_dict(fact: Fact) -> dict[str, Any]:
     }
 
 
-FACT_LIST_MAX = 2000
-
-
 def fact_list(
     *,
     book: Book,
@@ -77,6 +75,19 @@ def fact_list(
     if chapter is not None:
         rows = rows.filter(source_chapter__lte=chapter)
     return [fact_to_dict(f) for f in rows.order_by("category", "subject", "field", "source_chapter", "key")[:limit]]
+
+
+def fact_get(*, book: Book, key: str) -> Fact:
+    """The fact ``key`` of ``book`` (NotFound names the book and the key)."""
+    fact = Fact.objects.filter(book=book, key=key).first()
+    if fact is None:
+        raise NotFound(f"《{book.title or book.slug}》中没有 key 为 '{key}' 的记忆事实", extra={"key": key})
+    return fact
+
+
+def memory_fact(*, book: Book, key: str) -> dict[str, Any]:
+    """One fact with its history and the values of its group."""
+    return fact_history(fact=fact_get(book=book, key=key))
 
 
 def fact_history(*, fact: Fact) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from core.locks import book_write_lock
 from core.models import Book
 from entities.models import LegacyRecord
 from kernel.bulk import rows_insert, rows_update
-from kernel.exceptions import InvalidInput, NotFound
+from kernel.exceptions import InvalidInput
 from memory.models import Fact, FactEvent, MemoryHit
 from memory.resolver import FactView, group_resolve
 
@@ -318,13 +318,6 @@ def fact_decide(*, fact: Fact, note: str = "", journal: bool = True) -> Fact:
     fact.refresh_from_db()
     if journal:
         journal_append(book=fact.book, op="memory.fact.decide", fact=fact.key, note=note)
-    return fact
-
-
-def fact_get(*, book: Book, key: str) -> Fact:
-    fact = Fact.objects.filter(book=book, key=key).first()
-    if fact is None:
-        raise NotFound(f"《{book.title or book.slug}》中没有 key 为 '{key}' 的记忆事实", extra={"key": key})
     return fact
 
 

@@ -65,7 +65,8 @@ from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_find, pending_item_reject
 from entities.services.writes import entities_archive, state_change_curate
 from kernel.exceptions import DomainError, InvalidInput, NotFound
-from memory.services import fact_close, fact_decide, fact_get, fact_observe, fact_revise, scratchpad_import
+from memory.selectors import fact_get
+from memory.services import fact_close, fact_decide, fact_observe, fact_revise, scratchpad_import
 from storysystem.services import story_setting_save
 
 logger = logging.getLogger(__name__)
