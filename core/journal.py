@@ -38,7 +38,7 @@ import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.db.models import Max
@@ -77,12 +77,11 @@ def journal_folder(*, book: Book) -> Path | None:
 
 def _last_seq(root: Path) -> int:
     """The seq of the log's last whole line (read from the tail, not the whole file)."""
-    path = root / LOG_PATH
-    try:
-        size = os.path.getsize(path)
-    except FileNotFoundError:
+    fh = _log_open(root=root)
+    if fh is None:
         return 0
-    with open(path, "rb") as fh:
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
         start = max(0, size - 65536)
         fh.seek(start)
         tail = fh.read()
@@ -184,11 +183,11 @@ def _whole_event(line: bytes) -> dict[str, Any] | None:
 def journal_header(*, root: Path) -> dict[str, Any] | None:
     """The log's first line when it names its book (``IDENTITY_OP``), else None (no log, an empty one, or
     an old log that starts with its first event). Reads the first 4 KB only."""
-    try:
-        with open(Path(root) / LOG_PATH, "rb") as fh:
-            head = fh.read(4096)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+    fh = _log_open(root=Path(root))
+    if fh is None:
         return None
+    with fh:
+        head = fh.read(4096)
     first = head.split(b"\n", 1)[0]
     event = _whole_event(first)
     if event is None or event["op"] != IDENTITY_OP:
@@ -287,13 +286,12 @@ def journal_heal(*, book: Book) -> dict[str, int]:
 def journal_tail(*, root: Path, after: int) -> list[dict[str, Any]]:
     """The whole events of the log with a seq above ``after``, read backwards from the end in blocks
     until a line at or below ``after`` (their ``_line`` is None: the lines before are not counted)."""
-    path = Path(root) / LOG_PATH
-    try:
-        size = os.path.getsize(path)
-    except FileNotFoundError:
+    fh = _log_open(root=Path(root))
+    if fh is None:
         return []
-    block, end, data, whole = 65536, size, b"", []
-    with open(path, "rb") as fh:
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        block, end, data, whole, lines = 65536, size, b"", [], []
         while end > 0:
             start = max(0, end - block)
             fh.seek(start)
@@ -376,14 +374,25 @@ def journal_events(*, root: Path, book: Book | None = None) -> list[dict[str, An
     return events
 
 
+def _log_open(*, root: Path) -> BinaryIO | None:
+    """The log opened for reading (None when there is none), or InvalidInput when it is not a regular file
+    inside the book, or is over ``MAX_LOG_BYTES`` — never a traceback."""
+    try:
+        fd, _ = regular_file_open(root / LOG_PATH, max_bytes=MAX_LOG_BYTES, root=root)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InvalidInput(f"{LOG_PATH}：{exc.strerror or exc}", extra={"path": LOG_PATH}) from None
+    return os.fdopen(fd, "rb", buffering=1 << 20)
+
+
 def _log_lines(*, root: Path) -> Iterator[tuple[int, bytes, bool]]:
     """(line number, bytes without the newline, whether it ended with one) of the log, one at a time;
     a line over ``MAX_EVENT_BYTES`` is refused before it is read whole."""
-    try:
-        fd, _ = regular_file_open(root / LOG_PATH, max_bytes=MAX_LOG_BYTES, root=root)
-    except OSError as exc:
-        raise InvalidInput(f"{LOG_PATH}：{exc.strerror or exc}", extra={"path": LOG_PATH}) from None
-    with os.fdopen(fd, "rb", buffering=1 << 20) as fh:
+    fh = _log_open(root=root)
+    if fh is None:
+        return
+    with fh:
         number = 0
         while True:
             line = fh.readline(MAX_EVENT_BYTES + 2)
