@@ -10,7 +10,8 @@ when it can be read, else null (JSON-RPC 2.0 §5.1):
 - ``-32700`` (parse error): not UTF-8, not JSON, or ``NaN`` / ``Infinity`` (not JSON);
 - ``-32602`` (invalid params): JSON, but a value no tool can take — an integer past 64 bits, a lone
   surrogate or NUL in a string, nesting past 64 levels (the REST door's 422);
-- ``-32600`` (invalid request): JSON, but not a JSON-RPC message (no method, an array, ``"jsonrpc": "1.0"`` …).
+- ``-32600`` (invalid request): JSON, but not a JSON-RPC message (no method, an array, ``"jsonrpc": "1.0"`` …),
+  or a line over the HTTP door's body cap (``DATA_UPLOAD_MAX_MEMORY_SIZE``), read past without being held.
 
 A notification (an object with a method and no id) that fails is not answered (the protocol forbids it)
 and is logged on stderr. While serving, fd 0 reads the null device and fd 1 writes to stderr, as the SDK
@@ -23,11 +24,12 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
 import anyio
+import anyio.to_thread
 import mcp_types as types
 from mcp.server import Server
 from mcp.shared.message import SessionMessage
@@ -127,18 +129,43 @@ def _wire() -> Iterator[tuple[BinaryIO, BinaryIO]]:
         os.close(wire_out)
 
 
-async def stdio_serve(server: Server) -> None:
-    """Serve ``server`` over stdin / stdout until stdin ends, answering every line (module docstring)."""
+def line_too_large(max_bytes: int) -> types.JSONRPCError:
+    """The answer to a line longer than ``max_bytes`` (its id is not read: the line is not kept)."""
+    return _error(
+        None,
+        INVALID_REQUEST,
+        f"请求过大：一行超过 {max_bytes} 字节（DATA_UPLOAD_MAX_MEMORY_SIZE，与 HTTP 入口相同），未处理",
+        {"max_bytes": max_bytes},
+    )
+
+
+async def _lines(wire_in: BinaryIO, max_bytes: int) -> AsyncIterator[bytes | None]:
+    """The wire's lines; None for one longer than ``max_bytes``, read past in pieces, never held whole."""
+    while True:
+        line = await anyio.to_thread.run_sync(wire_in.readline, max_bytes + 1)
+        if not line:
+            return
+        if len(line) <= max_bytes or line.endswith(b"\n"):
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):
+            line = await anyio.to_thread.run_sync(wire_in.readline, 1 << 20)
+        yield None
+
+
+async def stdio_serve(server: Server, *, max_bytes: int) -> None:
+    """Serve ``server`` over stdin / stdout until stdin ends, answering every line (module docstring);
+    a line over ``max_bytes`` (the HTTP door's body cap) is answered without being read whole."""
     with _wire() as (wire_in, wire_out):
         to_server, from_wire = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         to_wire, from_server = anyio.create_memory_object_stream[SessionMessage](0)
         answers = to_wire.clone()
-        stdin, stdout = anyio.wrap_file(wire_in), anyio.wrap_file(wire_out)
+        stdout = anyio.wrap_file(wire_out)
 
         async def reader() -> None:
             async with to_server, answers:
-                async for raw in stdin:
-                    message = line_read(raw)
+                async for raw in _lines(wire_in, max_bytes):
+                    message = line_too_large(max_bytes) if raw is None else line_read(raw)
                     if isinstance(message, types.JSONRPCError):
                         await answers.send(SessionMessage(message))
                     elif message is not None:

@@ -88,6 +88,11 @@ def test_every_bad_line_gets_an_answer_and_the_server_goes_on(wire):
     wire.send(b'{"jsonrpc": "2.0", "id": 4}')  # no method
     answer = wire.answer()
     assert (answer["id"], answer["error"]["code"]) == (4, -32600)
+    # a line over the HTTP door's body cap (10 MB): answered without being held whole
+    wire.send(_tool(6, "entity", '{"ref": "' + "剑" * (4 << 20) + '"}'))
+    answer = wire.answer()
+    assert (answer["id"], answer["error"]["code"]) == (None, -32600)
+    assert answer["error"]["data"] == {"max_bytes": 10 * 1024 * 1024}
     # still serving: a good request after the bad ones
     wire.send(_tool(5, "entity", '{"ref": "林风"}'))
     answer = wire.answer()

@@ -1,6 +1,7 @@
 """``python manage.py mcp --book <slug|folder>`` — the MCP server over stdio, for desktop agent hosts."""
 
 import anyio
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from agents.books import BookSource
@@ -10,7 +11,7 @@ from agents.stdio import stdio_serve
 
 async def _serve(access: Access) -> None:
     # our transport, not the SDK's stdio_server: it answers every line, a malformed one too (agents/stdio.py)
-    await stdio_serve(server_build(default_access=access))
+    await stdio_serve(server_build(default_access=access), max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
 
 
 class Command(BaseCommand):
