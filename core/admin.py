@@ -64,7 +64,7 @@ class BookAdmin(FileOwnedAdmin, admin.ModelAdmin):
     list_display = ["slug", "title", "genre", "built_at"]
     search_fields = ["slug", "title"]
     inlines = [VolumeInline]
-    readonly_fields = ["built_at", "build_report", "created_at"]
+    readonly_fields = ["built_at", "build_report", "created_at", "journal_id"]  # the journal names it (core/journal.py)
     file_owned_fields = ("slug", "title", "genre", "config", "thresholds", "style_baseline_start", "style_baseline_end")
 
     def file_origin(self, obj: Book) -> str | None:

@@ -35,8 +35,10 @@ import hashlib
 import json
 import logging
 import os
+import secrets
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.db.models import Max
@@ -44,8 +46,8 @@ from django.utils.module_loading import import_string
 
 from core.locks import book_write_lock
 from core.models import Book, JournalApplied
-from kernel.exceptions import InvalidInput
-from kernel.safefs import book_file_append, book_file_write, regular_file_read
+from kernel.exceptions import Conflict, InvalidInput
+from kernel.safefs import book_file_append, book_file_write, regular_file_open, regular_file_read
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +56,14 @@ LOG_NAME = "log.jsonl"
 LOG_PATH = f"{JOURNAL_DIR}/{LOG_NAME}"
 MAX_LOG_BYTES = 1 << 30
 MAX_ATTACHMENT_BYTES = 64 << 20
+# What one event may carry (its line, in UTF-8). Bodies are capped at 10 MB (DATA_UPLOAD_MAX_MEMORY_SIZE),
+# so a real ingestion fits; a bigger line is refused at write time, and a replay reads one line at a
+# time, never more than this (a 100 MB fact value was accepted and replayed at 1.2 GB RSS).
+MAX_EVENT_BYTES = 16 << 20
+# The first line of a log names its book: {"seq": 0, "op": "journal.book", "book": slug, "id": random}.
+IDENTITY_OP = "journal.book"
+JOURNAL_FOREIGN = "journal_foreign"
+EVENT_TOO_LARGE = "journal_event_too_large"
 
 
 def journal_folder(*, book: Book) -> Path | None:
@@ -67,17 +77,20 @@ def journal_folder(*, book: Book) -> Path | None:
 
 def _last_seq(root: Path) -> int:
     """The seq of the log's last whole line (read from the tail, not the whole file)."""
-    path = root / LOG_PATH
-    try:
-        size = os.path.getsize(path)
-    except FileNotFoundError:
+    fh = _log_open(root=root)
+    if fh is None:
         return 0
-    with open(path, "rb") as fh:
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
         start = max(0, size - 65536)
         fh.seek(start)
         tail = fh.read()
     lines = tail.split(b"\n")
-    # the part after the last newline is a torn line (or empty): not an event
+    # the part after the last newline is empty, a torn line (not an event) or a whole event an editor
+    # saved without its final newline (an event: the next append keeps it)
+    last = _whole_event(lines[-1]) if lines[-1].strip() else None
+    if last is not None:
+        return last["seq"]
     for line in reversed(lines[:-1] if len(lines) > 1 else []):
         if line.strip():
             try:
@@ -106,30 +119,139 @@ def journal_append(*, book: Book, op: str, attachment: tuple[str, Any] | None = 
     ``attachment`` = (stem, JSON data): the event carries it as ``"data"`` (the durable record: the
     line is the one write that is fsynced) and names its readable copy ``.journal/<stem>-<seq:06d>.json``
     (pretty) as ``"file"``, written first without fsync (``journal_attachment_read`` rewrites a copy
-    the machine lost from the line)."""
+    the machine lost from the line).
+
+    Refused, with nothing written: a log that names another book (``journal_foreign``, 409) and an
+    event over ``MAX_EVENT_BYTES`` (``journal_event_too_large``, 422). A new log starts with the line
+    naming its book; an old one without it is given it here (adopted: rewritten once, atomically)."""
     root = journal_folder(book=book)
     if root is None:
         return None
+    header = journal_identity_check(book=book, root=root)
     applied = JournalApplied.objects.filter(book=book).aggregate(m=Max("seq"))["m"] or 0
     seq = max(_last_seq(root), applied) + 1
     event: dict[str, Any] = {"seq": seq, "op": op}
-    stamp: tuple[str, int, int] | None = None
     data = None
     if attachment is not None:
         stem, data = attachment[0], _sorted(attachment[1])
-        relative = f"{stem}-{seq:06d}.json"
-        raw = _attachment_text(data).encode("utf-8")
-        written = book_file_write(root=root, relative=f"{JOURNAL_DIR}/{relative}", text=raw, durable=False)
-        stat = os.stat(written)
-        stamp = (hashlib.sha256(raw).hexdigest(), stat.st_size, stat.st_mtime_ns)
-        event["file"] = relative
+        event["file"] = f"{stem}-{seq:06d}.json"
     event.update({name: _sorted(value) for name, value in args.items()})
     if data is not None:
         event["data"] = data
-    line = json.dumps(event, ensure_ascii=False, separators=(", ", ": ")) + "\n"
-    book_file_append(root=root, relative=LOG_PATH, text=line)
+    line = _line(event)
+    size = len(line.encode("utf-8"))
+    if size > MAX_EVENT_BYTES:
+        raise InvalidInput(
+            f"这次写入过大，无法记入书籍日志：{size} 字节，单个事件上限 {MAX_EVENT_BYTES} 字节"
+            f"（{op}）。未写入任何内容；请拆小后再写",
+            extra={"code": EVENT_TOO_LARGE, "op": op, "bytes": size, "max_bytes": MAX_EVENT_BYTES},
+        )
+    stamp: tuple[str, int, int] | None = None
+    if data is not None:
+        raw = _attachment_text(data).encode("utf-8")
+        written = book_file_write(root=root, relative=f"{JOURNAL_DIR}/{event['file']}", text=raw, durable=False)
+        stat = os.stat(written)
+        stamp = (hashlib.sha256(raw).hexdigest(), stat.st_size, stat.st_mtime_ns)
+    if header is None:
+        line = _identity_adopt(book=book, root=root) + line
+    book_file_append(root=root, relative=LOG_PATH, text=line, tail_whole=_tail_whole, tail_max=MAX_EVENT_BYTES)
     journal_applied_mark(book=book, seq=seq, stamp=stamp)
     return seq
+
+
+def _line(event: dict[str, Any]) -> str:
+    return json.dumps(event, ensure_ascii=False, separators=(", ", ": ")) + "\n"
+
+
+def _tail_whole(line: bytes) -> bool:
+    return _whole_event(line) is not None
+
+
+def _whole_event(line: bytes) -> dict[str, Any] | None:
+    """The event a line without its newline holds when it is a whole one (a JSON object with an integer
+    seq and a string op: no proper prefix of such a line is one), None for a torn line (cut anywhere,
+    inside a UTF-8 character too)."""
+    try:
+        event = json.loads(line.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError included
+        return None
+    if isinstance(event, dict) and isinstance(event.get("seq"), int) and isinstance(event.get("op"), str):
+        return event
+    return None
+
+
+def journal_header(*, root: Path) -> dict[str, Any] | None:
+    """The log's first line when it names its book (``IDENTITY_OP``), else None (no log, an empty one, or
+    an old log that starts with its first event). Reads the first 4 KB only."""
+    fh = _log_open(root=Path(root))
+    if fh is None:
+        return None
+    with fh:
+        head = fh.read(4096)
+    first = head.split(b"\n", 1)[0]
+    event = _whole_event(first)
+    if event is None or event["op"] != IDENTITY_OP:
+        return None
+    if event["seq"] != 0 or not isinstance(event.get("book"), str) or not isinstance(event.get("id"), str):
+        raise InvalidInput(
+            f'{LOG_PATH} 第1行（书籍标识）应为 {{"seq": 0, "op": "{IDENTITY_OP}", "book": …, "id": …}}',
+            extra={"path": LOG_PATH, "line": 1},
+        )
+    return event
+
+
+def journal_identity_check(*, book: Book, root: Path) -> dict[str, Any] | None:
+    """The log's identity line, after checking it names ``book``: the same slug, and the id the database
+    recorded (a database that has none — a rebuild into an empty one, a book from before identities —
+    records the log's). A log that names another book is refused (``Conflict``, ``journal_foreign``):
+    its events are another book's, and their seqs would be taken for this book's. None: no identity yet."""
+    header = journal_header(root=root)
+    if header is None:
+        return None
+    recorded = book.journal_id
+    if header["id"] != recorded:
+        recorded = Book.objects.filter(pk=book.pk).values_list("journal_id", flat=True).first() or ""
+    if header["book"] != book.slug or (recorded and header["id"] != recorded):
+        raise Conflict(
+            f"{LOG_PATH} 属于另一本书：第1行记的是《{header['book']}》（标识 {header['id']}），"
+            f"这本书是 {book.slug}"
+            + (f"（标识 {recorded}）" if recorded else "")
+            + "。若它是随文件夹从别的书复制来的，请移走 .journal/ 文件夹；若确是本书的日志（例如书改了 slug），"
+            "请把第1行的 book 与 id 改为本书的（见 docs/book-format.md，日志的书籍标识）。未改动任何内容",
+            extra={
+                "code": JOURNAL_FOREIGN,
+                "path": LOG_PATH,
+                "line": 1,
+                "book": book.slug,
+                "journal_book": header["book"],
+                "journal_id": header["id"],
+                "recorded_id": recorded,
+            },
+        )
+    if not recorded:
+        Book.objects.filter(pk=book.pk).update(journal_id=header["id"])
+    book.journal_id = header["id"]
+    return header
+
+
+def _identity_adopt(*, book: Book, root: Path) -> str:
+    """The identity line for a log that has none: returned to be appended with the first event of a new
+    log; an old log with events is rewritten once with it on top (atomically: temporary file, rename)."""
+    if not book.journal_id:
+        book.journal_id = Book.objects.filter(pk=book.pk).values_list(
+            "journal_id", flat=True
+        ).first() or secrets.token_hex(16)
+        Book.objects.filter(pk=book.pk).update(journal_id=book.journal_id)
+    header = _line({"seq": 0, "op": IDENTITY_OP, "book": book.slug, "id": book.journal_id})
+    path = root / LOG_PATH
+    try:
+        raw, _ = regular_file_read(path, max_bytes=MAX_LOG_BYTES, root=root)
+    except FileNotFoundError:
+        return header
+    except OSError as exc:
+        raise InvalidInput(f"{LOG_PATH}：{exc.strerror or exc}", extra={"path": LOG_PATH}) from None
+    book_file_write(root=root, relative=LOG_PATH, text=header.encode("utf-8") + (raw if raw.strip() else b""))
+    return ""
 
 
 def journal_lock(*, book: Book, heal: bool = True) -> None:
@@ -150,6 +272,7 @@ def journal_heal(*, book: Book) -> dict[str, int]:
     path = getattr(settings, "WEBNOVEL_JOURNAL_HEALER", "")
     if root is None or not path:
         return {}
+    journal_identity_check(book=book, root=root)  # another book's events are never healed into this one
     applied = JournalApplied.objects.filter(book=book).aggregate(m=Max("seq"))["m"] or 0
     if _last_seq(root) <= applied:
         return {}
@@ -163,13 +286,12 @@ def journal_heal(*, book: Book) -> dict[str, int]:
 def journal_tail(*, root: Path, after: int) -> list[dict[str, Any]]:
     """The whole events of the log with a seq above ``after``, read backwards from the end in blocks
     until a line at or below ``after`` (their ``_line`` is None: the lines before are not counted)."""
-    path = Path(root) / LOG_PATH
-    try:
-        size = os.path.getsize(path)
-    except FileNotFoundError:
+    fh = _log_open(root=Path(root))
+    if fh is None:
         return []
-    block, end, data, whole = 65536, size, b"", []
-    with open(path, "rb") as fh:
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        block, end, data, whole, lines = 65536, size, b"", [], []
         while end > 0:
             start = max(0, end - block)
             fh.seek(start)
@@ -179,7 +301,8 @@ def journal_tail(*, root: Path, after: int) -> list[dict[str, Any]]:
             whole = lines[1:-1] if start > 0 else lines[:-1]  # the first may be cut, the last is torn or empty
             if start == 0 or _reaches(whole, after):
                 break
-    events = []
+    last = _whole_event(lines[-1]) if lines and lines[-1].strip() else None  # saved without its final newline
+    events = [last | {"_line": None}] if last is not None and last["seq"] > after else []
     for line in whole:
         if not line.strip():
             continue
@@ -211,38 +334,35 @@ def _attachment_text(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def journal_events(*, root: Path) -> list[dict[str, Any]]:
+def journal_events(*, root: Path, book: Book | None = None) -> list[dict[str, Any]]:
     """Every whole event of ``<root>/.journal/log.jsonl`` in seq order, or InvalidInput naming the
-    file and line of the first one that is not a JSON object with an integer seq and an op. A torn
-    last line (no newline: its writer died before the fsync) is not an event."""
+    file and line of the first one that is not a JSON object with an integer seq and an op. The last
+    line, when it has no newline, is an event if it is a whole one (an editor dropped the newline), and
+    otherwise a torn line — its writer died before the fsync, cut anywhere, inside a UTF-8 character
+    too — which is not an event. The identity line (line 1) is not an event; with ``book``, it must
+    name that book (``journal_identity_check``). Read one line at a time, none over ``MAX_EVENT_BYTES``."""
     path = Path(root) / LOG_PATH
     if not path.is_file():
         return []
-    try:
-        raw, _ = regular_file_read(path, max_bytes=MAX_LOG_BYTES, root=Path(root))
-    except OSError as exc:
-        raise InvalidInput(f"{LOG_PATH}：{exc.strerror or exc}", extra={"path": LOG_PATH}) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InvalidInput(f"{LOG_PATH} 第{line}行不是 UTF-8 文本", extra={"path": LOG_PATH, "line": line}) from None
-    lines = text.split("\n")
+    if book is not None:
+        journal_identity_check(book=book, root=Path(root))
     events, seen = [], set()
-    for number, line in enumerate(lines[:-1], start=1):
+    for number, line, ended in _log_lines(root=Path(root)):
         if not line.strip():
             continue
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(
-                f"{LOG_PATH} 第{number}行不是合法的 JSON：{exc.msg}（第{exc.colno}列）",
-                extra={"path": LOG_PATH, "line": number},
-            ) from None
-        if not isinstance(event, dict) or not isinstance(event.get("seq"), int) or not isinstance(event.get("op"), str):
-            raise InvalidInput(
-                f"{LOG_PATH} 第{number}行应是含整数 seq 与字符串 op 的对象", extra={"path": LOG_PATH, "line": number}
-            )
+        if not ended:
+            event = _whole_event(line)
+            if event is None:
+                break  # a torn last line
+        else:
+            event = _event_parse(line, number)
+        if event["op"] == IDENTITY_OP:
+            if number != 1:
+                raise InvalidInput(
+                    f"{LOG_PATH} 第{number}行：书籍标识（{IDENTITY_OP}）只能在第1行（是否把另一本书的日志接在了后面？）",
+                    extra={"path": LOG_PATH, "line": number, "code": JOURNAL_FOREIGN},
+                )
+            continue
         if event["seq"] in seen:
             raise InvalidInput(
                 f"{LOG_PATH} 第{number}行：seq {event['seq']} 重复", extra={"path": LOG_PATH, "line": number}
@@ -252,6 +372,62 @@ def journal_events(*, root: Path) -> list[dict[str, Any]]:
         events.append(event)
     events.sort(key=lambda e: e["seq"])
     return events
+
+
+def _log_open(*, root: Path) -> BinaryIO | None:
+    """The log opened for reading (None when there is none), or InvalidInput when it is not a regular file
+    inside the book, or is over ``MAX_LOG_BYTES`` — never a traceback."""
+    try:
+        fd, _ = regular_file_open(root / LOG_PATH, max_bytes=MAX_LOG_BYTES, root=root)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InvalidInput(f"{LOG_PATH}：{exc.strerror or exc}", extra={"path": LOG_PATH}) from None
+    return os.fdopen(fd, "rb", buffering=1 << 20)
+
+
+def _log_lines(*, root: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, bytes without the newline, whether it ended with one) of the log, one at a time;
+    a line over ``MAX_EVENT_BYTES`` is refused before it is read whole."""
+    fh = _log_open(root=root)
+    if fh is None:
+        return
+    with fh:
+        number = 0
+        while True:
+            line = fh.readline(MAX_EVENT_BYTES + 2)
+            if not line:
+                return
+            number += 1
+            ended = line.endswith(b"\n")
+            if not ended and len(line) > MAX_EVENT_BYTES:
+                raise InvalidInput(
+                    f"{LOG_PATH} 第{number}行超过单个事件的上限 {MAX_EVENT_BYTES} 字节，拒绝读取"
+                    "（本版本不再写入这样大的事件；请删去或拆分这一行）",
+                    extra={"path": LOG_PATH, "line": number, "code": EVENT_TOO_LARGE, "max_bytes": MAX_EVENT_BYTES},
+                )
+            yield number, line[:-1] if ended else line, ended
+
+
+def _event_parse(line: bytes, number: int) -> dict[str, Any]:
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(
+            f"{LOG_PATH} 第{number}行不是 UTF-8 文本", extra={"path": LOG_PATH, "line": number}
+        ) from None
+    try:
+        event = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{LOG_PATH} 第{number}行不是合法的 JSON：{exc.msg}（第{exc.colno}列）",
+            extra={"path": LOG_PATH, "line": number},
+        ) from None
+    if not isinstance(event, dict) or not isinstance(event.get("seq"), int) or not isinstance(event.get("op"), str):
+        raise InvalidInput(
+            f"{LOG_PATH} 第{number}行应是含整数 seq 与字符串 op 的对象", extra={"path": LOG_PATH, "line": number}
+        )
+    return event
 
 
 def journal_attachment_read(*, root: Path, event: dict[str, Any]) -> Any:

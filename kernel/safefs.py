@@ -13,7 +13,7 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -146,14 +146,9 @@ class OutsideRoot(OSError):
     """A path that resolves outside the folder it was listed in (a symlink out of the book)."""
 
 
-def regular_file_read(path: Path, *, max_bytes: int, root: Path | None = None) -> tuple[bytes, int]:
-    """The bytes and mtime of a regular file, read at most ``max_bytes`` (+1 to detect more).
-
-    Raises ``OSError`` with a Chinese ``strerror``: ``OutsideRoot`` when ``root`` is given and the path
-    resolves outside it; EINVAL for anything but a regular file (a device such as ``/dev/zero`` reports
-    size 0, a FIFO would block the open forever: opened with ``O_NONBLOCK`` and refused on ``fstat``);
-    EFBIG past ``max_bytes``, checked on ``fstat`` and again while reading (a file that grows, or lies).
-    """
+def regular_file_open(path: Path, *, max_bytes: int, root: Path | None = None) -> tuple[int, os.stat_result]:
+    """An open descriptor of a regular file and its ``fstat``, with the refusals of ``regular_file_read``
+    (outside ``root``, not a regular file, over ``max_bytes``); the caller closes it."""
     if root is not None:
         real_root = os.path.realpath(root)
         real = os.path.realpath(path)
@@ -166,6 +161,22 @@ def regular_file_read(path: Path, *, max_bytes: int, root: Path | None = None) -
             raise OSError(errno.EINVAL, "不是普通文件（设备、管道或套接字），拒绝读取")
         if st.st_size > max_bytes:
             raise OSError(errno.EFBIG, f"文件过大（{st.st_size} 字节，上限 {max_bytes} 字节）")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def regular_file_read(path: Path, *, max_bytes: int, root: Path | None = None) -> tuple[bytes, int]:
+    """The bytes and mtime of a regular file, read at most ``max_bytes`` (+1 to detect more).
+
+    Raises ``OSError`` with a Chinese ``strerror``: ``OutsideRoot`` when ``root`` is given and the path
+    resolves outside it; EINVAL for anything but a regular file (a device such as ``/dev/zero`` reports
+    size 0, a FIFO would block the open forever: opened with ``O_NONBLOCK`` and refused on ``fstat``);
+    EFBIG past ``max_bytes``, checked on ``fstat`` and again while reading (a file that grows, or lies).
+    """
+    fd, st = regular_file_open(path, max_bytes=max_bytes, root=root)
+    try:
         chunks, total = [], 0
         while total <= max_bytes:
             chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
@@ -180,13 +191,22 @@ def regular_file_read(path: Path, *, max_bytes: int, root: Path | None = None) -
         os.close(fd)
 
 
-def book_file_append(*, root: Path, relative: str | Path, text: str) -> Path:
+def book_file_append(
+    *,
+    root: Path,
+    relative: str | Path,
+    text: str,
+    tail_whole: Callable[[bytes], bool] | None = None,
+    tail_max: int = 1 << 20,
+) -> Path:
     """Append ``text`` (UTF-8, one or more whole lines) to ``root / relative`` and fsync it; returns the target.
 
     The same refusals as ``book_file_write`` (symlinks on the way or at the file, paths outside ``root``).
-    An append is not a rename, so a crash mid-write can leave a torn last line: before appending, a file
-    that does not end with a newline is cut back to its last one (the torn line was never committed —
-    its writer died before the fsync returned), so every line stays one whole record.
+    An append is not a rename, so a crash mid-write can leave a torn last line. A file that does not end
+    with a newline has its last line asked to ``tail_whole``: a whole record (an editor saved the file
+    without its final newline) is kept and the newline added; anything else — or any line when
+    ``tail_whole`` is None, or a line longer than ``tail_max`` — is a torn record its writer never
+    finished (it died before the fsync returned) and is cut, so every line stays one whole record.
     """
     data = text.encode("utf-8")
     with _book_folder_open(root=root, relative=relative, failed="") as (target, folder, name):
@@ -200,9 +220,12 @@ def book_file_append(*, root: Path, relative: str | Path, text: str) -> Path:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise InvalidInput(f"拒绝写入：{relative} 不是普通文件", extra={"path": str(relative)})
-            if st.st_size:
-                if os.pread(fd, 1, st.st_size - 1) != b"\n":
-                    keep = _last_newline_end(fd, st.st_size)
+            if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
+                keep = _last_newline_end(fd, st.st_size)
+                last = st.st_size - keep
+                if tail_whole is not None and last <= tail_max and tail_whole(os.pread(fd, last, keep)):
+                    data = b"\n" + data
+                else:
                     os.ftruncate(fd, keep)
             os.write(fd, data)
             os.fsync(fd)

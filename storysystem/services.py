@@ -230,6 +230,13 @@ def story_files_write(*, book: Book) -> list[str]:
     Every file's new content is computed first — a Markdown file with broken markers refuses the whole
     persist before anything is written — then each is written atomically through ``book_file_write``
     (no symlink, nothing outside the book folder, never a truncated file)."""
+    return story_files_put(book=book, files=story_files_render(book=book))
+
+
+def story_files_render(*, book: Book) -> list[tuple[str, str]]:
+    """(relative path, new text) of every ``.story-system/`` file, nothing written: refuses (InvalidInput)
+    a Markdown file with broken markers, one that is not UTF-8 or not a regular file, and a path with a
+    symlink on the way — every refusal the write would meet, before anything is written or journaled."""
     root = _story_root(book)
     master = selectors.master_get(book=book)
     files: list[tuple[str, str]] = []
@@ -248,6 +255,14 @@ def story_files_write(*, book: Book) -> list[str]:
             data,
             f"《{book.title or book.slug}》第{setting.chapter}章故事设定",
         )
+    for relative, _ in files:
+        path_inside(root=root, relative=relative)
+    return files
+
+
+def story_files_put(*, book: Book, files: list[tuple[str, str]]) -> list[str]:
+    """Write what ``story_files_render`` computed, each file atomically; returns the paths written."""
+    root = _story_root(book)
     for relative, text in files:
         book_file_write(root=root, relative=relative, text=text)
     return [relative for relative, _ in files]
@@ -395,15 +410,18 @@ def story_setting_save(
 
 
 def _setting_persist(*, book: Book, chapter: int | None, data: dict[str, Any], **fields: Any) -> list[str]:
-    """Store a built setting, write its ``.story-system/`` rendering, and journal it
-    (``story.setting.save``, the built dict as its attachment): a setting is a write no author's file
-    holds (``.story-system/`` is not read back). Returns the files written."""
+    """Store a built setting, journal it (``story.setting.save``, the built dict as its attachment: a
+    setting is a write no author's file holds), then write its ``.story-system/`` rendering (not read
+    back). Returns the files written."""
     journal_lock(book=book)
     story_setting_save(book=book, chapter=chapter, data=data, **fields)
-    files = story_files_write(book=book)
+    # The journal before the files: a journal that refuses the write (another book's log, an event too
+    # large, a log that is not a file) leaves no rendering of a setting the book does not have. What
+    # could refuse the files (markers, symlinks) is checked before either is written.
+    files = story_files_render(book=book)
     stem = "MASTER_SETTING" if chapter is None else chapter_file_stem(chapter)
     journal_append(book=book, op="story.setting.save", attachment=(f"story/{stem}", data), chapter=chapter, **fields)
-    return files
+    return story_files_put(book=book, files=files)
 
 
 def _show(value: Any) -> str:

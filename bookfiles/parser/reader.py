@@ -6,6 +6,7 @@ benchmark, and one pass (read bytes → sha256 → decode → split → libyaml)
 
 import hashlib
 import os
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from bookfiles.parser.text import key_line
 from bookfiles.parser.types import (
     DEFAULT_LIMITS,
     ERROR,
+    WARNING,
     BookConfig,
     ChapterData,
     EntityData,
@@ -40,8 +42,22 @@ def _inside(real: str, root_real: str) -> bool:
 
 
 def printable_path(rel: str) -> str:
-    """A relative path safe to store and print: bytes of a non-UTF-8 file name become U+FFFD."""
-    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    """A relative path safe to store and print: each byte of a non-UTF-8 name is shown as ``\\xNN``."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _utf8(rel: str) -> bool:
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# A name that is not UTF-8 cannot be matched against the patterns of book files (a GBK-encoded
+# 第0025章.md has no 第 in it): any such Markdown or YAML file is reported rather than skipped unseen.
+_BOOK_FILE_SUFFIXES = (".md", ".yaml", ".yml")
+_ESCAPED = re.compile(r"((?:\\x[0-9a-f]{2})+)")
 
 
 def book_files_list(
@@ -93,12 +109,11 @@ def book_files_list(
                 stack.append(entry.path)
                 continue
             kind = file_kind(rel)
-            if kind is None:
+            if not _utf8(rel):
+                if kind is not None or name.endswith(_BOOK_FILE_SUFFIXES):
+                    found.append((printable_path(rel), BAD_NAME))
                 continue
-            try:
-                rel.encode("utf-8")
-            except UnicodeEncodeError:
-                found.append((printable_path(rel), BAD_NAME))
+            if kind is None:
                 continue
             if is_link and not limits.links_outside and not _inside(os.path.realpath(entry.path), root_real):
                 found.append((rel, OUTSIDE))
@@ -110,7 +125,7 @@ def book_files_list(
 
 def refused_issue(rel: str, kind: str) -> Issue:
     if kind == BAD_NAME:
-        return Issue(BAD_NAME, rel, None, "文件名或其所在文件夹名不是 UTF-8 编码，无法读取：请改名", ERROR)
+        return _bad_name_issue(rel)
     return Issue(
         OUTSIDE,
         rel,
@@ -118,6 +133,24 @@ def refused_issue(rel: str, kind: str) -> Issue:
         "是指向书籍文件夹之外的符号链接，拒绝读取（确需如此请设置 WEBNOVEL_BOOK_LINKS_OUTSIDE=1）",
         ERROR,
     )
+
+
+def _bad_name_issue(rel: str) -> Issue:
+    """``bad_name`` for a path shown with ``printable_path``: an error for a chapter (anything under
+    定稿/正文/) or a file whose name still reads as a book file's; a warning for another Markdown / YAML
+    file, which may be a book file whose name a tool wrote in another encoding (GBK is tried, to say so)."""
+    name = rel.rsplit("/", 1)[-1]
+    pieces = _ESCAPED.split(name)
+    raw = b"".join(bytes.fromhex(p.replace("\\x", "")) if i % 2 else p.encode() for i, p in enumerate(pieces))
+    try:
+        hint = f"（文件名按 GBK 解码为 {raw.decode('gbk')}）" if len(pieces) > 1 else ""
+    except UnicodeDecodeError:
+        hint = ""
+    chapter = rel.startswith("定稿/正文/") or file_kind(rel) is not None
+    message = f"文件名或其所在文件夹名不是 UTF-8 编码{hint}，无法读取（\\xNN 为无法解码的字节）：" + (
+        "请改名为 UTF-8 后重试" if chapter else "已跳过；若是书籍文件，请改名为 UTF-8"
+    )
+    return Issue(BAD_NAME, rel, None, message, ERROR if chapter else WARNING)
 
 
 def file_read(root: Path, rel: str, kind: str, *, limits: ReadLimits = DEFAULT_LIMITS) -> FileResult:
@@ -191,7 +224,8 @@ def chapter_volume_resolve(chapter: ChapterData, volumes: list[VolumeData]) -> i
 def results_collect(root: Path, results: list[FileResult], config: BookConfig | None) -> ParsedBook:
     book = ParsedBook(root=root, config=config or BookConfig(slug=root.name))
     for result in results:
-        book.files.append(result.info)
+        if result.info.kind not in REFUSED_KINDS:  # a name that cannot be stored is reported, not recorded
+            book.files.append(result.info)
         book.issues.extend(result.issues)
         if result.chapter is not None:
             book.chapters.append(result.chapter)

@@ -292,7 +292,7 @@ def journal_replay(*, book: Book, root: Path, warnings: list[dict] | None = None
     it was); one that no longer applies is appended to ``warnings`` (``journal_skipped``) and left
     unapplied."""
     applied = journal_applied_seqs(book=book)
-    events = journal_events(root=root)
+    events = journal_events(root=root, book=book)
     replayed: dict[str, int] = {}
     pending = [e for e in events if e["seq"] not in applied]
     if not pending and not applied:

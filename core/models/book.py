@@ -24,6 +24,9 @@ class Book(models.Model):
     built_at = models.DateTimeField(null=True, blank=True, verbose_name="构建时间")
     build_report = models.JSONField(default=dict, blank=True, verbose_name="构建报告")
     created_at = models.DateTimeField(auto_now_add=True, verbose_name="创建时间")
+    # The random id the book's journal names in its first line (core/journal.py): a log copied in from
+    # another book (a folder copied with its .journal/) names another id or slug and is refused.
+    journal_id = models.CharField(max_length=32, blank=True, default="", verbose_name="日志标识")
 
     class Meta:
         ordering = ["slug"]

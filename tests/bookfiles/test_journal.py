@@ -145,7 +145,10 @@ def test_journal_files_are_plain_utf8_one_event_a_line(folder):
     assert set(ops) <= set(REPLAYERS)
     assert [e["seq"] for e in events] == list(range(1, 14))
     lines = (folder / LOG_PATH).read_text(encoding="utf-8").splitlines()
-    assert lines[4] == (
+    # the first line names the book (a random id, recorded in the database), then the events
+    assert lines[0] == f'{{"seq": 0, "op": "journal.book", "book": "demo-book", "id": "{_book().journal_id}"}}'
+    assert len(_book().journal_id) == 32
+    assert lines[5] == (
         '{"seq": 5, "op": "pending.reject", "chapter": 6, "kind": "uncertain", "payload": {"adopted": null, '
         '"candidates": ["faction_youmingdian", "shenmo"], "confidence": 0.4, "mention": "半张鬼脸"}, "note": "看不出是谁"}'
     )
@@ -201,7 +204,7 @@ def test_a_hand_edit_of_an_extraction_is_replayed_and_a_broken_one_named(folder)
         book_rebuild(root=folder)
     line = next(i for i, t in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if '"state_changes": [,' in t)
     assert err.value.message == (
-        f"{LOG_PATH} 第1行（seq 1，extraction.ingest）：.journal/extractions/0003-000001.json 第{line}行第21列："
+        f"{LOG_PATH} 第2行（seq 1，extraction.ingest）：.journal/extractions/0003-000001.json 第{line}行第21列："
         "JSON 无效（Expecting value）"
     )
     assert not Book.objects.filter(slug="demo-book").exists()  # the rebuild's one transaction rolled back
@@ -239,11 +242,11 @@ def test_a_broken_log_line_is_named(folder):
     log.write_text(log.read_text(encoding="utf-8") + '{"seq": 2, "op": "entity.merge"}\n{"seq": 3\n', "utf-8")
     with pytest.raises(InvalidInput) as err:
         journal_events(root=folder)
-    assert err.value.message == f"{LOG_PATH} 第3行不是合法的 JSON：Expecting ',' delimiter（第10列）"
+    assert err.value.message == f"{LOG_PATH} 第4行不是合法的 JSON：Expecting ',' delimiter（第10列）"
     log.write_text(log.read_text(encoding="utf-8").rsplit("{", 1)[0], "utf-8")
     with pytest.raises(InvalidInput) as err:
         book_sync(book=_book())
-    assert err.value.message == f"{LOG_PATH} 第2行（seq 2，entity.merge）：缺少字段 source"
+    assert err.value.message == f"{LOG_PATH} 第3行（seq 2，entity.merge）：缺少字段 source"
 
 
 def test_a_torn_last_line_is_not_an_event_and_the_next_append_drops_it(folder):
@@ -255,7 +258,7 @@ def test_a_torn_last_line_is_not_an_event_and_the_next_append_drops_it(folder):
     assert [e["seq"] for e in journal_events(root=folder)] == [1]
     extraction_ingest(book=_book(), chapter=8, payload=_payload(8))
     lines = log.read_text(encoding="utf-8").splitlines()
-    assert [json.loads(line)["seq"] for line in lines] == [1, 2]
+    assert [json.loads(line)["seq"] for line in lines] == [0, 1, 2]
 
 
 def test_a_book_without_a_folder_writes_no_journal():
@@ -297,8 +300,8 @@ def test_an_event_that_no_longer_applies_is_skipped_with_a_warning_naming_its_li
         {
             "code": "journal_skipped",
             "file": LOG_PATH,
-            "line": 1,
-            "message": f"{LOG_PATH} 第1行（seq 1，extraction.ingest） 未能重放，已跳过：第24章不存在（《青岚剑录》）",
+            "line": 2,
+            "message": f"{LOG_PATH} 第2行（seq 1，extraction.ingest） 未能重放，已跳过：第24章不存在（《青岚剑录》）",
             "level": "warning",
         }
     ]

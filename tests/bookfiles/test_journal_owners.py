@@ -284,7 +284,7 @@ def test_a_broken_hand_edit_is_named_and_changes_nothing(folder):
     with pytest.raises(InvalidInput) as err:
         book_sync(book=book)
     assert err.value.message == (
-        f".journal/log.jsonl 第1行（seq 1，extraction.ingest）：.journal/extractions/0003-000001.json "
+        f".journal/log.jsonl 第2行（seq 1，extraction.ingest）：.journal/extractions/0003-000001.json "
         f"第{line}行第21列：JSON 无效（Expecting value）"
     )
     # valid JSON the ingestion refuses: named too, nothing changes
@@ -294,7 +294,7 @@ def test_a_broken_hand_edit_is_named_and_changes_nothing(folder):
     with pytest.raises(InvalidInput) as err:
         book_sync(book=book)
     assert err.value.message.startswith(
-        ".journal/extractions/0003-000001.json（.journal/log.jsonl 第1行（seq 1，extraction.ingest））修改后无法应用，"
+        ".journal/extractions/0003-000001.json（.journal/log.jsonl 第2行（seq 1，extraction.ingest））修改后无法应用，"
         "未做任何改动：state_changes[0].entity_id: 未知实体 'nobody'"
     )
     assert book_dump(book=_book()) == before
@@ -309,7 +309,7 @@ def test_a_later_decision_on_an_item_the_edit_removed_is_a_warning(folder):
     report = book_sync(book=book)
     assert report["journal"] == {"extraction.edited": 1}
     assert [(w["code"], w["line"]) for w in report["warnings"] if w["code"].startswith("journal_")] == [
-        ("journal_orphaned", 7)
+        ("journal_orphaned", 8)
     ]
     # the superseded first ingestion of chapter 6, edited: said, and left to a rebuild
     old = folder / ".journal" / "extractions" / "0006-000002.json"

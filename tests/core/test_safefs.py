@@ -192,4 +192,4 @@ def test_a_non_utf8_file_name_is_a_clear_error(root):
     with open(name, "wb") as fh:
         fh.write(b"---\ntitle: x\n---\n")
     parsed = book_read(root)
-    assert [(i.code, i.file) for i in parsed.errors] == [("bad_name", "定稿/正文/第0003章\ufffd.md")]
+    assert [(i.code, i.file) for i in parsed.errors] == [("bad_name", "定稿/正文/第0003章\\xff.md")]

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from kernel.exceptions import InvalidInput
+import core.journal
+from kernel.exceptions import Conflict, InvalidInput
 from storysystem.markdown import BEGIN, END
 from storysystem.models import StorySetting
 from storysystem.services import story_master_build
@@ -109,3 +110,30 @@ def test_a_fifo_planted_at_the_markdown_file_is_refused_without_blocking(book, p
     with pytest.raises(InvalidInput, match=r"无法读取 \.story-system/MASTER_SETTING\.md：不是普通文件"):
         story_master_build(book=book, query="都市赘婿", persist=True)
     assert StorySetting.objects.get(book=book, chapter__isnull=True).query == "玄幻退婚流"
+
+
+@pytest.mark.parametrize("refusal", ["too_large", "foreign", "symlink", "not_a_file"])
+def test_a_persist_whose_journal_write_is_refused_writes_no_story_system_file(
+    book, tmp_path, tmp_path_factory, monkeypatch, refusal
+):
+    # issue 25 P1: the files were written before the journal refused, leaving a rendering of a setting
+    # the database (rolled back) does not have
+    journal = tmp_path / ".journal"
+    if refusal == "too_large":  # the append refuses (the heal before it reads the log fine)
+        monkeypatch.setattr(core.journal, "MAX_EVENT_BYTES", 1000)
+    elif refusal == "foreign":
+        journal.mkdir()
+        (journal / "log.jsonl").write_text(
+            '{"seq": 0, "op": "journal.book", "book": "demo-book", "id": "' + "a" * 32 + '"}\n', encoding="utf-8"
+        )
+    elif refusal == "symlink":
+        journal.symlink_to(tmp_path_factory.mktemp("outside"))
+    else:
+        (journal / "log.jsonl").mkdir(parents=True)
+    with pytest.raises(Conflict if refusal == "foreign" else InvalidInput) as exc:
+        story_master_build(book=book, query="玄幻退婚流", persist=True)
+    assert ("单个事件上限", "属于另一本书", "指向书籍文件夹之外", "log.jsonl")[
+        ["too_large", "foreign", "symlink", "not_a_file"].index(refusal)
+    ] in exc.value.message
+    assert not (tmp_path / ".story-system").exists()
+    assert not StorySetting.objects.filter(book=book).exists()

@@ -1,17 +1,17 @@
 """``python manage.py mcp --book <slug|folder>`` — the MCP server over stdio, for desktop agent hosts."""
 
 import anyio
+from django.conf import settings
 from django.core.management.base import BaseCommand
-from mcp.server.stdio import stdio_server
 
 from agents.books import BookSource
 from agents.server import Access, server_build
+from agents.stdio import stdio_serve
 
 
 async def _serve(access: Access) -> None:
-    server = server_build(default_access=access)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    # our transport, not the SDK's stdio_server: it answers every line, a malformed one too (agents/stdio.py)
+    await stdio_serve(server_build(default_access=access), max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
 
 
 class Command(BaseCommand):
