@@ -53,6 +53,8 @@ class Access:
     # Who is calling, for the rate limits of costly reads (``Interface.rate``), shared with REST (an API
     # key's ``core.auth.key_caller``); None for the local author on stdio, who is not limited (nor on the CLI).
     caller: str | None = None
+    # Why a write is refused to this caller, in the words of its door (a read key over HTTP, --read-only on stdio).
+    refusal: str = "该 API 密钥只有读权限，写操作需要 write 密钥"
 
 
 @cache
@@ -146,7 +148,7 @@ def _dispatch(access: Access | None, name: str, arguments: dict[str, Any] | None
         return interface_call(spec, book=access.book(), arguments=arguments), spec
     if name in writes:
         if not _allowed(access, writes[name]):
-            raise PermissionDenied("该 API 密钥只有读权限，写操作需要 write 密钥", extra={"tool": name})
+            raise PermissionDenied(access.refusal, extra={"tool": name})
         return writes[name].run(access.book(), dict(arguments or {})), None
     raise NotFound(f"没有这个工具：{name}", extra={"tool": name})
 
