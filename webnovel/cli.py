@@ -11,7 +11,6 @@ Django's settings are read when the first command runs, so the options set the e
 
 import argparse
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -45,18 +44,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--read-only", action="store_true", help="只提供查询工具（不列出、也不接受写入工具）")
     return parser
-
-
-def demo_copy(*, books_dir: Path, source: Path) -> Path:
-    """The demo book to serve: ``books_dir/demo-book``, copied from the shipped example the first time
-    (without a journal), so the server's writes go to the copy and never into the example."""
-    target = books_dir / DEMO
-    if not (target / "book.yaml").is_file():
-        if not (source / "book.yaml").is_file():
-            sys.exit(f"webnovel-mcp：找不到随包安装的演示书 {source}；请用 --book 指定一个书籍文件夹")
-        books_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(source, target, ignore=shutil.ignore_patterns(".journal", ".story-system"), dirs_exist_ok=True)
-    return target
 
 
 def _migrate_embedded() -> None:
@@ -97,12 +84,15 @@ def mcp(argv: list[str] | None = None) -> None:
 
 def _demo_ref(settings) -> str:
     """What ``--book demo-book`` serves: the database's demo book when it lives in a copy, else a new copy."""
+    from agents.books import example_copy
     from core.models import Book
 
     example = Path(settings.EXAMPLES_DIR) / DEMO
     known = Book.objects.filter(slug=DEMO).first()
     if known is None:
-        return str(demo_copy(books_dir=Path(settings.DATA_DIR) / "books", source=example))
+        if not (example / "book.yaml").is_file():
+            sys.exit(f"webnovel-mcp：找不到随包安装的演示书 {example}；请用 --book 指定一个书籍文件夹")
+        return str(example_copy(example))
     if os.path.realpath(known.root or "") == os.path.realpath(example):
         sys.exit(
             f"webnovel-mcp：数据库中的 demo-book 建自随附示例 {example}，写入会改动示例；"

@@ -7,7 +7,6 @@ from mcp.server.stdio import stdio_server
 from agents.books import BookSource
 from agents.server import Access, server_build
 
-
 READ_ONLY_REFUSAL = "本 MCP 服务（stdio）以 --read-only 启动，只提供查询工具；要写入请去掉 --read-only 重新启动"
 
 
