@@ -7,7 +7,8 @@
   created and migrated on first start). ``--book demo-book`` serves a copy of the demo book in the data directory,
   so nothing is ever written into the example the package (or a checkout) ships.
 
-Django's settings are read when the first command runs, so the options set the environment before it."""
+Django's settings are read when the first command runs, so the options set the environment before it: Django and
+the apps are imported inside the functions, after that (not to dodge a layer: this module is the top one)."""
 
 import argparse
 import os
@@ -53,7 +54,8 @@ def _migrate_embedded() -> None:
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
-    pending = MigrationExecutor(connection).migration_plan(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    executor = MigrationExecutor(connection)
+    pending = executor.migration_plan(executor.loader.graph.leaf_nodes())
     if not pending:
         return
     if connection.vendor != "sqlite" or os.environ.get("DATABASE_URL"):
