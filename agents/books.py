@@ -2,8 +2,11 @@
 
 Lazily, in the database thread at the first tool call, so a host's start-up handshake never waits for
 a rebuild; a failed rebuild is a tool error and is tried again at the next call (the author may have
-fixed the file meanwhile)."""
+fixed the file meanwhile). A folder of the shipped examples (``settings.EXAMPLES_DIR``) is served from a copy in
+the data directory, so the server's writes (the journal, ``.story-system/``) never change the example."""
 
+import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -21,6 +24,21 @@ def book_folder(ref: str) -> Path | None:
         if (candidate / "book.yaml").is_file():
             return candidate.resolve()
     return None
+
+
+def example_copy(source: Path) -> Path:
+    """The copy of example book ``source`` under ``DATA_DIR/books`` (made the first time, without a journal or a
+    story system a local run may have left in the example)."""
+    target = Path(settings.DATA_DIR) / "books" / source.name
+    if not (target / "book.yaml").is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns(".journal", ".story-system"), dirs_exist_ok=True)
+    return target.resolve()
+
+
+def _in_examples(root: Path) -> bool:
+    examples = os.path.realpath(settings.EXAMPLES_DIR)
+    return os.path.commonpath([examples, os.path.realpath(root)]) == examples
 
 
 class BookSource:
@@ -45,6 +63,8 @@ class BookSource:
         root = book_folder(self.ref)
         if root is None:
             return book_get(slug=self.ref)  # NotFound naming it
+        if _in_examples(root):
+            root = example_copy(root)
         book = Book.objects.filter(root=str(root)).first()
         report = book_sync(book=book) if book is not None else book_rebuild(root=root)
         if not report["ok"]:

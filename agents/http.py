@@ -2,7 +2,8 @@
 
 Authenticated like the REST API, with the same API keys (``X-API-Key`` or ``Authorization: Bearer``)
 and scopes: a read key lists and calls the reads only, a book-scoped key opens only its book (403 for
-another, before any MCP message is read), a revoked or unknown key is a 401. ``/mcp`` without a book
+another, before the MCP server sees the request), a revoked or unknown key is a 401: each refusal keeps
+REST's status and message, written as a JSON-RPC error so that an SDK client shows the Chinese reason. ``/mcp`` without a book
 serves the book of a book-scoped key. A costly read's rate limit (``Interface.rate``: regex search) counts per
 key, one count with the key's REST calls, and answers with REST's 429 message as a tool error. Stateless with JSON answers: each POST carries one exchange, so
 any worker can answer it and no session outlives a request."""
@@ -70,8 +71,43 @@ def access_check(*, raw: str | None, slug: str | None) -> Access:
     return Access(book=lambda: book_get(slug=slug), write=key.scope == ApiKey.Scope.WRITE, caller=key_caller(key))
 
 
-async def _json_reply(send: Callable, status: int, body: dict[str, Any], headers: list | None = None) -> None:
-    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+# JSON-RPC's "invalid request" for a refusal of the caller, "internal error" for a server that cannot serve.
+INVALID_REQUEST, INTERNAL_ERROR = -32600, -32603
+ID_PEEK_BYTES = 64 * 1024  # a refusal answers the request's id when its body is small enough to read for it
+
+
+async def _request_id(scope: dict, receive: Callable) -> Any:
+    """The JSON-RPC id of a refused POST (None when absent, unreadable or in a large body): the body is read
+    only for this, since a refused request never reaches the MCP server."""
+    if scope.get("method") != "POST":
+        return None
+    body = b""
+    while len(body) <= ID_PEEK_BYTES:
+        message = await receive()
+        body += message.get("body", b"")
+        if message["type"] != "http.request" or not message.get("more_body"):
+            break
+    try:
+        parsed = json.loads(body) if len(body) <= ID_PEEK_BYTES else None
+    except ValueError:
+        return None
+    request_id = parsed.get("id") if isinstance(parsed, dict) else None
+    return request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
+
+
+async def _refuse(
+    scope: dict, receive: Callable, send: Callable, status: int, body: dict[str, Any], headers: list | None = None
+) -> None:
+    """A refusal before the MCP server: the HTTP status the spec asks for (401 / 403 / 404 / 400 / 503) with a
+    JSON-RPC error as its body, so an SDK client shows REST's Chinese message (``data``: the status and REST's
+    ``extra``) instead of a bare "error response"."""
+    error = {
+        "code": INTERNAL_ERROR if status >= 500 else INVALID_REQUEST,
+        "message": body["message"],
+        "data": {"status": status, "extra": body.get("extra") or {}},
+    }
+    reply = {"jsonrpc": "2.0", "id": await _request_id(scope, receive), "error": error}
+    data = json.dumps(reply, ensure_ascii=False).encode("utf-8")
     head = [(b"content-type", b"application/json; charset=utf-8"), (b"content-length", str(len(data)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": head + (headers or [])})
     await send({"type": "http.response.body", "body": data})
@@ -128,18 +164,18 @@ class McpMount:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         domain, _port = split_domain_port(headers.get("host", ""))
         if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
-            await _json_reply(send, 400, {"message": f"不允许的 Host：{headers.get('host', '')}", "extra": {}})
+            await _refuse(scope, receive, send, 400, {"message": f"不允许的 Host：{headers.get('host', '')}"})
             return
         if not self._running:
-            await _json_reply(
-                send, 503, {"message": "MCP 服务未启动：需要以 ASGI lifespan 运行（uvicorn）", "extra": {}}
+            await _refuse(
+                scope, receive, send, 503, {"message": "MCP 服务未启动：需要以 ASGI lifespan 运行（uvicorn）"}
             )
             return
         try:
             access = await sync_to_async(_access_check_closing, thread_sensitive=True)(raw=_raw_key(headers), slug=slug)
         except DomainError as exc:
             extra = [(b"www-authenticate", b'Bearer realm="webnovel"')] if exc.status_code == 401 else []
-            await _json_reply(send, exc.status_code, exc.as_dict(), extra)
+            await _refuse(scope, receive, send, exc.status_code, exc.as_dict(), extra)
             return
         state = {**scope.get("state", {}), ACCESS_STATE_KEY: access}
         await self.manager.handle_request({**scope, "state": state}, receive, send)

@@ -3,7 +3,12 @@
 read (or a new field of ``Arg``, like bounds) reaches the agents without touching this module beyond
 ``arg_json_schema``, the one place an argument becomes JSON Schema."""
 
+from functools import cache, reduce
+from importlib import import_module
+from operator import or_
 from typing import Any
+
+from pydantic import TypeAdapter
 
 from kernel.exceptions import InvalidInput
 from kernel.interfaces import Arg, Interface
@@ -52,14 +57,51 @@ def interface_input_schema(spec: Interface) -> dict[str, Any]:
     return schema
 
 
+def _response_type(name: str) -> Any:
+    """The Python type a response declaration names (``module:Schema``, ``list[...]``, ``dict``), as REST resolves it."""
+    name = name.strip()
+    if name in {"", "dict"}:
+        return dict[str, Any]
+    if name == "str":
+        return str
+    if name.startswith("list[") and name.endswith("]"):
+        return list[_response_type(name[5:-1])]
+    module, _, attr = name.partition(":")
+    return getattr(import_module(module), attr)
+
+
+@cache
+def _output(spec: Interface) -> tuple[dict[str, Any] | None, bool]:
+    """The output schema and whether it wraps the answer as ``{"result": ...}``."""
+    if spec.text or not spec.response:
+        return None, False
+    parts = [_response_type(part) for part in spec.response.split("|")]
+    if spec.formats:
+        parts.append(str)  # format=markdown etc. answers text
+    schema = TypeAdapter(reduce(or_, parts)).json_schema(mode="serialization")
+    if schema.get("type") == "object":
+        schema.pop("title", None)
+        return schema, False
+    defs = schema.pop("$defs", None)
+    wrapped: dict[str, Any] = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+    return wrapped | ({"$defs": defs} if defs else {}), True
+
+
 def interface_output_schema(spec: Interface) -> dict[str, Any] | None:
-    """The answer's JSON Schema when the declaration states one as an object (MCP's outputSchema must
-    describe an object); None otherwise."""
-    response = getattr(spec, "response", None)
-    if response is None:
+    """The answer's JSON Schema, from the declared response; None for text reads and undeclared ones.
+
+    MCP's outputSchema describes an object: an answer that is one (a schema, ``dict``) is described as it is;
+    any other (a list, or an object that ``format`` may render as text) is wrapped as ``{"result": ...}``, the
+    SDK's own convention, and its structured content alike (``interface_structured``)."""
+    return _output(spec)[0]
+
+
+def interface_structured(spec: Interface, answer: Any) -> Any:
+    """The structured content of a JSON-able answer (None when the tool declares no output schema)."""
+    schema, wrapped = _output(spec)
+    if schema is None:
         return None
-    schema = response if isinstance(response, dict) else getattr(response, "model_json_schema", lambda: None)()
-    return schema if isinstance(schema, dict) and schema.get("type") == "object" else None
+    return {"result": answer} if wrapped else answer
 
 
 def interface_description(spec: Interface) -> str:

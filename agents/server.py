@@ -19,7 +19,7 @@ from asgiref.sync import sync_to_async
 from django.db import DataError, OperationalError, close_old_connections
 from mcp.server import Server
 
-from agents.reads import interface_call, interface_tool
+from agents.reads import interface_call, interface_structured, interface_tool
 from agents.writes import WriteTool, write_tools
 from core.auth import rate_count
 from core.models import Book
@@ -31,7 +31,7 @@ from kernel.exceptions import (
     PermissionDenied,
     database_busy,
 )
-from kernel.interfaces import interfaces_load
+from kernel.interfaces import Interface, interfaces_load
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +53,8 @@ class Access:
     # Who is calling, for the rate limits of costly reads (``Interface.rate``), shared with REST (an API
     # key's ``core.auth.key_caller``); None for the local author on stdio, who is not limited (nor on the CLI).
     caller: str | None = None
+    # Why a write is refused to this caller, in the words of its door (a read key over HTTP, --read-only on stdio).
+    refusal: str = "该 API 密钥只有读权限，写操作需要 write 密钥"
 
 
 @cache
@@ -105,16 +107,18 @@ def tool_error(status: int, message: str, extra: Any = None) -> types.CallToolRe
     )
 
 
-def tool_answer(data: Any) -> types.CallToolResult:
+def tool_answer(data: Any, spec: Interface | None = None) -> types.CallToolResult:
+    """The answer as text (REST's body); a read with an output schema also carries it as structured content."""
     text = data if isinstance(data, str) else json_text(data)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+    structured = interface_structured(spec, data if isinstance(data, str) else json.loads(text)) if spec else None
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=structured)
 
 
 def tool_call(access: Access | None, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
     """Run one tool call in the database thread. Never raises: every failure is a tool error."""
     close_old_connections()  # as Django does around each request (CONN_MAX_AGE, dropped connections)
     try:
-        return tool_answer(_dispatch(access, name, arguments))
+        return tool_answer(*_dispatch(access, name, arguments))
     except DomainError as exc:
         return tool_error(exc.status_code, exc.message, exc.extra)
     except (OverflowError, DataError):
@@ -131,7 +135,8 @@ def tool_call(access: Access | None, name: str, arguments: dict[str, Any] | None
         close_old_connections()
 
 
-def _dispatch(access: Access | None, name: str, arguments: dict[str, Any] | None) -> Any:
+def _dispatch(access: Access | None, name: str, arguments: dict[str, Any] | None) -> tuple[Any, Interface | None]:
+    """The answer of one call, and the read that gave it (None for a curated tool)."""
     if access is None:
         raise PermissionDenied("需要认证：请提供 X-API-Key 或 Authorization: Bearer 密钥")
     registry = interfaces_load()
@@ -140,11 +145,11 @@ def _dispatch(access: Access | None, name: str, arguments: dict[str, Any] | None
         spec = registry[name]
         if spec.rate and access.caller is not None:
             rate_count(caller=access.caller, setting=spec.rate[0], what=spec.rate[1])
-        return interface_call(spec, book=access.book(), arguments=arguments)
+        return interface_call(spec, book=access.book(), arguments=arguments), spec
     if name in writes:
         if not _allowed(access, writes[name]):
-            raise PermissionDenied("该 API 密钥只有读权限，写操作需要 write 密钥", extra={"tool": name})
-        return writes[name].run(access.book(), dict(arguments or {}))
+            raise PermissionDenied(access.refusal, extra={"tool": name})
+        return writes[name].run(access.book(), dict(arguments or {})), None
     raise NotFound(f"没有这个工具：{name}", extra={"tool": name})
 
 

@@ -41,8 +41,8 @@ interface(
     help="实体列表（可按类型、层级筛选）",
     args=(
         TYPE,
-        Arg("tier", str, choices=("核心", "重要", "次要", "装饰")),
-        Arg("include_archived", bool, default=False),
+        Arg("tier", str, choices=("核心", "重要", "次要", "装饰"), help="只看这个层级"),
+        Arg("include_archived", bool, default=False, help="也列出已归档的实体"),
         Arg(
             "limit",
             int,
@@ -77,7 +77,12 @@ interface(
 interface(
     "entity-changes",
     help="实体的状态变更（按章节顺序）",
-    args=(REF, Arg("field", str, help="只看这个字段"), Arg("from_chapter", int), Arg("to_chapter", int)),
+    args=(
+        REF,
+        Arg("field", str, help="只看这个字段"),
+        Arg("from_chapter", int, help="从这一章起（含）"),
+        Arg("to_chapter", int, help="到这一章止（含）"),
+    ),
     group=G,
     path="/entities/{ref}/changes",
     response="entities.schemas:ChangesOut",
@@ -130,7 +135,15 @@ interface(
 interface(
     "entity-pending",
     help="待确认队列（置信度从低到高）",
-    args=(Arg("status", str, default="pending", choices=("pending", "confirmed", "rejected")),),
+    args=(
+        Arg(
+            "status",
+            str,
+            default="pending",
+            choices=("pending", "confirmed", "rejected"),
+            help="队列状态：pending 待确认 | confirmed 已确认 | rejected 已驳回",
+        ),
+    ),
     group=G,
     path="/entities/pending",
     response="list[entities.schemas:PendingOut]",

@@ -113,7 +113,7 @@ class PendingConfirmIn(Schema):
 
 
 class PendingRejectIn(Schema):
-    note: str = ""
+    note: str = Field("", description="驳回理由（存入待确认项，写入日志）")
 
 
 class MergeIn(Schema):

@@ -61,14 +61,16 @@ class FactIn(_StrictIn):
     """A fact observed by hand or by an external agent."""
 
     # The service checks category and blanks (with Chinese messages); the schema states them.
-    category: str = Field(..., json_schema_extra={"enum": list(Fact.Category.values)})
-    subject: str = Field(..., json_schema_extra={"pattern": r"\S"})
-    field: str = Field(..., json_schema_extra={"pattern": r"\S"})
-    value: str = Field(..., json_schema_extra={"pattern": r"\S"})
+    category: str = Field(..., description="事实的类别", json_schema_extra={"enum": list(Fact.Category.values)})
+    subject: str = Field(..., description="事实的主体（人物、地点、设定名）", json_schema_extra={"pattern": r"\S"})
+    field: str = Field(..., description="主体的哪个字段（如 境界、所在地）", json_schema_extra={"pattern": r"\S"})
+    value: str = Field(..., description="该字段的值", json_schema_extra={"pattern": r"\S"})
     chapter: int = Field(..., ge=0, le=10_000_000, description="确立该值的章节号（0 = 设定）")
-    confidence: float = Field(1.0, allow_inf_nan=False, json_schema_extra={"minimum": 0, "maximum": 1})
-    evidence: list[dict[str, Any]] = Field(default_factory=list)
-    entity: str = ""
+    confidence: float = Field(
+        1.0, allow_inf_nan=False, description="置信度（0–1）", json_schema_extra={"minimum": 0, "maximum": 1}
+    )
+    evidence: list[dict[str, Any]] = Field(default_factory=list, description="证据（如章节号与原文片段）")
+    entity: str = Field("", description="关联的实体（id 或别名；空 = 不关联）")
 
 
 class ReviseIn(_StrictIn):

@@ -96,12 +96,12 @@ class EffectiveOut(Schema):
 class BuildIn(Schema):
     """Build a master setting (no ``chapter``) or a chapter's override (``chapter`` = N)."""
 
-    query: str = ""
-    genre: str | None = None
-    chapter: int | None = Field(default=None, ge=1)
-    persist: bool = True
+    query: str = Field("", description="本书（或本章）的一句话描述，用来匹配题材与套路")
+    genre: str | None = Field(default=None, description="指定题材（不给则从 query 推断）")
+    chapter: int | None = Field(default=None, ge=1, description="章节号：给出则生成该章的覆盖设定，不给是全书总设定")
+    persist: bool = Field(default=True, description="是否保存到书籍文件夹的 .story-system/（false 只预览）")
     set: dict[str, str | list[str]] = Field(default_factory=dict, description='显式设定字段，如 {"节奏策略": "慢热"}')
-    add_anti_patterns: list[str] = Field(default_factory=list)
+    add_anti_patterns: list[str] = Field(default_factory=list, description="追加的毒点（禁忌写法）")
     remove_anti_patterns: list[str] = Field(default_factory=list, description="章节一律拒绝：毒点只增不减")
 
 

@@ -5,6 +5,8 @@ demo run, the tests, and a production deploy (see docs/deploy.md).
 """
 
 import os
+import sys
+import sysconfig
 import tempfile
 from importlib.util import find_spec
 from pathlib import Path
@@ -13,6 +15,25 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# A checkout keeps its database, indexes and static files in var/ and staticfiles/ beside manage.py; an installed
+# package (pip / pipx / uvx: BASE_DIR is site-packages) keeps them in the user's data directory instead.
+CHECKOUT = (BASE_DIR / "manage.py").is_file()
+
+
+def _user_data_dir() -> Path:
+    """Where an installed webnovel keeps its data: the platform's per-user data directory (as platformdirs says)."""
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "webnovel"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "webnovel"
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "webnovel"
+
+
+DATA_DIR = Path(os.environ.get("WEBNOVEL_DATA_DIR") or (BASE_DIR / "var" if CHECKOUT else _user_data_dir()))
+# The example books: examples/ of a checkout, or the copy the package installs under <prefix>/share/webnovel.
+EXAMPLES_DIR = (
+    BASE_DIR / "examples" if CHECKOUT else Path(sysconfig.get_path("data")) / "share" / "webnovel" / "examples"
+)
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -79,7 +100,7 @@ NINJA_DIR = Path(find_spec("ninja").origin).parent
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates", NINJA_DIR / "templates"],
+        "DIRS": [BASE_DIR / "webnovel" / "templates", NINJA_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -93,7 +114,7 @@ TEMPLATES = [
 
 WSGI_APPLICATION = "webnovel.wsgi.application"
 
-_default_sqlite = f"sqlite:///{os.environ.get('SQLITE_PATH', BASE_DIR / 'var' / 'db.sqlite3')}"
+_default_sqlite = f"sqlite:///{os.environ.get('SQLITE_PATH', DATA_DIR / 'db.sqlite3')}"
 # Persistent connections (CONN_MAX_AGE seconds, default 60) spare each request a new connection;
 # health checks drop a connection the server closed in between.
 DATABASES = {
@@ -134,8 +155,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [("ninja", NINJA_DIR / "static" / "ninja")]
-STATIC_ROOT = BASE_DIR / "staticfiles"
-STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on a missing root before the first collectstatic
+STATIC_ROOT = BASE_DIR / "staticfiles" if CHECKOUT else DATA_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on a missing root before the first collectstatic
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
@@ -152,7 +173,7 @@ WEBNOVEL_REGEX_RATE = os.environ.get("WEBNOVEL_REGEX_RATE", "60/60")
 WEBNOVEL_LOGIN_FAILURE_RATE = os.environ.get("WEBNOVEL_LOGIN_FAILURE_RATE", "10/900")
 
 # Where books live when a command gets a bare slug instead of a folder.
-WEBNOVEL_BOOKS_DIR = Path(os.environ.get("WEBNOVEL_BOOKS_DIR", BASE_DIR / "examples"))
+WEBNOVEL_BOOKS_DIR = Path(os.environ.get("WEBNOVEL_BOOKS_DIR") or (EXAMPLES_DIR if CHECKOUT else DATA_DIR / "books"))
 # Dotted paths called by rebuild / finalize / sync (see kernel/indexing.py): indexers inside the
 # transaction, hooks after commit (best effort). Each app appends its own.
 WEBNOVEL_CHAPTER_INDEXERS: list[str] = ["core.search.search_index_update", "entities.mentions.mentions_index"]
@@ -184,7 +205,7 @@ WEBNOVEL_MEMORY_INDEX_DIR: Path | None = (
     if _memory_index_dir.lower() in {"off", "0", "none"}
     else Path(_memory_index_dir)
     if _memory_index_dir
-    else BASE_DIR / "var" / "memory-index"
+    else DATA_DIR / "memory-index"
 )
 # The reference library's search index, kept between processes (storysystem/search.py; "off": in memory only).
 _reference_index_dir = os.environ.get("WEBNOVEL_REFERENCE_INDEX_DIR", "").strip()
@@ -193,7 +214,7 @@ WEBNOVEL_REFERENCE_INDEX_DIR: Path | None = (
     if _reference_index_dir.lower() in {"off", "0", "none"}
     else Path(_reference_index_dir)
     if _reference_index_dir
-    else BASE_DIR / "var" / "reference-index"
+    else DATA_DIR / "reference-index"
 )
 WEBNOVEL_EMBEDDINGS_URL = os.environ.get("WEBNOVEL_EMBEDDINGS_URL", "").strip()
 WEBNOVEL_EMBEDDINGS_MODEL = os.environ.get("WEBNOVEL_EMBEDDINGS_MODEL", "").strip()

@@ -181,7 +181,7 @@ def pending_item_reject(*, item: PendingItem, note: str = "", journal: bool = Tr
     item.save(update_fields=["status", "resolution", "resolved_at"])
     if journal and _journaled(item):
         journal_append(book=item.book, op="pending.reject", **pending_item_key(item=item), note=note)
-    return {"pk": item.pk, "kind": item.kind, "status": item.status}
+    return {"pk": item.pk, "kind": item.kind, "status": item.status, "note": note}
 
 
 @transaction.atomic

@@ -128,21 +128,60 @@ def _post(url: str, key: str | None) -> httpx2.Response:
     return httpx2.post(url, headers=headers, content=json.dumps(INITIALIZE))
 
 
+def _refusal(resp: httpx2.Response) -> tuple[int, dict]:
+    """A refusal before the MCP server: its HTTP status, and REST's body from its JSON-RPC error."""
+    body = resp.json()
+    assert (body["jsonrpc"], body["id"], body["error"]["code"]) == ("2.0", 1, -32600)
+    assert body["error"]["data"]["status"] == resp.status_code
+    return resp.status_code, {"message": body["error"]["message"], "extra": body["error"]["data"]["extra"]}
+
+
 def test_a_key_of_another_book_sees_nothing_of_this_book(server_url, keys):
     resp = _post(f"{server_url}/mcp/demo-book", keys["other"])
     rest = DjangoClient(HTTP_X_API_KEY=keys["other"]).get("/api/books/demo-book/reports/stats")
-    assert (resp.status_code, resp.json()) == (rest.status_code, rest.json()) == (403, rest.json())
-    assert resp.json()["message"] == "该 API 密钥不能访问书籍 'demo-book'"
+    assert _refusal(resp) == (rest.status_code, rest.json()) == (403, rest.json())
+    assert rest.json()["message"] == "该 API 密钥不能访问书籍 'demo-book'"
 
 
 def test_no_key_unknown_key_and_unknown_book(server_url, keys):
     for key in (None, "wn_not-a-key"):
         resp = _post(f"{server_url}/mcp/demo-book", key)
         assert (resp.status_code, resp.headers["www-authenticate"]) == (401, 'Bearer realm="webnovel"')
+        assert _refusal(resp)[1]["message"].startswith("需要认证：请提供 X-API-Key")
     resp = _post(f"{server_url}/mcp/nobook", keys["read"])
-    assert (resp.status_code, resp.json()["message"]) == (404, "书籍 'nobook' 不存在")
+    assert _refusal(resp) == (404, {"message": "书籍 'nobook' 不存在", "extra": {"book": "nobook"}})
     resp = _post(f"{server_url}/mcp", keys["read"])  # a key of every book must name one
-    assert (resp.status_code, resp.json()["extra"]) == (404, {"path": "/mcp"})
+    assert _refusal(resp)[0] == 404 and _refusal(resp)[1]["extra"] == {"path": "/mcp"}
+
+
+def _first(exc: BaseException, kind: type) -> BaseException:
+    """The first ``kind`` in an exception, its exception groups and its causes."""
+    todo = [exc]
+    while todo:
+        current = todo.pop(0)
+        if isinstance(current, kind):
+            return current
+        todo += [*getattr(current, "exceptions", ()), *(e for e in (current.__cause__, current.__context__) if e)]
+    raise AssertionError(f"no {kind.__name__} in {exc!r}")
+
+
+def test_the_sdk_client_shows_the_chinese_reason_of_a_refusal(server_url, keys):
+    from mcp import MCPError
+
+    for path, key, message, status in (
+        ("/mcp/demo-book", keys["other"], "该 API 密钥不能访问书籍 'demo-book'", 403),
+        ("/mcp/nobook", keys["read"], "书籍 'nobook' 不存在", 404),
+        (
+            "/mcp/demo-book",
+            "wn_not-a-key",
+            "需要认证：请提供 X-API-Key 或 Authorization: Bearer 密钥（MCP 不接受后台登录）",
+            401,
+        ),
+    ):
+        with pytest.raises(BaseException) as raised, mcp_session(f"{server_url}{path}", key):
+            pass
+        refused = _first(raised.value, MCPError)  # the SDK raises it from its task group
+        assert (refused.error.message, refused.error.data["status"]) == (message, status)
 
 
 def test_bearer_keys_work_like_x_api_key(server_url, keys):

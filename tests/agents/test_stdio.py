@@ -62,18 +62,28 @@ def test_every_read_is_listed_with_its_declared_schema(stdio, demo):
 
 def test_every_read_answers_as_rest_on_the_demo_book(stdio, rest):
     registry = interfaces_load()
-    compared = []
+    compared, carried = [], []
     for name, spec in sorted(registry.items()):
         values = typed(name, SAMPLES.get(name, {}))
         if any(a.required and a.name not in values for a in spec.args):
             continue
-        status, answer = mcp_answer(stdio.call(name, values))
+        result = stdio.call(name, values)  # the SDK client checks structured content against the output schema
+        status, answer = mcp_answer(result)
         rest_status, rest_body = rest_read(rest, name, values)
         if status == 200 and not spec.text:
             answer = json.loads(answer)
+            structured = result.structured_content
+            assert (
+                name,
+                structured.get("result", structured)
+                if spec.formats or spec.response.startswith("list[")
+                else structured,
+            ) == (name, answer)
+            carried.append(name)
         assert (name, status, answer) == (name, rest_status, rest_body)
         compared.append(name)
     assert len(compared) == len(registry)
+    assert len(carried) >= 40
 
 
 def test_an_ambiguous_alias_is_rest_s_409_with_the_candidates(stdio, rest):
@@ -134,6 +144,16 @@ def test_ingest_an_extraction_then_confirm_its_pending_item(stdio, rest):
     assert (status, body["message"]) == (409, f"待确认项 #{item['pk']} 已处理（已确认）")
 
 
+def test_a_rejection_answers_the_note_it_stored(stdio, rest):
+    assert mcp_answer(stdio.call("extraction-ingest", {"number": 9, "extraction": EXTRACTION}))[0] == 200
+    pending = json.loads(mcp_answer(stdio.call("entity-pending"))[1])
+    item = next(p for p in pending if p["chapter"] == 9 and p["payload"].get("name") == "守夜人")
+    status, answer = mcp_answer(stdio.call("pending-reject", {"pk": item["pk"], "note": "路人，不必建档"}))
+    assert (status, json.loads(answer)["note"], json.loads(answer)["status"]) == (200, "路人，不必建档", "rejected")
+    rejected = rest.get("/api/books/demo-book/entities/pending", {"status": "rejected"}).json()
+    assert [p["pk"] for p in rejected if p["pk"] == item["pk"]] == [item["pk"]]
+
+
 def test_a_bad_extraction_names_the_path_and_writes_nothing(stdio, rest):
     before = rest_read(rest, "extraction", {"number": 8})
     bad = {
@@ -180,7 +200,10 @@ def test_a_read_only_server_lists_and_accepts_no_writes(demo):
     with stdio_session("demo-book", "--read-only") as session:
         assert set(session.tools()) == set(interfaces_load()) | {"continuity-check"}  # it writes nothing
         status, body = mcp_answer(session.call("book-sync"))
-        assert (status, body["message"]) == (403, "该 API 密钥只有读权限，写操作需要 write 密钥")
+        assert (status, body["message"]) == (
+            403,
+            "本 MCP 服务（stdio）以 --read-only 启动，只提供查询工具；要写入请去掉 --read-only 重新启动",
+        )
 
 
 def test_a_book_folder_is_rebuilt_at_the_first_call_not_at_start(transactional_db):

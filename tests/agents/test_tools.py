@@ -119,3 +119,31 @@ def test_tool_descriptions_say_what_when_and_what_comes_back():
     assert tool["description"].startswith(interfaces_load()["thread-overdue"].help)
     assert "用于安排伏笔、悬念、感情线的推进或收尾时" in tool["description"]
     assert "返回 JSON" in tool["description"]
+
+
+def _undescribed(tool) -> list[str]:
+    return [name for name, prop in tool.input_schema.get("properties", {}).items() if not prop.get("description")]
+
+
+def test_every_parameter_of_every_tool_is_described():
+    tools = tools_for(Access(book=lambda: None, write=True))
+    assert len(tools) == len(interfaces_load()) + 8
+    assert {t.name: _undescribed(t) for t in tools if _undescribed(t)} == {}
+
+
+def test_reads_carry_their_declared_response_as_output_schema():
+    registry = interfaces_load()
+    tools = {t.name: t for t in tools_for(Access(book=lambda: None, write=False))}
+    carrying = sorted(name for name in registry if tools[name].output_schema is not None)
+    declared = sorted(name for name, spec in registry.items() if spec.response and not spec.text)
+    assert carrying == declared and len(carrying) >= 40
+    assert all(tools[name].output_schema["type"] == "object" for name in carrying)
+    # An object answer is described as it is, a list is wrapped as {"result": [...]}, as the SDK does.
+    thread = tools["thread"].output_schema
+    assert {"id", "title", "status"} <= set(thread["properties"])
+    overdue = tools["entity-pending"].output_schema
+    assert overdue["required"] == ["result"] and overdue["properties"]["result"]["type"] == "array"
+    # A read that `format` may render as text answers either its object or a string.
+    master = tools["story-system-master"].output_schema["properties"]["result"]["anyOf"]
+    assert {"type": "string"} in master and len(master) == 2
+    assert all(tools[name].output_schema is None for name, spec in registry.items() if spec.text)

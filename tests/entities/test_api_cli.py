@@ -177,7 +177,7 @@ def test_rest_reject_mermaid_and_reports(api, book):
         "status": "rejected",
         "roster": None,
         "added": None,
-        "note": None,
+        "note": "不是新人物",  # the note it stored
     }
     again = api.post(f"/api/books/qinglan/entities/pending/{pk}/reject", data="{}", content_type="application/json")
     assert (again.status_code, again.json()["message"]) == (409, f"待确认项 #{pk} 已处理（已拒绝）")

@@ -8,6 +8,8 @@ from agents.books import BookSource
 from agents.server import Access, server_build
 from agents.stdio import stdio_serve
 
+READ_ONLY_REFUSAL = "本 MCP 服务（stdio）以 --read-only 启动，只提供查询工具；要写入请去掉 --read-only 重新启动"
+
 
 async def _serve(access: Access) -> None:
     # our transport, not the SDK's stdio_server: it answers every line, a malformed one too (agents/stdio.py)
@@ -33,4 +35,5 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         # stdout is the protocol's wire: the SDK diverts fd 1 to stderr while it serves, and nothing
         # here prints; errors go back as tool errors, logs to stderr.
-        anyio.run(_serve, Access(book=BookSource(options["book"]), write=not options["read_only"]))
+        access = Access(book=BookSource(options["book"]), write=not options["read_only"], refusal=READ_ONLY_REFUSAL)
+        anyio.run(_serve, access)
