@@ -165,3 +165,19 @@ def test_the_doors_and_the_context_pack_use_hybrid_recall(mini, api):
         assert recalled[0]["id"] == "chunk:4:scene:0"
     bad = api.get("/api/books/mini/search", {"q": query, "mode": "fuzzy"})
     assert bad.status_code == 422
+
+
+def test_the_dashboard_search_box_answers_by_meaning_and_by_keyword(mini, client):
+    from tests.factories import user_make
+
+    _, _, folder = mini
+    client.force_login(user_make())
+    with _recall_on(folder):
+        html = client.get("/dashboard/mini/search/", {"q": "有个贼趁着天黑把别人家的牲口偷走了"}).content.decode()
+        assert 'data-mode="hybrid"' in html
+        rows = html[html.index("<tbody>") :]
+        assert rows.index("第4章") == min(rows.index(f"第{n}章") for n in range(1, 7) if f"第{n}章" in rows)
+        keyword = client.get("/dashboard/mini/search/", {"q": "断剑", "mode": "keyword"}).content.decode()
+        assert 'data-mode="keyword"' in keyword and "夜雨如注，林风拾起断剑。" in keyword
+    off = client.get("/dashboard/mini/search/", {"q": "断剑", "mode": "semantic"}).content.decode()
+    assert "语义检索已关闭" in off
