@@ -82,9 +82,10 @@ def _bm25_build(index: BookIndex, np) -> None:
     index.vocab = vocab
     index.post_docs = np.asarray(docs_col, dtype=np.int32)[order]
     index.post_tf = np.asarray(tf_col, dtype=np.float32)[order]
-    index.post_start = np.searchsorted(terms_arr[order], np.arange(len(vocab) + 1))
     lens = np.asarray(lengths, dtype=np.float32)
     index.doc_norm = K1 * (1 - B + B * lens / max(float(lens.mean()) if len(lens) else 1.0, 1.0))
+    # last: a reader that sees the postings' start sees every array they need
+    index.post_start = np.searchsorted(terms_arr[order], np.arange(len(vocab) + 1))
 
 
 def book_index(*, book: Book) -> BookIndex:
@@ -110,7 +111,6 @@ def book_index(*, book: Book) -> BookIndex:
         matrix=matrix,
         with_vector=np.asarray(have, dtype=np.int64),
     )
-    _bm25_build(index, np)
     with _lock:
         _indexes[book.pk] = index
     return index
@@ -136,6 +136,10 @@ def _rank_semantic(index: BookIndex, query: str, allowed, np) -> list[int]:
 
 
 def _rank_bm25(index: BookIndex, query: str, allowed, np) -> list[int]:
+    if index.post_start is None:
+        with _lock:  # built on the first BM25 question: a keyword-only book never pays for it
+            if index.post_start is None:
+                _bm25_build(index, np)
     n = len(index.windows)
     scores = np.zeros(n, dtype=np.float32)
     for term, qtf in _counts(text_bigrams(query)).items():
