@@ -89,6 +89,7 @@ class VectorStore:
         self.index: dict[str, int] = {}
         self.rows = np.zeros((0, DIMENSIONS), dtype=np.float16)
         self._read_len = 0
+        self._keys_size = -1
         self.refresh()
 
     def refresh(self) -> None:
@@ -96,8 +97,13 @@ class VectorStore:
         keys_path = self.folder / "keys.txt"
         if not keys_path.exists():
             return
+        size = keys_path.stat().st_size
+        if size == self._keys_size:
+            return  # nothing appended: a search does not re-read the keys
         keys = keys_path.read_text(encoding="ascii").split()
         count = min(len(keys), (self.folder / "vectors.f16").stat().st_size // (2 * DIMENSIONS))
+        if count == len(keys):
+            self._keys_size = size
         if count <= self._read_len:
             return
         rows = self.np.fromfile(self.folder / "vectors.f16", dtype=self.np.float16, count=count * DIMENSIONS)
