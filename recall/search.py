@@ -17,6 +17,8 @@ import threading
 from array import array
 from dataclasses import dataclass, field
 
+from django.db import connection
+
 from core.models import Book, Chapter
 from kernel.text import text_bigrams
 from recall import vectors
@@ -49,9 +51,15 @@ class BookIndex:
         return len(self.with_vector), len(self.windows)
 
 
-def _book_stamp(book: Book) -> tuple[str, list[tuple[int, str]]]:
-    rows = list(Chapter.objects.filter(book=book).order_by("number").values_list("number", "content_hash"))
-    return hashlib.sha1(repr(rows).encode()).hexdigest(), rows
+def _book_stamp(book: Book) -> str:
+    """What the book's chapters are now, checked on every search: (number, content hash) of each, read from
+    the index ``chapter_hash_idx`` with a plain cursor (the ORM's rows cost more than the query)."""
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT number, content_hash FROM {Chapter._meta.db_table} WHERE book_id = %s ORDER BY number", [book.pk]
+        )
+        rows = cur.fetchall()
+    return hashlib.sha1(repr(rows).encode()).hexdigest()
 
 
 def book_windows(*, book: Book, numbers: list[int] | None = None) -> list[Window]:
@@ -94,7 +102,7 @@ def book_index(*, book: Book) -> BookIndex:
     """The book's recall index, rebuilt when a chapter changed since it was built."""
     import numpy as np  # noqa: PLC0415 — numpy comes with the model package (recall is off without it)
 
-    stamp, _ = _book_stamp(book)
+    stamp = _book_stamp(book)
     with _lock:
         cached = _indexes.get(book.pk)
     store = vectors.store_get()
@@ -128,12 +136,20 @@ def _query_vector(query: str):
     return vector
 
 
+def _top(scores, np):
+    """The indexes of the ``POOL`` best scores, best first (ties: the lower index), without sorting all."""
+    if len(scores) > POOL:
+        part = np.argpartition(-scores, POOL - 1)[:POOL]
+        return part[np.lexsort((part, -scores[part]))]
+    return np.argsort(-scores, kind="stable")
+
+
 def _rank_semantic(index: BookIndex, query: str, allowed, np) -> list[int]:
     if not len(index.with_vector):
         return []
     scores = index.matrix @ _query_vector(query)
     scores = np.where(allowed[index.with_vector], scores, -2.0)
-    top = np.argsort(-scores, kind="stable")[:POOL]
+    top = _top(scores, np)
     return [int(index.with_vector[i]) for i in top if scores[i] > -2.0]
 
 
@@ -153,7 +169,7 @@ def _rank_bm25(index: BookIndex, query: str, allowed, np) -> list[int]:
         idf = math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
         scores[docs] += idf * qtf * tfs * (K1 + 1) / (tfs + index.doc_norm[docs])
     scores = np.where(allowed, scores, 0.0)
-    top = np.argsort(-scores, kind="stable")[:POOL]
+    top = _top(scores, np)
     return [int(i) for i in top if scores[i] > 0]
 
 
