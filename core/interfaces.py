@@ -202,16 +202,30 @@ interface(
 # ── search ──
 interface(
     "search",
-    help="全书关键词搜索：章、行、上下文",
+    help="全书搜索：关键词，或按意思找情节（语义 / 混合）；章、行、上下文、找到它的信号",
     args=(
-        Arg("q", str, required=True, positional=True, min_length=1, max_length=search.QUERY_MAX_LENGTH, help="关键词"),
+        Arg(
+            "q",
+            str,
+            required=True,
+            positional=True,
+            min_length=1,
+            max_length=search.QUERY_MAX_LENGTH,
+            help="搜索词或一句情节描述",
+        ),
+        Arg(
+            "mode",
+            str,
+            choices=search.SEARCH_MODES,
+            help="keyword | semantic | hybrid（省略：有向量时 hybrid，否则 keyword）",
+        ),
         LIMIT,
     ),
     group="搜索",
     path="/search",
-    response="core.schemas:KeywordSearchOut",
-    summary="关键词搜索",
-)(search.search_keyword)
+    response="core.schemas:SearchOut",
+    summary="全书搜索",
+)(search.search_read)
 interface(
     "search-regex",
     help="全书正则搜索（regex 语法，逐行；超时或非法 → 422）",

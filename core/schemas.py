@@ -3,7 +3,7 @@
 
 from typing import Annotated, Any
 
-from ninja import Schema
+from ninja import Field, Schema
 from pydantic import WithJsonSchema
 
 _JSON_TYPES = {int: "integer", str: "string"}
@@ -104,10 +104,19 @@ class LineHitOut(Schema):
     context: str
 
 
-class KeywordSearchOut(Schema):
+class SearchHitOut(Schema):
+    chapter: int
+    line: int = Field(description="行号（正文 1 起；0 = 章节摘要）")
+    context: str
+    signals: list[str] = Field(description="找到它的信号：keyword | bm25 | semantic")
+
+
+class SearchOut(Schema):
     query: str
+    mode: str = Field(description="实际使用的方式：keyword | semantic | hybrid")
+    note: str = Field(description="说明：所用方式，或回退到关键词的原因")
     total: int
-    hits: list[LineHitOut]
+    hits: list[SearchHitOut]
 
 
 class RegexSearchOut(Schema):

@@ -31,6 +31,7 @@ from django.dispatch import receiver
 
 from core.models import Book, Chapter
 from kernel.exceptions import InvalidInput
+from kernel.recall import semantic_get
 
 LINE_TABLE = "webnovel_search_line"
 FTS_TABLE = "webnovel_search_fts"
@@ -374,6 +375,60 @@ def search_keyword(*, book: Book, q: str, limit: int = SEARCH_DEFAULT_LIMIT) -> 
         at = max(at, 0)
         hits.append({"chapter": chapter, "line": line, "context": context_snippet(text, at, at + len(query))})
     return {"query": query, "total": total, "hits": hits}
+
+
+SEARCH_MODES = ("keyword", "semantic", "hybrid")
+_MODE_LABELS = {"keyword": "关键词", "semantic": "语义", "hybrid": "混合（BM25 + 向量）"}
+
+
+def search_read(*, book: Book, q: str, mode: str | None = None, limit: int = SEARCH_DEFAULT_LIMIT) -> dict:
+    """The ``search`` read: ``mode`` keyword (lines containing ``q``, in chapter order), semantic (the
+    chapters whose passages mean what ``q`` says, by the recall app's vectors) or hybrid (reciprocal-rank
+    fusion of BM25 and the vectors); omitted, hybrid when the book has vectors, else keyword. Semantic
+    recall unavailable (off, model missing, not embedded): the keyword answer, with the reason in
+    ``note``. Hits name the ``signals`` that found them."""
+    if mode is not None and mode not in SEARCH_MODES:
+        raise InvalidInput(f"mode 必须是 {' | '.join(SEARCH_MODES)} 之一（收到 {mode}）", extra={"mode": mode})
+    note = ""
+    if mode != "keyword":
+        provider = semantic_get()
+        ok, note = provider.status(book=book) if provider is not None else (False, "语义检索未安装（recall 应用）")
+        if ok:
+            try:
+                return _semantic_answer(
+                    book=book, q=q, mode=mode or "hybrid", limit=limit, note=note, provider=provider
+                )
+            except InvalidInput:
+                raise
+            except Exception as exc:  # noqa: BLE001 — a broken model or store never breaks a search: keywords answer
+                ok, note = False, f"语义检索失败（{type(exc).__name__}: {exc}）"
+                mode = mode or "hybrid"
+        if mode is None:
+            note = ""  # keyword is the default when there are no vectors: nothing fell back
+        else:
+            note = f"{note}；已按关键词搜索"
+    answer = search_keyword(book=book, q=q, limit=limit)
+    hits = [{**hit, "signals": ["keyword"]} for hit in answer["hits"]]
+    return {"query": answer["query"], "mode": "keyword", "note": note, "total": answer["total"], "hits": hits}
+
+
+def _semantic_answer(*, book: Book, q: str, mode: str, limit: int, note: str, provider) -> dict:
+    query = (q or "").strip()
+    if not query:
+        raise InvalidInput("搜索词不能为空", extra={"q": q})
+    if len(query) > QUERY_MAX_LENGTH:
+        raise InvalidInput(
+            f"搜索词过长：最多 {QUERY_MAX_LENGTH} 字（收到 {len(query)} 字）", extra={"length": len(query)}
+        )
+    _limit_check(limit)
+    found = provider.search(book=book, query=query, mode=mode, limit=limit)
+    hits = []
+    for hit in found:
+        text = hit["text"].replace("\n", " ")
+        context = text if len(text) <= 2 * CONTEXT_CHARS else text[: 2 * CONTEXT_CHARS] + "…"
+        hits.append({"chapter": hit["chapter"], "line": hit["line"], "context": context, "signals": hit["signals"]})
+    label = _MODE_LABELS[mode]
+    return {"query": query, "mode": mode, "note": note or f"{label}检索", "total": len(hits), "hits": hits}
 
 
 def search_regex(*, book: Book, pattern: str, limit: int = SEARCH_DEFAULT_LIMIT) -> dict:

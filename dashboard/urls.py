@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard import continuity_views, memory_views, views
+from dashboard import continuity_views, memory_views, search_views, views
 
 app_name = "dashboard"
 
@@ -16,5 +16,6 @@ urlpatterns = [
     path("<str:slug>/style/", views.style_drift, name="style"),
     path("<str:slug>/continuity/", continuity_views.continuity_page, name="continuity"),
     path("<str:slug>/memory/", memory_views.memory_page, name="memory"),
+    path("<str:slug>/search/", search_views.search_page, name="search"),
     path("<str:slug>/memory/<str:key>/<str:action>/", memory_views.memory_fact_action, name="memory_action"),
 ]

@@ -27,7 +27,6 @@ import logging
 import marshal
 import math
 import os
-import re
 import threading
 import urllib.request
 from array import array
@@ -45,13 +44,14 @@ from core.models import Book, Chapter
 from entities.mentions import Matcher, matcher_get
 from entities.models import Entity, Extraction
 from kernel.bulk import rows_insert
+from kernel.recall import semantic_get
 from kernel.text import text_bigrams
 from memory.models import Chunk
+from recall.windows import WINDOW_CHARS, windows_split
 
 logger = logging.getLogger(__name__)
 
-_SCENE_BREAK = re.compile(r"^\s*(?:\*\s*\*\s*\*|-{3,}|＊{3,}|◇+|◆+|~{3,}|……{2,})\s*$", re.MULTILINE)
-SCENE_CHARS = 400
+SCENE_CHARS = WINDOW_CHARS
 QUERY_TERMS = 48
 MAX_POSTINGS = 40_000
 SEGMENT_CHAPTERS = 25  # chapters per BM25 segment (see Segment)
@@ -119,19 +119,9 @@ def text_terms(text: str, *, names: NameIndex | None = None) -> list[str]:
 
 def scenes_split(body: str) -> list[str]:
     """A chapter body cut into scenes: at explicit scene breaks (***, ---, ◇…), then into pieces of
-    about ``SCENE_CHARS`` characters along paragraph boundaries."""
-    scenes: list[str] = []
-    for part in _SCENE_BREAK.split(body or ""):
-        paragraphs = [p.strip() for p in part.split("\n") if p.strip()]
-        current = ""
-        for para in paragraphs:
-            if current and len(current) + len(para) > SCENE_CHARS:
-                scenes.append(current)
-                current = ""
-            current = f"{current}\n{para}" if current else para
-        if current:
-            scenes.append(current)
-    return scenes
+    about ``SCENE_CHARS`` characters along paragraph boundaries — the recall app's windows, so that a
+    scene chunk and its vector are keyed by the same text."""
+    return [text for _, text in windows_split(body)]
 
 
 def scene_chunk_texts(*, scenes: list[dict], body: str) -> list[str]:
@@ -521,6 +511,56 @@ def _cosine(a: list[float], b: list[float]) -> float:
     return dot / (na * nb)
 
 
+RRF_K = 60
+
+
+def _hybrid(
+    *, book: Book, query: str, max_chapter: int, exclude: set[tuple[int, str]], index, pool
+) -> list[dict] | str | None:
+    """BM25's pool fused with the recall app's vector ranking (reciprocal ranks), as chunks; None when
+    the book has no vectors (BM25 alone, as before), a "bm25（…）" method naming a failure."""
+    provider = semantic_get()
+    if provider is None:
+        return None
+    ok, _ = provider.status(book=book)
+    if not ok:
+        return None
+    try:
+        found = provider.search(book=book, query=query, mode="semantic", limit=len(pool) or 40, max_chapter=max_chapter)
+    except Exception as exc:  # noqa: BLE001 — the vectors are optional: BM25 answers, and says so
+        logger.warning("向量检索失败，回退到 BM25：%s", exc)
+        return f"bm25（向量检索失败，已回退：{type(exc).__name__}）"
+    wanted = {
+        (h["chapter"], h["kind"], h["order"]): h["text"] for h in found if (h["chapter"], h["kind"]) not in exclude
+    }
+    rows = {}
+    if wanted or pool:
+        chapters = {c for c, _, _ in wanted} | {index.chapters[d] for d, _ in pool}
+        for pk, chapter, kind, order, text in Chunk.objects.filter(book=book, chapter__in=chapters).values_list(
+            "id", "chapter", "kind", "order", "text"
+        ):
+            rows[pk] = (chapter, kind, order, text)
+    by_place = {(c, k, o): pk for pk, (c, k, o, text) in rows.items() if wanted.get((c, k, o)) == text}
+    scores: dict[int, float] = {}
+    ranks = ([index.ids[d] for d, _ in pool], [by_place[p] for p in wanted if p in by_place])
+    for ranking in ranks:
+        for rank, pk in enumerate(ranking):
+            scores[pk] = scores.get(pk, 0.0) + 1.0 / (RRF_K + rank + 1)
+    best = sorted(scores, key=lambda pk: (-round(scores[pk], 9), -rows[pk][0], rows[pk][2]))
+    return [
+        {
+            "chunk_id": pk,
+            "chapter": rows[pk][0],
+            "kind": rows[pk][1],
+            "order": rows[pk][2],
+            "score": round(scores[pk], 4),
+            "rank": rank,
+            "text": rows[pk][3],
+        }
+        for rank, pk in enumerate(best)
+    ]
+
+
 def chunks_search(
     *, book: Book, query: str, max_chapter: int, exclude: set[tuple[int, str]] | None = None, limit: int = 8
 ) -> tuple[list[dict], str]:
@@ -532,6 +572,14 @@ def chunks_search(
     pool = index.search(terms, max_chapter=max_chapter, exclude=exclude or set(), limit=max(limit * 5, 40))
     method = "bm25"
     config = embeddings_config()
+    if config is None:
+        fused = _hybrid(
+            book=book, query=query, max_chapter=max_chapter, exclude=exclude or set(), index=index, pool=pool
+        )
+        if isinstance(fused, str):
+            method = fused
+        elif fused is not None:
+            return fused[:limit], "hybrid（BM25 + 向量，倒数排名融合）"
     texts = {}
     if pool:
         texts = dict(Chunk.objects.filter(pk__in=[index.ids[d] for d, _ in pool]).values_list("id", "text"))

@@ -42,6 +42,14 @@ def pytest_configure(config):
 
         os.environ["WEBNOVEL_REFERENCE_INDEX_DIR"] = "off"
         settings.WEBNOVEL_REFERENCE_INDEX_DIR = None
+    # Semantic recall embeds every chapter a test writes with the real model (about a second a window on
+    # two busy cores): off under tests, turned on by the tests of recall/ (tests/recall/), into a folder
+    # of their own. A run that sets WEBNOVEL_RECALL keeps it.
+    if not os.environ.get("WEBNOVEL_RECALL", "").strip():
+        from django.conf import settings
+
+        os.environ["WEBNOVEL_RECALL"] = "off"
+        settings.WEBNOVEL_RECALL = False
     # demo_setup writes the demo's ingestions into its book folder's journal (.journal/): under tests,
     # into the session's copy, never into the checked-in example.
     from webnovel.management.commands import demo_setup

