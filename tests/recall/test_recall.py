@@ -158,6 +158,17 @@ def test_the_doors_and_the_context_pack_use_hybrid_recall(mini, api):
         out = StringIO()
         call_command("story", "search", "mini", query, "--mode", "semantic", "--limit", "2", stdout=out)
         assert json.loads(out.getvalue()) == rest
+        # the MCP tool is generated from the same declaration: its input schema offers the modes, and it calls
+        # the same interface (a tool call closes the test's connection, so it is not made inside this test)
+        from agents.reads import interface_arguments, interface_call, interface_tool
+        from kernel.interfaces import interfaces_load
+
+        spec = interfaces_load()["search"]
+        schema = interface_tool(spec)["inputSchema"]["properties"]["mode"]
+        assert schema["enum"] == ["keyword", "semantic", "hybrid"]
+        arguments = {"q": query, "mode": "semantic", "limit": 2}
+        assert interface_arguments(spec, arguments)["mode"] == "semantic"
+        assert interface_call(spec, book=book, arguments=arguments) == rest
         assert (rest["mode"], rest["hits"][0]["chapter"]) == ("semantic", 4)
         pack = build_memory_pack(book=book, chapter=7, task="query", query=query)
         assert pack["retrieval"] == "hybrid（BM25 + 向量，倒数排名融合）"
