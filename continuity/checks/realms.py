@@ -1,5 +1,7 @@
 """realm_lower and realm_jump: a character's cultivation realm against the ladder and the canon."""
 
+import bisect
+
 from continuity.canon import Canon
 from continuity.checks.common import BREAKTHROUGH, ERROR, PAST_REALM, REALM_PREDICATE, WARNING, Mentions, finding
 from continuity.rules import realm_parse, realm_pattern
@@ -16,7 +18,8 @@ def check_realms(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     for op in draft.tag_ops:
         if op.field == rules.realm_field and op.op == "set":
             raised[op.ref] = realm_parse(rules, op.value)
-    chars = list(mentions.characters())
+    chars = mentions.characters()
+    starts, ends = [c[0] for c in chars], [c[1] for c in chars]
     for match in pattern.finditer(draft.prose):
         start, end = match.span()
         if draft.in_quote(start):
@@ -25,14 +28,16 @@ def check_realms(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
         sentence = draft.prose[s_start:s_end]
         if PAST_REALM.search(sentence):
             continue
+        # the last character mention before the realm word in its sentence, else the first after it:
+        # found by bisection (mentions are sorted and never overlap), not by a scan per realm word
         owner = None
-        before = [c for c in chars if s_start <= c[0] and c[1] <= start]
-        if before and REALM_PREDICATE.match(draft.prose[before[-1][1] : start]):
-            owner = before[-1]
+        k = bisect.bisect_right(ends, start) - 1
+        if k >= 0 and chars[k][0] >= s_start and REALM_PREDICATE.match(draft.prose[chars[k][1] : start]):
+            owner = chars[k]
         else:
-            after = [c for c in chars if end <= c[0] and c[1] <= s_end]
-            if after and draft.prose[end : after[0][0]] in ("的", "修士", "的修士"):
-                owner = after[0]
+            k = bisect.bisect_left(starts, end)
+            if k < len(chars) and chars[k][1] <= s_end and draft.prose[end : chars[k][0]] in ("的", "修士", "的修士"):
+                owner = chars[k]
         if owner is None:
             continue
         entity = owner[3]
