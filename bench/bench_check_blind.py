@@ -94,7 +94,9 @@ def book_write(folder: Path, data, *, slug: str, more_cast: bool) -> Path:
     (folder / "线索").mkdir()
     for thread in data.THREADS:
         head = {**thread, "strength": "中", "status": "已收尾" if thread.get("closed") else "进行"}
-        (folder / "线索" / f"{thread['id']}.md").write_text(f"---\n{_yaml(head)}---\n## 描述\n{thread['title']}\n", "utf-8")
+        (folder / "线索" / f"{thread['id']}.md").write_text(
+            f"---\n{_yaml(head)}---\n## 描述\n{thread['title']}\n", "utf-8"
+        )
     (folder / "文风").mkdir()
     (folder / "文风" / "规则.md").write_text(f"---\n{_yaml(data.STYLE)}---\n文风规则。\n", encoding="utf-8")
     closes = defaultdict(list)
@@ -306,9 +308,24 @@ def main() -> int:
     prows, planted, found = [], 0, 0
     for kind, (hit, n) in sorted(score["recall"].items()):
         planted, found = planted + n, found + hit
-        prows.append({"kind": kind, "planted": n, "found": hit, "recall": hit / n, "goal": "ok" if hit / n >= GOAL_RECALL_KIND else "MISSED"})
-    prows.append({"kind": "ALL", "planted": planted, "found": found, "recall": found / planted if planted else 1.0,
-                  "goal": "ok" if planted and found / planted >= GOAL_RECALL else "MISSED"})
+        prows.append(
+            {
+                "kind": kind,
+                "planted": n,
+                "found": hit,
+                "recall": hit / n,
+                "goal": "ok" if hit / n >= GOAL_RECALL_KIND else "MISSED",
+            }
+        )
+    prows.append(
+        {
+            "kind": "ALL",
+            "planted": planted,
+            "found": found,
+            "recall": found / planted if planted else 1.0,
+            "goal": "ok" if planted and found / planted >= GOAL_RECALL else "MISSED",
+        }
+    )
     bench.table("planted: recall per kind", prows)
     bench.table(
         "planted: precision of errors + warnings, controls",

@@ -110,7 +110,11 @@ CHANGES: dict[int, list[tuple[str, str, str, str]]] = {
     22: [("武松", "remove", "possessions", "哨棒"), ("武松", "set", "官职", "都头")],
     24: [("武大郎", "set", "status", _DEAD)],
     25: [("潘金莲", "set", "status", _DEAD), ("西门庆", "set", "status", _DEAD)],
-    30: [("蒋门神", "set", "status", _DEAD), ("张都监", "set", "status", _DEAD), ("武松", "add", "possessions", "戒刀")],
+    30: [
+        ("蒋门神", "set", "status", _DEAD),
+        ("张都监", "set", "status", _DEAD),
+        ("武松", "add", "possessions", "戒刀"),
+    ],
     37: [("李逵", "add", "possessions", "板斧")],
     40: [("黄文炳", "set", "status", _DEAD)],
     44: [("裴如海", "set", "status", _DEAD)],

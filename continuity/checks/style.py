@@ -1,11 +1,24 @@
 """banned_word and quote_style: the style file's rules."""
 
+import bisect
 import re
 
 from continuity.canon import Canon
 from continuity.checks.common import WARNING, Mentions, finding
 from continuity.rules import QUOTE_PAIRS
 from continuity.text import Draft
+
+# the quotation marks nested inside each style's own (GB/T 15834: 双引号 outside, 单引号 inside)
+NESTED = {"“”": "‘’", "「」": "『』"}
+
+
+def _inside(draft: Draft, pos: int, opening: str) -> bool:
+    """Whether ``pos`` is inside a quotation opened by ``opening``."""
+    i = bisect.bisect_right(draft._quote_starts, pos) - 1
+    if i < 0:
+        return False
+    start, end = draft._quotes[i]
+    return start < pos < end and draft.prose[start] == opening
 
 
 def check_style(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
@@ -37,9 +50,16 @@ def check_style(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
         for key, (opening, closing) in QUOTE_PAIRS.items():
             if key == rules.quotes or opening in wanted:
                 continue
-            for line_no in sorted({draft.line_of(m.start()) for m in re.finditer(re.escape(opening), body)}):
-                start = prose.index(opening, draft._line_starts[line_no - 1])
-                count = draft.line_text(line_no).count(opening)
+            inner = NESTED.get(rules.quotes) == key
+            per_line: dict[int, list[int]] = {}
+            for m in re.finditer(re.escape(opening), body):
+                pos = m.start() + offset
+                # the standard nesting (‘’ inside “”, 『』 inside 「」) is the style, not a breach of it
+                if inner and _inside(draft, pos, wanted[0]):
+                    continue
+                per_line.setdefault(draft.line_of(pos), []).append(pos)
+            for _, positions in sorted(per_line.items()):
+                start, count = positions[0], len(positions)
                 if opening == closing:
                     count //= 2
                     if count == 0:
