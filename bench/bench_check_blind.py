@@ -74,7 +74,7 @@ def book_write(folder: Path, data, *, slug: str, more_cast: bool) -> Path:
     call_command("import_txt", str(CORPUS / data.SOURCE), str(folder), "--slug", slug, stdout=io.StringIO())
     chapters = folder / "定稿" / "正文"
     for path in sorted(chapters.rglob("第*章.md")):
-        if int(path.stem[1:-1]) > data.CHAPTERS:
+        if not data.FIRST <= int(path.stem[1:-1]) <= data.CHAPTERS:
             path.unlink()
     config = __import__("yaml").safe_load((folder / "book.yaml").read_text(encoding="utf-8")) or {}
     config["continuity"] = data.CONTINUITY

@@ -15,6 +15,7 @@ where the text closes them, a style file (banned words that the book never uses,
 (memories, ghosts, quoted speech, the standard ‘’ nesting, an item its holder uses)."""
 
 SOURCE = "shuihu.txt"
+FIRST = 1
 CHAPTERS = 48
 
 _DEAD = "死亡"
