@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from continuity.canon import CHARACTER, Canon, EntityRow
+from continuity.checks.clauses import clause_subject_acts, modifies_noun
 from continuity.text import Draft
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -35,7 +36,7 @@ KINDS = {
 }
 
 SPEECH = re.compile(
-    r"[^，。！？；：“”「」\n的之被]{0,6}?"
+    r"([^，。！？；：“”「」\n的之被]{0,6}?)"
     r"(?:说道|问道|答道|喝道|笑道|叫道|喊道|骂道|叹道|吼道|怒道|低语|喃喃|开口|道|说|问|答|喝|吼|喊|骂|嚷)"
     r"(?=[：:，,。！？!?“「]|$)"
 )
@@ -163,8 +164,11 @@ def _acts(draft: Draft, start: int, end: int) -> bool:
     if MENTION_ONLY.search(prose[sentence_start:start]):
         return False
     prefix = prose[clause:start]
-    if SPEECH.match(after):
-        return len(prefix) <= 8
+    speech = SPEECH.match(after)
+    if speech:
+        # 冷笑道 / 缓缓说道, not 旧居门上写道 (the name modifies a noun before the verb)
+        return len(prefix) <= 8 and not (speech.group(1) and modifies_noun(speech.group(1)))
     if ACTION.match(after):
         return len(prefix) <= 2 or prefix.endswith("见")
-    return False
+    # any other verb, any register (曰, 问曰, 大呼, 提刀, 挺戟, 纵马, 方知 …): by clause structure and part of speech
+    return clause_subject_acts(draft, start, end, prefix)

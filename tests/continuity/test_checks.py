@@ -35,6 +35,26 @@ def test_a_dead_character_who_speaks_or_acts_is_an_error_a_mention_is_not(demo):
     assert first["quote"].startswith("赵乾冷笑道")
 
 
+def test_a_dead_character_acts_in_the_classical_register_too_ghosts_and_descriptions_do_not(demo):
+    text = draft(
+        "赵乾曰：“尔等休走。”\n"  # 4: 曰 (speech by the clause that opens a quotation)
+        "赵乾叱曰：“退下！”\n"  # 5
+        "赵乾大呼：“拿下！”\n"  # 6
+        "赵乾提刀上马，\n"  # 7: 提 (a verb by its part of speech)
+        "赵乾纵马出阵。\n"  # 8: 纵 (tagged a noun alone; a verb by the dictionary's words)
+        "赵乾方知中计。\n"  # 9: knowing
+        "赵乾之魂夜夜来扰。\n"  # a ghost
+        "赵乾阴魂不散，叫道：“还我命来！”\n"  # a ghost speaking
+        "赵乾已死多时。\n"  # dying describes, not acts
+        "赵乾是个刻薄的人。\n"  # a copula describes
+        "赵乾旧居门上写道：“此屋出售”\n"  # 赵乾 modifies a noun
+        "赵乾与沈墨的旧账，林风记得。",  # coordination: said nothing (precision first)
+        chapter=25,
+    )
+    result = draft_check(book=demo, text=text)
+    assert [line for line, _, _ in found(result, "inactive_acts")] == [4, 5, 6, 7, 8, 9]
+
+
 def test_a_status_that_is_not_declared_inactive_may_speak(demo):
     # 剑老 is 残魂 (a soul in a sword): the demo book's inactive statuses do not include it.
     result = draft_check(book=demo, text=draft("剑老骂道：“蠢小子！”", chapter=25))
