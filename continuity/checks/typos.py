@@ -1,5 +1,6 @@
 """name_typo: a homophone or a one-character variant of a known character's name."""
 
+import bisect
 import logging
 import re
 import threading
@@ -99,6 +100,10 @@ def _typo_index(canon: Canon) -> _TypoIndex:
         for name in entity.names:
             if len(name) < 2 or len(name) > 6 or not all(CJK.match(c) for c in name):
                 continue
+            # a name without the surname (公瑾, 卧龙, 及时雨) is matched whole, never as a typo's base:
+            # split as surname + given name it would make 主公今日 a typo of 公瑾
+            if name[0] != entity.name[0]:
+                continue
             homophones.setdefault(_syllables(name), []).append(name)
             if len(name) >= 3:
                 for i in range(1, len(name)):
@@ -171,19 +176,32 @@ FUNCTION_CHARS = frozenset(
 _WORDS: dict[str, int] | None = None
 
 
-def _word_at(text: str, start: int) -> bool:
-    """Whether a common word of two to four characters starts at ``text[start]`` (jieba's dictionary:
-    身边 in 二郎身边 is a word, 身走 in 二郎身走了进来 is not)."""
+def _words() -> dict[str, int]:
+    """jieba's dictionary (word → frequency), loaded on first use (~1 s, ~60 MB): only a draft with a
+    candidate typo asks."""
     global _WORDS
     if _WORDS is None:
-        # Loaded on first use (~1 s, ~60 MB): only a known name followed by a homophone of a longer
-        # name's rest asks, and most drafts never do.
         import jieba  # noqa: PLC0415
 
         jieba.setLogLevel(logging.WARNING)
         jieba.dt.check_initialized()
         _WORDS = jieba.dt.FREQ
-    return any((_WORDS.get(text[start : start + n]) or 0) > 0 for n in (2, 3, 4) if start + n <= len(text))
+    return _WORDS
+
+
+def _cut(text: str) -> list[str]:
+    """The dictionary's segmentation of ``text`` (no HMM: only words the dictionary knows join)."""
+    import jieba  # noqa: PLC0415
+
+    _words()
+    return jieba.dt.lcut(text, HMM=False)
+
+
+def _word_at(text: str, start: int) -> bool:
+    """Whether a common word of two to four characters starts at ``text[start]`` (jieba's dictionary:
+    身边 in 二郎身边 is a word, 身走 in 二郎身走了进来 is not)."""
+    words = _words()
+    return any((words.get(text[start : start + n]) or 0) > 0 for n in (2, 3, 4) if start + n <= len(text))
 
 
 def _extended_typos(
@@ -255,10 +273,44 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                 severity = INFO
             if not names or (variant, names[0]) in seen:
                 continue
+            if not _typo_plausible(prose, draft, i, j, names[0], severity):
+                continue
             seen.add((variant, names[0]))
             covered[i:j] = b"\x01" * (j - i)
             found.append(_typo_finding(draft, canon, mentions, i, j, names[0], severity))
     return found
+
+
+def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severity: str) -> bool:
+    """Whether ``prose[i:j]`` may be a misspelt ``name``: no word of the dictionary, its first character
+    no word's tail in its sentence's segmentation (主公今日 holds no 公今), no word starting with it or held in it
+    (林教师: 教师), and, for a one-character variant, the changed character no word with its neighbour
+    (白日间: 日间); a two-character variant's changed character no function character (马中 is 马 + 中)."""
+    variant = prose[i:j]
+    words = _words()
+    if (words.get(variant) or 0) > 0:
+        return False
+    changed = [k for k in range(len(variant)) if k >= len(name) or variant[k] != name[k]]
+    if any(variant[k] in FUNCTION_CHARS for k in changed) and len(variant) == 2:
+        return False
+    s_start, s_end = draft.sentence(i, j)
+    s_start, s_end = max(s_start, i - 40), min(s_end, j + 40)
+    pos = s_start
+    for token in _cut(prose[s_start:s_end]):
+        start, pos = pos, pos + len(token)
+        if start < i < pos:
+            return False  # the variant's first character ends a word (主公今日: 主公)
+        if len(token) >= 2 and (
+            (start == i and not name.startswith(token)) or (i < start and pos <= j and token not in name)
+        ):
+            return False  # it starts a word (高卧隆中: 高卧), or holds one (林教师: 教师)
+    if severity == INFO:
+        for k in changed:
+            for a, b in ((i + k - 1, i + k + 1), (i + k, i + k + 2)):
+                pair = prose[max(a, 0) : b]
+                if len(pair) == 2 and pair not in name and (words.get(pair) or 0) > 0:
+                    return False
+    return True
 
 
 def _typo_finding(
@@ -272,7 +324,28 @@ def _typo_finding(
         evidence["line"] = canon.source_line(entity.source_path, name)
     how = "同音" if severity == WARNING else "一字之差"
     evidence["fact"] = f"已知人名「{name}」" + (f"（{entity.name}）" if entity and entity.name != name else "")
-    count = prose.count(variant)
+    places, at = [], prose.find(variant)
+    while at != -1:
+        places.append(at)
+        at = prose.find(variant, at + len(variant))
+    lines = "、".join(str(line) for line in dict.fromkeys(draft.line_of(at) for at in places[:3]))
+    where = f"本章出现 {len(places)} 次（第 {lines} 行" + (" 等" if len(places) > 3 else "") + "）"
+    # the book's own spelling (used again and again, or in earlier chapters): a new name, not a typo
+    name_count = sum(1 for _, _, n in mentions.spans if entity is not None and n in entity.names)
+    earlier = bisect.bisect_left(canon.chapters_with(variant), mentions.chapter)
+    if earlier >= 2 or (len(places) >= 3 and len(places) >= name_count):
+        evidence["fact"] += f"；「{variant}」此前 {earlier} 章也用过"
+        return finding(
+            kind="name_typo",
+            severity=INFO,
+            draft=draft,
+            start=i,
+            end=j,
+            term=variant,
+            message=f"「{variant}」与已知人名「{name}」{how}，{where}，用得一贯：是一个新名字吗？",
+            evidence=evidence,
+            suggestion=f"若是新人物，请登记角色卡；若就是{name}，把「{variant}」登记为别名或统一改为「{name}」",
+        )
     return finding(
         kind="name_typo",
         severity=severity,
@@ -280,7 +353,7 @@ def _typo_finding(
         start=i,
         end=j,
         term=variant,
-        message=f"「{variant}」与已知人名「{name}」{how}，本章出现 {count} 次",
+        message=f"「{variant}」与已知人名「{name}」{how}，{where}",
         evidence=evidence,
         suggestion=f"若指{name}，改为「{name}」；若是新人物，请先登记",
     )

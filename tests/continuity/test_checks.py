@@ -124,12 +124,33 @@ def test_name_typos_homophones_and_one_off(demo):
     ]
 
 
+def test_name_typos_for_precision_words_aliases_and_a_consistent_variant(demo):
+    text = draft(
+        "林锋拔剑。林锋收剑。\n"  # 4: one finding for the variant, with its count and lines
+        "林锋又拔剑。\n"  # 5
+        "林风应了一声。林风走了。林风回头。林风笑了。\n"
+        "他面临风雨。\n"  # 临风 inside 面临: its first character ends a word
+        "那人林立于山门。\n"  # 林立 is a word of the dictionary
+        "小风吹过檐下。",  # 小风 (林风's alias without the surname) is matched whole: no 晓风 typo etc.
+        chapter=25,
+    )
+    result = draft_check(book=demo, text=text)
+    [typo] = [f for f in result["findings"] if f["kind"] == "name_typo"]
+    assert (typo["line"], typo["severity"], typo["term"]) == (4, "warning", "林锋")
+    assert typo["message"] == "「林锋」与已知人名「林风」同音，本章出现 3 次（第 4、5 行）"
+    # the same variant as the draft's own spelling (used more than the declared name): one info, a new name?
+    own = draft_check(book=demo, text=draft("林锋拔剑。林锋收剑。林锋走了。林风没来。", chapter=25))
+    [info] = [f for f in own["findings"] if f["kind"] == "name_typo"]
+    assert (info["severity"], info["term"]) == ("info", "林锋")
+    assert info["message"].endswith("用得一贯：是一个新名字吗？")
+
+
 def test_a_name_run_on_by_a_homophone_of_a_longer_name_is_a_typo_a_word_after_it_is_not(demo):
     # 云鹤 is itself a name (云鹤真人's alias): 云鹤真仁 matches as 云鹤 + 真仁, and 真仁 sounds as 真人
     text = draft("云鹤真仁缓步走来。\n云鹤真人点了点头。\n云鹤振衣而起。", chapter=25)
     [typo] = [f for f in draft_check(book=demo, text=text)["findings"] if f["kind"] == "name_typo"]
     assert (typo["line"], typo["severity"], typo["term"]) == (4, "warning", "云鹤真仁")
-    assert typo["message"] == "「云鹤真仁」与已知人名「云鹤真人」同音，本章出现 1 次"
+    assert typo["message"] == "「云鹤真仁」与已知人名「云鹤真人」同音，本章出现 1 次（第 4 行）"
     assert typo["evidence"]["file"] == "设定/角色/云鹤真人.md"
 
 
