@@ -1,10 +1,21 @@
 """alias_window: an alias used outside the chapters it is valid in."""
 
+import re
 from collections import Counter
 
 from continuity.canon import Canon
-from continuity.checks.common import WARNING, Mentions, finding
+from continuity.checks.common import INFO, WARNING, Mentions, finding
 from continuity.text import Draft
+
+_VERSE_BREAK = re.compile("[，,。；;！!？?、\\s]+")
+
+
+def in_verse(draft: Draft, pos: int) -> bool:
+    """Whether ``pos`` is in a line of verse: two or more clauses of one length, four to seven characters
+    (a regulated poem, a rhyme, a couplet) — the line's shape, not a list of the words that announce it."""
+    text = draft.line_text(draft.line_of(pos)).strip()
+    clauses = [c for c in _VERSE_BREAK.split(text) if c]
+    return len(clauses) >= 2 and len({len(c) for c in clauses}) == 1 and 4 <= len(clauses[0]) <= 7
 
 
 def check_alias_windows(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
@@ -37,10 +48,12 @@ def check_alias_windows(draft: Draft, canon: Canon, mentions: Mentions) -> list[
                     }
                     break
         evidence["fact"] = f"别名「{name}」指 {entity.name}，有效期 {window}" + (f"（{note}）" if note else "")
+        # inside someone's speech or a poem, an old (or coming) name is a voice's, not the narrator's slip
+        quoted = draft.in_quote(start) or in_verse(draft, start)
         found.append(
             finding(
                 kind="alias_window",
-                severity=WARNING,
+                severity=INFO if quoted else WARNING,
                 draft=draft,
                 start=start,
                 end=end,

@@ -108,6 +108,18 @@ def test_alias_before_its_window(demo):
     assert found(draft_check(book=demo, text=text.replace("chapter: 10", "chapter: 13")), "alias_window") == []
 
 
+def test_an_alias_outside_its_window_inside_speech_or_verse_is_an_info(demo):
+    text = draft(
+        "苏晚晴道：“听说青岚剑子要来。”\n"  # 4: quoted
+        "青岚剑子，白衣如雪。孤峰独立，不问归期。",  # 5: a line of verse (four clauses of four)
+        chapter=10,
+    )
+    assert found(draft_check(book=demo, text=text), "alias_window") == [
+        (4, "info", "青岚剑子"),
+        (5, "info", "青岚剑子"),
+    ]
+
+
 def test_name_typos_homophones_and_one_off(demo):
     text = draft(
         "林峰点了点头。\n"  # 4: 林风
