@@ -95,6 +95,21 @@ def _nominal(token: tuple[str, str]) -> bool:
     return flag[0] != "n" or len(word) != 2 or _verb_share(word[0]) < 0.5
 
 
+def has_verb(text: str) -> bool:
+    """Whether ``text`` (between a character and an item: 抡起, 拿起) holds a verb by its part of speech,
+    not a verb of seeing or thinking (看着 / 想着 an item is no use of it)."""
+    return any(
+        flag.startswith("v") and word[0] not in DESCRIBING and word[0] not in "看望瞧瞅盯想念记忆梦见听"
+        for word, flag in _tokens(text)
+    )
+
+
+def starts_with_verb(text: str) -> bool:
+    """Whether ``text`` begins with a verb (the predicate goes on after a noun: 哨棒 | 赶将去)."""
+    tokens = _tokens(text)
+    return bool(tokens) and tokens[0][1].startswith("v")
+
+
 def modifies_noun(text: str) -> bool:
     """Whether ``text`` (what follows a name) begins with a noun the name modifies (旧居门上写道)."""
     tokens = _tokens(text[:CLAUSE_WINDOW])

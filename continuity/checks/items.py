@@ -3,6 +3,7 @@
 import bisect
 
 from continuity.canon import Canon
+from continuity.checks.clauses import has_verb, starts_with_verb
 from continuity.checks.common import (
     CJK,
     CLAUSE_BREAK,
@@ -27,11 +28,9 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     chars = mentions.characters()
     ends = [c[1] for c in chars]
     for start, end, _name, item in item_spans:
-        # a name running on into more characters is the head of another word (玉月 in 玉月符)
-        if draft.in_quote(start) or (
-            end < len(draft.prose) and CJK.match(draft.prose[end]) and draft.prose[end] not in ITEM_FOLLOWERS
-        ):
+        if draft.in_quote(start):
             continue
+        run_on = end < len(draft.prose) and CJK.match(draft.prose[end]) and draft.prose[end] not in ITEM_FOLLOWERS
         # the nearest character mention ending before the item, in its sentence, at most 12 away
         # (the cheap tests first: most items are nobody's)
         k = bisect.bisect_right(ends, start) - 1
@@ -40,7 +39,11 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
         c_start, c_end, _, user = chars[k]
         between = draft.prose[c_end:start]
         # the user is the clause's subject: not across a comma, not the object of 把 / 被 / 向 …
-        if not USE_VERB.search(between) or "的" in between or CLAUSE_BREAK.search(between):
+        if "的" in between or CLAUSE_BREAK.search(between) or not (USE_VERB.search(between) or has_verb(between)):
+            continue
+        # a name running on into more characters is the head of another word (玉月 in 玉月符), unless a
+        # verb follows it (哨棒赶将去)
+        if run_on and not starts_with_verb(draft.prose[end : end + 4]):
             continue
         if draft.prose[c_start - 1 : c_start] in OBJECT_MARKERS or mentions.character_between(c_end, start):
             continue

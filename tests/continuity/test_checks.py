@@ -100,6 +100,17 @@ def test_items_no_longer_held_or_held_by_another(demo):
     assert key["evidence"]["chapter"] == 20
 
 
+def test_items_used_by_any_verb_found_by_its_part_of_speech(demo):
+    text = draft(
+        "林风捧起铜钥匙转身就走。\n"  # 4: 捧起 (a verb by its part of speech), 转身 after the item
+        "陆白鹭拿起青玉佩，\n"  # 5: 拿起, 苏晚晴's
+        "陆白鹭看着青玉佩出神。",  # looking is no use
+        chapter=25,
+    )
+    result = draft_check(book=demo, text=text)
+    assert found(result, "item_not_held") == [(4, "error", "林风:铜钥匙"), (5, "warning", "陆白鹭:青玉佩")]
+
+
 def test_alias_before_its_window(demo):
     text = draft("青岚剑子走上台来。", chapter=10)  # 林风's alias from chapter 13
     result = draft_check(book=demo, text=text)
