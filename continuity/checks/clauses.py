@@ -98,10 +98,15 @@ def _nominal(token: tuple[str, str]) -> bool:
 def has_verb(text: str) -> bool:
     """Whether ``text`` (between a character and an item: 抡起, 拿起) holds a verb by its part of speech,
     not a verb of seeing or thinking (看着 / 想着 an item is no use of it)."""
-    return any(
-        flag.startswith("v") and word[0] not in DESCRIBING and word[0] not in "看望瞧瞅盯想念记忆梦见听"
-        for word, flag in _tokens(text)
-    )
+    # the verb that governs the item is the last one before it (歪着头看那截断剑: 看, no use)
+    # (a character after 那 / 一 is a classifier, whatever its tag: 那截, 一把)
+    tokens = _tokens(text)
+    verbs = [
+        word
+        for k, (word, flag) in enumerate(tokens)
+        if flag.startswith("v") and not (k and tokens[k - 1][1][:1] in ("r", "m") and len(word) == 1)
+    ]
+    return bool(verbs) and verbs[-1][0] not in DESCRIBING and verbs[-1][0] not in "看望瞧瞅盯想念记忆梦见听"
 
 
 def starts_with_verb(text: str) -> bool:

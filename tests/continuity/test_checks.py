@@ -104,7 +104,8 @@ def test_items_used_by_any_verb_found_by_its_part_of_speech(demo):
     text = draft(
         "林风捧起铜钥匙转身就走。\n"  # 4: 捧起 (a verb by its part of speech), 转身 after the item
         "陆白鹭拿起青玉佩，\n"  # 5: 拿起, 苏晚晴's
-        "陆白鹭看着青玉佩出神。",  # looking is no use
+        "陆白鹭看着青玉佩出神。\n"  # looking is no use
+        "陆白鹭歪着头看那青玉佩。",  # the verb nearest the item is 看: no use
         chapter=25,
     )
     result = draft_check(book=demo, text=text)
