@@ -74,4 +74,6 @@ CONTINUITY_CHECK: dict[str, Any] = {
     "input_schema": _input_schema(),
     "run": continuity_check_run,
     "annotations": {"readOnlyHint": True, "idempotentHint": True},
+    # the same count as REST's POST /continuity (continuity.api.CONTINUITY_RATE)
+    "rate": ("WEBNOVEL_CONTINUITY_RATE", "机检"),
 }

@@ -149,6 +149,8 @@ def _dispatch(access: Access | None, name: str, arguments: dict[str, Any] | None
     if name in writes:
         if not _allowed(access, writes[name]):
             raise PermissionDenied(access.refusal, extra={"tool": name})
+        if writes[name].rate and access.caller is not None:
+            rate_count(caller=access.caller, setting=writes[name].rate[0], what=writes[name].rate[1])
         return writes[name].run(access.book(), dict(arguments or {})), None
     raise NotFound(f"没有这个工具：{name}", extra={"tool": name})
 

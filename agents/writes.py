@@ -36,6 +36,7 @@ class WriteTool:
     input_schema: dict[str, Any]
     run: Callable[[Book, dict[str, Any]], Any]
     annotations: dict[str, bool] = field(default_factory=dict)
+    rate: tuple[str, str] | None = None  # (settings name of the rate, what is limited), as ``Interface.rate``
 
     def tool(self) -> dict[str, Any]:
         """The MCP tool declaration."""

@@ -12,6 +12,8 @@ process (peak RSS is per phase):
   parsing the same files (``book_read``). Goals: ≤ 5× the floor, peak RSS ≤ 400 MB. The ratio is
   given over wall time (the goal's) and over CPU time (``cpu_ratio``: steadier when other processes
   share the cores).
+- growth: one draft repeating a realm line (林风突破到筑基初期，又跌回炼气一层，再到金丹。) checked at 25k and at
+  199k characters, CPU seconds. Goal: the larger within 12× of the smaller (issue 25 C1).
 
 ``--before REF`` (a commit, e.g. ``main``) also runs the draft and range phases with the code of REF
 (a detached git worktree in the run's folder) on the same database and book, in the same run: the
@@ -21,6 +23,7 @@ before / after rows compare against the same floor.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -83,6 +86,28 @@ def draft_phase(root: str, repeat: int) -> dict:
         "check_cpu": stats(cpu[1:]),
         "findings": findings,
     }
+
+
+GROWTH_LINE = "林风突破到筑基初期，又跌回炼气一层，再到金丹。"
+GROWTH_SIZES = (25_000, 199_000)
+GOAL_GROWTH = 12.0
+
+
+def growth_phase(root: str) -> dict:
+    """CPU seconds of one draft check of a draft repeating one realm line at 25k and at 199k characters
+    (issue 25 C1: quadratic before; the goal is within 12× for 8× the text)."""
+    from continuity.selectors import draft_check
+
+    book = _book(root)
+    _, number = _draft_text(book)
+    out = {}
+    for size in GROWTH_SIZES:
+        text = f"---\nchapter: {number}\n---\n" + GROWTH_LINE * (size // len(GROWTH_LINE))
+        draft_check(book=book, text=text[:2000], chapter=number)  # warm: the canon's caches
+        c0 = cpu_seconds()
+        result = draft_check(book=book, text=text, chapter=number)
+        out[str(size)] = {"cpu_seconds": cpu_seconds() - c0, "findings": len(result["findings"])}
+    return out
 
 
 def range_phase(root: str) -> dict:
@@ -169,6 +194,25 @@ def main() -> int:
     ranged = phase_run("bench.bench_continuity:range_phase", {"root": str(root)}, db=db)
     floor = phase_run("bench.bench_continuity:read_phase", {"root": str(root)}, db=db)
     rows = _rows("this tree", draft, ranged, floor, n)
+    bench.log("growth: one realm line repeated to 25k and 199k characters, on the demo book (林风, a ladder)")
+    demo = shutil.copytree(REPO / "examples" / "demo-book", bench.workdir() / "demo-book", dirs_exist_ok=True)
+    phase_run("bench.bench_continuity:rebuild_phase", {"root": str(demo)}, db=db)
+    growth = phase_run("bench.bench_continuity:growth_phase", {"root": str(demo)}, db=db)["result"]
+    small, large = (growth[str(size)]["cpu_seconds"] for size in GROWTH_SIZES)
+    ratio = large / small if small else float("nan")
+    bench.note("growth findings: " + ", ".join(f"{k}: {v['findings']}" for k, v in growth.items()))
+    bench.table(
+        "机检 growth in draft length (CPU seconds, one check each)",
+        [
+            {
+                "case": f"{GROWTH_SIZES[0]:,} → {GROWTH_SIZES[1]:,} chars",
+                "small_s": small,
+                "large_s": large,
+                "ratio": ratio,
+                "goal": f"≤ {GOAL_GROWTH:g}×: {'ok' if ratio <= GOAL_GROWTH else 'MISSED'}",
+            }
+        ],
+    )
     bench.note(f"findings: draft {d['findings']}, range {ranged['result']['counts']}")
     bench.extra["details"] = {"setup": setup, "draft": draft, "range": ranged, "floor": floor}
     if args.before:

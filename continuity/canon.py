@@ -246,6 +246,15 @@ class Canon:
             }
         return self._windowed
 
+    def chapters_with(self, text: str) -> list[int]:
+        """The numbers of the finalized chapters whose body contains ``text``, sorted (one query per text
+        and canon): whether a name variant is the book's own spelling."""
+        cache = self.__dict__.setdefault("_chapters_with", {})
+        if text not in cache:
+            rows = Chapter.objects.filter(book=self.book, body__contains=text).order_by("number")
+            cache[text] = list(rows.values_list("number", flat=True))
+        return cache[text]
+
     def known_names(self) -> set[str]:
         """Every canonical name and alias of the book (any window)."""
         if self._known is None:

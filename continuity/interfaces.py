@@ -11,6 +11,7 @@ interface(
         Arg("end", int, minimum=1, maximum=NUMBER_MAX, help="结束章（默认最后一章）"),
     ),
     group="机检",
+    rate=("WEBNOVEL_CONTINUITY_RATE", "机检"),
     path="/continuity",
     response="dict",
     summary="复查已定稿章节（改设定之后）",

@@ -22,7 +22,9 @@ What it costs, and how it is bounded:
   every chapter when the style rules or the book's continuity rules changed. The rewritten
   chapters themselves are left out (their old text is gone from the folder: check them as drafts).
 
-A finding is new when the old canon did not give the same chapter the same kind, term and line."""
+A finding is new when the old canon did not give the same chapter the same kind, term and line;
+resolved when the old canon gave it and the new one does not. ``canon_diff`` says what changed (关羽
+status 死亡：第77章 → 第50章), so that moving a death back reports the findings it took away."""
 
 from collections import defaultdict
 from collections.abc import Callable
@@ -236,6 +238,7 @@ def _report(*, book: Book, old: Canon, new: Canon, written: set[int]) -> dict[st
     numbers = _candidates(book, reach, written)
     waivers, _ = waivers_read(root=book.root)
     found: list[dict[str, Any]] = []
+    resolved: list[dict[str, Any]] = []  # the findings the old canon gave and the new one does not
     rows = Chapter.objects.filter(book=book, number__in=numbers).order_by("number")
     files = ChapterFiles(Path(book.root)) if book.root else None
     for row in rows.only("number", "source_path", "content_hash", "front_matter").iterator():
@@ -245,18 +248,58 @@ def _report(*, book: Book, old: Canon, new: Canon, written: set[int]) -> dict[st
             continue  # the range check reports an unreadable chapter; this report is about the change
         old.advance(to=row.number - 1)
         new.advance(to=row.number - 1)
-        before = {_key(f) for f in draft_findings(draft=draft, canon=old, chapter=row.number)}
+        earlier = draft_findings(draft=draft, canon=old, chapter=row.number)
         after = draft_findings(draft=draft, canon=new, chapter=row.number)
+        waivers_apply(earlier, chapter=row.number, waivers=waivers)
         waivers_apply(after, chapter=row.number, waivers=waivers)
+        before, now = {_key(f) for f in earlier}, {_key(f) for f in after}
         for item in after:
             if not item["waived"] and _key(item) not in before:
                 found.append({"chapter": row.number, "file": row.source_path, **item})
-    counts = {"error": 0, "warning": 0, "info": 0}
-    for item in found:
-        counts[item["severity"]] += 1
+        for item in earlier:
+            if not item["waived"] and _key(item) not in now:
+                resolved.append({"chapter": row.number, "file": row.source_path, **item})
     return {
         "from": reach.start,
         "checked": len(numbers),
-        "counts": counts,
+        "canon_diff": canon_diff(old, new),
+        "counts": _severities(found),
         "findings": found[:FINDINGS_SHOWN_MAX],
+        "resolved_counts": _severities(resolved),
+        "resolved": resolved[:FINDINGS_SHOWN_MAX],
     }
+
+
+def _severities(findings: list[dict[str, Any]]) -> dict[str, int]:
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for item in findings:
+        counts[item["severity"]] += 1
+    return counts
+
+
+def canon_diff(old: Canon, new: Canon) -> list[str]:
+    """What changed in the canon, for the author: a state change moved (关羽 status 死亡：第77章 → 第50章),
+    added or removed; a card, alias, thread or secret changed."""
+    lines: list[str] = []
+    old_entities, new_entities = _entity_view(old), _entity_view(new)
+    for entity_id in sorted(_differing(old_entities, new_entities)):
+        a, b = old_entities.get(entity_id), new_entities.get(entity_id)
+        name = (b or a)[1]
+        if a is None or b is None or a[:4] != b[:4]:
+            lines.append(f"{name}：角色卡或名字" + ("新增" if a is None else "删除" if b is None else "改动"))
+            if a is None or b is None:
+                continue
+        gone = [c for c in a[4] if c not in b[4]]
+        came = [c for c in b[4] if c not in a[4]]
+        for chapter, op, field, value in gone:
+            moved = next((c for c in came if c[1:] == (op, field, value)), None)
+            if moved is not None:
+                came.remove(moved)
+                lines.append(f"{name} {field} {value.value}：第{chapter}章 → 第{moved[0]}章")
+            else:
+                lines.append(f"{name} {field} {value.value}：删去（原在第{chapter}章）")
+        lines.extend(f"{name} {field} {value.value}：新增于第{chapter}章" for chapter, op, field, value in came)
+    lines.extend(f"别名「{alias}」改动" for alias in sorted(_differing(_alias_view(old), _alias_view(new))))
+    lines.extend(f"线索 {tid} 改动" for tid in sorted(_differing(_thread_view(old), _thread_view(new))))
+    lines.extend(f"信息差 {sid} 改动" for sid in sorted(_differing(_secret_view(old), _secret_view(new))))
+    return lines

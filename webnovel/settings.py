@@ -169,9 +169,11 @@ LOGIN_URL = "/admin/login/"
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024))
 
 # In-process rate limits ("count/seconds", per worker process; docs/hardening.md §6.4): regex
-# searches per API key or login, failed admin logins per user name and per client address.
+# searches and continuity checks per API key or login, failed admin logins per user name and per client address.
 WEBNOVEL_REGEX_RATE = os.environ.get("WEBNOVEL_REGEX_RATE", "60/60")
 WEBNOVEL_LOGIN_FAILURE_RATE = os.environ.get("WEBNOVEL_LOGIN_FAILURE_RATE", "10/900")
+# continuity checks (a draft up to 200k characters, or a range of finalized chapters) per key or login
+WEBNOVEL_CONTINUITY_RATE = os.environ.get("WEBNOVEL_CONTINUITY_RATE", "60/60")
 
 # Where books live when a command gets a bare slug instead of a folder.
 WEBNOVEL_BOOKS_DIR = Path(os.environ.get("WEBNOVEL_BOOKS_DIR") or (EXAMPLES_DIR if CHECKOUT else DATA_DIR / "books"))

@@ -211,6 +211,26 @@ def test_the_asgi_entry_point_mounts_the_mcp_server():
     assert isinstance(webnovel.asgi.application, McpMount)
 
 
+@override_settings(WEBNOVEL_CONTINUITY_RATE="3/60")
+def test_the_draft_check_is_rate_limited_per_key_across_rest_and_mcp(server_url, keys):
+    """Issue 25 C1: a read key may send a 200k-character draft; the check is counted like the regex search."""
+    body = {"text": "---\nchapter: 25\n---\n林风拔剑。\n"}
+    rest = DjangoClient(HTTP_X_API_KEY=keys["read"])
+    url = "/api/books/demo-book/continuity"
+    with mcp_session(f"{server_url}/mcp/demo-book", keys["read"]) as session:
+        assert session.call("continuity-check", body).is_error is False
+        assert rest.post(url, body, content_type="application/json").status_code == 200
+        assert rest.get("/api/books/demo-book/continuity", {"start": 24}).status_code == 200  # the range check
+        refused = session.call("continuity-check", body)
+        answer = json.loads(refused.content[0].text)
+        assert (refused.is_error, answer["status"]) == (True, 429)
+        assert answer["message"].startswith("机检过于频繁：每 60 秒最多 3 次，请 ")
+        also = rest.post(url, body, content_type="application/json")
+        assert (also.status_code, also.json()["message"][:12]) == (429, answer["message"][:12])
+    with mcp_session(f"{server_url}/mcp/demo-book", keys["write"]) as session:
+        assert session.call("continuity-check", body).is_error is False  # another key has its own budget
+
+
 @override_settings(WEBNOVEL_REGEX_RATE="3/60")
 def test_regex_search_is_rate_limited_per_key_with_rest_s_429(server_url, keys):
     url, args = "/api/books/demo-book/search/regex", {"pattern": "林."}

@@ -35,6 +35,26 @@ def test_a_dead_character_who_speaks_or_acts_is_an_error_a_mention_is_not(demo):
     assert first["quote"].startswith("赵乾冷笑道")
 
 
+def test_a_dead_character_acts_in_the_classical_register_too_ghosts_and_descriptions_do_not(demo):
+    text = draft(
+        "赵乾曰：“尔等休走。”\n"  # 4: 曰 (speech by the clause that opens a quotation)
+        "赵乾叱曰：“退下！”\n"  # 5
+        "赵乾大呼：“拿下！”\n"  # 6
+        "赵乾提刀上马，\n"  # 7: 提 (a verb by its part of speech)
+        "赵乾纵马出阵。\n"  # 8: 纵 (tagged a noun alone; a verb by the dictionary's words)
+        "赵乾方知中计。\n"  # 9: knowing
+        "赵乾之魂夜夜来扰。\n"  # a ghost
+        "赵乾阴魂不散，叫道：“还我命来！”\n"  # a ghost speaking
+        "赵乾已死多时。\n"  # dying describes, not acts
+        "赵乾是个刻薄的人。\n"  # a copula describes
+        "赵乾旧居门上写道：“此屋出售”\n"  # 赵乾 modifies a noun
+        "赵乾与沈墨的旧账，林风记得。",  # coordination: said nothing (precision first)
+        chapter=25,
+    )
+    result = draft_check(book=demo, text=text)
+    assert [line for line, _, _ in found(result, "inactive_acts")] == [4, 5, 6, 7, 8, 9]
+
+
 def test_a_status_that_is_not_declared_inactive_may_speak(demo):
     # 剑老 is 残魂 (a soul in a sword): the demo book's inactive statuses do not include it.
     result = draft_check(book=demo, text=draft("剑老骂道：“蠢小子！”", chapter=25))
@@ -80,12 +100,36 @@ def test_items_no_longer_held_or_held_by_another(demo):
     assert key["evidence"]["chapter"] == 20
 
 
+def test_items_used_by_any_verb_found_by_its_part_of_speech(demo):
+    text = draft(
+        "林风捧起铜钥匙转身就走。\n"  # 4: 捧起 (a verb by its part of speech), 转身 after the item
+        "陆白鹭拿起青玉佩，\n"  # 5: 拿起, 苏晚晴's
+        "陆白鹭看着青玉佩出神。\n"  # looking is no use
+        "陆白鹭歪着头看那青玉佩。",  # the verb nearest the item is 看: no use
+        chapter=25,
+    )
+    result = draft_check(book=demo, text=text)
+    assert found(result, "item_not_held") == [(4, "error", "林风:铜钥匙"), (5, "warning", "陆白鹭:青玉佩")]
+
+
 def test_alias_before_its_window(demo):
     text = draft("青岚剑子走上台来。", chapter=10)  # 林风's alias from chapter 13
     result = draft_check(book=demo, text=text)
     assert found(result, "alias_window") == [(4, "warning", "青岚剑子")]
     assert result["findings"][0]["evidence"]["file"] == "设定/角色/林风.md"
     assert found(draft_check(book=demo, text=text.replace("chapter: 10", "chapter: 13")), "alias_window") == []
+
+
+def test_an_alias_outside_its_window_inside_speech_or_verse_is_an_info(demo):
+    text = draft(
+        "苏晚晴道：“听说青岚剑子要来。”\n"  # 4: quoted
+        "青岚剑子，白衣如雪。孤峰独立，不问归期。",  # 5: a line of verse (four clauses of four)
+        chapter=10,
+    )
+    assert found(draft_check(book=demo, text=text), "alias_window") == [
+        (4, "info", "青岚剑子"),
+        (5, "info", "青岚剑子"),
+    ]
 
 
 def test_name_typos_homophones_and_one_off(demo):
@@ -104,12 +148,33 @@ def test_name_typos_homophones_and_one_off(demo):
     ]
 
 
+def test_name_typos_for_precision_words_aliases_and_a_consistent_variant(demo):
+    text = draft(
+        "林锋拔剑。林锋收剑。\n"  # 4: one finding for the variant, with its count and lines
+        "林锋又拔剑。\n"  # 5
+        "林风应了一声。林风走了。林风回头。林风笑了。\n"
+        "他面临风雨。\n"  # 临风 inside 面临: its first character ends a word
+        "那人林立于山门。\n"  # 林立 is a word of the dictionary
+        "小风吹过檐下。",  # 小风 (林风's alias without the surname) is matched whole: no 晓风 typo etc.
+        chapter=25,
+    )
+    result = draft_check(book=demo, text=text)
+    [typo] = [f for f in result["findings"] if f["kind"] == "name_typo"]
+    assert (typo["line"], typo["severity"], typo["term"]) == (4, "warning", "林锋")
+    assert typo["message"] == "「林锋」与已知人名「林风」同音，本章出现 3 次（第 4、5 行）"
+    # the same variant as the draft's own spelling (used more than the declared name): one info, a new name?
+    own = draft_check(book=demo, text=draft("林锋拔剑。林锋收剑。林锋走了。林风没来。", chapter=25))
+    [info] = [f for f in own["findings"] if f["kind"] == "name_typo"]
+    assert (info["severity"], info["term"]) == ("info", "林锋")
+    assert info["message"].endswith("用得一贯：是一个新名字吗？")
+
+
 def test_a_name_run_on_by_a_homophone_of_a_longer_name_is_a_typo_a_word_after_it_is_not(demo):
     # 云鹤 is itself a name (云鹤真人's alias): 云鹤真仁 matches as 云鹤 + 真仁, and 真仁 sounds as 真人
     text = draft("云鹤真仁缓步走来。\n云鹤真人点了点头。\n云鹤振衣而起。", chapter=25)
     [typo] = [f for f in draft_check(book=demo, text=text)["findings"] if f["kind"] == "name_typo"]
     assert (typo["line"], typo["severity"], typo["term"]) == (4, "warning", "云鹤真仁")
-    assert typo["message"] == "「云鹤真仁」与已知人名「云鹤真人」同音，本章出现 1 次"
+    assert typo["message"] == "「云鹤真仁」与已知人名「云鹤真人」同音，本章出现 1 次（第 4 行）"
     assert typo["evidence"]["file"] == "设定/角色/云鹤真人.md"
 
 

@@ -139,3 +139,31 @@ def test_a_failing_reporter_is_a_warning_and_the_sync_stands(long_book):
     )
     # the chapter was written all the same: 剑老 is 陨落 as of chapter 87
     assert StateChange.objects.filter(book=long_book, chapter=87, field="status", new="陨落").exists()
+
+
+def _sync_report(book: Book) -> dict:
+    out = StringIO()
+    with INDEXERS:
+        call_command("sync", book.slug, "--json", stdout=out)
+    [change] = json.loads(out.getvalue())["canon_changes"]
+    return change
+
+
+def test_undoing_a_death_lists_the_resolved_findings_and_the_canon_diff(long_book):
+    _revise(long_book, 87, KILLED)
+    assert _sync_report(long_book)["counts"]["error"] == 1
+    _revise(long_book, 87, "林风独自走在山路上，四下无人。")
+    change = _sync_report(long_book)
+    assert change["counts"] == {"error": 0, "warning": 0, "info": 0}
+    assert change["resolved_counts"] == {"error": 1, "warning": 0, "info": 0}
+    [gone] = change["resolved"]
+    assert (gone["chapter"], gone["line"], gone["kind"], gone["term"]) == (120, 6, "inactive_acts", "剑老")
+    assert change["canon_diff"] == ["剑老 status 陨落：删去（原在第87章）"]
+
+
+def test_moving_a_death_says_from_which_chapter_to_which(long_book):
+    _revise(long_book, 87, KILLED)
+    _sync_report(long_book)
+    _revise(long_book, 87, "林风独自走在山路上，四下无人。")
+    _revise(long_book, 50, KILLED)
+    assert _sync_report(long_book)["canon_diff"] == ["剑老 status 陨落：第87章 → 第50章"]

@@ -1,0 +1,148 @@
+"""Whether a name heads a clause as the subject of a predicate, in any register of Chinese: by the
+clause's structure (the clause introduces a quotation: 关公曰：“… / 先主问曰：“… / 张飞大呼：“…) and by the
+part of speech of what follows the name (提刀上马, 挺戟出阵, 纵马上前, 方知其计: a verb, after adverbs),
+from the segmenter's dictionary, not from a list of one book's verbs.
+
+A name followed by a noun modifies it (武大灵位, 张顺魂, 王伦山寨), by a copula, a naming verb or a verb of
+dying it is described (王伦是个…, 武大已死), by a coordinator it is one of several (precision first: said
+nothing). Ghosts and spirits (魂, 魄, 鬼, 显圣, 托梦, 附体) never count as the living acting."""
+
+import bisect
+import logging
+import re
+import threading
+from functools import lru_cache
+
+from continuity.text import Draft
+
+# the marks a speaking clause ends with (the quotation follows)
+SPEECH_END = frozenset("：:“「『")
+# verbs that describe rather than act: copula, naming, dying and being buried, being (at / not)
+DESCRIBING = frozenset("是乃为系姓名叫唤称号死亡殁卒故逝葬在有无")
+# a verb of knowing or perceiving right after the name, after at most one adverb (方知, 闻知, 始晓)
+KNOWING_HEAD = re.compile(r"^[^，。！？；：:“”「」、\n]?[知晓闻悟觉]")
+GHOST = re.compile(r"魂|魄|鬼|显圣|显灵|托梦|附体|阴灵|英灵|亡灵")
+CLAUSE_WINDOW = 8
+
+_TAGGER = None
+_LOCK = threading.Lock()
+
+
+def _tagger():
+    """jieba's part-of-speech tagger, loaded on first use (~1 s): only a name of a character who cannot
+    act, at the head of a clause the verb patterns did not read, asks."""
+    global _TAGGER
+    if _TAGGER is None:
+        with _LOCK:
+            if _TAGGER is None:
+                import jieba  # noqa: PLC0415
+                import jieba.posseg  # noqa: PLC0415
+
+                jieba.setLogLevel(logging.WARNING)
+                jieba.dt.check_initialized()
+                _TAGGER = jieba.posseg.dt
+    return _TAGGER
+
+
+@lru_cache(maxsize=4096)
+def _verb_share(char: str) -> float:
+    """The share (by frequency) of the dictionary's two-character words beginning with ``char`` that are
+    verbs: 纵 (纵身, 纵火 …) is a verb though jieba tags the lone character a noun."""
+    tagger = _tagger()
+    freq, tags = tagger.tokenizer.FREQ, tagger.word_tag_tab
+    total = verbs = 0
+    for other in _second_chars():
+        word = char + other
+        count = freq.get(word) or 0
+        if count:
+            total += count
+            if tags.get(word, "").startswith("v"):
+                verbs += count
+    return verbs / total if total else 0.0
+
+
+@lru_cache(maxsize=1)
+def _second_chars() -> tuple[str, ...]:
+    return tuple({w[1] for w in _tagger().word_tag_tab if len(w) == 2})
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    return [(pair.word, pair.flag) for pair in _tagger().lcut(text)]
+
+
+def _predicate(tokens: list[tuple[str, str]]) -> bool:
+    """Whether the tokens after a name begin with a predicate (adverbs skipped)."""
+    i = 0
+    while i < len(tokens) and (tokens[i][1] == "d" or (tokens[i][1] == "a" and len(tokens[i][0]) == 1)):
+        i += 1
+    if i == len(tokens):
+        return False
+    word, flag = tokens[i]
+    if flag.startswith("v"):
+        return word[0] not in DESCRIBING
+    if len(word) <= 2 and flag[0] not in "ucpmqrx" and word[0] not in DESCRIBING:
+        # a lone character, or a verb-object compound tagged a noun (纵马): by the words it begins
+        return (len(word) == 1 or flag == "n") and _verb_share(word[0]) >= 0.5
+    return False
+
+
+def _nominal(token: tuple[str, str]) -> bool:
+    """A word of two or more characters that is a noun (place, time, pronoun …), not a verb-object
+    compound the tagger calls a noun (纵马: its first character begins mostly verbs)."""
+    word, flag = token
+    if len(word) < 2 or flag[0] not in "nsrtfu" or flag == "nr":
+        return False
+    return flag[0] != "n" or len(word) != 2 or _verb_share(word[0]) < 0.5
+
+
+def has_verb(text: str) -> bool:
+    """Whether ``text`` (between a character and an item: 抡起, 拿起) holds a verb by its part of speech,
+    not a verb of seeing or thinking (看着 / 想着 an item is no use of it)."""
+    # the verb that governs the item is the last one before it (歪着头看那截断剑: 看, no use)
+    # (a character after 那 / 一 is a classifier, whatever its tag: 那截, 一把)
+    tokens = _tokens(text)
+    verbs = [
+        word
+        for k, (word, flag) in enumerate(tokens)
+        if flag.startswith("v") and not (k and tokens[k - 1][1][:1] in ("r", "m") and len(word) == 1)
+    ]
+    return bool(verbs) and verbs[-1][0] not in DESCRIBING and verbs[-1][0] not in "看望瞧瞅盯想念记忆梦见听"
+
+
+def starts_with_verb(text: str) -> bool:
+    """Whether ``text`` begins with a verb (the predicate goes on after a noun: 哨棒 | 赶将去)."""
+    tokens = _tokens(text)
+    return bool(tokens) and tokens[0][1].startswith("v")
+
+
+def modifies_noun(text: str) -> bool:
+    """Whether ``text`` (what follows a name) begins with a noun the name modifies (旧居门上写道)."""
+    tokens = _tokens(text[:CLAUSE_WINDOW])
+    return bool(tokens) and _nominal(tokens[0])
+
+
+def clause_subject_acts(draft: Draft, start: int, end: int, prefix: str) -> bool:
+    """Whether the name at prose[start:end], ``prefix`` after its clause's start, is the clause's subject
+    doing something (not a name mentioned, described or modifying a noun). The caller has ruled out
+    quotations, memories and possessives."""
+    prose = draft.prose
+    marks = draft._clause_marks
+    k = bisect.bisect_left(marks, end)
+    stop = marks[k] if k < len(marks) else len(prose)
+    rest = prose[end:stop]
+    if GHOST.search(rest[:CLAUSE_WINDOW]) or GHOST.search(prose[max(0, start - 6) : start]):
+        return False
+    if not rest or rest[0] in "、和与及同并等":
+        return False
+    head = len(prefix) <= 2 or prefix.endswith("见")
+    speaking = stop < len(prose) and prose[stop] in SPEECH_END and len(rest) <= 6 and len(prefix) <= 8
+    if not (head or speaking):
+        return False
+    if head and KNOWING_HEAD.match(rest):
+        return True
+    tokens = _tokens(rest[:CLAUSE_WINDOW])
+    if tokens and _nominal(tokens[0]):
+        return False  # the name modifies a noun (武大灵位上写道), or is followed by 那厮 / 手下 …
+    if speaking:
+        return True
+    return head and _predicate(tokens)
