@@ -5,14 +5,17 @@ book after a rebuild. ``memory_after_chapter`` is the hook configured in
 
 It sits above the fact primitives (memory/services.py) and the three steps, which never import it."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 
 from core.models import Book
+from entities.models import Entity, RelationshipEvent, StateChange
 from memory.compaction import facts_compact
 from memory.derivation import facts_derive
-from memory.models import Chunk
+from memory.models import Chunk, Fact
 from memory.retrieval import chunks_index
 from memory.services import derivation_lock
 
@@ -28,12 +31,67 @@ def memory_orphans(*, book: Book) -> list[int]:
     return sorted(chunked - present)
 
 
-def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None, **_: Any) -> None:
+def memory_dependents(*, book: Book, chapters: Iterable[int], entities: Iterable[str] = ()) -> set[int]:
+    """The chapters whose derived facts may change when these chapters' inputs, or these entities as a
+    whole, change: a state fact is the value after its chapter, the replay of every earlier change of
+    the entity, so a change at chapter N moves the entity's state facts of every later chapter; an
+    entity renamed or merged moves every fact that names it (its state, its relationships from or to
+    it, its first appearance). Later chapters only (a new last chapter has none: finalize stays flat)."""
+    chapters = set(chapters)
+    out = set(chapters)
+    pks: set[int] = set()
+    refs = set(entities)
+    if chapters:
+        low = min(chapters)
+        pks |= set(StateChange.objects.filter(book=book, chapter__in=chapters).values_list("entity_id", flat=True))
+        refs |= set(
+            Fact.objects.filter(book=book, origin=Fact.Origin.DERIVED, source_chapter__in=chapters)
+            .exclude(entity_ref="")
+            .values_list("entity_ref", flat=True)
+        )
+        pks |= set(Entity.objects.filter(book=book, entity_id__in=refs).values_list("pk", flat=True))
+        out |= set(StateChange.objects.filter(entity_id__in=pks, chapter__gte=low).values_list("chapter", flat=True))
+        out |= set(
+            Fact.objects.filter(
+                book=book, origin=Fact.Origin.DERIVED, entity_ref__in=refs, source_chapter__gte=low
+            ).values_list("source_chapter", flat=True)
+        )
+    whole = set(Entity.objects.filter(book=book, entity_id__in=set(entities)).values_list("pk", flat=True))
+    if whole:
+        out |= set(StateChange.objects.filter(entity_id__in=whole).values_list("chapter", flat=True))
+        out |= set(
+            Fact.objects.filter(book=book, origin=Fact.Origin.DERIVED, entity_ref__in=set(entities)).values_list(
+                "source_chapter", flat=True
+            )
+        )
+        out |= set(
+            RelationshipEvent.objects.filter(
+                Q(relationship__from_entity_id__in=whole) | Q(relationship__to_entity_id__in=whole)
+            ).values_list("chapter", flat=True)
+        )
+        out |= set(
+            Entity.objects.filter(pk__in=whole, first_appearance__isnull=False).values_list(
+                "first_appearance", flat=True
+            )
+        )
+    return {n for n in out if n is not None}
+
+
+def memory_after_chapter(
+    *,
+    book: Book,
+    numbers: list[int] | None,
+    removed: list[int] | None = None,
+    entities: list[str] | None = None,
+    **_: Any,
+) -> None:
     """The after-chapter hook (WEBNOVEL_AFTER_CHAPTER_HOOKS): derive facts, index chunks, compact.
 
-    ``numbers=None`` means every chapter (a rebuild). It runs after the chapter's commit in its own
-    transaction: a failure rolls back only the memory update and propagates to the hook runner
-    (kernel/indexing.py), which keeps the chapter and reports the failure in the command's result."""
+    ``numbers=None`` means every chapter (a rebuild). The facts of the chapters that depend on
+    ``numbers`` and ``entities`` are derived too (``memory_dependents``), so a write gives what a
+    rebuild gives. It runs after the chapter's commit in its own transaction: a failure rolls back only
+    the memory update and propagates to the hook runner (kernel/indexing.py), which keeps the chapter
+    and reports the failure in the command's result."""
     with transaction.atomic():
         derivation_lock(book=book)
         if numbers is None:
@@ -43,7 +101,8 @@ def memory_after_chapter(*, book: Book, numbers: list[int] | None, removed: list
         if removed:
             Chunk.objects.filter(book=book, chapter__in=removed).delete()
         touched: set[str] = set()
-        facts_derive(book=book, chapters=list(numbers) + list(removed or []), touched=touched)
+        derived = memory_dependents(book=book, chapters=list(numbers) + list(removed), entities=entities or ())
+        facts_derive(book=book, chapters=sorted(derived), touched=touched)
         chunks_index(book=book, chapters=list(numbers))
         facts_compact(book=book, subjects=touched)
 
