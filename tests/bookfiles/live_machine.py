@@ -187,7 +187,9 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     # --- a curator's admin writes ------------------------------------------------------------------
 
-    @rule(who=st.integers(0, 40), chapter=st.integers(1, 24), field=st.sampled_from(FIELDS), value=st.sampled_from(VALUES))
+    @rule(
+        who=st.integers(0, 40), chapter=st.integers(1, 24), field=st.sampled_from(FIELDS), value=st.sampled_from(VALUES)
+    )
     def state_change_new(self, who: int, chapter: int, field: str, value: str) -> None:
         entity = _pick(self._entities(), who)
         self._try(state_change_curate, entity=entity, chapter=chapter, field=field, new=value, reason="校对")
@@ -236,7 +238,13 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
     @rule(subject=st.sampled_from(("断剑", "雾海图")), value=st.sampled_from(VALUES), chapter=st.integers(1, 24))
     def fact_add(self, subject: str, value: str, chapter: int) -> None:
         self._try(
-            fact_observe, book=self.book, category="open_loops", subject=subject, field="来历", value=value, chapter=chapter
+            fact_observe,
+            book=self.book,
+            category="open_loops",
+            subject=subject,
+            field="来历",
+            value=value,
+            chapter=chapter,
         )
 
     @rule(index=st.integers(0, 10), action=st.sampled_from(("revise", "close", "decide")), chapter=st.integers(1, 24))
@@ -273,7 +281,15 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
         if heal_by_sync:
             self._sync()
         else:  # the next writer heals first
-            self._try(fact_observe, book=self.book, category="open_loops", subject="断剑", field="来历", value="残剑", chapter=3)
+            self._try(
+                fact_observe,
+                book=self.book,
+                category="open_loops",
+                subject="断剑",
+                field="来历",
+                value="残剑",
+                chapter=3,
+            )
 
     # --- the invariants ----------------------------------------------------------------------------
 
