@@ -88,8 +88,6 @@ def entity_merge(*, source: Entity, target: Entity, journal: bool = True) -> dic
             row.delete()
         counts["appearances"] += 1
     counts["state_changes"] = source.state_changes.update(entity=target)
-    for key, value in source.base_state.items():
-        target.base_state.setdefault(key, value)
     rel_pks = set()
     moving = Relationship.objects.filter(Q(from_entity=source) | Q(to_entity=source)).order_by("pk")
     for rel in list(moving.select_related("from_entity", "to_entity")):
@@ -115,10 +113,15 @@ def entity_merge(*, source: Entity, target: Entity, journal: bool = True) -> dic
             rel_pks.add(rel.pk)
         counts["relationships"] += 1
     relationship_summary_refresh(relationship_pks=rel_pks)
-    target.is_protagonist = target.is_protagonist or source.is_protagonist
-    if not target.description:
-        target.description = source.description
-    target.save(update_fields=["base_state", "is_protagonist", "description"])
+    if target.source != "file":
+        # A card or the roster owns these fields of a file entity: a merge never writes them (the next
+        # sync would put the file's value back, while a rebuild replaying the merge would keep it).
+        for key, value in source.base_state.items():
+            target.base_state.setdefault(key, value)
+        target.is_protagonist = target.is_protagonist or source.is_protagonist
+        if not target.description:
+            target.description = source.description
+        target.save(update_fields=["base_state", "is_protagonist", "description"])
     source_id = source.entity_id
     source.delete()
     entity_appearance_refresh(entity_pks=[target.pk])

@@ -100,3 +100,30 @@ def test_a_tag_giving_an_alias_another_entity_has_re_attributes_earlier_chapters
     assert chapter_finalize(book=_book(), number=25)["ok"]
     assert AmbiguousMention.objects.filter(book=_book(), alias="宗门").count() > before
     _same(root)
+
+
+def test_sync_after_an_ingestion_and_a_roster_edit_reports_no_failure(root):
+    demo_extractions_ingest(book=_book())
+    roster = root / "设定" / "名册.yaml"
+    roster.write_text(
+        roster.read_text(encoding="utf-8").replace("aliases: [无尽雾海", "aliases: [无尽雾海, 大雾海", 1), "utf-8"
+    )
+    report = book_sync(book=_book())
+    assert report["ok"]
+    assert [w for w in report["warnings"] if w["code"] == "canon_report_failed"] == []
+    assert Alias.objects.filter(book=_book(), alias="大雾海", entity__canonical_name="雾海").exists()
+    _same(root)
+
+
+def test_a_merge_into_a_card_entity_leaves_its_card_owned_fields(root):
+    jianlao = Entity.objects.get(book=_book(), entity_id="jianlao")
+    card = (jianlao.description, dict(jianlao.base_state), jianlao.is_protagonist)
+    ghost = entity_add(book=_book(), name="灰衣人", type="角色", description="神秘的灰衣人", base_state={"伤势": "重"})
+    entity_merge(source=ghost, target=jianlao)
+    jianlao.refresh_from_db()
+    assert (jianlao.description, jianlao.base_state, jianlao.is_protagonist) == card
+    assert Alias.objects.filter(entity=jianlao, alias="灰衣人").exists()
+    assert book_sync(book=_book())["ok"]
+    jianlao.refresh_from_db()
+    assert (jianlao.description, jianlao.base_state, jianlao.is_protagonist) == card
+    _same(root)
