@@ -44,6 +44,7 @@ from core.journal import (
     journal_line_name,
 )
 from core.models import Book
+from entities.discovery.services import discovery_merge, discovery_queue_replay, discovery_split
 from entities.legacy_state import legacy_state_import
 from entities.mentions import mentions_follow
 from entities.models import Alias, Entity, Extraction
@@ -259,7 +260,26 @@ def _story_setting(book: Book, data: Any, e: dict) -> None:
     )
 
 
+def _discovery_queue(book: Book, data: Any, e: dict) -> None:
+    discovery_queue_replay(book=book, items=data)
+
+
+def _discovery_item(book: Book, key: dict) -> Any:
+    return pending_item_find(book=book, chapter=key["chapter"], kind=key["kind"], payload=key["payload"])
+
+
+def _discovery_merge(book: Book, data: Any, e: dict) -> None:
+    discovery_merge(items=[_discovery_item(book, key) for key in e["items"]], journal=False)
+
+
+def _discovery_split(book: Book, data: Any, e: dict) -> None:
+    discovery_split(item=_discovery_item(book, e["item"]), aliases=e["aliases"], journal=False)
+
+
 REPLAYERS: dict[str, Replayer] = {
+    "discovery.queue": _discovery_queue,
+    "discovery.merge": _discovery_merge,
+    "discovery.split": _discovery_split,
     "extraction.ingest": _extraction_ingest,
     "pending.confirm": _pending_confirm,
     "pending.reject": _pending_reject,

@@ -34,7 +34,7 @@ SKIPPED = {
     "memory.DerivationStamp": {"facts"},
 }
 # Keys of a JSON value that hold a database id (a held item's resolution names the item's own pk).
-ID_KEYS = ("pk", "merged_into", "split_from")
+ID_KEYS = ("pk",)
 
 
 def _no_ids(value: Any) -> Any:

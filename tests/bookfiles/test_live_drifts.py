@@ -9,6 +9,7 @@ from django.db import transaction
 
 from bookfiles.rebuilder import book_rebuild, book_sync, chapter_finalize
 from core.models import Book
+from entities.discovery.services import book_discover, discovery_merge, discovery_split
 from entities.models import Alias, AmbiguousMention, Entity, PendingItem, StateChange
 from entities.services.curation import entity_add, relationship_save, state_change_edit
 from entities.services.ingest import extraction_ingest, extraction_parse
@@ -127,3 +128,26 @@ def test_a_merge_into_a_card_entity_leaves_its_card_owned_fields(root):
     jianlao.refresh_from_db()
     assert (jianlao.description, jianlao.base_state, jianlao.is_protagonist) == card
     _same(root)
+
+
+def test_discovery_queue_and_its_decisions_survive_a_rebuild(root):
+    report = book_discover(book=_book(), min_count=2)
+    assert report["counts"]["queued"] >= 4, report["counts"]
+    queue = list(PendingItem.objects.filter(book=_book(), kind="entity_discovered").order_by("pk"))
+    wuhai = Entity.objects.get(book=_book(), canonical_name="雾海")
+    pending_item_confirm(item=queue[0], entity=wuhai)  # confirmed as an existing entity: its names are aliases
+    name = queue[0].payload["name"]
+    pending_item_reject(item=queue[1], note="不是人名")
+    merged = discovery_merge(items=queue[2:4])
+    target = PendingItem.objects.get(pk=merged["pk"])
+    moved = [a["alias"] for a in target.payload["aliases"]][-1:]
+    if moved:
+        discovery_split(item=target, aliases=moved)
+    _same(root)
+    # the rebuilt database has them all: the queue, the decisions, the alias of the confirm-as
+    assert Alias.objects.filter(book=_book(), entity__canonical_name="雾海", alias=name).exists()
+    statuses = sorted(
+        PendingItem.objects.filter(book=_book(), kind="entity_discovered").values_list("status", flat=True)
+    )
+    assert statuses.count("confirmed") == 1 and statuses.count("rejected") == 2
+    assert len(statuses) == report["counts"]["queued"] + (1 if moved else 0)
