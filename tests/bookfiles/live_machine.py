@@ -29,7 +29,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from bookfiles.rebuilder import book_rebuild, book_sync, chapter_finalize
 from continuity.services import waiver_add
 from core.models import Book
-from entities.models import Alias, Entity, PendingItem, Relationship, StateChange
+from entities.discovery.services import book_discover, discovery_merge, discovery_split
+from entities.models import Alias, Entity, PendingItem, StateChange
 from entities.services.curation import entity_add, relationship_save, state_change_edit
 from entities.services.ingest import extraction_ingest, extraction_parse
 from entities.services.marks import aliases_generic_set, entity_merge
@@ -184,6 +185,25 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
         else:
             entity = _pick(self._entities(), who) if action == "confirm_as" else None
             self._try(pending_item_confirm, item=item, entity=entity)
+
+    @rule(min_count=st.sampled_from((2, 4)))
+    def discover(self, min_count: int) -> None:
+        self._try(book_discover, book=self.book, min_count=min_count)
+
+    @rule(a=st.integers(0, 20), b=st.integers(0, 20), split=st.booleans())
+    def discovery_merge_or_split(self, a: int, b: int, split: bool) -> None:
+        queue = list(
+            PendingItem.objects.filter(book=self.book, kind="entity_discovered", status="pending").order_by("pk")
+        )
+        first, second = _pick(queue, a), _pick(queue, b)
+        if first is None:
+            return
+        if split:
+            aliases = [x["alias"] for x in first.payload.get("aliases", [])][:1]
+            if aliases:
+                self._try(discovery_split, item=first, aliases=aliases)
+        elif first.pk != second.pk:
+            self._try(discovery_merge, items=[first, second])
 
     # --- a curator's admin writes ------------------------------------------------------------------
 

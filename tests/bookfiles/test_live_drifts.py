@@ -10,7 +10,7 @@ from django.db import transaction
 from bookfiles.rebuilder import book_rebuild, book_sync, chapter_finalize
 from core.models import Book
 from entities.discovery.services import book_discover, discovery_merge, discovery_split
-from entities.models import Alias, AmbiguousMention, Entity, PendingItem, StateChange
+from entities.models import Alias, AmbiguousMention, Entity, PendingItem
 from entities.services.curation import entity_add, relationship_save, state_change_edit
 from entities.services.ingest import extraction_ingest, extraction_parse
 from entities.services.marks import entity_merge
