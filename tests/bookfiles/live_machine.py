@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -79,7 +80,11 @@ def _pick(items: list, index: int):
 
 
 class LiveEqualsRebuild(RuleBasedStateMachine):
-    """Every write door against one copy of the demo book."""
+    """Every write door against one copy of the demo book. ``record`` (the long run): a divergence is
+    appended there, with the steps that led to it, and the sequence goes on, instead of failing."""
+
+    record: list[dict] | None = None
+    counts = {"sequences": 0, "steps": 0}
 
     def __init__(self) -> None:
         super().__init__()
@@ -89,10 +94,18 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
         report = book_rebuild(root=self.root)
         assert report["ok"], report["errors"]
         self.steps = 0
+        self.trail: list[str] = []
         self.next_chapter = 25
+        LiveEqualsRebuild.counts["sequences"] += 1
+        self.reported = len(self.record or [])
         self.divergences: list[str] = []
 
     def teardown(self) -> None:
+        if self.record is not None:  # the long run's progress, readable even if it is stopped
+            print(f"live-rebuild: {self.counts} divergences {len(self.record)}", file=sys.stderr, flush=True)
+            for item in self.record[self.reported :]:
+                print(f"  DIVERGED {item['invariant']}: {' → '.join(item['steps'])}", file=sys.stderr, flush=True)
+                print("\n".join(f"    {line[:300]}" for line in item["diff"]), file=sys.stderr, flush=True)
         Book.objects.filter(slug=SLUG).delete()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -120,6 +133,7 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     @rule(tags=st.booleans(), line=st.sampled_from(LINES))
     def finalize_new_chapter(self, tags: bool, line: str) -> None:
+        self._trace(locals())
         number = self.next_chapter
         self.next_chapter += 1
         body = f"---\ntitle: 新章{number}\n---\n{line}\n"
@@ -132,12 +146,14 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     @rule(chapter=st.integers(1, 24), line=st.sampled_from(LINES))
     def edit_chapter_then_sync(self, chapter: int, line: str) -> None:
+        self._trace(locals())
         path = next((self.root / "定稿" / "正文").rglob(f"第{chapter:04d}章.md"))
         path.write_text(path.read_text(encoding="utf-8") + "\n" + line + "\n", encoding="utf-8")
         self._sync()
 
     @rule(alias=st.sampled_from(NAMES))
     def edit_card_then_sync(self, alias: str) -> None:
+        self._trace(locals())
         path = self.root / "设定" / "角色" / "剑老.md"
         text = path.read_text(encoding="utf-8")
         path.write_text(text.replace("aliases: [剑中残魂, 老头儿", f"aliases: [剑中残魂, 老头儿, {alias}", 1), "utf-8")
@@ -145,6 +161,7 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     @rule(alias=st.sampled_from(NAMES))
     def edit_roster_then_sync(self, alias: str) -> None:
+        self._trace(locals())
         path = self.root / "设定" / "名册.yaml"
         text = path.read_text(encoding="utf-8")
         path.write_text(text.replace("aliases: [无尽雾海", f"aliases: [无尽雾海, 雾{alias}", 1), "utf-8")
@@ -152,12 +169,14 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     @rule(line=st.sampled_from(LINES))
     def edit_thread_then_sync(self, line: str) -> None:
+        self._trace(locals())
         path = sorted((self.root / "线索").glob("*.md"))[0]
         path.write_text(path.read_text(encoding="utf-8") + "\n" + line + "\n", encoding="utf-8")
         self._sync()
 
     @rule(summary=st.sampled_from(LINES))
     def edit_extraction_then_sync(self, summary: str) -> None:
+        self._trace(locals())
         files = sorted((self.root / ".journal" / "extractions").glob("*.json"))
         if not files:
             return
@@ -172,11 +191,13 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     @rule(chapter=st.sampled_from((3, 6, 8)), band=st.sampled_from(BANDS))
     def ingest(self, chapter: int, band: float) -> None:
+        self._trace(locals())
         payload = extraction_parse(raw=(DEMO_EXTRACTIONS / f"第{chapter:04d}章.json").read_bytes())
         self._try(extraction_ingest, book=self.book, chapter=chapter, payload=_banded(payload, band))
 
     @rule(action=st.sampled_from(("confirm", "confirm_as", "reject")), index=st.integers(0, 20), who=st.integers(0, 40))
     def pending_decide(self, action: str, index: int, who: int) -> None:
+        self._trace(locals())
         item = _pick(list(PendingItem.objects.filter(book=self.book, status="pending").order_by("pk")), index)
         if item is None:
             return
@@ -188,10 +209,12 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     @rule(min_count=st.sampled_from((2, 4)))
     def discover(self, min_count: int) -> None:
+        self._trace(locals())
         self._try(book_discover, book=self.book, min_count=min_count)
 
     @rule(a=st.integers(0, 20), b=st.integers(0, 20), split=st.booleans())
     def discovery_merge_or_split(self, a: int, b: int, split: bool) -> None:
+        self._trace(locals())
         queue = list(
             PendingItem.objects.filter(book=self.book, kind="entity_discovered", status="pending").order_by("pk")
         )
@@ -211,11 +234,13 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
         who=st.integers(0, 40), chapter=st.integers(1, 24), field=st.sampled_from(FIELDS), value=st.sampled_from(VALUES)
     )
     def state_change_new(self, who: int, chapter: int, field: str, value: str) -> None:
+        self._trace(locals())
         entity = _pick(self._entities(), who)
         self._try(state_change_curate, entity=entity, chapter=chapter, field=field, new=value, reason="校对")
 
     @rule(index=st.integers(0, 40), chapter=st.integers(1, 24), value=st.sampled_from(VALUES))
     def state_change_change(self, index: int, chapter: int, value: str) -> None:
+        self._trace(locals())
         change = _pick(list(StateChange.objects.filter(book=self.book).exclude(source="tag").order_by("pk")), index)
         if change is not None:
             self._try(
@@ -224,6 +249,7 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     @rule(a=st.integers(0, 40), b=st.integers(0, 40), type=st.sampled_from(TYPES), chapter=st.integers(1, 24))
     def relationship_new(self, a: int, b: int, type: str, chapter: int) -> None:
+        self._trace(locals())
         entities = self._entities()
         src, dst = _pick(entities, a), _pick(entities, b)
         if src is None or src.pk == dst.pk:
@@ -233,10 +259,12 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     @rule(name=st.sampled_from(("灰衣人", "青衫客", "天云宗")), kind=st.sampled_from(("角色", "势力")))
     def entity_new(self, name: str, kind: str) -> None:
+        self._trace(locals())
         self._try(entity_add, book=self.book, name=name, type=kind, description="新录")
 
     @rule(a=st.integers(0, 40), b=st.integers(0, 40))
     def merge(self, a: int, b: int) -> None:
+        self._trace(locals())
         entities = self._entities()
         src, dst = _pick(entities, a), _pick(entities, b)
         if src is not None and src.pk != dst.pk:
@@ -244,11 +272,13 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     @rule(who=st.integers(0, 40), archived=st.booleans())
     def archive(self, who: int, archived: bool) -> None:
+        self._trace(locals())
         entity = _pick(self._entities(), who)
         self._try(entities_archive, entities=Entity.objects.filter(pk=entity.pk), archived=archived)
 
     @rule(index=st.integers(0, 80), generic=st.booleans())
     def generic_mark(self, index: int, generic: bool) -> None:
+        self._trace(locals())
         alias = _pick(list(Alias.objects.filter(book=self.book).order_by("entity__entity_id", "alias")), index)
         if alias is not None:
             self._try(aliases_generic_set, aliases=Alias.objects.filter(pk=alias.pk), generic=generic)
@@ -257,6 +287,7 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     @rule(subject=st.sampled_from(("断剑", "雾海图")), value=st.sampled_from(VALUES), chapter=st.integers(1, 24))
     def fact_add(self, subject: str, value: str, chapter: int) -> None:
+        self._trace(locals())
         self._try(
             fact_observe,
             book=self.book,
@@ -269,6 +300,7 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     @rule(index=st.integers(0, 10), action=st.sampled_from(("revise", "close", "decide")), chapter=st.integers(1, 24))
     def fact_change(self, index: int, action: str, chapter: int) -> None:
+        self._trace(locals())
         fact = _pick(list(Fact.objects.filter(book=self.book, origin="manual", status="active").order_by("key")), index)
         if fact is None:
             return
@@ -281,16 +313,19 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     @rule(chapter=st.sampled_from((None, 5, 12)))
     def story_setting(self, chapter: int | None) -> None:
+        self._trace(locals())
         self._try(story_setting_build, book=self.book, chapter=chapter, query="剑修 宗门 成长", persist=True)
 
     @rule(chapter=st.integers(1, 24), term=st.sampled_from(NAMES))
     def waiver(self, chapter: int, term: str) -> None:
+        self._trace(locals())
         self._try(waiver_add, book=self.book, chapter=chapter, kind="near_name", term=term, note="作者确认")
 
     # --- a writer killed after its log line, healed by the next sync ------------------------------
 
     @rule(chapter=st.sampled_from((3, 6, 8)), band=st.sampled_from(BANDS), heal_by_sync=st.booleans())
     def killed_then_healed(self, chapter: int, band: float, heal_by_sync: bool) -> None:
+        self._trace(locals())
         payload = extraction_parse(raw=(DEMO_EXTRACTIONS / f"第{chapter:04d}章.json").read_bytes())
         try:
             with transaction.atomic():
@@ -313,15 +348,26 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
 
     # --- the invariants ----------------------------------------------------------------------------
 
+    def _diverged(self, what: str, lines: list[str]) -> None:
+        if not lines:
+            return
+        if self.record is None:
+            raise AssertionError(f"{what}:\n" + "\n".join(lines))
+        self.record.append({"invariant": what, "steps": list(self.trail), "diff": lines[:12]})
+
+    def _trace(self, args: dict) -> None:
+        name = sys._getframe(1).f_code.co_name
+        self.trail.append(f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items() if k != 'self')})")
+
     @invariant()
     def sync_with_nothing_changed_changes_nothing(self) -> None:
         before = book_tables(book=self.book)
         self._sync()
-        diff = tables_diff(before, book_tables(book=self.book))
-        assert not diff, "sync with nothing changed changed:\n" + "\n".join(diff)
+        self._diverged("sync with nothing changed changed", tables_diff(before, book_tables(book=self.book)))
 
     @invariant()
     def live_equals_rebuild(self) -> None:
         self.steps += 1
+        LiveEqualsRebuild.counts["steps"] += 1
         tables, dump = live_and_rebuild(slug=SLUG, root=self.root)
-        assert not tables and not dump, "live ≠ rebuild:\n" + "\n".join(tables + dump)
+        self._diverged("live ≠ rebuild", tables + dump)
