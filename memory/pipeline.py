@@ -74,6 +74,15 @@ def memory_dependents(*, book: Book, chapters: Iterable[int], entities: Iterable
                 "first_appearance", flat=True
             )
         )
+    # A first appearance moves with any rescan (an alias given to another entity re-attributes a
+    # mention): the chapters whose 首次登场 facts no longer match the entities' first appearance.
+    first = dict(Entity.objects.filter(book=book).values_list("entity_id", "first_appearance"))
+    for ref, chapter in Fact.objects.filter(book=book, origin=Fact.Origin.DERIVED, field="首次登场").values_list(
+        "entity_ref", "source_chapter"
+    ):
+        if first.get(ref) != chapter:
+            out.add(chapter)
+            out.add(first.get(ref))
     return {n for n in out if n is not None}
 
 

@@ -50,6 +50,14 @@ def entity_merge(*, source: Entity, target: Entity, journal: bool = True) -> dic
         raise InvalidInput("不能把实体合并到它自己", extra={"id": source.entity_id})
     if source.book_id != target.book_id:
         raise InvalidInput("只能合并同一本书的实体", extra={"source": source.entity_id, "target": target.entity_id})
+    if source.source == "file" and source.source_path:
+        # its card or roster entry would bring it back with the next sync (while a rebuild replaying the
+        # merge would not): the author merges it in the file (its names as the target's aliases)
+        raise InvalidInput(
+            f"实体 {source.entity_id} 来自 {source.source_path}，不能在此合并：请在文件中把它并入 "
+            f"{target.entity_id}（删去其条目，名字写作后者的别名）",
+            extra={"source": source.entity_id, "file": source.source_path},
+        )
     journal_lock(book=source.book, heal=journal)
     names_before = mentions_names_before(book=source.book)
     counts = dict.fromkeys(("aliases", "appearances", "state_changes", "relationships", "relationships_dropped"), 0)
@@ -113,7 +121,7 @@ def entity_merge(*, source: Entity, target: Entity, journal: bool = True) -> dic
             rel_pks.add(rel.pk)
         counts["relationships"] += 1
     relationship_summary_refresh(relationship_pks=rel_pks)
-    if target.source != "file":
+    if not (target.source == "file" and target.source_path):
         # A card or the roster owns these fields of a file entity: a merge never writes them (the next
         # sync would put the file's value back, while a rebuild replaying the merge would keep it).
         for key, value in source.base_state.items():

@@ -151,3 +151,12 @@ def test_discovery_queue_and_its_decisions_survive_a_rebuild(root):
     )
     assert statuses.count("confirmed") == 1 and statuses.count("rejected") == 2
     assert len(statuses) == report["counts"]["queued"] + (1 if moved else 0)
+
+
+def test_a_file_entity_is_not_merged_away_here(root):
+    from kernel.exceptions import InvalidInput
+
+    jianlao, linfeng = (Entity.objects.get(book=_book(), entity_id=i) for i in ("jianlao", "linfeng"))
+    with pytest.raises(InvalidInput, match="设定/角色/剑老.md"):
+        entity_merge(source=jianlao, target=linfeng)
+    assert Entity.objects.filter(book=_book(), entity_id="jianlao").exists()
