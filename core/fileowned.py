@@ -59,7 +59,7 @@ class FileOwnedAdmin:
         return owned
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        if request.method == "POST":
+        if request.method == "POST" and self.file_owned_fields is not None:  # else a view page: 403
             obj = self.get_object(request, unquote(object_id))
             posted = [name for name in self._owned_names(obj) if name in request.POST] if self._file_owned(obj) else []
             if posted:

@@ -5,6 +5,7 @@ book after a rebuild. ``memory_after_chapter`` is the hook configured in
 
 It sits above the fact primitives (memory/services.py) and the three steps, which never import it."""
 
+import bisect
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,31 +32,68 @@ def memory_orphans(*, book: Book) -> list[int]:
     return sorted(chunked - present)
 
 
+def _state_dependents(*, book: Book, chapters: set[int]) -> set[int]:
+    """The later chapters whose state facts follow from a change of (entity, field) in ``chapters``:
+    each of that pair's later chapters up to and including the next one that sets the field (after a
+    ``set`` the value no longer depends on what came before). The pairs are those changed in
+    ``chapters`` now and those their derived facts name (what the write may have removed or moved)."""
+    low = min(chapters)
+    pairs = set(StateChange.objects.filter(book=book, chapter__in=chapters).values_list("entity_id", "field"))
+    named = set(
+        Fact.objects.filter(book=book, origin=Fact.Origin.DERIVED, source_chapter__in=chapters)
+        .exclude(entity_ref="")
+        .values_list("entity_ref", "field")
+    )
+    if named:
+        ids = dict(Entity.objects.filter(book=book, entity_id__in={r for r, _ in named}).values_list("entity_id", "pk"))
+        pairs |= {(ids[r], f) for r, f in named if r in ids}
+    out: set[int] = set()
+    if not pairs:
+        return out
+    later = (
+        StateChange.objects.filter(entity_id__in={p for p, _ in pairs}, chapter__gt=low)
+        .order_by("entity_id", "field", "chapter")
+        .values_list("entity_id", "field", "chapter", "op")
+    )
+    given = sorted(chapters)
+
+    def active(barriers: list[int], chapter: int) -> bool:
+        # a given chapter at or before ``chapter`` with no barrier (a set) strictly between them
+        since = max((b for b in barriers if b < chapter), default=-1)
+        i = bisect.bisect_right(given, since)
+        return i < len(given) and given[i] <= chapter
+
+    barriers: dict[tuple[int, str], list[int]] = {}
+    for pk, field, chapter, op in later:
+        key = (pk, field)
+        if key not in pairs:
+            continue
+        seen = barriers.setdefault(key, [])
+        if active(seen, chapter):
+            out.add(chapter)
+            if op == "set" and chapter not in chapters:
+                seen.append(chapter)
+    # the facts the pairs' entities hold at later chapters that no change backs any more (moved away)
+    refs = dict(Entity.objects.filter(pk__in={p for p, _ in pairs}).values_list("entity_id", "pk"))
+    for ref, field, chapter in Fact.objects.filter(
+        book=book, origin=Fact.Origin.DERIVED, entity_ref__in=set(refs), source_chapter__gt=low
+    ).values_list("entity_ref", "field", "source_chapter"):
+        key = (refs[ref], field)
+        if key in pairs and active(barriers.get(key, []), chapter):
+            out.add(chapter)
+    return out
+
+
 def memory_dependents(*, book: Book, chapters: Iterable[int], entities: Iterable[str] = ()) -> set[int]:
     """The chapters whose derived facts may change when these chapters' inputs, or these entities as a
     whole, change: a state fact is the value after its chapter, the replay of every earlier change of
-    the entity, so a change at chapter N moves the entity's state facts of every later chapter; an
+    the entity's field, so a change at chapter N moves its later state facts up to the next ``set``; an
     entity renamed or merged moves every fact that names it (its state, its relationships from or to
     it, its first appearance). Later chapters only (a new last chapter has none: finalize stays flat)."""
     chapters = set(chapters)
     out = set(chapters)
-    pks: set[int] = set()
-    refs = set(entities)
     if chapters:
-        low = min(chapters)
-        pks |= set(StateChange.objects.filter(book=book, chapter__in=chapters).values_list("entity_id", flat=True))
-        refs |= set(
-            Fact.objects.filter(book=book, origin=Fact.Origin.DERIVED, source_chapter__in=chapters)
-            .exclude(entity_ref="")
-            .values_list("entity_ref", flat=True)
-        )
-        pks |= set(Entity.objects.filter(book=book, entity_id__in=refs).values_list("pk", flat=True))
-        out |= set(StateChange.objects.filter(entity_id__in=pks, chapter__gte=low).values_list("chapter", flat=True))
-        out |= set(
-            Fact.objects.filter(
-                book=book, origin=Fact.Origin.DERIVED, entity_ref__in=refs, source_chapter__gte=low
-            ).values_list("source_chapter", flat=True)
-        )
+        out |= _state_dependents(book=book, chapters=chapters)
     whole = set(Entity.objects.filter(book=book, entity_id__in=set(entities)).values_list("pk", flat=True))
     if whole:
         out |= set(StateChange.objects.filter(entity_id__in=whole).values_list("chapter", flat=True))
