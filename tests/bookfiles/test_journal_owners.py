@@ -238,7 +238,8 @@ def test_every_op_is_journaled_and_a_rebuild_replays_all_of_them(folder):
     _curation(book)
     ops = [e["op"] for e in journal_events(root=folder)]
     # every replayer is exercised, every op has one (migrate_state's: below)
-    assert set(ops) == set(REPLAYERS) - {"legacy.state.import"}
+    # discovery's ops are replayed by tests/bookfiles/test_live_drifts.py (a discover of the demo book)
+    assert set(ops) == set(REPLAYERS) - {"legacy.state.import", "discovery.queue", "discovery.merge", "discovery.split"}
     before = book_dump(book=book)
     written = json.loads(before)["written"]
     assert [r["type"] for r in written["relationships"] if r["from_entity__entity_id"] == "yunyoudaoren"] == ["师徒"]
