@@ -139,6 +139,16 @@ class _Reach:
         self.start = chapter if self.start is None else min(self.start, chapter)
 
 
+def changes_differing(old: tuple, new: tuple) -> set:
+    """The (chapter, op, field, value) state changes that differ between two lists of one entity's:
+    those in one only, or — the same changes in another order or count (a roster edit that renumbers
+    them) — those at the positions where the lists part."""
+    changed = set(old) ^ set(new)
+    if not changed:
+        changed = {x for x, y in zip(old, new, strict=False) if x != y} | set(old[len(new) :] + new[len(old) :])
+    return changed
+
+
 def _reach(old: Canon, new: Canon) -> _Reach:
     reach = _Reach()
     a_rules, b_rules = vars(old.rules).copy(), vars(new.rules).copy()
@@ -158,8 +168,8 @@ def _reach(old: Canon, new: Canon) -> _Reach:
         if a is None or b is None or a[:4] != b[:4]:
             reach.at(1)  # the card or the names changed: every chapter is as of it
         else:
-            changed = set(a[4]) ^ set(b[4])
-            reach.at(min(c[0] for c in changed))
+            changed = changes_differing(a[4], b[4])
+            reach.at(min((c[0] for c in changed), default=1))
             items = {v for _, _, fname, value in changed if fname in possession for v in as_list(value.value)}
             for canon in (old, new):
                 items |= {canon.item_canonical(v) for v in items}

@@ -7,14 +7,17 @@ their services, which journal the edit (``core/journal.py``).
 ``FileOwnedAdmin`` is mixed into a ``ModelAdmin``: ``file_origin(obj)`` says where a row comes from
 (None: not from a file). When ``file_owned_fields`` is None every field is the file's and the change
 page is a view page (a POST is refused); otherwise only those fields are read-only and a POST that
-names them is ignored for them (read-only fields are not part of the form). File rows cannot be
+names them is refused whole, with the file named (a read-only field is not part of the form, so such a
+POST is forged: saving the rest under a success message would hide that the value did not change). File rows cannot be
 deleted here either: the file would bring them back. ``FileOwnedInline`` makes an inline read-only
 under a file-owned parent.
 """
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.http import HttpResponseRedirect
 
 FILE_NOTE_FIELD = "file_source"
 
@@ -46,10 +49,24 @@ class FileOwnedAdmin:
         fields = list(super().get_readonly_fields(request, obj))
         if not self._file_owned(obj):
             return fields
+        owned = self._owned_names(obj)
+        return [FILE_NOTE_FIELD, *(f for f in fields if f != FILE_NOTE_FIELD), *(f for f in owned if f not in fields)]
+
+    def _owned_names(self, obj: Any) -> tuple[str, ...]:
         owned = self.file_owned_fields
         if owned is None:
             owned = tuple(f.name for f in self.model._meta.fields if f.editable and not f.auto_created)
-        return [FILE_NOTE_FIELD, *(f for f in fields if f != FILE_NOTE_FIELD), *(f for f in owned if f not in fields)]
+        return owned
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        if request.method == "POST" and self.file_owned_fields is not None:  # else a view page: 403
+            obj = self.get_object(request, unquote(object_id))
+            posted = [name for name in self._owned_names(obj) if name in request.POST] if self._file_owned(obj) else []
+            if posted:
+                labels = "、".join(str(self.model._meta.get_field(name).verbose_name) for name in posted)
+                self.message_user(request, f"未修改：{labels} {self.file_origin(obj)}", level=messages.ERROR)
+                return HttpResponseRedirect(request.get_full_path())
+        return super().change_view(request, object_id, form_url, extra_context)
 
     def get_fields(self, request, obj=None):
         fields = list(super().get_fields(request, obj))

@@ -47,6 +47,7 @@ from django.utils.module_loading import import_string
 from core.locks import book_write_lock
 from core.models import Book, JournalApplied
 from kernel.exceptions import Conflict, InvalidInput
+from kernel.indexing import after_chapter_hooks_schedule
 from kernel.safefs import book_file_append, book_file_write, regular_file_open, regular_file_read
 
 logger = logging.getLogger(__name__)
@@ -156,6 +157,7 @@ def journal_append(*, book: Book, op: str, attachment: tuple[str, Any] | None = 
         line = _identity_adopt(book=book, root=root) + line
     book_file_append(root=root, relative=LOG_PATH, text=line, tail_whole=_tail_whole, tail_max=MAX_EVENT_BYTES)
     journal_applied_mark(book=book, seq=seq, stamp=stamp)
+    journal_follow(book=book, events=[event])
     return seq
 
 
@@ -252,6 +254,53 @@ def _identity_adopt(*, book: Book, root: Path) -> str:
         raise InvalidInput(f"{LOG_PATH}：{exc.strerror or exc}", extra={"path": LOG_PATH}) from None
     book_file_write(root=root, relative=LOG_PATH, text=header.encode("utf-8") + (raw if raw.strip() else b""))
     return ""
+
+
+# Ops whose writer schedules its own re-derivation (an ingestion reports its hook failures), and ops
+# that change no input of a derived table (memory facts and story settings are themselves the rows).
+_SELF_FOLLOWING = ("extraction.ingest", "memory.", "story.", "legacy.")
+_ENTITY_KEYS = ("entity", "source", "target", "from", "to", "entity_id", "id", "adopted")
+
+
+def journal_scope(*, events: list[dict[str, Any]]) -> tuple[list[int], list[str]]:
+    """The chapters and the entity ids that these events name: what derived state (memory facts) may
+    depend on what they changed (docs/architecture.md, "Derived state")."""
+    chapters: set[int] = set()
+    entities: set[str] = set()
+
+    def walk(value: Any, name: str = "") -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, key)
+        elif isinstance(value, list):
+            if name == "key" and len(value) == 3 and all(isinstance(v, str) for v in value):
+                entities.update(value[:2])  # a relationship's key: from, to, type
+                return
+            for item in value:
+                walk(item, name)
+        elif name == "chapter" and isinstance(value, int) and not isinstance(value, bool):
+            chapters.add(value)
+        elif isinstance(value, str) and value and name in (*_ENTITY_KEYS, "entities", "aliases"):
+            entities.add(value)
+
+    for event in events:
+        if not event.get("op", "").startswith(_SELF_FOLLOWING):
+            for key, value in event.items():
+                if key not in ("seq", "op", "file", "data", "_line"):
+                    walk(value, key)
+    return sorted(chapters), sorted(entities)
+
+
+def journal_follow(*, book: Book, events: list[dict[str, Any]]) -> None:
+    """The one rule of derived state for journaled writes: after the commit of the write, re-derive what
+    depends on the chapters and entities its events name (the after-chapter hooks: memory facts). Called
+    by ``journal_append`` for every journaled write, whatever door it came through, and by the heal and
+    the sync's replay for the events they apply."""
+    events = [e for e in events if not e.get("op", "").startswith(_SELF_FOLLOWING)]
+    if not events:
+        return
+    chapters, entities = journal_scope(events=events)
+    after_chapter_hooks_schedule(book=book, numbers=chapters, removed=[], entities=entities)
 
 
 def journal_lock(*, book: Book, heal: bool = True) -> None:

@@ -238,9 +238,20 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
         for number in set(numbers) - set(tagged.values_list("number", flat=True)):
             chapter_tags_clear(book=book, chapter=number)
     warnings: list[dict] = []
+    # A tag may give a name (an alias another entity has, a new entity): the other chapters where the
+    # names that changed occur are rescanned too, as a scan of every chapter (a rebuild) gives them.
+    before = mentions_names_before(book=book) if numbers is not None and tagged.exists() else None
     for chapter in tagged:
         result = chapter_tags_apply(book=book, chapter=chapter.number, tags=chapter.entity_tags)
         warnings += [_tag_warning(chapter, issue) for issue in result["issues"]]
+    if before is not None:
+        after = names_load(book=book)
+        with _lock:
+            _names_cache[book.pk] = (_fingerprint(book), after)
+        others = set(chapters_naming(book=book, names=names_changed(before, after))) - set(numbers)
+        if others:
+            numbers = sorted(set(numbers) | others)
+            chapters = Chapter.objects.filter(book=book, number__in=numbers)
 
     stale = Appearance.objects.filter(book=book, source=Appearance.Source.SCAN)
     ambiguous_stale = AmbiguousMention.objects.filter(book=book)

@@ -61,19 +61,27 @@ def hook_failure_message(*, book: Model, path: str, exc: BaseException) -> str:
 
 
 def after_chapter_hooks_schedule(
-    *, book: Model, numbers: list[int] | None, removed: list[int], report: dict[str, Any] | None = None
+    *,
+    book: Model,
+    numbers: list[int] | None,
+    removed: list[int],
+    report: dict[str, Any] | None = None,
+    entities: list[str] | None = None,
 ) -> list[str]:
     """Schedule every configured hook for after the commit. A failure never raises (the chapter is
     committed by then); it is logged and appended to ``report["hook_failures"]`` when a report is
-    given — the caller returns that dict after its transaction, so the failure reaches its answer."""
+    given — the caller returns that dict after its transaction, so the failure reaches its answer.
+    ``entities`` (entity ids) names the entities a curator's write changed as a whole (a merge, a
+    rename): a hook re-derives every chapter that depends on them, not only ``numbers``."""
     hooks = _load("WEBNOVEL_AFTER_CHAPTER_HOOKS")
     if report is not None:
         report["hook_failures"] = []
+    extra = {"entities": entities} if entities else {}
 
     def run() -> None:
         for path, fn in hooks:
             try:
-                fn(book=book, numbers=numbers, removed=removed)
+                fn(book=book, numbers=numbers, removed=removed, **extra)
             except Exception as exc:  # best effort by design: a hook never fails a committed chapter
                 logger.warning("after-chapter hook %s failed for book %s", path, book.slug, exc_info=True)
                 if report is not None:

@@ -477,6 +477,13 @@ def _apply(
         o, f = desired[key], have[key]
         if o.closed_chapter is None and f.closed_chapter is not None and f.pk in by_author:
             o.closed_chapter = f.closed_chapter
+        # Evidence of another chapter was merged in by compaction (a later fact repeating this value,
+        # deleted and tombstoned): deriving this chapter again keeps it, as a rebuild's compaction gives.
+        o.evidence = o.evidence + [
+            e
+            for e in f.evidence or []
+            if isinstance(e, dict) and e.get("chapter") not in (None, f.source_chapter) and e not in o.evidence
+        ]
         if (f.evidence, f.confidence, f.closed_chapter, f.entity_ref) != (
             o.evidence,
             o.confidence,

@@ -178,11 +178,27 @@ def _chapter_stamp(
     return hashlib.sha1(f"{base}|{names.fingerprint}{'|' + extra if extra else ''}".encode()).hexdigest()[:20]
 
 
+def _names_moved(*, book: Book, chapters: list[int], names: NameIndex) -> bool:
+    """Whether the book's names changed since the chunks were built: one other chapter's stamp, probed
+    (a curator's alias or a new entity changes every chapter's terms, as a rebuild gives them)."""
+    probe = Chunk.objects.filter(book=book).exclude(chapter__in=chapters).values_list("chapter", "source_hash").first()
+    if probe is None:
+        return False
+    number, built = probe
+    row = Chapter.objects.filter(book=book, number=number).values_list("content_hash", flat=True).first()
+    if not row:
+        return False
+    scenes = Extraction.objects.filter(book=book, chapter=number).values_list("scenes", flat=True).first()
+    return built != _chapter_stamp(content_hash=row, summary=None, body=None, names=names, scenes=scenes or None)
+
+
 def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
     """(Re)build the retrieval chunks of ``chapters`` (``full``: of the whole book). A chapter whose
     file and the book's names are unchanged since its chunks were built is skipped, so re-indexing a
     rebuilt book costs only what changed."""
     names = name_index(book=book)
+    if not full and _names_moved(book=book, chapters=chapters, names=names):
+        full = True  # every chapter's chunks name the book's names: a new name re-indexes them all
     rows = Chapter.objects.filter(book=book)
     if not full:
         rows = rows.filter(number__in=chapters)

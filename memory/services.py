@@ -60,6 +60,7 @@ def groups_resolve(*, book: Book, groups: Iterable[GroupKey]) -> int:
             by_group.setdefault(g, []).append(fact)
     events = []
     to_update = []
+    stale: list[int] = []
     wanted = set(groups)
     for g, facts in by_group.items():
         if g not in wanted:
@@ -82,7 +83,22 @@ def groups_resolve(*, book: Book, groups: Iterable[GroupKey]) -> int:
             fact = by_key[key]
             new_sup = by_key[res.superseded_by].pk if res.superseded_by else None
             if fact.status != res.status or fact.superseded_by_id != new_sup:
-                if fact.status != res.status:
+                if fact.origin in (Fact.Origin.DERIVED, Fact.Origin.SETTING):
+                    # A derived fact's history is a function of what it is derived from (a rebuild
+                    # resolves it once): one status event, the current one, never a path of them.
+                    stale.append(fact.pk)
+                    if res.status != Fact.Status.ACTIVE:
+                        events.append(
+                            FactEvent(
+                                fact=fact,
+                                action="status",
+                                old_status=Fact.Status.ACTIVE,
+                                new_status=res.status,
+                                chapter=by_key[res.superseded_by].source_chapter if res.superseded_by else None,
+                                note=res.reason,
+                            )
+                        )
+                elif fact.status != res.status:
                     events.append(
                         FactEvent(
                             fact=fact,
@@ -108,6 +124,8 @@ def groups_resolve(*, book: Book, groups: Iterable[GroupKey]) -> int:
         ],
         ["status", "superseded_by_id", "updated_at"],
     )
+    for start in range(0, len(stale), 500):
+        FactEvent.objects.filter(fact_id__in=stale[start : start + 500], action="status").delete()
     events_insert(events, at=now)
     return changed
 

@@ -528,7 +528,7 @@ def changes_apply(
     if full:
         # the journal's events a crashed writer left without their rows (core/journal.py), after the
         # files' rows and their indexers, as the rebuild does
-        report["journal"] = journal_replay(book=book, root=root, warnings=report["warnings"])
+        report["journal"] = journal_replay(book=book, root=root, warnings=report["warnings"], follow=True)
     canon_change_reporters_finish(started=reporters, report=report)
 
 

@@ -40,9 +40,11 @@ from core.journal import (
     journal_attachment_path,
     journal_attachment_stat,
     journal_events,
+    journal_follow,
     journal_line_name,
 )
 from core.models import Book
+from entities.discovery.services import discovery_merge, discovery_queue_replay, discovery_split
 from entities.legacy_state import legacy_state_import
 from entities.mentions import mentions_follow
 from entities.models import Alias, Entity, Extraction
@@ -65,6 +67,7 @@ from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_find, pending_item_reject
 from entities.services.writes import entities_archive, state_change_curate
 from kernel.exceptions import DomainError, InvalidInput, NotFound
+from kernel.indexing import after_chapter_hooks_schedule
 from memory.selectors import fact_get
 from memory.services import fact_close, fact_decide, fact_observe, fact_revise, scratchpad_import
 from storysystem.services import story_setting_save
@@ -258,7 +261,26 @@ def _story_setting(book: Book, data: Any, e: dict) -> None:
     )
 
 
+def _discovery_queue(book: Book, data: Any, e: dict) -> None:
+    discovery_queue_replay(book=book, items=data)
+
+
+def _discovery_item(book: Book, key: dict) -> Any:
+    return pending_item_find(book=book, chapter=key["chapter"], kind=key["kind"], payload=key["payload"])
+
+
+def _discovery_merge(book: Book, data: Any, e: dict) -> None:
+    discovery_merge(items=[_discovery_item(book, key) for key in e["items"]], journal=False)
+
+
+def _discovery_split(book: Book, data: Any, e: dict) -> None:
+    discovery_split(item=_discovery_item(book, e["item"]), aliases=e["aliases"], journal=False)
+
+
 REPLAYERS: dict[str, Replayer] = {
+    "discovery.queue": _discovery_queue,
+    "discovery.merge": _discovery_merge,
+    "discovery.split": _discovery_split,
     "extraction.ingest": _extraction_ingest,
     "pending.confirm": _pending_confirm,
     "pending.reject": _pending_reject,
@@ -284,25 +306,44 @@ REPLAYERS: dict[str, Replayer] = {
 }
 
 
-def journal_replay(*, book: Book, root: Path, warnings: list[dict] | None = None) -> dict[str, int]:
+def _derived_follow(*, book: Book, events: list[dict[str, Any]]) -> None:
+    """What the writers of these events would have re-derived after their commit (they died first, or
+    were replayed): memory facts of the chapters and entities they name, the ingested chapters' too."""
+    journal_follow(book=book, events=events)
+    ingested = sorted(
+        {e["chapter"] for e in events if e.get("op") == "extraction.ingest" and isinstance(e.get("chapter"), int)}
+    )
+    if ingested:
+        after_chapter_hooks_schedule(book=book, numbers=ingested, removed=[])
+
+
+def journal_replay(
+    *, book: Book, root: Path, warnings: list[dict] | None = None, follow: bool = False
+) -> dict[str, int]:
     """Apply every event of ``root``'s journal that ``book`` has not applied, in seq order, inside the
     caller's transaction, after applying again the extraction files edited since they were applied;
     returns how many of each op were applied (``extraction.edited``: the edited files). An invalid
     event raises InvalidInput naming the log's line (the caller's transaction leaves the database as
     it was); one that no longer applies is appended to ``warnings`` (``journal_skipped``) and left
-    unapplied."""
+    unapplied. ``follow`` (a sync; a rebuild derives everything after it anyway): what depends on the
+    applied events is re-derived after the commit (``_derived_follow``)."""
     applied = journal_applied_seqs(book=book)
     events = journal_events(root=root, book=book)
     replayed: dict[str, int] = {}
     pending = [e for e in events if e["seq"] not in applied]
     if not pending and not applied:
         return replayed
+    edited: list[dict[str, Any]] = []
     # Names an event adds are not scanned for event by event (an automaton rebuilt and a chapter
     # rescanned per ingestion): once, at the end, in the chapters where the names that changed occur.
     with mentions_follow(book=book):
         if applied:
-            _edited_apply(book=book, root=root, events=events, applied=applied, warnings=warnings, replayed=replayed)
+            edited = _edited_apply(
+                book=book, root=root, events=events, applied=applied, warnings=warnings, replayed=replayed
+            )
         _events_apply(book=book, root=root, events=pending, warnings=warnings, replayed=replayed)
+    if follow:
+        _derived_follow(book=book, events=pending + edited)
     return replayed
 
 
@@ -312,6 +353,7 @@ def journal_heal_apply(*, book: Book, root: Path, events: list[dict[str, Any]]) 
     warnings: list[dict] = []
     with mentions_follow(book=book):
         replayed = _events_apply(book=book, root=root, events=events, warnings=warnings, replayed={})
+    _derived_follow(book=book, events=events)
     for warning in warnings:
         logger.warning("journal heal of %s: %s", book.slug, warning["message"])
     return replayed
@@ -388,7 +430,7 @@ def _edited_apply(
     applied: set[int],
     warnings: list[dict] | None,
     replayed: dict[str, int],
-) -> None:
+) -> list[dict[str, Any]]:
     """Apply again the applied extraction files an author edited (hash differs from the recorded one;
     a file whose size and mtime are unchanged is trusted unread, as finalize trusts the book's files)."""
     stamps = journal_applied_stamps(book=book)
@@ -400,6 +442,7 @@ def _edited_apply(
             except InvalidInput:
                 continue
             journal_applied_restamp(book=book, seq=event["seq"], stamp=stamps[event["seq"]])
+    reapplied: list[dict[str, Any]] = []
     ingests = [e for e in events if e["op"] == "extraction.ingest" and e["seq"] in stamps]
     latest = {e.get("chapter"): e["seq"] for e in ingests}  # the last applied ingestion of each chapter
     for event in ingests:
@@ -436,6 +479,8 @@ def _edited_apply(
             raise InvalidInput(f"{where}：字段无效（{exc}）", extra={"path": LOG_PATH}) from None
         replayed["extraction.edited"] = replayed.get("extraction.edited", 0) + 1
         _decisions_check(event=event, data=data, events=events, warnings=warnings)
+        reapplied.append(event)
+    return reapplied
 
 
 def _reingest(*, book: Book, chapter: Any, payload: Any) -> None:

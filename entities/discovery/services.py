@@ -2,6 +2,13 @@
 folder — a confirmed proposal becomes an entry of ``设定/名册.yaml``, a rejected one a line of
 ``设定/.discovery-rejected.yaml`` — so the folder stays the truth and a rebuild loses nothing.
 
+The queue itself is journaled (``discovery.queue``, the queued proposals as the attachment;
+``discovery.merge`` / ``discovery.split``; the decisions are ``pending.confirm`` / ``pending.reject``):
+a rebuild into an empty database gives back the proposals, their merges and splits and every decision
+(a confirm as an existing entity adds its names as that entity's aliases again). Journaled rather than
+regenerated from the text: discovery reads the whole book (a minute for a long novel) and its engine
+changes, so proposals found again need not be the ones a curator decided on.
+
 The roster is edited line by line, never re-dumped: an author's comments, key order and quoting
 survive (a PyYAML round trip would drop every comment). The new entry goes at the end of its type's
 section (or a new section at the end of the file), and the result is parsed again before it is
@@ -20,6 +27,7 @@ import yaml
 from django.db import transaction
 from django.utils import timezone
 
+from core.journal import journal_append, journal_lock
 from core.models import Book, Chapter
 from entities.discovery.engine import TYPES, Proposal, Segmenter, discover
 from entities.models import Alias, Entity, PendingItem
@@ -109,10 +117,34 @@ def book_discover(
     return {"book": book.slug, "chapters": len(chapters), **_proposals_queue(book=book, proposals=proposals)}
 
 
+def _item_key(item: PendingItem) -> dict[str, Any]:
+    """A queued proposal's stable identity in the journal (as ``entities.services.pending.pending_item_key``)."""
+    return {"chapter": item.chapter, "kind": item.kind, "payload": item.payload}
+
+
+def discovery_queue_replay(*, book: Book, items: list[dict[str, Any]]) -> int:
+    """The journal's ``discovery.queue``: the proposals queued, as they were queued (a rebuild's replay)."""
+    if not isinstance(items, list):
+        raise TypeError("discovery.queue 的附件应是列表")
+    for row in items:
+        PendingItem.objects.create(
+            book=book,
+            chapter=row["chapter"],
+            kind=KIND,
+            payload=row["payload"],
+            confidence=row["confidence"],
+            source=SOURCE,
+            note=row.get("note", ""),
+        )
+    return len(items)
+
+
 @transaction.atomic
 def _proposals_queue(*, book: Book, proposals: list[Proposal]) -> dict[str, Any]:
+    journal_lock(book=book)
     known = _known_names(book)
     queued: list[dict] = []
+    journaled: list[dict] = []
     counts = {"proposed": len(proposals), "queued": 0, "known": 0, "below_floor": 0}
     for proposal in proposals:
         seen = known.setdefault(proposal.type, set())
@@ -135,7 +167,12 @@ def _proposals_queue(*, book: Book, proposals: list[Proposal]) -> dict[str, Any]
         )
         seen.update(proposal.names())
         queued.append({"pk": item.pk, **payload})
+        journaled.append(
+            {"chapter": item.chapter, "payload": payload, "confidence": item.confidence, "note": item.note}
+        )
     counts["queued"] = len(queued)
+    if journaled:
+        journal_append(book=book, op="discovery.queue", attachment=("discovery/queue", journaled))
     return {"counts": counts, "queued": queued}
 
 
@@ -207,11 +244,12 @@ def _card_exists(root: Path, name: str) -> bool:
     return (root / CARDS / f"{name}.md").is_file()
 
 
-def discovery_confirm(*, item: PendingItem) -> dict[str, Any]:
+def discovery_confirm(*, item: PendingItem, write: bool = True) -> dict[str, Any]:
     """Apply a confirmed proposal: its entry is added to ``设定/名册.yaml`` (kept as it was when the name
     is there already, or has a character card). The next sync / rebuild loads it and scans its mentions.
     Called by ``pending_item_confirm`` inside its transaction (which, given an entity, adds the names as
-    that entity's aliases instead)."""
+    that entity's aliases instead). ``write=False`` (a replay: the roster is the author's file now, as
+    they left it) answers the same without writing."""
     payload = item.payload
     root = Path(item.book.root)
     if payload.get("type") == "角色" and _card_exists(root, payload["name"]):
@@ -219,7 +257,7 @@ def discovery_confirm(*, item: PendingItem) -> dict[str, Any]:
     path = root / ROSTER
     text = path.read_text(encoding="utf-8-sig") if path.is_file() else ""
     new_text, added = roster_add(text=text, payload=payload)
-    if added:
+    if added and write:
         book_file_write(root=root, relative=ROSTER, text=new_text)
     return {"roster": ROSTER, "added": added, "name": payload["name"], "next": "运行 sync 载入名册并扫描提及"}
 
@@ -268,10 +306,15 @@ def _pending(items: Iterable[PendingItem]) -> list[PendingItem]:
 
 
 @transaction.atomic
-def discovery_merge(*, items: Iterable[PendingItem]) -> dict[str, Any]:
+def discovery_merge(*, items: Iterable[PendingItem], journal: bool = True) -> dict[str, Any]:
     """Merge queued proposals into the most frequent one: the others' names become its aliases, and they
-    leave the queue (status rejected, ``merged_into`` in the resolution; not recorded as rejections)."""
+    leave the queue (status rejected, ``merged_into``: the kept proposal's name; not recorded as rejections).
+    Journaled (``discovery.merge``)."""
+    items = list(items)
+    if items:
+        journal_lock(book=items[0].book, heal=journal)
     chosen = _pending(items)
+    keys = [_item_key(i) for i in chosen]
     if len(chosen) < 2:
         raise InvalidInput("合并需要至少选择两个发现的实体", extra={"count": len(chosen)})
     types = {i.payload["type"] for i in chosen}
@@ -298,20 +341,25 @@ def discovery_merge(*, items: Iterable[PendingItem]) -> dict[str, Any]:
         evidence["count"] = evidence.get("count", 0) + oe.get("count", 0)
         evidence["first_chapter"] = min(evidence.get("first_chapter", 10**9), oe.get("first_chapter", 10**9))
         other.status = PendingItem.Status.REJECTED
-        other.resolution = {"merged_into": target.pk}
+        other.resolution = {"merged_into": target.payload["name"]}  # a name: a pk changes with every rebuild
         other.resolved_at = timezone.now()
         other.save(update_fields=["status", "resolution", "resolved_at"])
     payload["aliases"], payload["evidence"] = aliases, evidence
     target.payload = payload
     target.chapter = evidence.get("first_chapter", target.chapter)
     target.save(update_fields=["payload", "chapter"])
+    if journal:
+        journal_append(book=target.book, op="discovery.merge", items=keys)
     return {"pk": target.pk, "name": payload["name"], "merged": [o.pk for o in others], "aliases": len(aliases)}
 
 
 @transaction.atomic
-def discovery_split(*, item: PendingItem, aliases: list[str]) -> dict[str, Any]:
-    """Split ``aliases`` off a queued proposal into a new proposal (the first of them is its name)."""
+def discovery_split(*, item: PendingItem, aliases: list[str], journal: bool = True) -> dict[str, Any]:
+    """Split ``aliases`` off a queued proposal into a new proposal (the first of them is its name).
+    Journaled (``discovery.split``)."""
+    journal_lock(book=item.book, heal=journal)
     (item,) = _pending([item])
+    key = _item_key(item)
     payload = dict(item.payload)
     own = {a["alias"]: a for a in payload.get("aliases", [])}
     wanted = [a.strip() for a in aliases if a.strip()]
@@ -337,7 +385,7 @@ def discovery_split(*, item: PendingItem, aliases: list[str]) -> dict[str, Any]:
             "first_chapter": payload.get("evidence", {}).get("first_chapter"),
             "signals": {},
             "samples": [],
-            "split_from": item.pk,
+            "split_from_name": payload["name"],  # a name, not a pk: the journal finds items by payload
         },
     }
     new = PendingItem.objects.create(
@@ -347,6 +395,8 @@ def discovery_split(*, item: PendingItem, aliases: list[str]) -> dict[str, Any]:
         payload=new_payload,
         confidence=item.confidence,
         source=SOURCE,
-        note=f"从 #{item.pk}「{payload['name']}」拆出",
+        note=f"从「{payload['name']}」拆出",
     )
+    if journal:
+        journal_append(book=item.book, op="discovery.split", item=key, aliases=aliases)
     return {"pk": item.pk, "new": new.pk, "name": head["alias"], "aliases": [a["alias"] for a in rest]}

@@ -50,6 +50,14 @@ def entity_merge(*, source: Entity, target: Entity, journal: bool = True) -> dic
         raise InvalidInput("不能把实体合并到它自己", extra={"id": source.entity_id})
     if source.book_id != target.book_id:
         raise InvalidInput("只能合并同一本书的实体", extra={"source": source.entity_id, "target": target.entity_id})
+    if source.source == "file" and source.source_path:
+        # its card or roster entry would bring it back with the next sync (while a rebuild replaying the
+        # merge would not): the author merges it in the file (its names as the target's aliases)
+        raise InvalidInput(
+            f"实体 {source.entity_id} 来自 {source.source_path}，不能在此合并：请在文件中把它并入 "
+            f"{target.entity_id}（删去其条目，名字写作后者的别名）",
+            extra={"source": source.entity_id, "file": source.source_path},
+        )
     journal_lock(book=source.book, heal=journal)
     names_before = mentions_names_before(book=source.book)
     counts = dict.fromkeys(("aliases", "appearances", "state_changes", "relationships", "relationships_dropped"), 0)
@@ -88,8 +96,6 @@ def entity_merge(*, source: Entity, target: Entity, journal: bool = True) -> dic
             row.delete()
         counts["appearances"] += 1
     counts["state_changes"] = source.state_changes.update(entity=target)
-    for key, value in source.base_state.items():
-        target.base_state.setdefault(key, value)
     rel_pks = set()
     moving = Relationship.objects.filter(Q(from_entity=source) | Q(to_entity=source)).order_by("pk")
     for rel in list(moving.select_related("from_entity", "to_entity")):
@@ -115,10 +121,15 @@ def entity_merge(*, source: Entity, target: Entity, journal: bool = True) -> dic
             rel_pks.add(rel.pk)
         counts["relationships"] += 1
     relationship_summary_refresh(relationship_pks=rel_pks)
-    target.is_protagonist = target.is_protagonist or source.is_protagonist
-    if not target.description:
-        target.description = source.description
-    target.save(update_fields=["base_state", "is_protagonist", "description"])
+    if not (target.source == "file" and target.source_path):
+        # A card or the roster owns these fields of a file entity: a merge never writes them (the next
+        # sync would put the file's value back, while a rebuild replaying the merge would keep it).
+        for key, value in source.base_state.items():
+            target.base_state.setdefault(key, value)
+        target.is_protagonist = target.is_protagonist or source.is_protagonist
+        if not target.description:
+            target.description = source.description
+        target.save(update_fields=["base_state", "is_protagonist", "description"])
     source_id = source.entity_id
     source.delete()
     entity_appearance_refresh(entity_pks=[target.pk])

@@ -27,9 +27,9 @@ from kernel.exceptions import Ambiguous, Conflict, InvalidInput, NotFound
 
 
 def _journaled(item: PendingItem) -> bool:
-    """Decisions on an extraction's held items go into the journal; a discovery proposal's decision is
-    already in the folder (名册 / the rejected list) and a migrated item comes from ``migrate_state``."""
-    return item.source == "extraction" and item.kind != PendingItem.Kind.ENTITY_DISCOVERED
+    """Decisions on an extraction's held items and on discovery's proposals (whose queue is journaled
+    too: ``discovery.queue``) go into the journal; a migrated item comes from ``migrate_state``."""
+    return item.source in ("extraction", "discovery")
 
 
 def pending_item_key(*, item: PendingItem) -> dict[str, Any]:
@@ -113,7 +113,7 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, jou
             aliases_add(entity=entity, aliases=aliases, source="curation")
             result["entity"] = entity.entity_id
         else:
-            result |= discovery_confirm(item=item)
+            result |= discovery_confirm(item=item, write=journal)
     elif item.kind in {PendingItem.Kind.ENTITY_APPEARED, PendingItem.Kind.UNCERTAIN, PendingItem.Kind.DISAMBIGUATION}:
         ref = _payload_ref(item, "id") or _payload_ref(item, "adopted") or _payload_ref(item, "entity_id")
         if entity is None and ref is None:
@@ -132,7 +132,9 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, jou
         result["entity"] = target.entity_id
     mentions_names_after(book=book, before=names_before)
     item.status = PendingItem.Status.CONFIRMED
-    item.resolution = result
+    # what the roster write did ("added", "note", "next") is the answer's, not the item's: a replay,
+    # which leaves the roster as the author has it, stores the same resolution
+    item.resolution = {k: v for k, v in result.items() if k not in ("added", "note", "next")}
     item.resolved_at = timezone.now()
     item.save(update_fields=["status", "resolution", "resolved_at"])
     if journal and _journaled(item):
@@ -173,8 +175,8 @@ def pending_item_reject(*, item: PendingItem, note: str = "", journal: bool = Tr
     item = PendingItem.objects.select_for_update().get(pk=item.pk)
     if item.status != PendingItem.Status.PENDING:
         raise Conflict(f"待确认项 #{item.pk} 已处理（{item.get_status_display()}）", extra={"pk": item.pk})
-    if item.kind == PendingItem.Kind.ENTITY_DISCOVERED:
-        discovery_reject_record(item=item, note=note)
+    if item.kind == PendingItem.Kind.ENTITY_DISCOVERED and journal:
+        discovery_reject_record(item=item, note=note)  # a replay leaves the rejected list as it is
     item.status = PendingItem.Status.REJECTED
     item.resolution = {"note": note}
     item.resolved_at = timezone.now()

@@ -136,3 +136,18 @@ def test_alias_admin_marks_generic_through_the_service(admin_client, book):
     assert Appearance.objects.get(entity=lin, chapter=3, source="scan").aliases == {"小风": 1, "林风": 1}
     assert list(AmbiguousMention.objects.filter(book=book).values_list("alias", "generic")) == [("少年", True)]
     assert admin_client.get("/admin/entities/alias/?generic__exact=1").status_code == 200
+
+
+def test_a_forged_post_to_a_card_owned_field_is_refused_naming_the_file(admin_client, tmp_path):
+    """Issue 24: a POST naming a field the card owns (not in the form: read-only) changed nothing and
+    answered 「成功修改了 实体…」. It is refused whole, with the file to edit."""
+    book = book_row_make(chapters=2)
+    card = entity_make(book, "jianlao", "剑老", description="残魂")
+    Entity.objects.filter(pk=card.pk).update(source="file", source_path="设定/角色/剑老.md")
+    url = f"/admin/entities/entity/{card.pk}/change/"
+    resp = admin_client.post(url, {"description": "被改了", "archived": "on", "_save": "1"}, follow=True)
+    card.refresh_from_db()
+    assert (card.description, card.archived) == ("残魂", False)
+    (message,) = _messages(resp)
+    assert message.startswith("未修改：描述") and "设定/角色/剑老.md" in message
+    assert not any("成功" in m for m in _messages(resp))

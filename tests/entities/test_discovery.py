@@ -459,7 +459,7 @@ def test_merge_and_split_queued_proposals(synth):
     other = "苏婉儿" if target.payload["name"] == "林青云" else "林青云"
     assert other in [a["alias"] for a in target.payload["aliases"]]
     loser = PendingItem.objects.get(pk=merged["merged"][0])
-    assert loser.status == "rejected" and loser.resolution == {"merged_into": target.pk}
+    assert loser.status == "rejected" and loser.resolution == {"merged_into": target.payload["name"]}
     split = discovery_split(item=target, aliases=[other])
     new = PendingItem.objects.get(pk=split["new"])
     assert new.payload["name"] == other and new.status == "pending"

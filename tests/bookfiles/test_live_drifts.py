@@ -1,0 +1,162 @@
+"""The drifts issue 24 found by hand, each now a sequence whose live answers equal a rebuild of the
+same folder into an empty database (tests/bookfiles/live_state.py)."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from django.db import transaction
+
+from bookfiles.rebuilder import book_rebuild, book_sync, chapter_finalize
+from core.models import Book
+from entities.discovery.services import book_discover, discovery_merge, discovery_split
+from entities.models import Alias, AmbiguousMention, Entity, PendingItem
+from entities.services.curation import entity_add, relationship_save, state_change_edit
+from entities.services.ingest import extraction_ingest, extraction_parse
+from entities.services.marks import entity_merge
+from entities.services.pending import pending_item_confirm, pending_item_reject
+from entities.services.writes import state_change_curate
+from memory.models import Fact
+from tests.bookfiles.live_state import live_and_rebuild
+from tests.conftest import DEMO_BOOK_SOURCE
+from webnovel.demo import DEMO_EXTRACTIONS, demo_extractions_ingest
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    if not (DEMO_BOOK_SOURCE / "book.yaml").is_file():
+        pytest.skip("the demo book is absent")
+    folder = Path(shutil.copytree(DEMO_BOOK_SOURCE, tmp_path / "demo-book", ignore=shutil.ignore_patterns(".journal")))
+    assert book_rebuild(root=folder)["ok"]
+    return folder
+
+
+def _book() -> Book:
+    return Book.objects.get(slug="demo-book")
+
+
+def _same(root: Path) -> None:
+    tables, dump = live_and_rebuild(slug="demo-book", root=root)
+    assert tables == [] and dump == [], "\n".join(tables + dump)
+
+
+def _payload(chapter: int) -> dict:
+    return extraction_parse(raw=(DEMO_EXTRACTIONS / f"第{chapter:04d}章.json").read_bytes())
+
+
+def test_derived_memory_follows_a_confirm_and_a_reject(root):
+    demo_extractions_ingest(book=_book())
+    held = {p.kind: p for p in PendingItem.objects.filter(book=_book(), status="pending")}
+    pending_item_confirm(item=held["state_change"])  # 沈墨 → 幽冥殿 at chapter 8, tentative
+    pending_item_reject(item=held["uncertain"], note="看不出")
+    faction = Fact.objects.get(book=_book(), subject="沈墨", field="faction", source_chapter=8)
+    assert (faction.value, faction.status) == ("幽冥殿", "tentative")
+    _same(root)
+
+
+def test_derived_memory_follows_admin_state_changes_relationships_and_new_entities(root):
+    demo_extractions_ingest(book=_book())
+    linfeng = Entity.objects.get(book=_book(), entity_id="linfeng")
+    change = state_change_curate(entity=linfeng, chapter=5, field="mood", new="决意", reason="校对")
+    assert Fact.objects.filter(book=_book(), subject="林风", field="mood", value="决意", source_chapter=5).exists()
+    state_change_edit(change=change, chapter=7, field="mood", op="set", new="犹豫", reason="改")
+    assert not Fact.objects.filter(book=_book(), subject="林风", field="mood", source_chapter=5).exists()
+    shenmo = Entity.objects.get(book=_book(), entity_id="shenmo")
+    relationship_save(
+        book=_book(),
+        key=None,
+        from_entity=linfeng,
+        to_entity=shenmo,
+        type="敌对",
+        events=[{"chapter": 9, "description": "", "source": "curation"}],
+    )
+    assert Fact.objects.filter(book=_book(), subject="林风", field="关系·沈墨", source_chapter=9).exists()
+    entity_add(book=_book(), name="灰衣人", type="角色", description="新录", base_state={"mood": "冷"})
+    assert Fact.objects.filter(book=_book(), subject="灰衣人", field="mood").exists()
+    _same(root)
+
+
+def test_a_killed_ingestion_healed_by_sync_re_derives_its_chapter(root):
+    payload = _payload(6)
+    payload["chapter_meta"] = {"hook": "反转钩"}
+    with pytest.raises(RuntimeError), transaction.atomic():
+        extraction_ingest(book=_book(), chapter=6, payload=payload)
+        raise RuntimeError("killed after the log line")  # the log line stays, the rows do not
+    assert not Fact.objects.filter(book=_book(), subject="章节元数据", value="反转钩").exists()
+    assert book_sync(book=_book())["journal"] == {"extraction.ingest": 1}
+    assert Fact.objects.filter(book=_book(), subject="章节元数据", value="反转钩", source_chapter=6).exists()
+    _same(root)
+
+
+def test_a_tag_giving_an_alias_another_entity_has_re_attributes_earlier_chapters(root):
+    before = AmbiguousMention.objects.filter(book=_book(), alias="宗门").count()
+    path = root / "定稿" / "正文" / "第2卷" / "第0025章.md"
+    path.write_text(
+        '---\ntitle: 天云\n---\n<entity type="势力" name="天云宗" id="tianyunzong"><alias>宗门</alias></entity>\n'
+        "天云宗的人来到宗门。\n",
+        encoding="utf-8",
+    )
+    assert chapter_finalize(book=_book(), number=25)["ok"]
+    assert AmbiguousMention.objects.filter(book=_book(), alias="宗门").count() > before
+    _same(root)
+
+
+def test_sync_after_an_ingestion_and_a_roster_edit_reports_no_failure(root):
+    demo_extractions_ingest(book=_book())
+    roster = root / "设定" / "名册.yaml"
+    roster.write_text(
+        roster.read_text(encoding="utf-8").replace("aliases: [无尽雾海", "aliases: [无尽雾海, 大雾海", 1), "utf-8"
+    )
+    report = book_sync(book=_book())
+    assert report["ok"]
+    assert [w for w in report["warnings"] if w["code"] == "canon_report_failed"] == []
+    assert Alias.objects.filter(book=_book(), alias="大雾海", entity__canonical_name="雾海").exists()
+    _same(root)
+
+
+def test_a_merge_into_a_card_entity_leaves_its_card_owned_fields(root):
+    jianlao = Entity.objects.get(book=_book(), entity_id="jianlao")
+    card = (jianlao.description, dict(jianlao.base_state), jianlao.is_protagonist)
+    ghost = entity_add(book=_book(), name="灰衣人", type="角色", description="神秘的灰衣人", base_state={"伤势": "重"})
+    entity_merge(source=ghost, target=jianlao)
+    jianlao.refresh_from_db()
+    assert (jianlao.description, jianlao.base_state, jianlao.is_protagonist) == card
+    assert Alias.objects.filter(entity=jianlao, alias="灰衣人").exists()
+    assert book_sync(book=_book())["ok"]
+    jianlao.refresh_from_db()
+    assert (jianlao.description, jianlao.base_state, jianlao.is_protagonist) == card
+    _same(root)
+
+
+def test_discovery_queue_and_its_decisions_survive_a_rebuild(root):
+    report = book_discover(book=_book(), min_count=2)
+    assert report["counts"]["queued"] >= 4, report["counts"]
+    queue = list(PendingItem.objects.filter(book=_book(), kind="entity_discovered").order_by("pk"))
+    wuhai = Entity.objects.get(book=_book(), canonical_name="雾海")
+    pending_item_confirm(item=queue[0], entity=wuhai)  # confirmed as an existing entity: its names are aliases
+    name = queue[0].payload["name"]
+    pending_item_reject(item=queue[1], note="不是人名")
+    merged = discovery_merge(items=queue[2:4])
+    target = PendingItem.objects.get(pk=merged["pk"])
+    moved = [a["alias"] for a in target.payload["aliases"]][-1:]
+    if moved:
+        discovery_split(item=target, aliases=moved)
+    _same(root)
+    # the rebuilt database has them all: the queue, the decisions, the alias of the confirm-as
+    assert Alias.objects.filter(book=_book(), entity__canonical_name="雾海", alias=name).exists()
+    statuses = sorted(
+        PendingItem.objects.filter(book=_book(), kind="entity_discovered").values_list("status", flat=True)
+    )
+    assert statuses.count("confirmed") == 1 and statuses.count("rejected") == 2
+    assert len(statuses) == report["counts"]["queued"] + (1 if moved else 0)
+
+
+def test_a_file_entity_is_not_merged_away_here(root):
+    from kernel.exceptions import InvalidInput
+
+    jianlao, linfeng = (Entity.objects.get(book=_book(), entity_id=i) for i in ("jianlao", "linfeng"))
+    with pytest.raises(InvalidInput, match="设定/角色/剑老.md"):
+        entity_merge(source=jianlao, target=linfeng)
+    assert Entity.objects.filter(book=_book(), entity_id="jianlao").exists()
