@@ -1,6 +1,10 @@
 """The authors' names of the usual state keys of character cards (docs/book-format.md): one table,
 read by every place that shows a state to a person or to the writing agent (the dashboard, the
-context pack), so 境界 is 境界 everywhere and never ``realm``. Keys not listed are shown as written."""
+admin, the context pack), so 境界 is 境界 everywhere and never ``realm``. A book names its own keys in
+``book.yaml`` (``state_labels: {spirit_stones: 灵石}``), which win over the table; keys neither
+names are shown as written (a card that writes ``境界:`` is its own label)."""
+
+from typing import Any
 
 STATE_FIELD_LABELS: dict[str, str] = {
     "realm": "境界",
@@ -15,9 +19,22 @@ STATE_FIELD_LABELS: dict[str, str] = {
     "spirit_stones": "灵石",
     "wound": "伤势",
     "attitude": "态度",
+    "mood": "心境",
+    # an extraction's chapter_meta (memory's 章节元数据 facts)
+    "hook": "钩子",
+    "coolpoint": "爽点",
+    "pov": "视角",
 }
 
 
-def state_field_label(key: str) -> str:
+def state_labels(*, book: Any = None) -> dict[str, str]:
+    """The label table for ``book``: the house table, then the book's own ``state_labels``."""
+    own = (getattr(book, "config", None) or {}).get("state_labels") if book is not None else None
+    if not isinstance(own, dict):
+        return STATE_FIELD_LABELS
+    return {**STATE_FIELD_LABELS, **{str(k): str(v) for k, v in own.items() if str(v).strip()}}
+
+
+def state_field_label(key: str, labels: dict[str, str] | None = None) -> str:
     """The label of the state key ``key`` (the key itself when it has none)."""
-    return STATE_FIELD_LABELS.get(key, key)
+    return (labels if labels is not None else STATE_FIELD_LABELS).get(key, key)

@@ -4,4 +4,12 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const select of document.querySelectorAll("select[data-autosubmit]")) {
     select.addEventListener("change", () => select.form.submit());
   }
+  // A link to a fact folded away (#fact-…, #list-fact-…) opens the folds around it.
+  const unfold = () => {
+    const target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    for (let el = target; el; el = el.parentElement) if (el.tagName === "DETAILS") el.open = true;
+    if (target) target.scrollIntoView();
+  };
+  unfold();
+  window.addEventListener("hashchange", unfold);
 });
