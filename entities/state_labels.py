@@ -38,3 +38,30 @@ def state_labels(*, book: Any = None) -> dict[str, str]:
 def state_field_label(key: str, labels: dict[str, str] | None = None) -> str:
     """The label of the state key ``key`` (the key itself when it has none)."""
     return (labels if labels is not None else STATE_FIELD_LABELS).get(key, key)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "、".join(_value(v) for v in value) or "（空）"
+    if isinstance(value, dict):
+        return "；".join(f"{k}：{_value(v)}" for k, v in value.items()) or "（空）"
+    return "（空）" if value in (None, "") else str(value)
+
+
+def state_change_sentence(*, field: str, op: str, new: Any, labels: dict[str, str] | None = None) -> str:
+    """A state change as an author says it: 灵石 +5, 功法 新增「听雨诀」, 境界 → 筑基初期."""
+    label = state_field_label(field, labels)
+    if op == "inc":
+        return f"{label} {'+' if not str(new).startswith('-') else ''}{_value(new)}"
+    if op == "add":
+        return f"{label} 新增「{_value(new)}」"
+    if op == "remove":
+        return f"{label} 去掉「{_value(new)}」"
+    if op == "unset":
+        return f"{label} 清除"
+    return f"{label} → {_value(new)}"
+
+
+def state_text(state: dict[str, Any], labels: dict[str, str] | None = None) -> str:
+    """A whole state in one line: 境界：筑基初期；位置：雾海；功法：青岚十三式、听雨诀."""
+    return "；".join(f"{state_field_label(k, labels)}：{_value(v)}" for k, v in state.items()) or "（无）"
