@@ -7,8 +7,11 @@ document.addEventListener("DOMContentLoaded", () => {
   // A link to a fact folded away (#fact-…, #list-fact-…) opens the folds around it.
   const unfold = () => {
     const target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (!target) return;
     for (let el = target; el; el = el.parentElement) if (el.tagName === "DETAILS") el.open = true;
-    if (target) target.scrollIntoView();
+    const body = target.querySelector("details.fact-body");
+    if (body) body.open = true;
+    target.scrollIntoView();
   };
   unfold();
   window.addEventListener("hashchange", unfold);
