@@ -241,7 +241,19 @@ class EntityAdmin(FileOwnedAdmin, admin.ModelAdmin):
         fields = list(super().get_readonly_fields(request, obj))
         if obj is not None and obj.pk is not None:
             fields += [f for f in ("book", "entity_id", "source") if f not in fields]  # the journal names rows by id
+        if "base_state" in fields:
+            fields.append("base_state_text")
         return fields
+
+    def get_fields(self, request, obj=None):
+        fields = list(super().get_fields(request, obj))
+        if "base_state" in self.get_readonly_fields(request, obj):  # read-only: shown as text, not JSON
+            fields = ["base_state_text" if f == "base_state" else f for f in fields if f != "base_state_text"]
+        return fields
+
+    @admin.display(description="初始状态")
+    def base_state_text(self, obj: Entity) -> str:
+        return state_text(obj.base_state or {}, state_labels(book=obj.book))
 
     def has_delete_permission(self, request, obj=None) -> bool:
         # a card's entity comes back with the next sync, and a deleted curated one with the next rebuild
