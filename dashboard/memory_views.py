@@ -9,6 +9,7 @@ memory services the REST API calls — ``fact_decide`` / ``fact_observe`` (confi
 """
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -19,13 +20,13 @@ from django.views.decorators.http import require_POST
 from core.selectors import book_get
 from dashboard import selectors
 from dashboard.views import TASK_NAMES, _book_context, page
-from entities.state_labels import state_field_label
+from entities.state_labels import state_field_label, state_labels
 from kernel.exceptions import DomainError, InvalidInput
 from memory import selectors as memory_selectors
 from memory import services as memory_services
 from memory.models import Fact
 
-FACTS_SHOWN = 200
+FACTS_PER_PAGE = 40
 ATTENTION_SHOWN = 100
 STATUS_ORDER = [Fact.Status.CONTRADICTED, Fact.Status.TENTATIVE, Fact.Status.ACTIVE, Fact.Status.OUTDATED]
 EVIDENCE_KINDS = {
@@ -56,8 +57,8 @@ EVIDENCE_KEYS = {
 }
 
 
-def evidence_text(item: Any) -> str:
-    """One evidence entry as a reader reads it: 状态变更 第12章 实体 linfeng …"""
+def evidence_text(item: Any, *, names: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> str:
+    """One evidence entry as a reader reads it: 状态变更 第12章 实体 林风 字段 境界 …"""
     if not isinstance(item, dict):
         return str(item)
     parts = [EVIDENCE_KINDS.get(str(item.get("kind", "")), str(item.get("kind", "证据")))]
@@ -65,8 +66,13 @@ def evidence_text(item: Any) -> str:
         parts.append(f"第{item['chapter']}章")
     for key, label in EVIDENCE_KEYS.items():
         value = item.get(key)
-        if value not in (None, ""):
-            parts.append(f"{label} {value}".strip())
+        if value in (None, ""):
+            continue
+        if key == "entity":
+            value = (names or {}).get(str(value), value)
+        elif key == "field":
+            value = state_field_label(str(value), labels)
+        parts.append(f"{label} {value}".strip())
     return " ".join(parts)
 
 
@@ -74,11 +80,14 @@ def _facts_rows(book, facts: list[dict[str, Any]], titles: dict[int, str]) -> li
     chains = selectors.fact_value_chains(book=book, facts=facts)
     labels = dict(Fact.Status.choices)
     categories = dict(Fact.Category.choices)
+    labels_ = state_labels(book=book)
+    refs = {str(e["entity"]) for f in facts for e in f["evidence"] or [] if isinstance(e, dict) and e.get("entity")}
+    names = dict(book.entities.filter(entity_id__in=refs).values_list("entity_id", "canonical_name")) if refs else {}
     for f in facts:
         f["status_name"] = labels.get(f["status"], f["status"])
         f["category_name"] = categories.get(f["category"], f["category"])
-        f["field_name"] = state_field_label(f["field"])
-        f["evidence_text"] = [evidence_text(e) for e in f["evidence"] or []]
+        f["field_name"] = state_field_label(f["field"], labels_)
+        f["evidence_text"] = [evidence_text(e, names=names, labels=labels_) for e in f["evidence"] or []]
         f["chain"] = [
             {**v, "status_name": labels.get(v["status"], v["status"]), "current": v["id"] == f["id"]}
             for v in chains.get((f["category"], f["subject"], f["field"]), [])
@@ -87,21 +96,61 @@ def _facts_rows(book, facts: list[dict[str, Any]], titles: dict[int, str]) -> li
     return facts
 
 
+def _fact_groups(
+    facts: list[dict[str, Any]], *, open_all: bool, totals: dict[str, int] | None = None
+) -> list[dict[str, Any]]:
+    """A page of facts by category (in the categories' order); a group is open when a filter chose it,
+    when it is the page's only one, or when it holds a fact awaiting a decision."""
+    by: dict[str, list[dict[str, Any]]] = {}
+    for f in facts:
+        by.setdefault(f["category"], []).append(f)
+    groups = [
+        {"value": value, "label": label, "facts": by[value], "total": (totals or {}).get(value, len(by[value]))}
+        for value, label in Fact.Category.choices
+        if value in by
+    ]
+    for g in groups:
+        waiting = any(f["status"] in (Fact.Status.CONTRADICTED, Fact.Status.TENTATIVE) for f in g["facts"])
+        g["open"] = open_all or len(groups) == 1 or waiting
+    return groups
+
+
+def _page_number(raw: str) -> int:
+    try:
+        return max(1, int(raw))
+    except (TypeError, ValueError):
+        return 1
+
+
 @page("memory.view_fact")
 def memory_page(request: HttpRequest, slug: str) -> HttpResponse:
     book = book_get(slug=slug)
     category = request.GET.get("category", "").strip() or None
     status = request.GET.get("status", "").strip() or None
+    text = request.GET.get("q", "").strip() or None
+    if category and category not in Fact.Category.values:
+        raise InvalidInput(f"未知的事实类别 '{category}'", extra={"category": category})
+    if status and status not in Fact.Status.values:
+        raise InvalidInput(f"未知的事实状态 '{status}'", extra={"status": status})
     health = memory_selectors.memory_health(book=book)
     attention = []
     for s in (Fact.Status.CONTRADICTED, Fact.Status.TENTATIVE):
         attention += memory_selectors.fact_list(book=book, status=s, limit=ATTENTION_SHOWN)
     attention = attention[:ATTENTION_SHOWN]
-    facts = memory_selectors.fact_list(book=book, category=category, status=status, limit=FACTS_SHOWN)
-    facts.sort(key=lambda f: STATUS_ORDER.index(f["status"]) if f["status"] in STATUS_ORDER else 9)
+    listing = selectors.fact_page(
+        book=book,
+        category=category,
+        status=status,
+        text=text,
+        page=_page_number(request.GET.get("page", "")),
+        per_page=FACTS_PER_PAGE,
+        fields=frozenset(k for k, label in state_labels(book=book).items() if text and text in label),
+    )
+    facts = listing["facts"]
     chapters = {f["source_chapter"] for f in attention + facts if f["source_chapter"]}
     titles = selectors.chapter_titles(book=book, numbers=chapters)
     counts = health["counts"]
+    kept = {k: v for k, v in (("category", category), ("status", status), ("q", text)) if v}
     ctx = _book_context(book, "memory")
     ctx.update(
         health=health,
@@ -113,9 +162,20 @@ def memory_page(request: HttpRequest, slug: str) -> HttpResponse:
         categories=Fact.Category.choices,
         category=category,
         status=status,
+        q=text or "",
         attention=_facts_rows(book, attention, titles),
-        facts=_facts_rows(book, facts, titles),
-        facts_shown=FACTS_SHOWN,
+        groups=_fact_groups(
+            _facts_rows(book, facts, titles),
+            open_all=bool(category or text),
+            totals=None if status or text else {c: sum(n.values()) for c, n in counts.items()},
+        ),
+        listing=listing,
+        pager=[
+            {"number": n, "url": f"?{urlencode({**kept, 'page': n})}#facts", "current": n == listing["page"]}
+            for n in range(1, listing["pages"] + 1)
+        ]
+        if listing["pages"] > 1
+        else [],
         hits=[
             {**h, "task_name": TASK_NAMES.get(h["task"], h["task"]), "n_items": len(h["items"])}
             for h in memory_selectors.memory_hits(book=book)

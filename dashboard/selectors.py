@@ -6,11 +6,14 @@ shaped for pictures: words per chapter, volume totals, the chapters that touch a
 constant number of queries whatever the book's length (``values_list`` over indexed columns).
 """
 
-from django.db.models import Count, Max, Min, Sum
+from django.db.models import Case, Count, IntegerField, Max, Min, Q, Sum, Value, When
 
 from core.models import Book, Chapter
 from memory.models import Fact
+from memory.selectors import fact_to_dict
 from threads.models import Thread
+
+FACT_STATUS_ORDER = [Fact.Status.CONTRADICTED, Fact.Status.TENTATIVE, Fact.Status.ACTIVE, Fact.Status.OUTDATED]
 
 
 def book_progress(*, book: Book) -> dict:
@@ -109,3 +112,48 @@ def chapter_rows(*, book: Book, numbers: set[int]) -> dict[int, tuple[int, str]]
         return {}
     rows = Chapter.objects.filter(book=book, number__in=numbers).values_list("number", "pk", "title")
     return {number: (pk, title) for number, pk, title in rows}
+
+
+def fact_page(
+    *,
+    book: Book,
+    category: str | None,
+    status: str | None,
+    text: str | None,
+    page: int,
+    per_page: int,
+    fields: frozenset[str] = frozenset(),
+) -> dict:
+    """One page of the book's facts for the memory page: filtered (category, status, a text found in
+    the subject, field or value, or one of ``fields``: the keys whose label holds it), by category (in the categories' order), contradicted and tentative
+    first within one, then by subject and field;
+    with the total and the page count (two queries)."""
+    rows = Fact.objects.filter(book=book).select_related("superseded_by", "revises")
+    if category:
+        rows = rows.filter(category=category)
+    if status:
+        rows = rows.filter(status=status)
+    if text:
+        rows = rows.filter(
+            Q(subject__icontains=text) | Q(field__icontains=text) | Q(value__icontains=text) | Q(field__in=fields)
+        )
+
+    def rank(field: str, order: list) -> Case:
+        whens = (When(**{field: v}, then=Value(i)) for i, v in enumerate(order))
+        return Case(*whens, default=Value(len(order)), output_field=IntegerField())
+
+    total = rows.count()
+    pages = max(1, -(-total // per_page))
+    page = min(max(1, page), pages)
+    ordered = rows.annotate(
+        category_rank=rank("category", list(Fact.Category.values)), status_rank=rank("status", FACT_STATUS_ORDER)
+    ).order_by("category_rank", "status_rank", "subject", "field", "source_chapter", "key")
+    start = (page - 1) * per_page
+    return {
+        "facts": [fact_to_dict(f) for f in ordered[start : start + per_page]],
+        "total": total,
+        "page": page,
+        "pages": pages,
+        "start": start + 1 if total else 0,
+        "end": min(start + per_page, total),
+    }

@@ -464,7 +464,7 @@ def context_preview(request: HttpRequest, slug: str) -> HttpResponse:
             ],
             threshold=pack["budget_tokens"],
             threshold_label="预算",
-            unit="t",
+            unit=" 词元",
         ),
     )
     return render(request, "dashboard/context.html", ctx)

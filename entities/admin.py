@@ -47,6 +47,7 @@ from entities.services.curation import (
 from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.pending import pending_items_bulk
 from entities.services.writes import entities_archive, state_change_check, state_change_curate
+from entities.state_labels import state_change_sentence, state_labels, state_text
 from kernel.exceptions import DomainError
 
 
@@ -132,7 +133,7 @@ class StateChangeInline(admin.TabularInline):
 
     model = StateChange
     extra = 0
-    fields = ["chapter", "seq", "field", "op", "old", "new", "reason", "confidence", "source"]
+    fields = ["chapter", "sentence", "reason", "confidence", "source"]
     readonly_fields = fields
     can_delete = False  # through the StateChange admin (journaled; a chapter tag's change is the file's)
     ordering = ["chapter", "seq", "id"]
@@ -140,6 +141,10 @@ class StateChangeInline(admin.TabularInline):
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
+
+    @admin.display(description="变更")
+    def sentence(self, obj: StateChange) -> str:
+        return state_change_sentence(field=obj.field, op=obj.op, new=obj.new, labels=state_labels(book=obj.book))
 
 
 class RelationshipOutInline(admin.TabularInline):
@@ -236,7 +241,19 @@ class EntityAdmin(FileOwnedAdmin, admin.ModelAdmin):
         fields = list(super().get_readonly_fields(request, obj))
         if obj is not None and obj.pk is not None:
             fields += [f for f in ("book", "entity_id", "source") if f not in fields]  # the journal names rows by id
+        if "base_state" in fields:
+            fields.append("base_state_text")
         return fields
+
+    def get_fields(self, request, obj=None):
+        fields = list(super().get_fields(request, obj))
+        if "base_state" in self.get_readonly_fields(request, obj):  # read-only: shown as text, not JSON
+            fields = ["base_state_text" if f == "base_state" else f for f in fields if f != "base_state_text"]
+        return fields
+
+    @admin.display(description="初始状态")
+    def base_state_text(self, obj: Entity) -> str:
+        return state_text(obj.base_state or {}, state_labels(book=obj.book))
 
     def has_delete_permission(self, request, obj=None) -> bool:
         # a card's entity comes back with the next sync, and a deleted curated one with the next rebuild
@@ -294,8 +311,8 @@ class EntityAdmin(FileOwnedAdmin, admin.ModelAdmin):
                 self.message_user(request, exc.message, messages.ERROR)
 
     @admin.display(description="当前状态（重放）")
-    def current_state(self, obj: Entity) -> dict:
-        return selectors.entity_state_as_of(entity=obj) if obj.pk else {}
+    def current_state(self, obj: Entity) -> str:
+        return state_text(selectors.entity_state_as_of(entity=obj), state_labels(book=obj.book)) if obj.pk else "—"
 
     @admin.action(description="合并选中的实体…")
     def merge_selected(self, request: HttpRequest, queryset: QuerySet[Entity]):

@@ -120,8 +120,12 @@ def _story_system_item(*, book: Book, chapter: int) -> Item:
     )
     try:
         effective = chapter_effective(book=book, chapter=chapter)
-    except NotFound as exc:
-        item.reason = f"未纳入：{exc.message}"
+    except NotFound:
+        # in words, not the command that makes one (the pack is read on the dashboard as well as by agents)
+        item.reason = (
+            f"未纳入：《{book.title or book.slug}》还没有故事系统总设定"
+            "（题材、基调、节奏的约定；在后台「故事设定」里按题材描述生成）"
+        )
         return item
     if effective["has_chapter_override"]:
         item.title += "（总设定＋本章覆盖）"
@@ -411,7 +415,8 @@ def _episodic_items(
                 id=f"chunk:{hit['chapter']}:{hit['kind']}:{hit['order']}",
                 layer="episodic",
                 kind=f"chunk_{hit['kind']}",
-                title=f"相关回忆·第{hit['chapter']}章{kind}（{method.split('（')[0]} {hit['score']}）",
+                # the rank, not the raw score (the method and scores are the pack's ``retrieval``)
+                title=f"相关回忆·第{hit['chapter']}章{kind}（相关度第{hit['rank'] + 1}）",
                 text=hit["text"],
                 priority=base - hit["rank"],
             )
@@ -448,10 +453,10 @@ def _select(items: list[Item], budget: int) -> int:
             item.tokens = tokens_estimate(item.block())
             if item.tokens <= remaining and cut:
                 item.included = True
-                item.reason = f"截断后纳入：原 {item.full_tokens} tokens，保留 {item.tokens}（优先级 {item.priority}）"
+                item.reason = f"截断后纳入：原 {item.full_tokens} 词元，保留 {item.tokens}（优先级 {item.priority}）"
                 used += item.tokens
                 continue
-        item.reason = f"预算不足：需要 {item.tokens} tokens，剩余 {remaining}（优先级 {item.priority}）"
+        item.reason = f"预算不足：需要 {item.tokens} 词元，剩余 {remaining}（优先级 {item.priority}）"
     return used
 
 

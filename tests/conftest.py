@@ -17,7 +17,6 @@ def _demo_book_copy() -> Path:
         return DEMO_BOOK_SOURCE
     parent = Path(tempfile.mkdtemp(prefix="wn-demo-"))
     atexit.register(shutil.rmtree, parent, ignore_errors=True)
-    # without the journal a local ``make run`` left in the example (its ingestions are not the tests')
     return Path(shutil.copytree(DEMO_BOOK_SOURCE, parent / "demo-book", ignore=shutil.ignore_patterns(".journal")))
 
 
@@ -50,8 +49,7 @@ def pytest_configure(config):
 
         os.environ["WEBNOVEL_RECALL"] = "off"
         settings.WEBNOVEL_RECALL = False
-    # demo_setup writes the demo's ingestions into its book folder's journal (.journal/): under tests,
-    # into the session's copy, never into the checked-in example.
+    # demo_setup runs the demo on a copy (var/demo-book): under tests, on the session's copy.
     from webnovel.management.commands import demo_setup
 
     demo_setup.DEMO_BOOK = DEMO_BOOK

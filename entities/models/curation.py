@@ -17,7 +17,7 @@ class Extraction(models.Model):
     uncertain = models.JSONField(default=list, blank=True, verbose_name="不确定项")
     summary = models.JSONField(default=dict, blank=True, help_text="写入计数", verbose_name="写入计数")
     source = models.CharField(
-        max_length=20, default="extraction", help_text="extraction | migration", verbose_name="来源"
+        max_length=20, default="extraction", help_text="从哪里来：抽取或迁移", verbose_name="来源"
     )
     created_at = models.DateTimeField(auto_now_add=True, verbose_name="创建时间")
     updated_at = models.DateTimeField(auto_now=True, verbose_name="更新时间")
@@ -59,7 +59,7 @@ class PendingItem(models.Model):
     resolution = models.JSONField(default=dict, blank=True, verbose_name="处理结果")
     note = models.TextField(blank=True, verbose_name="备注")
     source = models.CharField(
-        max_length=20, default="extraction", help_text="extraction | migration", verbose_name="来源"
+        max_length=20, default="extraction", help_text="从哪里来：抽取或迁移", verbose_name="来源"
     )
     created_at = models.DateTimeField(auto_now_add=True, verbose_name="创建时间")
     resolved_at = models.DateTimeField(null=True, blank=True, verbose_name="处理时间")

@@ -36,7 +36,7 @@ class Entity(models.Model):
     is_protagonist = models.BooleanField(default=False, verbose_name="主角")
     archived = models.BooleanField(default=False, verbose_name="已归档")
     source = models.CharField(
-        max_length=20, default="file", help_text="file | extraction | migration | admin", verbose_name="来源"
+        max_length=20, default="file", help_text="从哪里来：设定文件、抽取、迁移或后台", verbose_name="来源"
     )
     source_path = models.CharField(max_length=1000, blank=True, verbose_name="源文件")
 

@@ -2,6 +2,7 @@ from django.db import models
 
 from core.models import Book
 from entities.models.entity import Entity
+from entities.state_labels import state_change_sentence
 
 
 class StateChange(models.Model):
@@ -50,4 +51,4 @@ class StateChange(models.Model):
         verbose_name_plural = "状态变更"
 
     def __str__(self) -> str:
-        return f"第{self.chapter}章 {self.field} {self.op} {self.new!r}"
+        return f"第{self.chapter}章 {state_change_sentence(field=self.field, op=self.op, new=self.new)}"

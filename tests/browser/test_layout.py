@@ -182,6 +182,8 @@ def test_memory_page_actions_work(contradicted, browser_page):
     # the adopted fact has left the attention list: it is edited in the full list
     adopted = f"#list-fact-{first}"
     assert page.locator(adopted).get_attribute("data-status") == "active"
+    page.goto(f"/dashboard/qinglan/memory/{adopted}")  # a link to a folded fact opens its folds
+    assert page.locator(f"{adopted} details.edit summary").is_visible()
     page.click(f"{adopted} details.edit summary")
     page.fill(f"{adopted} input[name=value]", "筑基初期")
     page.fill(f"{adopted} input[name=chapter]", "30")
@@ -190,6 +192,10 @@ def test_memory_page_actions_work(contradicted, browser_page):
     assert "为「筑基初期」（第30章起）" in page.inner_text("ul.messages")
     # mark it outdated
     revised = page.locator("article.fact", has_text="筑基初期").first
+    revised.evaluate(
+        "el => { for (let e = el; e; e = e.parentElement) if (e.tagName === 'DETAILS') e.open = true;"
+        " el.querySelector('details.fact-body').open = true; }"
+    )
     revised.locator("button.outdate").click()
     page.wait_for_selector("ul.messages li.success")
     assert "标为过时" in page.inner_text("ul.messages")

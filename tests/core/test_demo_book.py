@@ -237,7 +237,7 @@ def test_demo_setup_admin_from_environment(monkeypatch):
 
 def test_demo_setup_text_output(no_admin_env):
     lines = demo_setup().strip().split("\n")
-    assert lines[0] == "演示书 demo-book《青岚剑录》已重建：24 章，10 条线索，22 个实体，警告 0 条"
+    assert lines[0] == "演示书 demo-book《青岚剑录》已重建：24 章，10 条线索，23 个实体，警告 0 条"
     assert lines[1] == "示例抽取已导入：第3、6、8章，抽取警告 1 条，待确认 2 项"
     assert lines[2].startswith("已创建管理员 admin，密码（只显示这一次）：")
     assert lines[3].startswith("演示 API 密钥（读写，仅限 demo-book）：wn_")
@@ -255,7 +255,8 @@ def test_demo_setup_fails_cleanly_on_a_broken_book(tmp_path, monkeypatch, no_adm
     broken = tmp_path / "demo-book"
     (broken / "定稿" / "正文").mkdir(parents=True)
     (broken / "book.yaml").write_text("title: [坏\n", encoding="utf-8")
-    monkeypatch.setattr(command, "DEMO_BOOK", broken)
+    monkeypatch.setattr(command, "DEMO_SOURCE", broken)
+    monkeypatch.setattr(command, "DEMO_BOOK", tmp_path / "copy")
     with pytest.raises(CommandError, match="演示书重建失败"):
         demo_setup()
     assert get_user_model().objects.count() == 0

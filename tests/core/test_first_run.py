@@ -2,13 +2,16 @@
 rotates, and the 401 of a revoked key."""
 
 import json
+import shutil
+import subprocess
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 
-from core.models import ApiKey
+from core.models import ApiKey, Book
 from core.services import apikey_create
+from tests.conftest import REPO
 
 
 def demo_setup(*args) -> str:
@@ -74,3 +77,35 @@ def test_a_revoked_key_gets_a_401_that_says_so(client):
     # an unknown key keeps the plain 401
     unknown = client.get("/api/books/", HTTP_X_API_KEY="wn_not-a-key")
     assert (unknown.status_code, unknown.json()["message"]) == (401, "需要认证：请提供 X-API-Key 或登录后台")
+
+
+def _examples_status() -> str:
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--ignored", "examples"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.mark.django_db
+def test_the_demo_runs_on_a_copy_and_leaves_the_example_as_git_has_it(tmp_path, monkeypatch, capsys):
+    from webnovel.management.commands import demo_setup as command
+
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("不在 git 检出里：没有 git status 可比")
+    before = _examples_status()
+    copy = tmp_path / "var" / "demo-book"
+    monkeypatch.setattr(command, "DEMO_SOURCE", REPO / "examples" / "demo-book")
+    monkeypatch.setattr(command, "DEMO_BOOK", copy)
+    result = json.loads(demo_setup("--json", "--no-key"))
+    assert result["counts"]["entities"] == 23 == Book.objects.get(slug="demo-book").entities.count()  # 周虎: a tag
+    assert Book.objects.get(slug="demo-book").root == str(copy)
+    call_command("story_system", "玄幻退婚流", "--book", "demo-book", "--persist")
+    capsys.readouterr()
+    assert (copy / ".journal").is_dir() and (copy / ".story-system").is_dir()
+    assert _examples_status() == before
+    # a second run keeps what the demo wrote into its copy; --reset starts afresh
+    (copy / "定稿" / "stray.md").write_text("不是示例的文件", encoding="utf-8")
+    demo_setup("--no-key")
+    assert (copy / ".story-system").is_dir() and not (copy / "定稿" / "stray.md").exists()
+    demo_setup("--no-key", "--reset")
+    assert not (copy / ".story-system").exists()
+    assert _examples_status() == before

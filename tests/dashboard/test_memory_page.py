@@ -145,3 +145,40 @@ def test_hit_log_and_health(curator, book):
     assert "第41章 写作" in hits
     assert '<dd data-stat="hits">1</dd>' in html
     assert "逾期未决线索" in html
+
+
+@pytest.fixture
+def demo_memory(django_capture_on_commit_callbacks):
+    """The demo book as demo_setup leaves it, its memory filled by the after-chapter hooks."""
+    from bookfiles.rebuilder import book_rebuild
+    from core.models import Book
+    from tests.conftest import DEMO_BOOK
+    from webnovel.demo import demo_extractions_ingest
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert book_rebuild(root=DEMO_BOOK)["ok"]
+        demo_extractions_ingest(book=Book.objects.get(slug="demo-book"))
+
+
+def test_the_demo_facts_are_grouped_folded_paged_and_labelled(demo_memory, curator):
+    html = curator.get("/dashboard/demo-book/memory/").content.decode()
+    text = _text(html)
+    assert "全部事实 157 条，第1–40条" in text
+    # page 1: the 28 story facts whole, 12 of the 48 character facts; folded (no group open)
+    groups = re.findall(r'<details class="fact-group" data-category="(\w+)"( open)?>', html)
+    assert groups == [("story_facts", ""), ("character_facts", "")]
+    assert "剧情事实 28 条" in text and "角色事实 本页 12 / 共 48 条" in text
+    assert re.findall(r'<a href="\?page=(\d)#facts">', html) == ["2", "3", "4"]
+    # the chapter_meta keys by their names: 爽点 / 钩子, never coolpoint / hook
+    assert "章节元数据 · 爽点 四年废材第一次引气" in text and "章节元数据 · 钩子" in text
+    assert "coolpoint" not in text and "hook" not in text
+    page4 = _text(curator.get("/dashboard/demo-book/memory/?page=4").content.decode())
+    assert "第121–157条" in page4
+    # the evidence names the entity and the field as the author does
+    # a search by the label finds the key's facts
+    found = curator.get("/dashboard/demo-book/memory/?q=灵石").content.decode()
+    assert '<details class="fact-group" data-category="character_facts" open>' in found
+    assert "状态变更 第4章 实体 林风 字段 灵石 外门小比获胜的奖赏" in _text(found)
+    assert "spirit_stones" not in found and "linfeng" not in _text(found)
+    bad = curator.get("/dashboard/demo-book/memory/?category=weather")
+    assert bad.status_code == 422 and "未知的事实类别 &#x27;weather&#x27;" in bad.content.decode()

@@ -66,7 +66,7 @@ def test_the_story_system_section_says_why_it_is_out(filled):
     item = _item(build_memory_pack(book=filled, chapter=7, budget_tokens=8000), "story_system")
     assert item["included"] is False
     assert item["reason"] == (
-        '未纳入：《青岚剑录》还没有故事系统总设定：先运行 story_system "<题材描述>" --book mem --persist'
+        "未纳入：《青岚剑录》还没有故事系统总设定（题材、基调、节奏的约定；在后台「故事设定」里按题材描述生成）"
     )
 
 
@@ -74,7 +74,7 @@ def test_a_tight_budget_cuts_the_story_system_section_instead_of_dropping_it(sto
     pack = build_memory_pack(book=story, chapter=7, budget_tokens=800)
     item = _item(pack, "story_system")
     assert (item["included"], item["tokens"]) == (True, 133)
-    assert item["reason"] == "截断后纳入：原 337 tokens，保留 133（优先级 86）"
+    assert item["reason"] == "截断后纳入：原 337 词元，保留 133（优先级 86）"
     assert "核心调性：先抑后扬" in pack["text"]  # the head (the fields) survives the cut
 
 

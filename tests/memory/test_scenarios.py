@@ -219,7 +219,7 @@ def test_a_pack_under_a_tight_budget_lists_what_it_skipped_and_why(filled):
     ]
     assert pack["used_tokens"] == 197
     by_id = {i["id"]: i for i in pack["items"]}
-    assert by_id["tail:6"]["reason"] == "截断后纳入：原 303 tokens，保留 60（优先级 90）"
+    assert by_id["tail:6"]["reason"] == "截断后纳入：原 303 词元，保留 60（优先级 90）"
     assert by_id["summary:6"] == {
         "id": "summary:6",
         "layer": "working",
@@ -228,7 +228,7 @@ def test_a_pack_under_a_tight_budget_lists_what_it_skipped_and_why(filled):
         "priority": 89,
         "tokens": 31,
         "included": False,
-        "reason": "预算不足：需要 31 tokens，剩余 26（优先级 89）",
+        "reason": "预算不足：需要 31 词元，剩余 26（优先级 89）",
     }
     skipped = [i for i in pack["items"] if not i["included"]]
     assert len(skipped) == pack["counts"]["skipped"] and all(i["reason"] for i in skipped)

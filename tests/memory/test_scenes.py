@@ -92,12 +92,12 @@ def test_a_query_on_a_scene_summary_recalls_that_scene_first(ingested):
     episodic = [i for i in pack["items"] if i["layer"] == "episodic"]
     assert episodic[0]["id"] == "chunk:2:scene:0"
     assert episodic[0]["included"] is True
-    assert episodic[0]["title"].startswith("相关回忆·第2章场景1（bm25 ")
+    assert episodic[0]["title"] == "相关回忆·第2章场景1（相关度第1）"
     assert f"\n{SCENE_0}\n" in pack["text"]
     # every chunk recalled from chapter 2 is one of its two scenes or its summary, at a known cost
     block = "【{}】\n{}\n"
     tokens_0 = tokens_estimate(block.format(episodic[0]["title"], SCENE_0))
-    assert (episodic[0]["tokens"], tokens_0) == (121, 121)
+    assert (episodic[0]["tokens"], tokens_0) == (122, 122)
     assert {i for i, _ in _episodic(pack, 2)} <= {"chunk:2:scene:0", "chunk:2:scene:1", "chunk:2:summary:0"}
     again = build_memory_pack(book=ingested, chapter=6, task="query", query="青铜古镜", budget_tokens=4000)
     assert again == pack
@@ -108,7 +108,7 @@ def test_the_scene_chunks_are_the_chapters_only_scene_candidates(ingested):
         book=ingested, chapter=6, task="query", query="后山石洞 演武场 木剑 古镜", budget_tokens=4000
     )
     scenes = [(i, t) for i, t in _episodic(pack, 2) if ":scene:" in i]
-    assert scenes == [("chunk:2:scene:0", 121), ("chunk:2:scene:1", 193)]
+    assert scenes == [("chunk:2:scene:0", 122), ("chunk:2:scene:1", 194)]
     assert pack["used_tokens"] <= 4000
 
 

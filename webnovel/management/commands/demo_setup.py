@@ -1,6 +1,11 @@
 """``python manage.py demo_setup`` — load the demo book and its sample extractions, ensure an admin
 user and a demo API key.
 
+The demo runs on a copy, ``var/demo-book``: what the demo writes into its book folder (the journal of
+its ingestions and curations, ``.journal/``; a persisted Story System setting, ``.story-system/``) goes
+there, and the checked-in ``examples/demo-book`` stays as git has it. Each run refreshes the copy's
+author files from the example and keeps what the demo wrote; ``--reset`` starts the copy afresh.
+
 Idempotent: run it as often as you like (``make run`` does, on every start). The sample Data Agent
 extractions (``examples/demo-extractions``) are ingested after the rebuild through the same service
 as ``manage.py ingest``, which replaces a chapter's previous extraction (so nothing piles up). The admin password is
@@ -12,6 +17,7 @@ live and its raw value can be printed; ``--no-key`` keeps the previous one. The 
 
 import os
 import secrets
+import shutil
 from pathlib import Path
 
 from django.conf import settings
@@ -27,7 +33,10 @@ from entities.models import PendingItem
 from kernel.exceptions import DomainError
 from webnovel.demo import demo_extractions_ingest
 
-DEMO_BOOK = Path(settings.BASE_DIR) / "examples" / "demo-book"
+DEMO_SOURCE = Path(settings.BASE_DIR) / "examples" / "demo-book"
+DEMO_BOOK = Path(settings.BASE_DIR) / "var" / "demo-book"
+# What the demo writes into its folder (kept when the copy is refreshed, never copied from the example)
+WRITTEN = (".journal", ".story-system")
 DEMO_KEY_NAME = "demo-book 演示密钥"
 WILDCARD_HOSTS = {"0.0.0.0", "::", "[::]", ""}
 
@@ -39,6 +48,23 @@ def urls_for(*, host: str, port: int) -> dict[str, str]:
         shown = f"[{shown}]"
     base = f"http://{shown}:{port}"
     return {"admin": f"{base}/admin/", "api_docs": f"{base}/api/docs", "dashboard": f"{base}/dashboard/"}
+
+
+def demo_copy_refresh(*, source: Path, target: Path, reset: bool = False) -> Path:
+    """Make ``target`` a copy of the demo book ``source``: its author files replaced by the source's,
+    what the demo wrote there (``WRITTEN``) kept unless ``reset``. Returns ``target``."""
+    if not (source / "book.yaml").is_file():
+        raise CommandError(f"找不到演示书：{source} 下没有 book.yaml")
+    target.mkdir(parents=True, exist_ok=True)
+    for child in target.iterdir():
+        if child.name in WRITTEN and not reset:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+    shutil.copytree(source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*WRITTEN))
+    return target
 
 
 @transaction.atomic
@@ -74,7 +100,7 @@ def demo_key_rotate(*, book: Book) -> tuple[ApiKey, str, list[str]]:
 
 class Command(BookCommand):
     help = (
-        "演示环境：重建 examples/demo-book，导入 examples/demo-extractions 的示例抽取，确保管理员账号，"
+        "演示环境：把 examples/demo-book 复制到 var/demo-book 并重建，导入 examples/demo-extractions 的示例抽取，确保管理员账号，"
         "创建演示 API 密钥并打印访问地址（可重复运行）。"
     )
 
@@ -82,12 +108,16 @@ class Command(BookCommand):
     json_help = "以 JSON 输出结果"
 
     def add_command_arguments(self, parser):
+        parser.add_argument(
+            "--reset", action="store_true", help="丢弃 var/demo-book 里演示写下的日志与设定，从示例重新复制"
+        )
         parser.add_argument("--no-key", action="store_true", help="不创建演示 API 密钥")
         parser.add_argument("--host", default="127.0.0.1", help="打印地址用的主机（make run 传入 HOST）")
         parser.add_argument("--port", type=int, default=8000, help="打印地址用的端口（make run 传入 PORT）")
 
     def handle(self, *args, **options):
-        report = book_rebuild(root=DEMO_BOOK)
+        root = demo_copy_refresh(source=DEMO_SOURCE, target=DEMO_BOOK, reset=options["reset"])
+        report = book_rebuild(root=root)
         if not report["ok"]:
             problems = "；".join(e.get("message", str(e)) for e in report["errors"])
             raise CommandError(f"演示书重建失败：{problems}")
@@ -101,6 +131,8 @@ class Command(BookCommand):
             "warnings": sum(len(r["warnings"]) for r in ingested),
             "pending": PendingItem.objects.filter(book=book, status=PendingItem.Status.PENDING).count(),
         }
+        # the database's own count: the rebuild's counts the declared entities, not those its chapters' tags add
+        entities = book.entities.count()
         username = os.environ.get("WEBNOVEL_ADMIN_USER") or "admin"
         created, password = admin_ensure(username=username, password=os.environ.get("WEBNOVEL_ADMIN_PASSWORD"))
         key = raw = None
@@ -110,7 +142,7 @@ class Command(BookCommand):
         urls = urls_for(host=options["host"], port=options["port"])
         result = {
             "book": book.slug,
-            "counts": report["counts"],
+            "counts": {**report["counts"], "entities": entities},
             "warnings": len(report["warnings"]),
             "extractions": extractions,
             "admin": {"username": username, "created": created, "password": password},
@@ -123,7 +155,7 @@ class Command(BookCommand):
         counts = report["counts"]
         lines = [
             f"演示书 {book.slug}《{book.title}》已重建：{counts['chapters']} 章，{counts['threads']} 条线索，"
-            f"{counts['entities']} 个实体，警告 {len(report['warnings'])} 条",
+            f"{entities} 个实体，警告 {len(report['warnings'])} 条",
             f"示例抽取已导入：第{'、'.join(map(str, extractions['chapters']))}章，"
             f"抽取警告 {extractions['warnings']} 条，待确认 {extractions['pending']} 项",
         ]
