@@ -47,6 +47,8 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from entities.discovery.textstats import book_repair
+
 TYPES = ("角色", "地点", "势力")
 Token = tuple[str, str]
 Segmenter = Callable[[str], list[Token]]
@@ -131,6 +133,8 @@ COLLECTIVE = frozenset("众诸群各每全满合两")
 # The second character of a name jieba cut in two before a speech verb (剑 + 老/a + 道).
 SPLIT_SPEAKER_TAGS = frozenset({"a", "ag", "n", "ng", "nr", "j", "b", "g"})
 GIVEN_TAGS = frozenset({"nr", "ns", "nz", "ng", "n", "a", "ag"})
+# One-character titles after a surname (老孙, 唐王 is a king): not a given name.
+HONORIFIC_CHARS = frozenset("王公侯帝后君老爷")
 SENTENCE_END = frozenset("。！？!?；;")
 
 
@@ -191,6 +195,14 @@ def jieba_lexicon() -> Mapping[str, int]:
 
     jieba.initialize()
     return jieba.dt.FREQ
+
+
+def jieba_tags() -> Mapping[str, str]:
+    """jieba's dictionary part-of-speech tags (word → tag), loaded with the segmenter."""
+    import jieba.posseg as pseg  # noqa: PLC0415 — see jieba_segment
+
+    jieba_lexicon()
+    return pseg.dt.word_tag_tab
 
 
 class _Stats:
@@ -467,6 +479,9 @@ class _Groups:
         # Full name → its given name (林承志 → 承志), once the surnames are read: two groups holding two
         # full names with no given name in common are two people (one family) for every later link.
         self.given: dict[str, str] = {}
+        # Surname + one character (贾政, 贾琏, 唐僧, 唐王), person-tagged: two such groups with no
+        # character in common are two people of one family (compared apart from the longer given names).
+        self.given1: dict[str, str] = {}
 
     def _apart(self, ma: set[str], mb: set[str], floor: float) -> bool:
         for x in ma:
@@ -490,9 +505,12 @@ class _Groups:
 
     def two_given(self, ma: set[str], mb: set[str]) -> bool:
         """Both groups hold a full name and their given names differ (林镇岳 / 林承志)."""
-        ga = {self.given[m] for m in ma if m in self.given}
-        gb = {self.given[m] for m in mb if m in self.given}
-        return bool(ga and gb and not ga & gb)
+        for given in (self.given, self.given1):
+            ga = {given[m] for m in ma if m in given}
+            gb = {given[m] for m in mb if m in given}
+            if ga and gb and not ga & gb:
+                return True
+        return False
 
     def join(self, child: str, owner: str, why: str, *, weak: bool = False, variant: bool = False) -> bool:
         """Join ``child``'s group to ``owner``'s. A weak link (one naming sentence, company, anaphora)
@@ -518,6 +536,7 @@ def discover(
     types: Iterable[str] = TYPES,
     segment: Segmenter | None = None,
     lexicon: Mapping[str, int] | None = None,
+    tags: Mapping[str, str] | None = None,
     limit: int = 200,
 ) -> list[Proposal]:
     """Proposals for the chapters' text, best first within each type (characters first).
@@ -525,13 +544,29 @@ def discover(
     ``lexicon`` is the segmenter's general dictionary (word → frequency): jieba's when ``segment`` is
     not given, else none unless passed. A common word of the language (声音, 手指) is no title."""
     chapters = list(chapters)
-    st = _collect(chapters, segment or jieba_segment)
     if lexicon is None:
         lexicon = jieba_lexicon() if segment is None else {}
+    if tags is None:
+        tags = jieba_tags() if segment is None else {}
+    tokens = [(segment or jieba_segment)(body) for _, body in chapters]
+    # The book's own text repairs the tokens first (textstats: edges learned, glued forms cut, names
+    # jieba never emits whole joined); everything below counts over the repaired stream.
+    tokens, _learned = book_repair(
+        chapters, tokens, lexicon=lexicon, tags=tags, min_count=min_count, person_tags=PERSON_TAGS
+    )
+    stream = iter(tokens)
+    st = _collect(chapters, lambda _body: next(stream))
     wanted = [t for t in TYPES if t in set(types)]
     out: list[Proposal] = []
     if "角色" in wanted:
-        out += _persons(st, chapters=chapters, min_count=min_count, limit=limit, lexicon=lexicon)
+        out += _persons(
+            st,
+            chapters=chapters,
+            min_count=min_count,
+            limit=limit,
+            lexicon=lexicon,
+            group_words=frozenset(_learned["groups"]),
+        )
     taken = {n for p in out for n in p.names()}
     for type_name, tags in (("地点", PLACE_TAGS), ("势力", ORG_TAGS)):
         if type_name in wanted:
@@ -546,7 +581,13 @@ def _share(counter: Counter[str], tags: frozenset[str]) -> float:
 
 
 def _persons(
-    st: _Stats, *, chapters: list[tuple[int, str]], min_count: int, limit: int, lexicon: Mapping[str, int]
+    st: _Stats,
+    *,
+    chapters: list[tuple[int, str]],
+    min_count: int,
+    limit: int,
+    lexicon: Mapping[str, int],
+    group_words: frozenset[str] = frozenset(),
 ) -> list[Proposal]:
     count = st.count
     chained = _named_count(st, chapters, min_count)
@@ -557,8 +598,8 @@ def _persons(
     # noun (the title before it) as a verb would.
     titled = {a for (a, b), n in st.adjacent.items() if b in HONORIFICS and n >= 2}
     for w, n in count.items():
-        if n < min_count:
-            continue
+        if n < min_count or w in group_words:
+            continue  # a group (众人, 二人, 师徒们: textstats.group_words) is nobody
         nr = _share(st.tag[w], PERSON_TAGS)
         spk = st.speaker[w]
         if len(w) >= 3 and w[-1] in PLACE_SUFFIXES and spk < 0.05 * n and st.speaker[w[1:]] < 3:
@@ -716,7 +757,8 @@ def _persons(
         # at the start of a longer word (唐僧师徒, 哪吒太子) is that word's owner, not a title.
         ends = [a for a in owners if a.endswith(b)]
         end_share = max((count[a] for a in ends), default=0) / (sum(count[a] for a in ends) or 1)
-        if len(ends) >= 3 or (len(ends) >= 2 and end_share < 0.6):
+        # Never the form a character is mostly written as (宝玉 alone far more than 贾宝玉, 甄宝玉 …).
+        if (len(ends) >= 3 or (len(ends) >= 2 and end_share < 0.6)) and count[b] <= sum(count[a] for a in ends):
             generic.add(b)
         # A title used far more often alone than in the names holding it (大王 ⊂ 圣婴大王) names many.
         if share >= 0.5:
@@ -827,6 +869,15 @@ def _persons(
         and w[1:] not in groups.generic
         and w[1:] not in HONORIFICS
         and lexicon.get(w[1:], 0) < COMMON_WORD
+    }
+    groups.given1 = {
+        w: w[1]
+        for w in person
+        if len(w) == 2
+        and w[0] in SURNAMES
+        and _share(st.tag[w], PERSON_TAGS) >= 0.5
+        and w[1] not in HONORIFIC_CHARS
+        and count[w] >= 2 * min_count
     }
     for c, names in surname_names.items():
         names.sort(key=lambda x: (-count[x], x))
