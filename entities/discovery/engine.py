@@ -47,6 +47,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from entities.discovery.bounds import MAX_CHARS, chapters_bounded, segment_bounded
 from entities.discovery.textstats import book_repair
 
 TYPES = ("角色", "地点", "势力")
@@ -187,6 +188,13 @@ def jieba_segment(text: str) -> list[Token]:
 
     jieba.setLogLevel(60)
     return [(p.word, p.flag) for p in pseg.cut(text)]
+
+
+def jieba_plain(text: str) -> list[Token]:
+    """jieba's part-of-speech pass by its dictionary alone (no HMM: linear and fast on any text)."""
+    import jieba.posseg as pseg  # noqa: PLC0415 — see jieba_segment
+
+    return [(p.word, p.flag) for p in pseg.cut(text, HMM=False)]
 
 
 def jieba_lexicon() -> Mapping[str, int]:
@@ -538,17 +546,27 @@ def discover(
     lexicon: Mapping[str, int] | None = None,
     tags: Mapping[str, str] | None = None,
     limit: int = 200,
+    max_chars: int = MAX_CHARS,
+    bounds: dict | None = None,
 ) -> list[Proposal]:
     """Proposals for the chapters' text, best first within each type (characters first).
 
     ``lexicon`` is the segmenter's general dictionary (word → frequency): jieba's when ``segment`` is
-    not given, else none unless passed. A common word of the language (声音, 手指) is no title."""
+    not given, else none unless passed. A common word of the language (声音, 手指) is no title.
+    At most ``max_chars`` characters are read; ``bounds`` (a dict) receives what was left out and how
+    many pieces were no language (``entities.discovery.bounds``)."""
     chapters = list(chapters)
     if lexicon is None:
         lexicon = jieba_lexicon() if segment is None else {}
     if tags is None:
         tags = jieba_tags() if segment is None else {}
-    tokens = [(segment or jieba_segment)(body) for _, body in chapters]
+    chapters, note = chapters_bounded(chapters, max_chars)
+    plain = jieba_plain if segment is None else None
+    tokens = [
+        segment_bounded(body, segment or jieba_segment, lexicon=lexicon, plain=plain, note=note) for _, body in chapters
+    ]
+    if bounds is not None:
+        bounds.update(note)
     # The book's own text repairs the tokens first (textstats: edges learned, glued forms cut, names
     # jieba never emits whole joined); everything below counts over the repaired stream.
     tokens, _learned = book_repair(
