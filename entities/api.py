@@ -9,6 +9,7 @@ from ninja import Router
 from core.selectors import book_get
 from entities import schemas as S
 from entities import selectors
+from entities.discovery.bounds import REST_MAX_CHARS
 from entities.discovery.schemas import DiscoverIn, DiscoverOut
 from entities.discovery.services import book_discover
 from entities.schemas import IngestOut, MergeIn, PendingConfirmIn, PendingRejectIn
@@ -85,7 +86,15 @@ def discover(request: HttpRequest, book: str, body: DiscoverIn) -> dict:
     """Propose the cast from the chapters' text alone (segmenter, dialogue attribution, naming patterns,
     co-occurrence); what is new goes to the pending queue as 发现的实体. Known, queued or rejected names
     are not proposed again. Confirming writes the entry into 设定/名册.yaml."""
-    return book_discover(book=book_get(slug=book), min_count=body.min_count, types=body.types, limit=body.limit)
+    # A request reads at most REST_MAX_CHARS characters (about a minute of the segmenter); the report's
+    # bounds say what was left out, and the command line reads more.
+    return book_discover(
+        book=book_get(slug=book),
+        min_count=body.min_count,
+        types=body.types,
+        limit=body.limit,
+        max_chars=REST_MAX_CHARS,
+    )
 
 
 # ── characters (tags 设定 / 时间线: the reads of the settings, served here because they replay state) ──

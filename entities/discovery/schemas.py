@@ -43,8 +43,16 @@ class DiscoverCountsOut(Schema):
     below_floor: int = Field(description="置信度低于 0.3，未入队")
 
 
+class DiscoverBoundsOut(Schema):
+    chars: int = Field(description="正文总字数")
+    read: int = Field(description="本次读入的字数（超过上限的部分未读）")
+    unlexical: int = Field(description="几乎不成词的片段数（疑似乱码：只按词典切分，不从中找新名字）")
+    note: str | None = Field(default=None, description="未读完全文时的说明")
+
+
 class DiscoverOut(Schema):
     book: str
     chapters: int
     counts: DiscoverCountsOut
     queued: list[DiscoveredOut]
+    bounds: DiscoverBoundsOut

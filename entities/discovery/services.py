@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from core.journal import journal_append, journal_lock
 from core.models import Book, Chapter
+from entities.discovery.bounds import MAX_CHARS
 from entities.discovery.engine import TYPES, Proposal, Segmenter, discover
 from entities.models import Alias, Entity, PendingItem
 from kernel.exceptions import Conflict, InvalidInput
@@ -94,12 +95,14 @@ def book_discover(
     types: Iterable[str] = TYPES,
     segment: Segmenter | None = None,
     limit: int = 200,
+    max_chars: int = MAX_CHARS,
 ) -> dict[str, Any]:
     """Discover the cast from the book's chapters and queue what is new (``entity_discovered`` items).
 
     A proposal is skipped when its name is already an entity or alias of its type, queued, confirmed or
     rejected; its aliases that are known already are dropped from it. Returns counts and the queued
-    proposals."""
+    proposals, and ``bounds``: how much of the text was read (at most ``max_chars`` characters, the
+    REST door less than the command line) and how many pieces were no language."""
     types = list(types)
     unknown = [t for t in types if t not in TYPES]
     if unknown:
@@ -113,8 +116,22 @@ def book_discover(
         raise InvalidInput(f"《{book.slug}》没有章节：先 rebuild 书籍文件夹", extra={"book": book.slug})
     # The text pass (a minute for a long novel) runs outside any transaction: on SQLite an open write
     # transaction would hold every other writer of the database for that long.
-    proposals = discover(chapters, min_count=min_count, types=types, segment=segment, limit=limit)
-    return {"book": book.slug, "chapters": len(chapters), **_proposals_queue(book=book, proposals=proposals)}
+    bounds: dict[str, Any] = {}
+    proposals = discover(
+        chapters, min_count=min_count, types=types, segment=segment, limit=limit, max_chars=max_chars, bounds=bounds
+    )
+    bounds = {"chars": bounds["chars"], "read": bounds["read"], "unlexical": bounds.get("unlexical", 0)}
+    if bounds["read"] < bounds["chars"]:
+        bounds["note"] = (
+            f"正文共 {bounds['chars']} 字，超过本次上限 {max_chars} 字：只读了前 {bounds['read']} 字"
+            "（命令行 manage.py discover 的上限更高）"
+        )
+    return {
+        "book": book.slug,
+        "chapters": len(chapters),
+        **_proposals_queue(book=book, proposals=proposals),
+        "bounds": bounds,
+    }
 
 
 def _item_key(item: PendingItem) -> dict[str, Any]:

@@ -34,6 +34,11 @@ class Command(BookCommand):
             f"《{report['book']}》{report['chapters']} 章：提议 {c['proposed']} 个，入队 {c['queued']} 个"
             f"（已知 {c['known']}，置信度过低 {c['below_floor']}）"
         ]
+        bounds = report["bounds"]
+        if bounds.get("note"):
+            lines.append(f"  注意：{bounds['note']}")
+        if bounds["unlexical"]:
+            lines.append(f"  注意：{bounds['unlexical']} 个片段几乎不成词（疑似乱码），只按词典切分，未从中找新名字")
         for item in report["queued"][:50]:
             aliases = "、".join(a["alias"] + ("（泛称）" if a["generic"] else "") for a in item["aliases"][:8])
             ev = item["evidence"]

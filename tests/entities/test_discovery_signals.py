@@ -1,0 +1,147 @@
+"""The signal functions of discovery read from the book's own text (entities.discovery.textstats) and
+its bounds on hostile text (entities.discovery.bounds): each with concrete values that can fail."""
+
+import math
+import random
+
+import pytest
+
+from bookfiles.rebuilder import book_rebuild
+from entities.discovery import bounds as B
+from entities.discovery import textstats as T
+from entities.discovery.engine import discover, jieba_lexicon, jieba_segment, jieba_tags
+from tests.entities.test_discovery import _book_folder, synthetic_chapters
+
+# 袭人: a speaker's name no dictionary knows; jieba cuts it 袭/v + 人/n.
+XIREN = """袭人道：“你去吧。”
+宝玉见袭人来了，心中欢喜。
+麝月拉着袭人走了。
+晴雯对袭人说了几句。
+袭人笑了一笑。
+袭人便去了。
+只有袭人在屋里。
+袭人又问麝月。
+麝月道：“好。”
+晴雯道：“来了。”
+这一日天气晴好，园中花木繁盛，丫鬟们各自忙碌，老嬷嬷坐在廊下晒太阳。"""
+# A classical register: 曰 is the speech verb, and the segmenter glues it onto names it does not know.
+CLASSICAL = """玄德曰：“吾当往之。”
+孔明曰：“不可。”
+云长曰：“兄长勿忧。”
+玄德大喜，孔明笑而不答，云长怒目而视。
+众人皆曰：“善。”
+二人同往，玄德与孔明对坐。"""
+
+
+def chapters(text: str, n: int = 3) -> list[tuple[int, str]]:
+    return [(i + 1, text) for i in range(n)]
+
+
+def test_ngram_counts_and_contexts():
+    st = T.text_stats(chapters(XIREN), 5)
+    assert st.gram["袭人"] == 24 and st.chapters["袭人"] == {1, 2, 3}
+    assert st.right["袭人"]["道"] == 3 and st.left["袭人"][T.BOUNDARY] == 12
+    assert T.distinct_sides(st.left["袭人"]) == 4 + 12  # 见 着 对 有, and each boundary its own
+    # 袭 and 人 occur only together: PMI = ln(total / 24); eight right neighbours, three times each
+    assert st.total == 291 and T.cohesion(st, "袭人") == pytest.approx(math.log(291 / 24))
+    assert T.branching_entropy(st.right["袭人"]) == pytest.approx(3.0)
+
+
+def test_speech_verbs_are_read_before_quotes():
+    assert set(T.speech_verbs(chapters(CLASSICAL))) == {"曰"}
+    assert set(T.speech_verbs(chapters(XIREN))) == {"道"}
+
+
+def test_edges_learned_and_a_glued_name_cut():
+    st = T.text_stats(chapters(CLASSICAL), 3)
+    speech = T.speech_verbs(chapters(CLASSICAL))
+    edges = T.learn_edges(st, ["玄德", "孔明", "云长"], {"玄德曰": 3, "孔明曰": 3, "云长曰": 3}, speech)
+    assert "曰" in edges.right
+    assert T.glued(st, edges, "玄德曰", {"玄德"}) == "玄德"
+    assert T.glued(st, edges, "玄德", {"玄德"}) == ""
+    # 玄德曰 / 孔明曰 → name + speech verb; 袭 + 人 → one person token
+    tokens = T.token_repair(
+        [("玄德曰", "nr"), ("：", "x"), ("袭", "v"), ("人", "n"), ("道", "v")], {"玄德曰": "玄德"}, {"袭人": 1}
+    )
+    assert tokens == [("玄德", "nr"), ("曰", "v"), ("：", "x"), ("袭人", "nr"), ("道", "v")]
+    assert T.token_repair([("向宝玉", "nr")], {"向宝玉": "宝玉"}, {}) == [("向", "p"), ("宝玉", "nr")]
+
+
+FILLER = "话说天下大势分久必合合久必分周末七国分争并入于秦及秦灭之后楚汉分争又并入于汉。" * 10
+
+
+def test_loose_tells_a_function_word_from_a_surname():
+    text = chapters(
+        "沙悟净道：“是。”\n悟净来了。\n向悟净说。\n向他说。\n向前走。\n向东去。\n向西行。\n沙悟净笑。" + FILLER, 6
+    )
+    st = T.text_stats(text, 3)
+    assert not T.loose(st, "沙", "悟净", "left")  # 悟净 is mostly written after 沙: one name
+    assert T.loose(st, "向", "悟净", "left")  # 向 goes before anything
+
+
+def test_a_name_jieba_never_emits_whole_is_a_candidate():
+    st = T.text_stats(chapters(XIREN), 5)
+    speech = T.speech_verbs(chapters(XIREN))
+    found = T.name_candidates(st, T.Edges(), speech, jieba_lexicon(), 5, jieba_tags())
+    assert found == {"袭人": 0.125}
+    assert all(w != "袭人" for w, _ in jieba_segment(XIREN))  # the segmenter alone never has it
+
+
+def test_group_words():
+    text = chapters("众人都笑了。\n二人同去。\n三人同行。\n两人对坐。\n一人独坐。\n师徒们都来了。\n宋江大喜。", 4)
+    st = T.text_stats(text, 3)
+    assert T.group_words(st, ["众人", "二人", "三人", "宋江", "师徒"]) == {"众人", "二人", "三人"}
+
+
+def test_engine_finds_the_name_and_cuts_the_glued_form():
+    found = {p.name for p in discover(chapters(XIREN, 4), min_count=5, types=["角色"])}
+    assert "袭人" in found
+    names = {n for p in discover(chapters(CLASSICAL, 6), min_count=5, types=["角色"]) for n in p.names()}
+    assert not any(n.endswith("曰") for n in names)
+    assert "众人" not in names
+
+
+# --- bounds ----------------------------------------------------------------------------------
+
+
+def test_pieces_cut_after_a_sentence_end():
+    line = ("甲" * 900 + "。") * 5
+    parts = B.pieces(line, 2000)
+    assert [len(p) for p in parts] == [1802, 1802, 901]
+    assert "".join(parts) == line
+    assert [len(p) for p in B.pieces("乙" * 4500, 2000)] == [2000, 2000, 500]
+
+
+def test_chapters_bounded_states_what_was_left_out():
+    out, note = B.chapters_bounded([(1, "甲" * 60), (2, "乙" * 60), (3, "丙" * 60)], 100)
+    assert out == [(1, "甲" * 60), (2, "乙" * 40)]
+    assert note == {"chars": 180, "read": 100, "truncated": True}
+
+
+def test_random_cjk_is_segmented_by_the_dictionary_alone():
+    rng = random.Random(7)
+    noise = "".join(chr(0x4E00 + rng.randrange(3000)) for _ in range(20000))
+    assert B.lexical_share(noise, jieba_lexicon()) < B.LEXICAL_FLOOR
+    assert B.lexical_share(XIREN * 10, jieba_lexicon()) > 0.15
+    report: dict = {}
+    proposals = discover([(1, noise), (2, XIREN)], min_count=5, types=["角色"], bounds=report)
+    assert report["unlexical"] == 10 and report["truncated"] is False
+    assert proposals == [] or all(len(p.name) <= 6 for p in proposals)
+
+
+def test_a_long_line_is_read_in_pieces_and_truncated():
+    line = (XIREN.replace("\n", "")) * 300  # one paragraph of ~30,000 characters
+    report: dict = {}
+    proposals = discover([(1, line), (2, line)], min_count=5, types=["角色"], bounds=report, max_chars=40000)
+    assert report == {"chars": 2 * len(line), "read": 40000, "truncated": True}
+    assert "袭人" in {p.name for p in proposals}
+
+
+@pytest.mark.django_db
+def test_rest_discover_is_bounded_and_says_so(api, tmp_path, monkeypatch):
+    assert book_rebuild(root=_book_folder(tmp_path / "synth", synthetic_chapters()))["ok"]
+    monkeypatch.setattr("entities.api.REST_MAX_CHARS", 1000)
+    response = api.post("/api/books/synth/discover", data={"min_count": 3}, content_type="application/json")
+    assert response.status_code == 200
+    bounds = response.json()["bounds"]
+    assert bounds["read"] == 1000 and bounds["chars"] > 1000 and "只读了前 1000 字" in bounds["note"]
