@@ -38,6 +38,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "desc": "一句话描述",
         "aliases": "别名：字符串，或带有效期的对象 {alias, from, to, note, generic}",
         "state": '初始状态（自由格式对象，如 {"realm": "炼气一层"}）',
+        "parent": "仅地点 / 势力：所在的上级（同类型实体的 id、正名或别名，如 白鹭洲 的 parent 为 雾海）；设定文件中的实体以名册为准",
         "confidence": "0–1，同 entities_appeared.confidence",
     },
     "AliasIn": {

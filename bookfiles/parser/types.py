@@ -165,6 +165,7 @@ class EntityData:
     base_state: dict[str, Any] = field(default_factory=dict)
     protagonist: bool = False
     aliases: list[AliasData] = field(default_factory=list)
+    parent: str = ""  # issue 31: the place / faction this one lies within (a name, alias or id; entities/hierarchy.py)
 
 
 @dataclass

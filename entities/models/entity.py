@@ -39,6 +39,17 @@ class Entity(models.Model):
         max_length=20, default="file", help_text="file | extraction | migration | admin", verbose_name="来源"
     )
     source_path = models.CharField(max_length=1000, blank=True, verbose_name="源文件")
+    # The place or faction this one lies within (省 > 市 > 区, 总部 > 分部): same book, same type, no
+    # cycle (entities/hierarchy.py). Owned by the roster for a file entity, by its extraction otherwise.
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="children",
+        verbose_name="上级",
+        help_text="所属的上级地点 / 势力（名册的 parent:）",
+    )
 
     class Meta:
         ordering = ["book_id", "type", "entity_id"]
