@@ -181,6 +181,33 @@ def entity_chain_text(*, entity: Entity) -> str:
     return " > ".join(e.canonical_name for e in reversed(_chain_up(entity)))
 
 
+def place_chains(*, book: Book) -> dict[str, str]:
+    """{name or non-generic alias of a place that has a parent: its chain from the top (``雾海 > 白鹭洲``)}, for
+    the context pack's ``location`` (a name two places share is left out: the pack would guess)."""
+    places = {e.pk: e for e in Entity.objects.filter(book=book, type="地点").order_by()}
+    chains: dict[str, str] = {}
+    shared: set[str] = set()
+    names: list[tuple[str, int]] = [(e.canonical_name, pk) for pk, e in places.items()]
+    names += list(
+        Alias.objects.filter(book=book, entity_id__in=list(places), generic=False)
+        .order_by()
+        .values_list("alias", "entity_id")
+    )
+    for name, pk in names:
+        entity = places[pk]
+        if entity.parent_id is None:
+            continue
+        chain, seen = [entity], {pk}
+        while chain[-1].parent_id in places and chain[-1].parent_id not in seen and len(chain) < DEPTH_MAX:
+            seen.add(chain[-1].parent_id)
+            chain.append(places[chain[-1].parent_id])
+        text = " > ".join(e.canonical_name for e in reversed(chain))
+        if chains.get(name, text) != text:
+            shared.add(name)
+        chains[name] = text
+    return {name: text for name, text in chains.items() if name not in shared}
+
+
 def entity_ancestors(*, book: Book, ref: str, type: str | None = None) -> dict:
     """An entity's ancestors, nearest first, and its chain from the top (``雾海 > 白鹭洲``)."""
     entity = entity_get(book=book, ref=ref, type=type)

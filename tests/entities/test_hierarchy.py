@@ -156,3 +156,14 @@ def test_the_dashboard_entity_page_shows_the_chain(client):
     assert f'<a href="/dashboard/demo-book/entities/{place.entity_id}/">白鹭洲</a></li>' in html
     person = Entity.objects.get(book__slug="demo-book", canonical_name="林风")
     assert "<h2>层级</h2>" not in client.get(f"/dashboard/demo-book/entities/{person.entity_id}/").content.decode()
+
+
+def test_the_context_pack_names_the_place_s_chain():
+    from memory.orchestrator import build_memory_pack, pack_text
+
+    assert book_rebuild(root=DEMO_BOOK)["ok"]
+    book = Book.objects.get(slug="demo-book")
+    text = pack_text(build_memory_pack(book=book, chapter=16, task="write", budget_tokens=8000))
+    lu = next(line for line in text.split("\n") if line.startswith("【在场角色·陆白鹭"))
+    body = text.split(lu, 1)[1].split("\n", 2)[1]
+    assert "位置：雾海 > 白鹭洲" in body
