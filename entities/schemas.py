@@ -42,7 +42,7 @@ class NewEntityIn(_In):
     suggested_id: EntityIdIn | None = None
     name: str = Field(min_length=1)
     type: EntityType
-    tier: Tier = "次要"
+    tier: Tier = "装饰"
     desc: str = ""
     aliases: list[str | AliasIn] = []
     state: dict[str, Any] = {}

@@ -495,7 +495,7 @@ def parse_card(result: FileResult, text: str) -> None:
         return
     fm, fm_text, body, body_line = split
     name = _str(fm.get("name")) or stem(rel)
-    tier = ctx.choice_field(fm, "tier", TIERS, "次要", fm_text)
+    tier = ctx.choice_field(fm, "tier", TIERS, "装饰", fm_text)
     entity = EntityData(
         type="角色",
         name=name,
@@ -569,10 +569,10 @@ def parse_roster(result: FileResult, text: str) -> None:
                 ctx.issue("invalid_value", f"{name} 的 state 应为键值映射", line=line)
                 state = {}
             extra = {k: v for k, v in item.items() if k not in ROSTER_RESERVED}
-            tier = _str(item.get("tier")) or "次要"
+            tier = _str(item.get("tier")) or "装饰"
             if tier not in TIERS:
                 ctx.issue("invalid_value", f"{name} 的 tier {tier!r} 不在允许范围（{' | '.join(TIERS)}）", line=line)
-                tier = "次要"
+                tier = "装饰"
             result.entities.append(
                 EntityData(
                     type=type_name,

@@ -160,7 +160,7 @@ class EntityData:
     path: str
     line: int | None = None
     explicit_id: str = ""
-    tier: str = "次要"
+    tier: str = "装饰"  # the seed's default: an entry says when it matters more
     description: str = ""
     base_state: dict[str, Any] = field(default_factory=dict)
     protagonist: bool = False

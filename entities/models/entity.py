@@ -26,7 +26,7 @@ class Entity(models.Model):
     )
     type = models.CharField(max_length=10, choices=Type.choices, verbose_name="类型")
     canonical_name = models.CharField(max_length=200, verbose_name="正名")
-    tier = models.CharField(max_length=10, choices=Tier.choices, default=Tier.MINOR, verbose_name="层级")
+    tier = models.CharField(max_length=10, choices=Tier.choices, default=Tier.DECOR, verbose_name="层级")
     description = models.TextField(blank=True, verbose_name="描述")
     base_state = models.JSONField(
         default=dict, blank=True, help_text="设定文件中的初始状态（境界、位置…）", verbose_name="初始状态"
