@@ -59,7 +59,9 @@ def book_build(*, root: Path) -> tuple[Book, dict[str, Any] | None]:
         if book is not None:
             return book, None
         if _rebuilder is None:
-            raise NotFound(f"{root} 的书籍不在数据库中：先运行 manage.py rebuild {root}", extra={"story_root": str(root)})
+            raise NotFound(
+                f"{root} 的书籍不在数据库中：先运行 manage.py rebuild {root}", extra={"story_root": str(root)}
+            )
         report = _rebuilder(root=root)
         if not report["ok"]:
             raise InvalidInput(

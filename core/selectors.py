@@ -327,6 +327,34 @@ def timeline_recent(*, book: Book) -> list[dict]:
     return [timeline_volume(book=book, volume=v) for v in volumes]
 
 
+def _cell(value: object) -> str:
+    # a Markdown table cell: a | or a line break inside would split the row
+    return str(value if value is not None else "").replace("|", "\\|").replace("\n", " ")
+
+
+def timeline_markdown(answer: dict | list[dict]) -> str:
+    """A timeline answer (one volume, the list of ``timeline-recent``, or ``timeline-character``'s) as the
+    Markdown table of the book's own ``时间线/第N卷.md``: ``| 章 | 书内时间 | 事件 | 在场人物 |`` under a
+    ``## 第N卷`` heading per volume (a character's: one table with a 卷 column)."""
+    if isinstance(answer, dict) and "character" in answer:
+        head, blocks = ["卷"], [(f"## {answer['character']} 在场的时间线", answer["rows"])]
+    else:
+        head = []
+        blocks = [(f"## 第{t['volume']}卷", t["rows"]) for t in (answer if isinstance(answer, list) else [answer])]
+    parts = []
+    for title, rows in blocks:
+        columns = [*head, "章", "书内时间", "事件", "在场人物"]
+        lines = [title, "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for r in rows:
+            cells = [r["volume"]] if head else []
+            cells += [r["chapter"], r["story_time"], r["event"], "、".join(r["present"])]
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        if not rows:
+            lines.append("| " + " | ".join(["—"] * (len(columns) - 2) + ["（没有时间线条目）", "—"]) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
 # ── settings: worldview (the character reads live in entities.selectors: they replay state) ──
 
 

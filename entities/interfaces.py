@@ -1,8 +1,9 @@
 """Read interfaces of the entities app (``story <name> <book> …`` and the REST paths in ``rest``)."""
 
 from core.models import Book
+from core.selectors import timeline_markdown
 from entities import hierarchy, selectors
-from kernel.interfaces import NUMBER, Arg, interface
+from kernel.interfaces import NUMBER, Arg, Rendering, interface
 
 G = "实体"
 
@@ -222,6 +223,7 @@ interface(
     args=(NAME, Arg("volume", int, help="只看这一卷")),
     group="时间线",
     path="/timeline/character",
+    formats={"text": Rendering(timeline_markdown, media="text/markdown")},
     response="entities.schemas:CharacterTimelineOut",
     summary="角色在场的时间线",
 )(selectors.timeline_character)

@@ -498,3 +498,27 @@ def test_leak_scan_finds_the_deliberate_leak(demo, api):
     assert story("leak-scan", "demo-book") == expected
     assert api.get("/api/books/demo-book/reports/leaks").json() == expected
     assert story("leak-scan", "demo-book", "--secret", "信息差-003") == {"secrets_scanned": 1, "total": 0, "leaks": []}
+
+
+def test_timelines_render_the_markdown_table_of_the_book_s_file(demo, api):
+    # issue 31: the seed's form, `--format text` (REST: ?format=text, text/markdown)
+    text = story("timeline-volume", "demo-book", "1", "--format", "text")
+    lines = text.split("\n")
+    assert lines[:5] == [
+        "## 第1卷",
+        "",
+        "| 章 | 书内时间 | 事件 | 在场人物 |",
+        "|---|---|---|---|",
+        "| 1 | 青岚历三百二十年·春 | 雨夜拾剑 | 林风、剑老 |",
+    ]
+    assert len([line for line in lines if line.startswith("| ")]) == 13  # the head and 12 chapters
+    rest = api.get("/api/books/demo-book/timeline/volumes/1", {"format": "text"})
+    assert (rest["content-type"], rest.content.decode().strip()) == ("text/markdown; charset=utf-8", text.strip())
+    recent = story("timeline-recent", "demo-book", "--format", "text")
+    assert recent.startswith("## 第1卷\n") and "\n\n## 第2卷\n" in recent
+    current = story("timeline-current", "demo-book", "--format", "text")
+    assert current.startswith("## 第2卷\n") and recent.endswith("\n\n" + current)
+    mine = story("timeline-character", "demo-book", "苏师姐", "--format", "text").split("\n")
+    assert mine[0] == "## 苏晚晴 在场的时间线"
+    assert mine[2] == "| 卷 | 章 | 书内时间 | 事件 | 在场人物 |"
+    assert len([line for line in mine if line.startswith("| ")]) == 1 + 7
