@@ -85,12 +85,30 @@ def chapter_get(*, book: Book, number: int) -> Chapter:
     return chapter
 
 
+def volume_first_chapter(*, book: Book, volume: int | None) -> int | None:
+    """The first chapter of a volume: its declared start (book.yaml), else its lowest finalized chapter."""
+    if volume is None:
+        return None
+    start = Volume.objects.filter(book=book, number=volume).values_list("start_chapter", flat=True).first()
+    if start is not None:
+        return start
+    return Chapter.objects.filter(book=book, volume=volume).aggregate(m=Min("number"))["m"]
+
+
+def chapter_is_key(*, book: Book, chapter: Chapter) -> bool:
+    """Whether a chapter is key (the seed's ``is_key_chapter``): ``key_chapter: true`` in its front matter,
+    or the first chapter of its volume (inferred at query time, so a new volume's opening needs no mark)."""
+    return chapter.key_chapter or chapter.number == volume_first_chapter(book=book, volume=chapter.volume)
+
+
 def chapter_meta(*, book: Book, number: int) -> dict:
-    """A chapter's front matter: the fields of the format plus ``extra`` (unknown keys, kept as written)."""
+    """A chapter's front matter: the fields of the format plus ``extra`` (unknown keys, kept as written);
+    ``key_chapter`` is also true for the first chapter of a volume (``chapter_is_key``)."""
     ch = chapter_get(book=book, number=number)
     data: dict[str, Any] = {"number": ch.number}
     for field in _CHAPTER_FIELDS:
         data[field] = getattr(ch, field)
+    data["key_chapter"] = chapter_is_key(book=book, chapter=ch)
     data["threads"] = {"opens": list(ch.opens), "advances": list(ch.advances), "closes": list(ch.closes)}
     data["word_count"] = ch.word_count
     front_matter = ch.front_matter or {}

@@ -522,3 +522,12 @@ def test_timelines_render_the_markdown_table_of_the_book_s_file(demo, api):
     assert mine[0] == "## 苏晚晴 在场的时间线"
     assert mine[2] == "| 卷 | 章 | 书内时间 | 事件 | 在场人物 |"
     assert len([line for line in mine if line.startswith("| ")]) == 1 + 7
+
+
+def test_a_volume_s_first_chapter_is_key_without_a_mark(demo, api):
+    # issue 31: the seed's is_key_chapter infers a volume's opening; the marked ones stay key
+    assert story("chapter", "demo-book", "13")["key_chapter"] is True  # 雾海问剑 starts at 13, unmarked
+    assert story("chapter", "demo-book", "1")["key_chapter"] is True
+    assert story("chapter", "demo-book", "11")["key_chapter"] is True  # marked
+    assert story("chapter", "demo-book", "14")["key_chapter"] is False
+    assert api.get("/api/books/demo-book/chapters/13").json()["key_chapter"] is True
