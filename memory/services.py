@@ -555,6 +555,8 @@ def scratchpad_import(
     kept: dict[str, Any] = {}
     skipped: list[dict[str, str]] = []
     for name, items in buckets.items():
+        if name == "meta":
+            continue  # the export's own meta (version, updated_at, compaction_count): not memory
         category = CATEGORY_ALIASES.get(str(name).strip().lower())
         if isinstance(items, dict) and category == Fact.Category.CHARACTER:
             # {subject: {field: value}}: the state of each character keyed by its name
