@@ -442,6 +442,7 @@ def scratchpad_export(*, book: Book) -> dict[str, Any]:
                 "evidence": fact.evidence,
                 "confidence": fact.confidence,
                 "updated_at": fact.updated_at.isoformat() if fact.updated_at else None,
+                **(fact.extra or {}),  # an imported item's payload / layer, back as written
             }
         )
     return {"meta": scratchpad_meta(book=book), **buckets}
