@@ -52,6 +52,7 @@ def test_thread_basics_hang_is_computed_from_last_advance(demo, api):
         "opened_chapter": 5,
         "planned_end": None,
         "planned_end_volume": None,
+        "planned_end_written": None,
         "closed_chapter": None,
         "planned_end_chapter": None,
         "planned_end_note": "",
@@ -531,3 +532,9 @@ def test_a_volume_s_first_chapter_is_key_without_a_mark(demo, api):
     assert story("chapter", "demo-book", "11")["key_chapter"] is True  # marked
     assert story("chapter", "demo-book", "14")["key_chapter"] is False
     assert api.get("/api/books/demo-book/chapters/13").json()["key_chapter"] is True
+
+
+def test_planned_end_written_says_what_the_author_wrote(demo, api):
+    # issue 31: 伏笔-001 has planned_end: 40; a volume plan reads 第N卷 in the same field
+    assert story("thread", "demo-book", "伏笔-001")["planned_end_written"] == "第40章"
+    assert api.get("/api/books/demo-book/threads/伏笔-001").json()["planned_end_written"] == "第40章"
