@@ -22,7 +22,8 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from agents.server import ACCESS_STATE_KEY, Access, server_build
 from core.auth import apikey_touch, key_caller
-from core.models import ApiKey, Book
+from core.lazybuild import book_get_or_build
+from core.models import ApiKey
 from core.models.apikey import apikey_hash
 from core.selectors import book_get
 from kernel.exceptions import DomainError, NotFound, PermissionDenied
@@ -64,9 +65,7 @@ def access_check(*, raw: str | None, slug: str | None) -> Access:
         slug = key.book.slug
     if key.book_id is not None and slug != key.book.slug:
         raise PermissionDenied(f"该 API 密钥不能访问书籍 '{slug}'", extra={"key": key.prefix, "book": slug})
-    book = Book.objects.filter(slug=slug).first()
-    if book is None:
-        raise NotFound(f"书籍 '{slug}' 不存在", extra={"book": slug})
+    book_get_or_build(slug=slug)  # NotFound naming it, unless its folder is in WEBNOVEL_BOOKS_DIR (lazy build)
     apikey_touch(key)
     return Access(book=lambda: book_get(slug=slug), write=key.scope == ApiKey.Scope.WRITE, caller=key_caller(key))
 

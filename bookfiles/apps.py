@@ -7,3 +7,10 @@ class BookfilesConfig(AppConfig):
 
     name = "bookfiles"
     verbose_name = "书籍文件"
+
+    def ready(self) -> None:
+        # The lazy build on first query (core/lazybuild.py): the core cannot import the rebuilder.
+        from bookfiles.rebuilder import book_rebuild
+        from core.lazybuild import book_rebuilder_register
+
+        book_rebuilder_register(book_rebuild)

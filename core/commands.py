@@ -22,12 +22,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.utils.module_loading import import_string
 
+from core.lazybuild import book_build, book_folder_find
 from core.models import Book
 from core.selectors import book_get
 from kernel.bounds import NUMBER_MAX
-from kernel.exceptions import DomainError, InvalidInput, NotFound
+from kernel.exceptions import DomainError, NotFound
 
 
 def json_render(data: Any, *, indent: int | None = 2) -> str:
@@ -93,40 +93,28 @@ class BookCommand(BaseCommand):
         try:
             return book_get(slug=value)
         except NotFound:
-            root = Path(value).expanduser()
-            if (
-                not (root / "book.yaml").is_file()
-                and (Path(settings.WEBNOVEL_BOOKS_DIR) / value / "book.yaml").is_file()
-            ):
-                root = Path(settings.WEBNOVEL_BOOKS_DIR) / value
-            if not (root / "book.yaml").is_file():
+            root = book_folder_find(value, paths=True)
+            if root is None:
                 raise
             return self.book_at(str(root))
 
     def book_at(self, root: str) -> Book:
         """The book whose folder is ``root``; when the database has none, the folder is rebuilt first
-        (lazy rebuild: the files, then the journal of agent and curator writes)."""
+        (lazy rebuild: the files, then the journal of agent and curator writes; core/lazybuild.py)."""
         path = Path(root).expanduser().resolve()
-        book = Book.objects.filter(root=str(path)).first()
-        if book is not None:
-            return book
         if not path.is_dir():
             raise NotFound(
                 f"没有以 {path} 为文件夹的书籍：先运行 rebuild {root}，或改用 --book <slug>",
                 extra={"story_root": str(path)},
             )
-        report = import_string(settings.WEBNOVEL_BOOK_REBUILDER)(root=path)
-        if not report["ok"]:
-            raise InvalidInput(
-                f"{path} 的书籍不在数据库中，从文件夹重建失败：{report['errors'][0]['message']}",
-                extra={"story_root": str(path), "errors": report["errors"]},
+        book, report = book_build(root=path)
+        if report is not None:
+            replayed = sum(report.get("journal", {}).values())
+            self.stderr.write(
+                f"《{report['title'] or report['book']}》不在数据库中：已从 {path} 重建"
+                f"（{report['counts']['chapters']} 章，重放日志 {replayed} 条）"
             )
-        replayed = sum(report.get("journal", {}).values())
-        self.stderr.write(
-            f"《{report['title'] or report['book']}》不在数据库中：已从 {path} 重建"
-            f"（{report['counts']['chapters']} 章，重放日志 {replayed} 条）"
-        )
-        return Book.objects.get(slug=report["book"])
+        return book
 
     @staticmethod
     def book_root_get(value: str) -> Path:

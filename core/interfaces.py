@@ -5,7 +5,7 @@ Each declaration points at a selector of ``core.selectors`` / ``core.search``; t
 """
 
 from core import search, selectors
-from kernel.interfaces import NUMBER, Arg, interface
+from kernel.interfaces import NUMBER, Arg, Rendering, interface
 
 VOLUME = Arg("volume", int, required=True, positional=True, help="卷号")
 HEADING = Arg("heading", str, required=True, positional=True, help="## 小节标题")
@@ -162,12 +162,14 @@ interface(
     summary="列出各卷",
 )(selectors.volume_list)
 
-# ── timelines ──
+# ── timelines ── (``format=text``: the Markdown table of the book's 时间线/第N卷.md, the seed's form)
+TIMELINE_TABLE = {"text": Rendering(selectors.timeline_markdown, media="text/markdown")}
 interface(
     "timeline-current",
     help="当前卷（最高定稿章所在卷）的时间线",
     group="时间线",
     path="/timeline/current",
+    formats=TIMELINE_TABLE,
     response="core.schemas:TimelineOut",
     summary="当前卷时间线",
 )(selectors.timeline_current)
@@ -176,6 +178,7 @@ interface(
     help="上一卷 + 当前卷的时间线",
     group="时间线",
     path="/timeline/recent",
+    formats=TIMELINE_TABLE,
     response="list[core.schemas:TimelineOut]",
     summary="上一卷与当前卷时间线",
 )(selectors.timeline_recent)
@@ -185,6 +188,7 @@ interface(
     args=(VOLUME,),
     group="时间线",
     path="/timeline/volumes/{volume}",
+    formats=TIMELINE_TABLE,
     response="core.schemas:TimelineOut",
     summary="指定卷时间线",
 )(selectors.timeline_volume)

@@ -85,12 +85,30 @@ def chapter_get(*, book: Book, number: int) -> Chapter:
     return chapter
 
 
+def volume_first_chapter(*, book: Book, volume: int | None) -> int | None:
+    """The first chapter of a volume: its declared start (book.yaml), else its lowest finalized chapter."""
+    if volume is None:
+        return None
+    start = Volume.objects.filter(book=book, number=volume).values_list("start_chapter", flat=True).first()
+    if start is not None:
+        return start
+    return Chapter.objects.filter(book=book, volume=volume).aggregate(m=Min("number"))["m"]
+
+
+def chapter_is_key(*, book: Book, chapter: Chapter) -> bool:
+    """Whether a chapter is key (the seed's ``is_key_chapter``): ``key_chapter: true`` in its front matter,
+    or the first chapter of its volume (inferred at query time, so a new volume's opening needs no mark)."""
+    return chapter.key_chapter or chapter.number == volume_first_chapter(book=book, volume=chapter.volume)
+
+
 def chapter_meta(*, book: Book, number: int) -> dict:
-    """A chapter's front matter: the fields of the format plus ``extra`` (unknown keys, kept as written)."""
+    """A chapter's front matter: the fields of the format plus ``extra`` (unknown keys, kept as written);
+    ``key_chapter`` is also true for the first chapter of a volume (``chapter_is_key``)."""
     ch = chapter_get(book=book, number=number)
     data: dict[str, Any] = {"number": ch.number}
     for field in _CHAPTER_FIELDS:
         data[field] = getattr(ch, field)
+    data["key_chapter"] = chapter_is_key(book=book, chapter=ch)
     data["threads"] = {"opens": list(ch.opens), "advances": list(ch.advances), "closes": list(ch.closes)}
     data["word_count"] = ch.word_count
     front_matter = ch.front_matter or {}
@@ -325,6 +343,34 @@ def timeline_recent(*, book: Book) -> list[dict]:
     )
     volumes = [v for v in (previous, current) if v is not None]
     return [timeline_volume(book=book, volume=v) for v in volumes]
+
+
+def _cell(value: object) -> str:
+    # a Markdown table cell: a | or a line break inside would split the row
+    return str(value if value is not None else "").replace("|", "\\|").replace("\n", " ")
+
+
+def timeline_markdown(answer: dict | list[dict]) -> str:
+    """A timeline answer (one volume, the list of ``timeline-recent``, or ``timeline-character``'s) as the
+    Markdown table of the book's own ``时间线/第N卷.md``: ``| 章 | 书内时间 | 事件 | 在场人物 |`` under a
+    ``## 第N卷`` heading per volume (a character's: one table with a 卷 column)."""
+    if isinstance(answer, dict) and "character" in answer:
+        head, blocks = ["卷"], [(f"## {answer['character']} 在场的时间线", answer["rows"])]
+    else:
+        head = []
+        blocks = [(f"## 第{t['volume']}卷", t["rows"]) for t in (answer if isinstance(answer, list) else [answer])]
+    parts = []
+    for title, rows in blocks:
+        columns = [*head, "章", "书内时间", "事件", "在场人物"]
+        lines = [title, "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for r in rows:
+            cells = [r["volume"]] if head else []
+            cells += [r["chapter"], r["story_time"], r["event"], "、".join(r["present"])]
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        if not rows:
+            lines.append("| " + " | ".join(["—"] * (len(columns) - 2) + ["（没有时间线条目）", "—"]) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
 
 
 # ── settings: worldview (the character reads live in entities.selectors: they replay state) ──

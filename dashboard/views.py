@@ -20,6 +20,7 @@ from core.models import Book
 from core.selectors import book_get
 from dashboard import charts, selectors, sources
 from entities import selectors as entity_selectors
+from entities.hierarchy import HIERARCHY_TYPES, entity_ancestors, entity_descendants
 from entities.models import Entity
 from entities.state_labels import state_field_label
 from kernel.exceptions import (
@@ -354,8 +355,18 @@ def entity_detail(request: HttpRequest, slug: str, entity_id: str) -> HttpRespon
         if graph["edges"]
         else None,
         admin_change=admin_url("entities_entity_changelist", f"q={entity.entity_id}"),
+        hierarchy=_hierarchy(book, entity),
     )
     return render(request, "dashboard/entity_detail.html", ctx)
+
+
+def _hierarchy(book: Book, entity: Entity) -> dict[str, Any] | None:
+    """Issue 31: the place's / faction's chain from the top and what lies within it (None for other types)."""
+    if entity.type not in HIERARCHY_TYPES:
+        return None
+    up = entity_ancestors(book=book, ref=entity.entity_id)["ancestors"]
+    down = entity_descendants(book=book, ref=entity.entity_id)["descendants"]
+    return {"ancestors": list(reversed(up)), "descendants": down}
 
 
 STYLE_FEATURE_NAMES = {

@@ -34,10 +34,11 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "suggested_id": "建议的实体 id：小写 ASCII 字母、数字、_ 或 -，至多 100 字符（如 zhaoyuan）；省略则由正名生成",
         "name": "正名（如 赵元）",
         "type": "实体类型",
-        "tier": "重要度：核心 | 重要 | 次要 | 装饰（默认 次要）",
+        "tier": "重要度：核心 | 重要 | 次要 | 装饰（默认 装饰）",
         "desc": "一句话描述",
         "aliases": "别名：字符串，或带有效期的对象 {alias, from, to, note, generic}",
         "state": '初始状态（自由格式对象，如 {"realm": "炼气一层"}）',
+        "parent": "仅地点 / 势力：所在的上级（同类型实体的 id、正名或别名，如 白鹭洲 的 parent 为 雾海）；设定文件中的实体以名册为准",
         "confidence": "0–1，同 entities_appeared.confidence",
     },
     "AliasIn": {

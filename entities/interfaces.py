@@ -1,8 +1,9 @@
 """Read interfaces of the entities app (``story <name> <book> …`` and the REST paths in ``rest``)."""
 
 from core.models import Book
-from entities import selectors
-from kernel.interfaces import NUMBER, Arg, interface
+from core.selectors import timeline_markdown
+from entities import hierarchy, selectors
+from kernel.interfaces import NUMBER, Arg, Rendering, interface
 
 G = "实体"
 
@@ -235,6 +236,7 @@ interface(
     args=(NAME, Arg("volume", int, help="只看这一卷")),
     group="时间线",
     path="/timeline/character",
+    formats={"text": Rendering(timeline_markdown, media="text/markdown")},
     response="entities.schemas:CharacterTimelineOut",
     summary="角色在场的时间线",
 )(selectors.timeline_character)
@@ -246,3 +248,32 @@ interface(
     response="dict",
     summary="抽取结果的 JSON Schema",
 )(extraction_schema)
+
+# ── issue 31: place and faction hierarchies (entities/hierarchy.py) ──────────────────────────────
+interface(
+    "entity-ancestors",
+    help="地点 / 势力的上级链（由近及远）及自顶而下的全链（如 雾海 > 白鹭洲）",
+    args=(REF, TYPE),
+    group=G,
+    path="/entities/{ref}/ancestors",
+    response="entities.schemas:AncestorsOut",
+    summary="实体的上级链",
+)(hierarchy.entity_ancestors)
+interface(
+    "entity-descendants",
+    help="地点 / 势力之内的一切（逐层：下级，下级的下级…），各带层数与直接上级",
+    args=(REF, TYPE),
+    group=G,
+    path="/entities/{ref}/descendants",
+    response="entities.schemas:DescendantsOut",
+    summary="实体的下级",
+)(hierarchy.entity_descendants)
+interface(
+    "entity-within",
+    help="X 是否在 Y 之内（Y 是 X 的上级或更上级），及其间的链",
+    args=(REF, Arg("container", str, required=True, positional=True, help="外层实体的 id 或别名"), TYPE),
+    group=G,
+    path="/entities/{ref}/within/{container}",
+    response="entities.schemas:WithinOut",
+    summary="是否在某地 / 某势力之内",
+)(hierarchy.entity_within)

@@ -163,7 +163,7 @@ def _entities_v3(run: _Run, data: Any, fallback_chapter: int) -> dict:
                 continue
             name = str(item.get("canonical_name") or item.get("name") or entity_id)
             tier_raw = item.get("tier")
-            tier = TIER_NAMES.get(str(tier_raw).lower(), TIER_NAMES.get(str(tier_raw))) if tier_raw else "次要"
+            tier = TIER_NAMES.get(str(tier_raw).lower(), TIER_NAMES.get(str(tier_raw))) if tier_raw else "装饰"
             entity = Entity.objects.filter(book=run.book, entity_id=entity_id).first()
             if entity is None:
                 entity = Entity.objects.create(
@@ -171,7 +171,7 @@ def _entities_v3(run: _Run, data: Any, fallback_chapter: int) -> dict:
                     entity_id=entity_id,
                     type=type_name,
                     canonical_name=name,
-                    tier=tier or "次要",
+                    tier=tier or "装饰",
                     description=str(item.get("desc") or item.get("description") or ""),
                     is_protagonist=bool(item.get("is_protagonist")),
                     source="migration",

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, Protocol
 from django.db import connection, models
 
 from core.models import Book
+from entities.hierarchy import parents_write
 from entities.ids import entity_ids_assign
 from entities.mentions import matcher_invalidate
 from entities.models import Alias, Entity
@@ -53,6 +54,7 @@ class ParsedEntity(Protocol):
     description: str
     base_state: dict[str, Any]
     protagonist: bool
+    parent: str  # issue 31: entities/hierarchy.py
 
     @property
     def aliases(self) -> Sequence[ParsedAlias]: ...
@@ -169,6 +171,7 @@ def roster_write(*, book: Book, entities: Sequence[ParsedEntity]) -> tuple[int, 
                     "last_appearance": None,
                     "archived": False,
                     "source": "file",
+                    "parent_id": None,  # set below, once every entry has its row (parents_write)
                 }
             )
         elif current[entity_id] != tuple(values[f] for f in ENTITY_FIELDS):
@@ -212,4 +215,5 @@ def roster_write(*, book: Book, entities: Sequence[ParsedEntity]) -> tuple[int, 
             )
     rows_insert(Alias, aliases)
     matcher_invalidate(book_id=book.pk)  # plain-row writes send no signals
+    issues += [RosterIssue(*i) for i in parents_write(book=book, written=unique)]  # issue 31: the hierarchy
     return len(unique), len(aliases), issues

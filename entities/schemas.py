@@ -42,10 +42,11 @@ class NewEntityIn(_In):
     suggested_id: EntityIdIn | None = None
     name: str = Field(min_length=1)
     type: EntityType
-    tier: Tier = "次要"
+    tier: Tier = "装饰"
     desc: str = ""
     aliases: list[str | AliasIn] = []
     state: dict[str, Any] = {}
+    parent: str | None = None  # issue 31: the place / faction it lies within (entities/hierarchy.py)
     confidence: Confidence = Field(default=None, ge=0, le=1)
 
 
@@ -373,3 +374,35 @@ class CharacterTimelineOut(Schema):
     character: str
     names: list[str]
     rows: list[CharacterTimelineRowOut]
+
+
+# ── issue 31: place and faction hierarchies (entities/hierarchy.py) ──────────────────────────────
+
+
+class NodeOut(Schema):
+    id: str
+    name: str
+    type: str
+
+
+class DescendantOut(NodeOut):
+    depth: int
+    parent: str
+
+
+class AncestorsOut(Schema):
+    entity: NodeOut
+    ancestors: list[NodeOut]
+    chain: str
+
+
+class DescendantsOut(Schema):
+    entity: NodeOut
+    descendants: list[DescendantOut]
+
+
+class WithinOut(Schema):
+    entity: NodeOut
+    container: NodeOut
+    within: bool
+    path: str

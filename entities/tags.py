@@ -31,6 +31,7 @@ from typing import Any
 from django.db import transaction
 
 from core.models import Book
+from entities.generic import alias_is_generic
 from entities.models import Entity, StateChange, TagApplication
 from entities.selectors import alias_resolve, entity_get
 from entities.services.writes import alias_add, entity_create, state_change_record
@@ -61,12 +62,15 @@ def _int(raw: str | None) -> int | None:
 
 
 def _alias_fields(attrs: dict[str, str]) -> dict[str, Any]:
-    """The window, note and generic mark of an alias, in either dialect."""
+    """The window, note and generic mark of an alias, in either dialect. A name that is generic by grammar
+    (那个少年, 老者, 他: entities/generic.py) is marked so without ``generic="true"``, as the extraction
+    ingestion and the migration of old projects mark it."""
     return {
         "valid_from": _int(attrs.get("from")),
         "valid_to": _int(attrs.get("to")),
         "note": attrs.get("note") or attrs.get("context") or "",
-        "generic": str(attrs.get("generic", "")).strip().lower() in _TRUE,
+        "generic": str(attrs.get("generic", "")).strip().lower() in _TRUE
+        or alias_is_generic(str(attrs.get("alias") or "")),
     }
 
 
@@ -151,10 +155,10 @@ def _entity_tag(book, chapter, line, parsed, applied, problems) -> int:
         raise ValueError("<entity> 缺少 name 属性（或已有实体的 id）")
     if type_ not in Entity.Type.values:
         raise ValueError(f"<entity> 的 type '{type_}' 不在允许范围（{' | '.join(Entity.Type.values)}）")
-    tier = attrs.get("tier", Entity.Tier.MINOR)
+    tier = attrs.get("tier", Entity.Tier.DECOR)
     if tier not in Entity.Tier.values:
-        problems.append(f"<entity> 的 tier '{tier}' 不在允许范围（{' | '.join(Entity.Tier.values)}），按 次要 处理")
-        tier = Entity.Tier.MINOR
+        problems.append(f"<entity> 的 tier '{tier}' 不在允许范围（{' | '.join(Entity.Tier.values)}），按 装饰 处理")
+        tier = Entity.Tier.DECOR
     entity = known or Entity.objects.filter(book=book, canonical_name=name, type=type_).first()
     if entity is None:
         entity = entity_create(

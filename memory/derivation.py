@@ -377,6 +377,7 @@ def _fact_row(fact: Fact, now: datetime.datetime) -> dict[str, Any]:
         "status": Fact.Status.ACTIVE.value,
         "source_chapter": fact.source_chapter,
         "evidence": fact.evidence,
+        "extra": fact.extra or {},  # issue 31: only imported facts carry any
         "confidence": fact.confidence,
         "origin": fact.origin,
         "entity_ref": fact.entity_ref,

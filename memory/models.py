@@ -53,6 +53,9 @@ class Fact(models.Model):
         default=list, blank=True, help_text='[{"kind": "chapter_summary", "chapter": 12}, …]', verbose_name="证据"
     )
     confidence = models.FloatField(default=1.0, verbose_name="置信度")
+    # issue 31: what an imported item carried that a fact has no column for (the old plugin's ``payload``
+    # with urgency / expected_payoff, its ``layer``), kept as written and exported back
+    extra = models.JSONField(default=dict, blank=True, verbose_name="导入的其他字段")
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.MANUAL, verbose_name="出处")
     entity_ref = models.CharField(
         max_length=120, blank=True, help_text="主体为实体时的 entity_id", verbose_name="实体 id"

@@ -27,6 +27,7 @@ from typing import Any
 from django.conf import settings
 
 from core.models import Book
+from entities.hierarchy import place_chains
 from entities.state_labels import state_field_label
 from kernel.exceptions import InvalidInput, NotFound
 from memory import selectors
@@ -220,6 +221,10 @@ def _working_items(
     )
     # Every state shown below in one query (was one query per character).
     by_pk = selectors.entity_states(entities=[*heroes, *on_stage], as_of=as_of)
+    chains = place_chains(book=book)  # issue 31: a location is named with its chain (雾海 > 白鹭洲)
+    for pk, state in by_pk.items():
+        if isinstance(state.get("location"), str) and state["location"] in chains:
+            by_pk[pk] = {**state, "location": chains[state["location"]]}
     shown = []
     for e in heroes:
         items.append(

@@ -6,13 +6,15 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from django.db.models import Count, Max
+
 from core.models import Book, Chapter, Document, TimelineRow, Volume
 from core.selectors import book_current_chapter
 from entities.models import Appearance, Entity
 from entities.selectors import entity_states_as_of
 from kernel.exceptions import InvalidInput, NotFound
 from memory.bounds import FACT_LIST_MAX
-from memory.models import Fact, MemoryHit
+from memory.models import Fact, FactTombstone, MemoryHit
 from memory.resolver import FactView, group_resolve
 from memory.retrieval import name_index
 from threads.models import Thread
@@ -451,6 +453,23 @@ def scratchpad_export(*, book: Book) -> dict[str, Any]:
                 "evidence": fact.evidence,
                 "confidence": fact.confidence,
                 "updated_at": fact.updated_at.isoformat() if fact.updated_at else None,
+                **(fact.extra or {}),  # an imported item's payload / layer, back as written
             }
         )
-    return buckets
+    return {"meta": scratchpad_meta(book=book), **buckets}
+
+
+SCRATCHPAD_VERSION = 2  # the plugin's memory_scratchpad.json version whose shape the export keeps
+
+
+def scratchpad_meta(*, book: Book) -> dict[str, Any]:
+    """The seed's scratchpad ``meta``: ``version``, ``updated_at`` (the latest change of a fact, None for an
+    empty memory), ``compaction_count`` (facts compaction merged or dropped, one tombstone each) and
+    ``facts`` (how many the export holds)."""
+    agg = Fact.objects.filter(book=book).aggregate(last=Max("updated_at"), n=Count("pk"))
+    return {
+        "version": SCRATCHPAD_VERSION,
+        "updated_at": agg["last"].isoformat() if agg["last"] else None,
+        "compaction_count": FactTombstone.objects.filter(book=book).count(),
+        "facts": agg["n"],
+    }

@@ -453,6 +453,7 @@ FIELD_KEYS = ("field", "attribute", "key", "aspect", "property")
 VALUE_KEYS = ("value", "content", "text", "fact", "description", "summary", "note", "state")
 CHAPTER_KEYS = ("source_chapter", "chapter", "updated_chapter", "last_chapter")
 ITEM_META = {"id", "category", "status", "confidence", "evidence", "updated_at", "created_at", "source", "tags"}
+KEPT_KEYS = ("payload", "layer")  # issue 31: carried as written in Fact.extra, exported back
 STATUS_ALIASES = {"open": "active", "current": "active", "resolved": "outdated", "closed": "outdated",
                   "stale": "outdated", "conflict": "contradicted", "uncertain": "tentative"}  # fmt: skip
 
@@ -497,12 +498,14 @@ def _scratchpad_facts(category: str, item: dict[str, Any], *, where: str) -> lis
     if status not in STATUSES:
         raise ValueError(f"状态 '{item.get('status')}' 无法对应（可选：{'、'.join(STATUSES)}）")
     field_key, field = _first(item, FIELD_KEYS)
+    if field_key is None and item.get("field") == "" and category != Fact.Category.CHARACTER:
+        field_key, field = "field", ""  # the author's empty field stays empty (it was turned into "value")
     pairs: list[tuple[str, Any]]
     if field_key is not None:
         _, value = _first(item, VALUE_KEYS)
         pairs = [(_text(field), value)]
     elif category == Fact.Category.CHARACTER:
-        used = {subject_key, *CHAPTER_KEYS, *ITEM_META}
+        used = {subject_key, *CHAPTER_KEYS, *ITEM_META, *KEPT_KEYS}
         nested = item.get("state") if isinstance(item.get("state"), dict) else None
         source = nested if nested is not None else {k: v for k, v in item.items() if k not in used}
         pairs = [(str(k), v) for k, v in source.items() if v not in (None, "", [], {})]
@@ -535,6 +538,7 @@ def _scratchpad_facts(category: str, item: dict[str, Any], *, where: str) -> lis
             "status": status,
             "evidence": evidence,
             "id": str(item.get("id") or "") + (f".{field}" if len(pairs) > 1 and item.get("id") else ""),
+            "extra": {k: _json_storable(item[k]) for k in KEPT_KEYS if k in item},
         }
         for field, value in pairs
     ]
@@ -566,6 +570,8 @@ def scratchpad_import(
     kept: dict[str, Any] = {}
     skipped: list[dict[str, str]] = []
     for name, items in buckets.items():
+        if name == "meta":
+            continue  # the export's own meta (version, updated_at, compaction_count): not memory
         category = CATEGORY_ALIASES.get(str(name).strip().lower())
         if isinstance(items, dict) and category == Fact.Category.CHARACTER:
             # {subject: {field: value}}: the state of each character keyed by its name
@@ -638,6 +644,7 @@ def _scratchpad_fact_save(*, book: Book, category: str, data: dict[str, Any]) ->
         "source_chapter": chapter,
         "confidence": max(0.0, min(1.0, confidence)),
         "evidence": data["evidence"],
+        "extra": data.get("extra") or {},
         "origin": Fact.Origin.IMPORT,
         # The plugin's explicit outdated mark is history we cannot recompute (its successor may not
         # be in the file), so it is kept as a closure at the fact's own chapter.

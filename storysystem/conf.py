@@ -124,9 +124,15 @@ DEFAULTS: dict[str, Any] = {
             "主路由题材",
             "主角底层人设",
             "世界规则闭环",
+            # issue 31, as the seed says: the book's 全局毒点 and its long-line 节奏策略 are the master's. A
+            # chapter adds anti-patterns of its own (add_anti_patterns) and sets 本章节奏目标; a --set of either
+            # is refused with the reason, and a chapter query's route suggesting another value lands under
+            # ignored_locked, never in the setting
+            "全局毒点",
+            "节奏策略",
         ],
-        "append_only": ["全局毒点", "命名语系", "长线伏笔", "长线关系提醒", "全局禁区补充"],
-        "override_allowed": ["节奏策略", "本章桥段", "本章场景", "本章节奏目标", "本章局部情绪侧重", "本章输出重点"],
+        "append_only": ["命名语系", "长线伏笔", "长线关系提醒", "全局禁区补充"],
+        "override_allowed": ["本章桥段", "本章场景", "本章节奏目标", "本章局部情绪侧重", "本章输出重点"],
     },
     # Where a master constraint is read from when the route row has no column of that name.
     "constraint_sources": {"金手指硬限制": [["金手指与设定", "数值控制边界"]]},

@@ -13,6 +13,9 @@ class ThreadRowOut(Schema):
     opened_chapter: int | None
     planned_end: int | None = Field(description="计划收尾章（写作章号时）")
     planned_end_volume: int | None = Field(description="计划收尾卷（写作「第N卷」时）")
+    planned_end_written: str | None = Field(
+        description="作者写的 planned_end 原样：「第40章」或「第7卷」（没有则 null）"
+    )
     closed_chapter: int | None
 
 

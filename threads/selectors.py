@@ -328,6 +328,8 @@ def _thread_row(thread: Thread) -> dict:
         "opened_chapter": thread.opened_chapter,
         "planned_end": thread.planned_end,
         "planned_end_volume": thread.planned_end_volume,
+        # issue 31: the one field that says what the author wrote (第40章 / 第7卷), whichever it was
+        "planned_end_written": thread.planned_end_label or None,
         "closed_chapter": thread.closed_chapter,
     }
 

@@ -25,8 +25,8 @@ from ninja.renderers import JSONRenderer
 from continuity.api import router as continuity_router
 from core.api import router as core_router
 from core.auth import API_AUTH, api_auth, rate_check
+from core.lazybuild import book_get_or_build
 from core.schemas import documented
-from core.selectors import book_get
 from entities.api import router as entities_router
 from kernel.exceptions import (
     DATABASE_BUSY_MESSAGE,
@@ -307,7 +307,7 @@ def _read_view(spec: Interface) -> Callable[..., Any]:
     def view(request: HttpRequest, *, book: str, **args: Any) -> Any:
         if spec.rate:
             rate_check(request, setting=spec.rate[0], what=spec.rate[1])
-        answer = spec.call(book=book_get(slug=book), args=args)
+        answer = spec.call(book=book_get_or_build(slug=book), args=args)
         chosen = args.get("format", "json")
         if chosen != "json" and spec.rendering(chosen).media:
             return HttpResponse(answer, content_type=f"{spec.rendering(chosen).media}; charset=utf-8")

@@ -188,9 +188,6 @@ WEBNOVEL_AFTER_CHAPTER_HOOKS: list[str] = [
 # Called by finalize / sync before and after their writes: what the change did to the other chapters
 # (the findings they have now and did not have before), printed with the report.
 WEBNOVEL_CANON_CHANGE_REPORTERS: list[str] = ["continuity.retcon.canon_change_report"]
-# What a command given a book folder whose book is not in the database calls first (lazy rebuild,
-# core/commands.py): a dotted path, like the indexers, since core sits below the book-files app.
-WEBNOVEL_BOOK_REBUILDER = "bookfiles.rebuilder.book_rebuild"
 # What a journaling writer calls, under the book's write lock and before it writes, when the book's
 # journal holds events newer than the last applied one (a crashed writer's: core/journal.py).
 WEBNOVEL_JOURNAL_HEALER = "bookfiles.rebuilder.replay.journal_heal_apply"

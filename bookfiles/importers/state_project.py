@@ -14,8 +14,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from bookfiles.importers.legacy import legacy_book_yaml, legacy_chapters_plan, legacy_files_write
+from bookfiles.importers.project_files import documents_plan, threads_plan
+from core.models import Book
 from entities.legacy_state import MARKER, SLIM_LIMIT, STATE_PATH, legacy_state_import, slim_state, state_file_read
+from kernel.exceptions import DomainError
 from kernel.safefs import book_file_write
+from memory.services import scratchpad_import
+
+SCRATCHPAD_PATH = Path(".webnovel") / "memory_scratchpad.json"
 
 
 class _DryRun(Exception):
@@ -42,11 +48,13 @@ def state_migrate(*, root: Path, commit: bool = False, book_slug: str | None = N
             )
             summary["dry_run"] = not commit
             summary["already_migrated"] = isinstance(marker, dict)
+            summary["memory"] = _scratchpad(root=root, slug=summary["book"], journal=commit)
             if not commit:
                 raise _DryRun
     except _DryRun:
         pass
     summary["book_files"] = _book_files(root=root, state=state, slug=summary["book"], commit=commit)
+    summary["not_taken"] = _not_taken(summary)
     if commit and not isinstance(marker, dict):
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
         backup = path.with_name(f"state.json.bak-{stamp}")
@@ -66,6 +74,48 @@ def state_migrate(*, root: Path, commit: bool = False, book_slug: str | None = N
     return summary
 
 
+def _scratchpad(*, root: Path, slug: str, journal: bool) -> dict[str, Any] | None:
+    """The old ``.webnovel/memory_scratchpad.json`` into the book's memory (each item's payload and layer
+    kept), in the migration's transaction; None when the project has none."""
+    path = root / SCRATCHPAD_PATH
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return {"file": str(path), "error": f"无法读取：{exc}", "created": 0, "skipped": [], "kept": []}
+    try:
+        result = scratchpad_import(book=Book.objects.get(slug=slug), data=data, journal=journal)
+    except DomainError as exc:
+        return {"file": str(path), "error": exc.message, "created": 0, "skipped": [], "kept": []}
+    return {"file": str(path), **result}
+
+
+def _not_taken(summary: dict[str, Any]) -> list[dict[str, str]]:
+    """Everything of the old project the migration did not turn into the book's data, and why."""
+    rows = []
+    for key, result in (summary.get("keys") or {}).items():
+        if isinstance(result, dict) and result.get("status") == "kept":
+            why = result.get("reason") or "本系统没有对应的数据：原样保存在 LegacyRecord（admin 可查）"
+            rows.append(
+                {
+                    "what": f"state.json 的 {key}",
+                    "why": why + ("；并留在瘦身后的 state.json" if result.get("also") else ""),
+                }
+            )
+    memory = summary.get("memory") or {}
+    if memory.get("error"):
+        rows.append({"what": "memory_scratchpad.json", "why": memory["error"]})
+    for item in memory.get("skipped") or []:
+        rows.append({"what": f"memory_scratchpad.json 的 {item['item']}", "why": item["reason"]})
+    for key in memory.get("kept") or []:
+        rows.append({"what": f"memory_scratchpad.json 的 {key}", "why": "没有对应的记忆类别：原样保存在 LegacyRecord"})
+    for line in (summary.get("book_files") or {}).get("skipped") or []:
+        what, _, why = line.partition("：")
+        rows.append({"what": what, "why": why or line})
+    return rows
+
+
 def _state_title(state: dict) -> str | None:
     """The book's title as the old state.json recorded it (project_info / project / progress / top)."""
     holders = [
@@ -83,7 +133,10 @@ def _book_files(*, root: Path, state: dict, slug: str, commit: bool) -> dict:
     """The old chapters and summaries converted into the book format (written only with ``commit``;
     the dry run lists what it would write)."""
     plan = legacy_chapters_plan(root=root)
-    files = plan["files"]
+    threads, threads_skipped = threads_plan(root=root, state=state)
+    documents, documents_skipped = documents_plan(root=root)
+    files = {**plan["files"], **threads, **documents}
+    plan["skipped"] = plan["skipped"] + threads_skipped + documents_skipped
     book_yaml = legacy_book_yaml(root=root, slug=slug, title=_state_title(state) or slug)
     problems = []
     if book_yaml is not None:
@@ -102,6 +155,8 @@ def _book_files(*, root: Path, state: dict, slug: str, commit: bool) -> dict:
     result: dict[str, Any] = {
         "chapters": plan["chapters"],
         "summaries": plan["summaries"],
+        "threads": len(threads),
+        "documents": sorted(documents),
         "written" if commit else "would_write": sorted(files),
         "skipped": plan["skipped"],
         "problems": problems,

@@ -57,8 +57,8 @@ STRENGTHS = ("高", "中", "低")
 STATUSES = ("进行", "已收尾", "已放弃")
 TIERS = ("核心", "重要", "次要", "装饰")
 ENTITY_TYPES = ("角色", "地点", "物品", "势力", "招式")
-CARD_RESERVED = ("name", "aliases", "generic_aliases", "tier", "protagonist", "description", "id")
-ROSTER_RESERVED = ("name", "aliases", "generic_aliases", "desc", "description", "tier", "id", "state")
+CARD_RESERVED = ("name", "aliases", "generic_aliases", "tier", "protagonist", "description", "id", "parent")
+ROSTER_RESERVED = ("name", "aliases", "generic_aliases", "desc", "description", "tier", "id", "state", "parent")
 
 
 def file_kind(rel: str) -> str | None:
@@ -469,6 +469,24 @@ def _aliases(ctx: _Ctx, value: Any, line: int | None, *, generic: bool = False) 
     return out
 
 
+# ── issue 31: the hierarchy's ``parent:`` (of a card or a roster entry) ─────────────────────────────────
+
+
+def _parent_field(ctx: _Ctx, item: dict[str, Any], name: str, line: int | None) -> str:
+    """``parent:``: the name, alias or id of the place / faction this entry lies within ("" when absent).
+    Whether it names one, and makes no cycle, is checked when the roster is written (entities/hierarchy.py)."""
+    value = item.get("parent")
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str | int) or isinstance(value, bool):
+        ctx.issue("invalid_value", f"{name} 的 parent 应为一个名称、别名或 id，实际为 {value!r}", line=line)
+        return ""
+    return _str(value)
+
+
+# ── end of issue 31's parent ──────────────────────────────────────────────────────────────────────
+
+
 def parse_card(result: FileResult, text: str) -> None:
     ctx = _Ctx(result)
     rel = result.info.path
@@ -477,7 +495,7 @@ def parse_card(result: FileResult, text: str) -> None:
         return
     fm, fm_text, body, body_line = split
     name = _str(fm.get("name")) or stem(rel)
-    tier = ctx.choice_field(fm, "tier", TIERS, "次要", fm_text)
+    tier = ctx.choice_field(fm, "tier", TIERS, "装饰", fm_text)
     entity = EntityData(
         type="角色",
         name=name,
@@ -490,6 +508,7 @@ def parse_card(result: FileResult, text: str) -> None:
         base_state={k: v for k, v in fm.items() if k not in CARD_RESERVED},
         aliases=_aliases(ctx, fm.get("aliases"), key_line(fm_text, "aliases"))
         + _aliases(ctx, fm.get("generic_aliases"), key_line(fm_text, "generic_aliases"), generic=True),
+        parent=_parent_field(ctx, fm, name, key_line(fm_text, "parent")),
     )
     result.entities.append(entity)
     result.documents.append(
@@ -550,10 +569,10 @@ def parse_roster(result: FileResult, text: str) -> None:
                 ctx.issue("invalid_value", f"{name} 的 state 应为键值映射", line=line)
                 state = {}
             extra = {k: v for k, v in item.items() if k not in ROSTER_RESERVED}
-            tier = _str(item.get("tier")) or "次要"
+            tier = _str(item.get("tier")) or "装饰"
             if tier not in TIERS:
                 ctx.issue("invalid_value", f"{name} 的 tier {tier!r} 不在允许范围（{' | '.join(TIERS)}）", line=line)
-                tier = "次要"
+                tier = "装饰"
             result.entities.append(
                 EntityData(
                     type=type_name,
@@ -566,6 +585,7 @@ def parse_roster(result: FileResult, text: str) -> None:
                     base_state={**extra, **state},
                     aliases=_aliases(ctx, item.get("aliases"), line)
                     + _aliases(ctx, item.get("generic_aliases"), line, generic=True),
+                    parent=_parent_field(ctx, item, name, line),
                 )
             )
 

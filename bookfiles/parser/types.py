@@ -160,11 +160,12 @@ class EntityData:
     path: str
     line: int | None = None
     explicit_id: str = ""
-    tier: str = "次要"
+    tier: str = "装饰"  # the seed's default: an entry says when it matters more
     description: str = ""
     base_state: dict[str, Any] = field(default_factory=dict)
     protagonist: bool = False
     aliases: list[AliasData] = field(default_factory=list)
+    parent: str = ""  # issue 31: the place / faction this one lies within (a name, alias or id; entities/hierarchy.py)
 
 
 @dataclass

@@ -39,13 +39,23 @@ def _json_key(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
+def _parent_key(entities: list[dict[str, Any]]) -> None:
+    # issue 31: an entity's parent (its id) only where it has one, so a book without a hierarchy dumps as before
+    for entity in entities:
+        parent = entity.pop("parent__entity_id")
+        if parent is not None:
+            entity["parent"] = parent
+
+
 def _written(*, book: Book) -> dict[str, Any]:
     """The rows the journal brings back (what ingestion and curation wrote), keyed by stable ids."""
     entities = _rows(
         Entity.objects.filter(book=book).exclude(source="file"),
-        ["entity_id", "type", "canonical_name", "tier", "description", "base_state", "is_protagonist", "source"],
+        ["entity_id", "type", "canonical_name", "tier", "description", "base_state", "is_protagonist", "source"]
+        + ["parent__entity_id"],
         key=("entity_id",),
     )
+    _parent_key(entities)
     aliases = _rows(
         Alias.objects.filter(book=book).exclude(source="file"),
         ["entity__entity_id", "alias", "valid_from", "valid_to", "note", "generic", "source"],
@@ -182,9 +192,11 @@ def book_dump(*, book: Book) -> str:
         )
     entities = _rows(
         Entity.objects.filter(book=book, source="file").order_by("entity_id"),
-        ["entity_id", "type", "canonical_name", "tier", "description", "base_state", "is_protagonist", "source_path"],
+        ["entity_id", "type", "canonical_name", "tier", "description", "base_state", "is_protagonist", "source_path"]
+        + ["parent__entity_id"],
         key=("entity_id",),
     )
+    _parent_key(entities)
     for entity in entities:
         entity["aliases"] = sorted(aliases.get(entity["entity_id"], []), key=lambda a: a["alias"])
     data = {

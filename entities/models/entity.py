@@ -26,7 +26,7 @@ class Entity(models.Model):
     )
     type = models.CharField(max_length=10, choices=Type.choices, verbose_name="类型")
     canonical_name = models.CharField(max_length=200, verbose_name="正名")
-    tier = models.CharField(max_length=10, choices=Tier.choices, default=Tier.MINOR, verbose_name="层级")
+    tier = models.CharField(max_length=10, choices=Tier.choices, default=Tier.DECOR, verbose_name="层级")
     description = models.TextField(blank=True, verbose_name="描述")
     base_state = models.JSONField(
         default=dict, blank=True, help_text="设定文件中的初始状态（境界、位置…）", verbose_name="初始状态"
@@ -39,6 +39,17 @@ class Entity(models.Model):
         max_length=20, default="file", help_text="从哪里来：设定文件、抽取、迁移或后台", verbose_name="来源"
     )
     source_path = models.CharField(max_length=1000, blank=True, verbose_name="源文件")
+    # The place or faction this one lies within (省 > 市 > 区, 总部 > 分部): same book, same type, no
+    # cycle (entities/hierarchy.py). Owned by the roster for a file entity, by its extraction otherwise.
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="children",
+        verbose_name="上级",
+        help_text="所属的上级地点 / 势力（名册的 parent:）",
+    )
 
     class Meta:
         ordering = ["book_id", "type", "entity_id"]

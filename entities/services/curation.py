@@ -71,7 +71,7 @@ def entity_add(
     book: Book,
     name: str,
     type: str,
-    tier: str = Entity.Tier.MINOR,
+    tier: str = Entity.Tier.DECOR,
     description: str = "",
     base_state: dict | None = None,
     is_protagonist: bool = False,

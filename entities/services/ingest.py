@@ -17,6 +17,7 @@ from django.db import transaction
 from core.journal import journal_append, journal_lock
 from core.models import Book, Chapter
 from entities import selectors
+from entities.hierarchy import parent_set_from_extraction
 from entities.mentions import mentions_names_after, mentions_names_before
 from entities.models import Appearance, Entity, Extraction, PendingItem, RelationshipEvent, StateChange
 from entities.payload import extraction_json_load, extraction_validate
@@ -235,6 +236,10 @@ def _entity_new_write(run: _Ingestion, i: int, item: Any, entities: tuple[Entity
         ids=known.ids if known is not None else None,
     )
     run.taken.add(entity.entity_id)
+    if item.parent:  # issue 31: the hierarchy (a file entity's parent stays the roster's)
+        refused = parent_set_from_extraction(entity=entity, ref=item.parent)
+        if refused:
+            run.warn(f"entities_new[{i}].parent", item.confidence, refused)
     run.refs.created[i] = entity
     run.suggested_ids.add(entity.entity_id)
     if created or entity.entity_id in run.previously_created:

@@ -61,7 +61,7 @@ def _entity_create(
     book: Book,
     name: str,
     type: str,
-    tier: str = Entity.Tier.MINOR,
+    tier: str = Entity.Tier.DECOR,
     description: str = "",
     entity_id: str | None = None,
     aliases: Iterable[str | dict] = (),

@@ -184,6 +184,21 @@ def test_the_sdk_client_shows_the_chinese_reason_of_a_refusal(server_url, keys):
         assert (refused.error.message, refused.error.data["status"]) == (message, status)
 
 
+def test_the_first_call_on_an_empty_database_builds_the_book(server_url, transactional_db):
+    # No `demo` fixture: the database has no book; the folder is in WEBNOVEL_BOOKS_DIR (core/lazybuild.py).
+    from core.models import Book
+    from core.services import apikey_create
+    from tests.conftest import DEMO_BOOK
+
+    raw = apikey_create(name="all", scope="read")[1]
+    with override_settings(WEBNOVEL_BOOKS_DIR=DEMO_BOOK.parent):
+        assert not Book.objects.exists()
+        with mcp_session(f"{server_url}/mcp/demo-book", raw) as session:
+            stats = json.loads(session.call("report-stats").content[0].text)
+    assert stats["chapters"] == 24
+    assert Book.objects.get().slug == "demo-book"
+
+
 def test_bearer_keys_work_like_x_api_key(server_url, keys):
     headers = {**MCP_HEADERS, "authorization": f"Bearer {keys['read']}"}
     resp = httpx2.post(f"{server_url}/mcp/demo-book", headers=headers, content=json.dumps(INITIALIZE))

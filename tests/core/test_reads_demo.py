@@ -52,6 +52,7 @@ def test_thread_basics_hang_is_computed_from_last_advance(demo, api):
         "opened_chapter": 5,
         "planned_end": None,
         "planned_end_volume": None,
+        "planned_end_written": None,
         "closed_chapter": None,
         "planned_end_chapter": None,
         "planned_end_note": "",
@@ -498,3 +499,42 @@ def test_leak_scan_finds_the_deliberate_leak(demo, api):
     assert story("leak-scan", "demo-book") == expected
     assert api.get("/api/books/demo-book/reports/leaks").json() == expected
     assert story("leak-scan", "demo-book", "--secret", "信息差-003") == {"secrets_scanned": 1, "total": 0, "leaks": []}
+
+
+def test_timelines_render_the_markdown_table_of_the_book_s_file(demo, api):
+    # issue 31: the seed's form, `--format text` (REST: ?format=text, text/markdown)
+    text = story("timeline-volume", "demo-book", "1", "--format", "text")
+    lines = text.split("\n")
+    assert lines[:5] == [
+        "## 第1卷",
+        "",
+        "| 章 | 书内时间 | 事件 | 在场人物 |",
+        "|---|---|---|---|",
+        "| 1 | 青岚历三百二十年·春 | 雨夜拾剑 | 林风、剑老 |",
+    ]
+    assert len([line for line in lines if line.startswith("| ")]) == 13  # the head and 12 chapters
+    rest = api.get("/api/books/demo-book/timeline/volumes/1", {"format": "text"})
+    assert (rest["content-type"], rest.content.decode().strip()) == ("text/markdown; charset=utf-8", text.strip())
+    recent = story("timeline-recent", "demo-book", "--format", "text")
+    assert recent.startswith("## 第1卷\n") and "\n\n## 第2卷\n" in recent
+    current = story("timeline-current", "demo-book", "--format", "text")
+    assert current.startswith("## 第2卷\n") and recent.endswith("\n\n" + current)
+    mine = story("timeline-character", "demo-book", "苏师姐", "--format", "text").split("\n")
+    assert mine[0] == "## 苏晚晴 在场的时间线"
+    assert mine[2] == "| 卷 | 章 | 书内时间 | 事件 | 在场人物 |"
+    assert len([line for line in mine if line.startswith("| ")]) == 1 + 7
+
+
+def test_a_volume_s_first_chapter_is_key_without_a_mark(demo, api):
+    # issue 31: the seed's is_key_chapter infers a volume's opening; the marked ones stay key
+    assert story("chapter", "demo-book", "13")["key_chapter"] is True  # 雾海问剑 starts at 13, unmarked
+    assert story("chapter", "demo-book", "1")["key_chapter"] is True
+    assert story("chapter", "demo-book", "11")["key_chapter"] is True  # marked
+    assert story("chapter", "demo-book", "14")["key_chapter"] is False
+    assert api.get("/api/books/demo-book/chapters/13").json()["key_chapter"] is True
+
+
+def test_planned_end_written_says_what_the_author_wrote(demo, api):
+    # issue 31: 伏笔-001 has planned_end: 40; a volume plan reads 第N卷 in the same field
+    assert story("thread", "demo-book", "伏笔-001")["planned_end_written"] == "第40章"
+    assert api.get("/api/books/demo-book/threads/伏笔-001").json()["planned_end_written"] == "第40章"

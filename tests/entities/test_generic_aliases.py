@@ -142,3 +142,26 @@ def test_extraction_marks_a_new_entitys_alias_generic():
         "师兄": True,  # a bare role word: generic by the rule of entities/generic.py
     }
     assert AmbiguousMention.objects.get(book=book, chapter=1).alias == "那个少年"
+
+
+def test_a_tag_s_alias_generic_by_grammar_is_marked_as_extraction_marks_it():
+    # issue 31: <alias>那个少年</alias> inside <entity> and <entity-alias alias="老者"> need no generic="true"
+    book = book_row_make(chapters=2)
+    entity_make(book, "linfeng", "林风")
+    Chapter.objects.filter(book=book, number=1).update(
+        entity_tags=[
+            {
+                "line": 2,
+                "text": '<entity type="角色" name="赵元"><alias>那个少年</alias><alias>赵师兄</alias></entity>',
+            },
+            {"line": 3, "text": '<entity-alias ref="linfeng" alias="老者"/>'},
+            {"line": 4, "text": '<entity-alias ref="linfeng" alias="小风"/>'},
+        ]
+    )
+    mentions_index(book=book, numbers=[1], removed=[])
+    assert sorted(Alias.objects.filter(book=book).values_list("alias", "generic")) == [
+        ("小风", False),
+        ("老者", True),
+        ("赵师兄", False),
+        ("那个少年", True),
+    ]

@@ -161,7 +161,8 @@ def test_old_project_migrates_names_generic_aliases_and_chapters(tmp_path):
 
 def test_old_memory_scratchpad_maps_what_maps_and_keeps_the_rest(tmp_path):
     root = _project(tmp_path / "doupo")
-    _migrate(root, "--commit")
+    migrated = _migrate(root, "--commit")
+    assert migrated["memory"]["created"] == 5  # issue 31: migrate_state brings the scratchpad in too
     out = io.StringIO()
     call_command("memory_import", "doupo", str(root / ".webnovel/memory_scratchpad.json"), stdout=out)
     result = json.loads(out.getvalue())
@@ -177,7 +178,7 @@ def test_old_memory_scratchpad_maps_what_maps_and_keeps_the_rest(tmp_path):
             "reason": "缺少 subject、field 或 value（也认 entity / attribute / content 等同义键）",
         }
     ]
-    assert result["created"] == 5
+    assert (result["created"], result["updated"]) == (0, 5)  # the same ids: updated, not duplicated
     facts = Fact.objects.filter(book__slug="doupo").order_by("key")
     assert list(facts.values_list("key", "category", "subject", "field", "value", "source_chapter")) == [
         ("cs_001.location", "character_facts", "萧炎", "location", "乌坦城", 4),
@@ -222,3 +223,82 @@ def test_a_book_yaml_naming_another_book_is_reported_and_kept(tmp_path):
         "请把 book.yaml 的 slug 改为 doupo，或用 --book dpcq 重新迁移"
     ]
     assert (root / "book.yaml").read_text(encoding="utf-8") == "slug: dpcq\ntitle: 斗破\n"
+
+
+def test_the_whole_old_project_migrates_in_one_command(tmp_path):
+    # issue 31: facts, threads, worldview, outlines — and the report lists everything it did not take
+    root = _project(tmp_path / "doupo")
+    state = {
+        **STATE,
+        "plot_threads": {
+            "foreshadowing": [
+                {
+                    "id": "fs_001",
+                    "content": "戒指里的秘密",
+                    "planted_chapter": 1,
+                    "target_chapter": 30,
+                    "urgency": "high",
+                },
+                {
+                    "id": "fs_002",
+                    "content": "三年之约",
+                    "planted_chapter": 2,
+                    "status": "resolved",
+                    "resolved_chapter": 4,
+                },
+            ]
+        },
+    }
+    (root / ".webnovel/state.json").write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
+    pad = {
+        **SCRATCHPAD,
+        "open_loops": [
+            {"id": "ol_001", "content": "戒指里的老者是谁", "chapter": 1, "layer": "episodic",
+             "payload": {"urgency": "high", "expected_payoff": 30}},
+            {"id": "ol_002", "subject": "萧炎", "field": "", "value": "三年之约", "chapter": 2},
+        ],
+    }  # fmt: skip
+    (root / ".webnovel/memory_scratchpad.json").write_text(json.dumps(pad, ensure_ascii=False), encoding="utf-8")
+    files = {
+        "设定集/世界观.md": "# 世界观\n\n## 力量体系\n斗之气、斗者、斗师。\n",
+        "设定集/角色/萧炎.md": "# 萧炎\n",
+        "大纲/总纲.md": "# 总纲\n\n## 主线\n三十年河东。\n\n## 结局\n斗帝。\n",
+        "大纲/第1卷-详细大纲.md": "# 第一卷\n\n## 卷旨\n落魄。\n",
+        "大纲/时间线.md": "第1章 测验\n",
+        "大纲/灵感.md": "随手记。\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+
+    summary = _migrate(root, "--commit")
+    assert summary["book_files"]["threads"] == 2
+    assert summary["book_files"]["documents"] == ["大纲/卷纲/第1卷.md", "设定/世界观.md"]
+    not_taken = {row["what"]: row["why"] for row in summary["not_taken"]}
+    assert not_taken["设定集/角色/萧炎.md"].startswith("设定集里只有 世界观.md 有对应格式")
+    assert not_taken["大纲/时间线.md"].startswith("时间线没有卷号")
+    assert not_taken["大纲/灵感.md"].startswith("本格式只读 大纲/总纲.md")
+    assert not_taken["memory_scratchpad.json 的 relationships"] == "没有对应的记忆类别：原样保存在 LegacyRecord"
+    assert "正文/草稿-废弃.md" in not_taken
+
+    report = book_rebuild(root=root)
+    assert report["ok"], report["errors"]
+    book = Book.objects.get(slug="doupo")
+    threads = {t.thread_id: t for t in book.threads.all()}
+    assert sorted(threads) == ["伏笔-001", "伏笔-002"]
+    assert (threads["伏笔-001"].title, threads["伏笔-001"].strength, threads["伏笔-001"].opened_chapter) == (
+        "戒指里的秘密",
+        "高",
+        1,
+    )
+    assert (threads["伏笔-002"].status, threads["伏笔-002"].closed_chapter) == ("已收尾", 4)
+    from core.selectors import worldview_section
+    from memory.selectors import scratchpad_export
+
+    assert worldview_section(book=book, heading="力量体系").strip() == "斗之气、斗者、斗师。"
+    exported = {i["id"]: i for i in scratchpad_export(book=book)["open_loops"]}
+    assert (exported["ol_001"]["payload"], exported["ol_001"]["layer"]) == (
+        {"urgency": "high", "expected_payoff": 30},
+        "episodic",
+    )
+    assert exported["ol_002"]["field"] == ""

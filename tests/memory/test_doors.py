@@ -202,7 +202,10 @@ def test_import_export_round_trip(book, api, tmp_path):
     assert (first["created"], first["updated"], first["kept"], first["skipped"]) == (4, 0, [], [])
     assert json.loads(run("memory_import", "mem", str(path)))["updated"] == 4
     exported = api.get("/api/books/mem/memory/export").json()
-    assert sorted(exported) == sorted(PLUGIN_FILE)
+    assert sorted(exported) == sorted([*PLUGIN_FILE, "meta"])
+    meta = exported.pop("meta")  # issue 31: the seed's scratchpad meta
+    assert (meta["version"], meta["compaction_count"], meta["facts"]) == (2, 0, 4)
+    assert meta["updated_at"] == max(i["updated_at"] for bucket in exported.values() for i in bucket)
     items = {i["id"]: i for bucket in exported.values() for i in bucket}
     assert set(items) == {"sf_001", "cf_001", "cf_002", "cf_003"}
     assert (items["cf_002"]["status"], items["cf_003"]["status"]) == ("outdated", "active")
@@ -255,3 +258,13 @@ def test_admin_pages(filled, admin_client):
     assert "outline:v1:s3" in admin_client.get(f"/admin/memory/memoryhit/{hit.pk}/change/").content.decode()
     assert admin_client.get("/admin/memory/chunk/").status_code == 200
     assert admin_client.get("/admin/memory/facttombstone/").status_code == 200
+
+
+def test_the_export_meta_counts_compacted_facts(book):
+    from memory.models import FactTombstone
+    from memory.selectors import scratchpad_meta
+
+    assert scratchpad_meta(book=book) == {"version": 2, "updated_at": None, "compaction_count": 0, "facts": 0}
+    FactTombstone.objects.create(book=book, key="d:1", reason="merged")
+    FactTombstone.objects.create(book=book, key="d:2", reason="dropped")
+    assert scratchpad_meta(book=book)["compaction_count"] == 2

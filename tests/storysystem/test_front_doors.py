@@ -43,10 +43,18 @@ def test_cli_persist_master_then_chapter(book, tmp_path, capsys):
     assert (tmp_path / ".story-system" / "MASTER_SETTING.json").exists()
     assert master_story(book=book)["meta"]["query"] == "玄幻退婚流"
     _run(
-        capsys, "压抑一点，后面爆", "--book", "tuihun", "--chapter", "15", "--persist", "--set", "节奏策略=本章只压不爆"
+        capsys,
+        "压抑一点，后面爆",
+        "--book",
+        "tuihun",
+        "--chapter",
+        "15",
+        "--persist",
+        "--set",
+        "本章节奏目标=本章只压不爆",
     )
     assert (tmp_path / ".story-system" / "chapters" / "chapter_015.md").exists()
-    assert chapter_effective(book=book, chapter=15)["fields"]["节奏策略"]["value"] == "本章只压不爆"
+    assert chapter_effective(book=book, chapter=15)["fields"]["本章节奏目标"]["value"] == "本章只压不爆"
 
 
 def test_cli_refusals(book, capsys):
@@ -116,7 +124,7 @@ def test_rest_build_master_and_chapter_then_reads(api, book, tmp_path):
         {
             "query": "压抑一点，后面爆",
             "chapter": 15,
-            "set": {"节奏策略": "本章只压不爆"},
+            "set": {"本章节奏目标": "本章只压不爆"},
             "add_anti_patterns": ["配角抢戏"],
         },
         content_type="application/json",
@@ -124,13 +132,18 @@ def test_rest_build_master_and_chapter_then_reads(api, book, tmp_path):
     assert resp.status_code == 200
     chapter = api.get(f"{BASE}/chapters/15").json()
     assert chapter == resp.json()["story_system"]
-    assert chapter["field_origins"]["节奏策略"] == "chapter"
+    assert chapter["field_origins"]["本章节奏目标"] == "chapter"
     effective = api.get(f"{BASE}/chapters/15/effective").json()
-    assert effective["fields"]["节奏策略"] == {
+    assert effective["fields"]["本章节奏目标"] == {
         "value": "本章只压不爆",
         "origin": "chapter",
         "policy": "override_allowed",
-        "master_value": "前三章压到谷底，第三章末给第一次有效反击",
+        "master_value": "",
+    }
+    assert effective["fields"]["节奏策略"] == {  # issue 31: the master's long line, locked
+        "value": "前三章压到谷底，第三章末给第一次有效反击",
+        "origin": "master",
+        "policy": "locked",
     }
     assert effective["anti_patterns"][-1]["text"] == "配角抢戏"
     assert (tmp_path / ".story-system/chapters/chapter_015.json").exists()

@@ -76,7 +76,7 @@ def test_chapter_files_and_json_is_the_source(book, master, tmp_path):
     assert data["meta"]["chapter_mode"] == "chapter" and data["meta"]["chapter"] == 15
     md = (tmp_path / ".story-system/chapters/chapter_015.md").read_text(encoding="utf-8")
     assert "- 章节模式：第15章\n" in md
-    assert "- 节奏策略：压抑持续累积到临界点，再集中一次爆发（来源：本章）\n" in md
+    assert f"- 节奏策略：{MASTER_PACING}（来源：总设定）\n" in md  # issue 31: the query no longer replaces it
     assert "- 核心调性：先抑后扬（来源：总设定）\n" in md
 
 
@@ -109,43 +109,61 @@ def test_route_suggestions_for_locked_fields_are_kept_aside_not_applied(book, ma
         "核心调性": "先抑后扬，蓄力引爆",
         "主冲突模板": "主角在退无可退之处一次性清算",
         "主角硬约束": ["爆发必须由主角亲手完成"],
+        # issue 31: locked as the seed says — the query's suggestions are set aside, not applied
+        "节奏策略": "压抑持续累积到临界点，再集中一次爆发",
+        "全局毒点": ["压抑没有真实损失", "爆发只喊口号", "爆发后立刻恢复原状"],
     }
 
 
 def test_override_allowed_takes_the_chapter_value(book, master):
     story_chapter_build(
-        book=book, chapter=7, query="压抑一点", overrides={"节奏策略": "本章慢热，只铺垫不兑现"}, persist=True
+        book=book, chapter=7, query="压抑一点", overrides={"本章节奏目标": "本章慢热，只铺垫不兑现"}, persist=True
     )
-    field = chapter_effective(book=book, chapter=7)["fields"]["节奏策略"]
+    field = chapter_effective(book=book, chapter=7)["fields"]["本章节奏目标"]
     assert field == {
         "value": "本章慢热，只铺垫不兑现",
         "origin": "chapter",
         "policy": "override_allowed",
-        "master_value": MASTER_PACING,
+        "master_value": "",
     }
     # a chapter without an override reads the master
     other = chapter_effective(book=book, chapter=8)
     assert other["has_chapter_override"] is False
-    assert other["fields"]["节奏策略"] == {"value": MASTER_PACING, "origin": "master", "policy": "override_allowed"}
+    assert other["fields"]["节奏策略"] == {"value": MASTER_PACING, "origin": "master", "policy": "locked"}
+
+
+def test_the_master_s_pacing_and_anti_patterns_are_locked_as_the_seed_says(book, master):
+    # issue 31: a chapter may not replace the long-line 节奏策略 nor rewrite 全局毒点: refused with the reason
+    with pytest.raises(InvalidInput) as exc:
+        story_chapter_build(book=book, chapter=7, query="压抑一点", overrides={"节奏策略": "本章慢热"}, persist=True)
+    assert exc.value.message.startswith("第7章不能修改锁定字段「节奏策略」：锁定字段只认总设定")
+    with pytest.raises(InvalidInput, match="不能修改锁定字段「全局毒点」"):
+        story_chapter_build(book=book, chapter=7, query="x", overrides={"全局毒点": "本章不许出现新角色"}, persist=True)
+    # its own anti-patterns still add to the master's
+    story_chapter_build(book=book, chapter=7, query="x", add_anti_patterns=["本章不许出现新角色"], persist=True)
+    assert chapter_effective(book=book, chapter=7)["anti_patterns"][-1]["text"] == "本章不许出现新角色"
 
 
 def test_append_only_is_the_deduplicated_union(book, master):
-    story_chapter_build(
-        book=book, chapter=9, query="随便", overrides={"全局毒点": "打脸收尾太软|本章不许出现新角色"}, persist=True
+    # 全局毒点 is locked (issue 31, the seed); 全局禁区补充 stays append_only
+    story_master_build(
+        book=book, query="玄幻退婚流", overrides={"全局禁区补充": "打脸收尾太软|反击没有铺垫"}, persist=True
     )
-    field = chapter_effective(book=book, chapter=9)["fields"]["全局毒点"]
+    story_chapter_build(
+        book=book, chapter=9, query="随便", overrides={"全局禁区补充": "打脸收尾太软|本章不许出现新角色"}, persist=True
+    )
+    field = chapter_effective(book=book, chapter=9)["fields"]["全局禁区补充"]
     assert field == {
-        "value": ["反击没有铺垫", "打脸收尾太软", "配角替主角出头", "本章不许出现新角色"],
+        "value": ["打脸收尾太软", "反击没有铺垫", "本章不许出现新角色"],
         "origin": "master+chapter",
         "policy": "append_only",
         "added_by_chapter": ["本章不许出现新角色"],
     }
     # a shorter list cannot remove the master's items
-    story_chapter_build(book=book, chapter=10, query="随便", overrides={"全局毒点": "反击没有铺垫"}, persist=True)
-    assert chapter_effective(book=book, chapter=10)["fields"]["全局毒点"]["value"] == [
-        "反击没有铺垫",
+    story_chapter_build(book=book, chapter=10, query="随便", overrides={"全局禁区补充": "反击没有铺垫"}, persist=True)
+    assert chapter_effective(book=book, chapter=10)["fields"]["全局禁区补充"]["value"] == [
         "打脸收尾太软",
-        "配角替主角出头",
+        "反击没有铺垫",
     ]
 
 
@@ -185,7 +203,7 @@ def test_rebuilding_the_master_rewrites_chapter_files_with_the_new_locked_values
     story_master_build(book=book, query="都市赘婿", persist=True)
     data = json.loads((tmp_path / ".story-system/chapters/chapter_015.json").read_text(encoding="utf-8"))
     assert data["master_constraints"]["核心调性"] == "隐忍之后的身份反转"
-    assert data["field_origins"]["节奏策略"] == "chapter"
+    assert data["field_origins"]["节奏策略"] == "master"  # issue 31: locked
     assert master_story(book=book)["meta"]["inferred_genre"] == "都市赘婿"
 
 
@@ -202,6 +220,7 @@ def test_book_yaml_can_change_the_policy(book, master):
         "主冲突模板",
         "金手指硬限制",
         "主角硬约束",
+        "全局毒点",
         "主路由题材",
         "主角底层人设",
         "世界规则闭环",

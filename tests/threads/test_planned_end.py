@@ -76,6 +76,7 @@ def test_overdue_uses_the_volume_last_chapter(book, api):
         7,
         unwritten["planned_end_note"],
     )
+    assert basics["planned_end_written"] == "第7卷"  # issue 31: one field says what the author wrote
 
 
 def test_a_volume_known_only_from_its_folder_ends_once_the_next_one_begins(tmp_path, db):

@@ -30,12 +30,15 @@ TAG_CODES = ("entity_tag_skipped", "entity_tag_partial")
 TAG_SHOWN = 10  # the first reasons; `story entity-tag-issues` lists them all
 
 
-def hook_failures_check(report: dict[str, Any], *, action: str) -> None:
-    """Exit non-zero after the report when an after-commit update failed: the writes are committed,
-    but a script (or an agent) reading only the exit status must not take the memory as up to date."""
+def hook_failures_warn(command: BaseCommand, report: dict[str, Any], *, action: str) -> None:
+    """Warn on stderr when an after-commit update (the memory hook) failed: the writes are committed and
+    the exit status stays 0, as the seed's hooks warn only; the report keeps ``hook_failures`` for a
+    script, and the warning says how to catch up (``memory_health --refresh``)."""
     failures = report.get("hook_failures") or []
     if failures:
-        raise CommandError(f"{action}已写入数据库，但 {len(failures)} 个提交后的更新失败：{failures[0]['message']}")
+        command.stderr.write(
+            f"警告：{action}已写入数据库，但 {len(failures)} 个提交后的更新失败：{failures[0]['message']}"
+        )
 
 
 CANON_SHOWN = 20  # the first new findings; `continuity <book> --from K` lists them all
@@ -114,9 +117,9 @@ def report_text(report: dict[str, Any], *, action: str) -> str:
 def report_finish(
     command: BaseCommand, report: dict[str, Any], options: dict[str, Any], *, action: str, short: str = ""
 ) -> None:
-    """Print a rebuild / sync / finalize report (JSON or text), then fail if it failed or a hook did."""
+    """Print a rebuild / sync / finalize report (JSON or text), then fail if it failed (warn if a hook did)."""
     command.stdout.write(json_render(report) if options["json"] else report_text(report, action=action))
     short = short or action
     if not report["ok"]:
         raise CommandError(f"{short}失败：{len(report['errors'])} 个错误，数据库未改动")
-    hook_failures_check(report, action=short)
+    hook_failures_warn(command, report, action=short)

@@ -26,7 +26,7 @@ class Command(BookCommand):
                 file_write(path=options["out"], text=text + "\n")  # atomic; a symlink at the target is refused
             except OSError as exc:
                 raise CommandError(f"无法写入 {options['out']}：{exc.strerror or exc}") from exc
-            count = sum(len(v) for v in data.values())
+            count = data["meta"]["facts"]
             self.emit({"file": str(options["out"]), "facts": count}, None, options, indent=None)
         else:
             self.stdout.write(text)

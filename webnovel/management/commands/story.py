@@ -6,7 +6,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from core.selectors import book_get
+from core.lazybuild import book_get_or_build
 from kernel.exceptions import DomainError
 from kernel.interfaces import interfaces_load
 
@@ -94,7 +94,7 @@ class Command(BaseCommand):
         for arg in spec.all_args():
             _bounds_check(arg, params[arg.name])
         try:
-            book = book_get(slug=parsed["book"])
+            book = book_get_or_build(slug=parsed["book"], paths=True)
             result = spec.call(book=book, args=params)
         except DomainError as exc:
             sys.stderr.write(render_json(exc.as_dict()) + "\n")

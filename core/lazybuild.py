@@ -1,0 +1,83 @@
+"""The lazy build: a book whose folder is in WEBNOVEL_BOOKS_DIR but not yet in the database is built on
+its first query, at every door (the ``story`` CLI, the management commands, REST, MCP), as the seed's
+cache is rebuilt on first use.
+
+The core sits below the book-files app, so it cannot call the rebuilder itself: the book-files app
+registers it here in ``BookfilesConfig.ready()`` (``book_rebuilder_register``), a registration the layer
+contract sees, where a dotted path in settings would hide the up-call.
+
+Safety rules are those of ``rebuild`` (the registered function is ``book_rebuild`` without ``--replace``:
+a folder that is not the book's recorded one, or one that drops most of its chapters, is refused and
+nothing is written). A network door (REST, MCP over HTTP) names a book by a bare folder name only — never
+a path — so a caller cannot make the server read a folder outside WEBNOVEL_BOOKS_DIR.
+"""
+
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from core.models import Book
+from core.selectors import book_get
+from kernel.exceptions import InvalidInput, NotFound
+
+_rebuilder: Callable[..., dict[str, Any]] | None = None
+# Two first queries of one process build once; another process's concurrent build ends in the rebuild's
+# own book lock (the second one finds the book and replaces it by the same rows).
+_build_lock = threading.Lock()
+_FOLDER_NAME = re.compile(r"^[\w\-\u4e00-\u9fff][\w.\-\u4e00-\u9fff]*$")
+
+
+def book_rebuilder_register(fn: Callable[..., dict[str, Any]]) -> None:
+    """Register the function ``fn(root=Path) -> report`` that builds a book from its folder."""
+    global _rebuilder
+    _rebuilder = fn
+
+
+def book_folder_find(ref: str, *, paths: bool = False) -> Path | None:
+    """The book folder ``ref`` names: a folder name under WEBNOVEL_BOOKS_DIR (or, with ``paths``, a path
+    to a folder), holding a ``book.yaml``; None otherwise."""
+    candidates = []
+    if paths:
+        candidates.append(Path(ref).expanduser())
+    if _FOLDER_NAME.match(ref) and ".." not in ref:
+        candidates.append(Path(settings.WEBNOVEL_BOOKS_DIR) / ref)
+    for candidate in candidates:
+        if (candidate / "book.yaml").is_file():
+            return candidate.resolve()
+    return None
+
+
+def book_build(*, root: Path) -> tuple[Book, dict[str, Any] | None]:
+    """The book whose folder is ``root``: the database's when it has one, else built from the folder by the
+    registered rebuilder (its report second). A refused or failed build is an InvalidInput saying why."""
+    with _build_lock:
+        book = Book.objects.filter(root=str(root)).first()
+        if book is not None:
+            return book, None
+        if _rebuilder is None:
+            raise NotFound(
+                f"{root} 的书籍不在数据库中：先运行 manage.py rebuild {root}", extra={"story_root": str(root)}
+            )
+        report = _rebuilder(root=root)
+        if not report["ok"]:
+            raise InvalidInput(
+                f"{root} 的书籍不在数据库中，从文件夹重建失败：{report['errors'][0]['message']}",
+                extra={"story_root": str(root), "errors": report["errors"]},
+            )
+        return Book.objects.get(slug=report["book"]), report
+
+
+def book_get_or_build(*, slug: str, paths: bool = False) -> Book:
+    """The book with this slug; when the database has none but ``slug`` names a book folder (see
+    ``book_folder_find``), the book built from it. NotFound as ``book_get`` otherwise."""
+    try:
+        return book_get(slug=slug)
+    except NotFound:
+        root = book_folder_find(slug, paths=paths)
+        if root is None:
+            raise
+    return book_build(root=root)[0]
