@@ -68,6 +68,9 @@ SAMPLES: dict[str, dict[str, str]] = {
     "entity-graph-mermaid": {"ref": "linfeng"},
     "entity-appearances": {"ref": "linfeng"},
     "extraction": {"number": "1"},
+    "entity-ancestors": {"ref": "剑冢"},
+    "entity-descendants": {"ref": "雾海"},
+    "entity-within": {"ref": "白鹭洲", "container": "雾海"},
     # memory and story-system (the integrator's samples; adjust when those interfaces change)
     "context": {"number": "25"},
     "context-diff": {"a": "24", "b": "25"},
