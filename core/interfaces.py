@@ -227,7 +227,7 @@ interface(
     ),
     group="搜索",
     path="/search",
-    response="core.schemas:SearchOut",
+    response="core.schemas:BookSearchOut",
     summary="全书搜索",
 )(search.search_read)
 interface(

@@ -104,19 +104,19 @@ class LineHitOut(Schema):
     context: str
 
 
-class SearchHitOut(Schema):
+class BookSearchHitOut(Schema):
     chapter: int
     line: int = Field(description="行号（正文 1 起；0 = 章节摘要）")
     context: str
     signals: list[str] = Field(description="找到它的信号：keyword | bm25 | semantic")
 
 
-class SearchOut(Schema):
+class BookSearchOut(Schema):
     query: str
     mode: str = Field(description="实际使用的方式：keyword | semantic | hybrid")
     note: str = Field(description="说明：所用方式，或回退到关键词的原因")
     total: int
-    hits: list[SearchHitOut]
+    hits: list[BookSearchHitOut]
 
 
 class RegexSearchOut(Schema):

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from bookfiles.importers.legacy import legacy_book_yaml, legacy_chapters_plan, legacy_files_write
 from bookfiles.importers.project_files import documents_plan, threads_plan
+from core.journal import journal_events
 from core.models import Book
 from entities.legacy_state import MARKER, SLIM_LIMIT, STATE_PATH, legacy_state_import, slim_state, state_file_read
 from kernel.exceptions import DomainError
@@ -84,11 +85,23 @@ def _scratchpad(*, root: Path, slug: str, journal: bool) -> dict[str, Any] | Non
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         return {"file": str(path), "error": f"无法读取：{exc}", "created": 0, "skipped": [], "kept": []}
+    if journal and _scratchpad_journaled(root=root, data=data):
+        # A second migration of the same file changes nothing and journals nothing, as the state's does.
+        return {"file": str(path), "unchanged": True, "created": 0, "updated": 0, "skipped": [], "kept": []}
     try:
         result = scratchpad_import(book=Book.objects.get(slug=slug), data=data, journal=journal)
     except DomainError as exc:
         return {"file": str(path), "error": exc.message, "created": 0, "skipped": [], "kept": []}
     return {"file": str(path), **result}
+
+
+def _scratchpad_journaled(*, root: Path, data: Any) -> bool:
+    """Whether the book's journal already holds an import of exactly this scratchpad."""
+    same = json.dumps(data, ensure_ascii=False, sort_keys=True)
+    return any(
+        e.get("op") == "memory.import" and json.dumps(e.get("data"), ensure_ascii=False, sort_keys=True) == same
+        for e in journal_events(root=root)
+    )
 
 
 def _not_taken(summary: dict[str, Any]) -> list[dict[str, str]]:

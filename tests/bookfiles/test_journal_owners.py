@@ -389,18 +389,19 @@ def test_a_migrated_old_project_comes_back_from_its_folder(tmp_path):
     _migrate(root)  # the dry run journals nothing
     assert journal_events(root=root) == []
     _migrate(root, "--commit")
-    assert [e["op"] for e in journal_events(root=root)] == ["legacy.state.import"]
+    # the whole project in one command (issue 31): state.json, then the memory scratchpad
+    assert [e["op"] for e in journal_events(root=root)] == ["legacy.state.import", "memory.import"]
     assert book_rebuild(root=root)["ok"]
     book = Book.objects.get(slug="doupo")
     before = book_dump(book=book)
     assert Entity.objects.get(book=book, entity_id="xiaoyan").source == "migration"
     assert _migrate(root, "--commit")["changed"] is False  # a second migration changes nothing: no event
-    assert len(journal_events(root=root)) == 1
+    assert len(journal_events(root=root)) == 2
 
     Book.objects.filter(slug="doupo").delete()
     report = book_rebuild(root=root)
     assert report["ok"], report["errors"]
-    assert report["journal"] == {"legacy.state.import": 1}
+    assert report["journal"] == {"legacy.state.import": 1, "memory.import": 1}
     assert book_dump(book=Book.objects.get(slug="doupo")) == before
 
 

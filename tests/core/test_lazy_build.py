@@ -14,6 +14,7 @@ from bookfiles.rebuilder import book_rebuild
 from core import lazybuild
 from core.models import Book, Chapter
 from core.services import apikey_create
+from kernel.interfaces import target_resolve
 from tests.conftest import DEMO_BOOK
 from tests.factories import book_folder_make
 
@@ -21,7 +22,9 @@ pytestmark = pytest.mark.django_db
 
 
 def test_the_book_files_app_registers_the_rebuilder_and_no_setting_names_it(settings):
-    assert lazybuild._rebuilder is book_rebuild
+    # its own dotted path, resolved on the first lazy build (not imported by every django.setup())
+    assert lazybuild._rebuilder == "bookfiles.rebuilder.book_rebuild"
+    assert target_resolve(lazybuild._rebuilder) is book_rebuild
     assert not hasattr(settings, "WEBNOVEL_BOOK_REBUILDER")
 
 

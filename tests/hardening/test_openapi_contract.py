@@ -61,7 +61,7 @@ def test_response_schema_names_are_unique_across_apps():
 
 
 def test_search_and_alias_resolve_are_documented_with_their_own_fields(spec):
-    assert _component(spec, f"{B}/search")["required"] == ["query", "total", "hits"]
+    assert _component(spec, f"{B}/search")["required"] == ["query", "mode", "note", "total", "hits"]
     assert _component(spec, f"{B}/aliases/resolve")["required"] == ["alias", "id", "type", "canonical_name"]
     assert _component(spec, f"{B}/story-system/search")["required"] == [
         "query",

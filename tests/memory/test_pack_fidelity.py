@@ -25,7 +25,8 @@ def _item(pack, item_id):
 @pytest.fixture
 def story(filled, tmp_path):
     """The small book with a persisted master setting (seed library, 玄幻退婚流) and a chapter-7
-    override that sets its own pace and adds an anti-pattern."""
+    override that sets its own pace goal (本章节奏目标: the long-line 节奏策略 is the master's, locked since
+    issue 31) and adds an anti-pattern."""
     from storysystem.services import story_chapter_build, story_master_build
 
     filled.root = str(tmp_path)  # the .story-system files are written into the book folder
@@ -35,7 +36,7 @@ def story(filled, tmp_path):
         book=filled,
         chapter=7,
         query="拍卖会上低调捡漏",
-        overrides={"节奏策略": "本章慢节奏，埋伏笔"},
+        overrides={"本章节奏目标": "本章慢节奏，埋伏笔"},
         add_anti_patterns=["配角抢戏"],
         persist=True,
     )
@@ -48,12 +49,13 @@ def test_the_effective_story_system_is_its_own_section(story):
     assert item["title"] == "故事系统·第7章生效设定（总设定＋本章覆盖）"
     assert (item["layer"], item["priority"], item["included"]) == ("working", 86, True)
     assert item["reason"] == "纳入（优先级 86）"
-    assert item["tokens"] == 337
+    assert item["tokens"] == 364
     block = pack["text"].split("【故事系统·第7章生效设定（总设定＋本章覆盖）】\n", 1)[1].split("\n【", 1)[0]
     lines = block.splitlines()
     assert lines[0] == "核心调性：先抑后扬"  # the master's, locked
-    assert lines[1] == "节奏策略（本章）：本章慢节奏，埋伏笔"  # the chapter's override
+    assert lines[1] == "节奏策略：前三章压到谷底，第三章末给第一次有效反击"  # the master's long line, locked
     assert lines[2] == "主冲突模板：被轻视的主角以约定之日为期证明自己"
+    assert lines[5] == "本章节奏目标（本章）：本章慢节奏，埋伏笔"  # the chapter's own pace goal
     assert not any(line.startswith("全局毒点") for line in lines)  # merged into the anti-patterns
     assert lines[-1].startswith("禁忌（毒点，26 条）：反击没有铺垫；打脸收尾太软；配角替主角出头；")
     assert lines[-1].endswith("；配角抢戏（本章）")
@@ -74,7 +76,7 @@ def test_a_tight_budget_cuts_the_story_system_section_instead_of_dropping_it(sto
     pack = build_memory_pack(book=story, chapter=7, budget_tokens=800)
     item = _item(pack, "story_system")
     assert (item["included"], item["tokens"]) == (True, 133)
-    assert item["reason"] == "截断后纳入：原 337 词元，保留 133（优先级 86）"
+    assert item["reason"] == "截断后纳入：原 364 词元，保留 133（优先级 86）"
     assert "核心调性：先抑后扬" in pack["text"]  # the head (the fields) survives the cut
 
 
@@ -132,9 +134,9 @@ def test_every_door_gives_the_same_faithful_pack(story, api, client):
     rest = api.get("/api/books/mem/chapters/7/context?budget_tokens=8000").json()
     for pack in (cli, rest):
         assert _item(pack, "story_system")["included"] is True
-        assert "节奏策略（本章）：本章慢节奏，埋伏笔" in pack["text"]
+        assert "本章节奏目标（本章）：本章慢节奏，埋伏笔" in pack["text"]
         assert RAW_KEY.search(pack["text"]) is None
     assert cli["text"] == rest["text"]
     client.force_login(user_make())
     page = client.get("/dashboard/mem/context/?chapter=7&budget=8000").content.decode()
-    assert "故事系统·第7章生效设定（总设定＋本章覆盖）" in page and "节奏策略（本章）：本章慢节奏，埋伏笔" in page
+    assert "故事系统·第7章生效设定（总设定＋本章覆盖）" in page and "本章节奏目标（本章）：本章慢节奏，埋伏笔" in page
