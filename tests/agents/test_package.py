@@ -92,7 +92,7 @@ def test_webnovel_mcp_serves_the_demo_book_from_a_copy_in_the_data_dir(installed
         tools = {t.name: t for t in portal.call(client.list_tools).tools}
         thread = portal.call(client.call_tool, "thread", {"thread_id": "伏笔-001"})
         built = portal.call(client.call_tool, "story-system-build", {"query": "少年剑修", "persist": True})
-    assert len(tools) == 78 and "extraction-ingest" in tools
+    assert len(tools) == 81 and "extraction-ingest" in tools and "entity-within" in tools  # 73 reads + 8 writes
     assert (thread.is_error, thread.structured_content["id"]) == (False, "伏笔-001")
     assert thread.structured_content["title"]
     assert built.is_error is False
