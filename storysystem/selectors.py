@@ -1,6 +1,6 @@
 """Reads of the story system: reference search (the primitive) and the stored master / chapter
-settings, with the effective setting of a chapter. Routing and building a StorySystemDict are the
-routing engine's (storysystem/routing.py), which these reads answer through.
+settings, with the effective setting of a chapter. Routing is the routing engine's
+(storysystem/routing.py), building a StorySystemDict storysystem/storydict.py's: these reads answer through them.
 
 Building a StorySystemDict writes nothing: it is a read of the library. Persisting it is a service.
 """
@@ -10,8 +10,9 @@ from typing import Any
 from core.models import Book
 from kernel.exceptions import InvalidInput, NotFound
 from storysystem.models import StorySetting
-from storysystem.routing import anti_patterns_of, chapter_compose, effective_merge, genre_route, override_policy_for
+from storysystem.routing import anti_patterns_of, genre_route
 from storysystem.search import Doc, index_get
+from storysystem.storydict import chapter_compose, effective_merge, override_policy_for
 
 # ---------------------------------------------------------------- search
 

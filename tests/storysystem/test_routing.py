@@ -2,8 +2,10 @@ import pytest
 from django.test import override_settings
 
 from kernel.exceptions import InvalidInput
-from storysystem.routing import craft_vocabulary, genre_route, story_system_build
-from storysystem.search import Concept, concept_rows, route_profiles_get, thesaurus_load
+from storysystem.profiles import route_profiles_get
+from storysystem.routing import craft_vocabulary, genre_route
+from storysystem.storydict import story_system_build
+from storysystem.thesaurus import Concept, concept_rows, thesaurus_load
 from tests.storysystem.routing_requests import (
     DEV,
     DEV2,

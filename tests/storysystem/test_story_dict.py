@@ -1,9 +1,9 @@
 import pytest
 
 from storysystem.markdown import story_markdown
-from storysystem.routing import story_system_build
 from storysystem.selectors import reference_search
 from storysystem.services import references_import
+from storysystem.storydict import story_system_build
 
 pytestmark = pytest.mark.django_db
 
