@@ -2,7 +2,7 @@
 
 Why our own BM25: it is thirty lines, and the parts that matter here are ours anyway — Chinese
 tokenization and a per-book index cached in-process. Tokenization is the kernel's bigram tokenizer
-(kernel/text.py: character bigrams of every CJK run, ASCII words lower-cased) plus each entity name or
+(kernel/bigrams.py: character bigrams of every CJK run, ASCII words lower-cased) plus each entity name or
 alias of two characters or more found in the text as one extra term, so a name query matches whole
 names strongly. The names are found with the entities app's alias automaton (entities/mentions.py: one
 automaton per book, one cache, one invalidation), all overlapping matches rather than its
@@ -42,11 +42,11 @@ from django.db.models.functions import Length
 from core.models import Book, Chapter
 from entities.mentions import Matcher, matcher_get
 from entities.models import Entity, Extraction
+from kernel.bigrams import text_bigrams
 from kernel.bm25 import IndexFile, length_norm
 from kernel.bm25 import idf as bm25_idf
 from kernel.bulk import rows_insert
 from kernel.recall import semantic_get
-from kernel.text import text_bigrams
 from memory.models import Chunk
 from recall.windows import WINDOW_CHARS, windows_split
 

@@ -21,6 +21,7 @@ from core.journal import journal_append, journal_heal
 from core.locks import book_write_lock
 from core.models import Book
 from entities.models import LegacyRecord
+from kernel.bounds import NUMBER_MAX
 from kernel.bulk import rows_insert, rows_update
 from kernel.exceptions import InvalidInput
 from memory.models import Fact, FactEvent, MemoryHit
@@ -390,7 +391,7 @@ def memory_hit_record(*, book: Book, pack: dict[str, Any]) -> MemoryHit | None:
     return hit
 
 
-IMPORT_CHAPTER_MAX = 10_000_000  # past this a chapter number is a typo or an attack, never a book
+IMPORT_CHAPTER_MAX = NUMBER_MAX  # past this a chapter number is a typo or an attack, never a book
 
 
 def _import_chapter(raw: Any, *, where: str) -> int:

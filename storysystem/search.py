@@ -1,7 +1,7 @@
 """BM25F search over the reference library, in memory.
 
 Written here rather than taken from a library because the product *is* the ranking: Chinese needs
-its own tokenization (the kernel's character bigrams, kernel/text.py — the same as the memory's chunk
+its own tokenization (the kernel's character bigrams, kernel/bigrams.py — the same as the memory's chunk
 index — plus whole terms split on ``|`` and punctuation, without question-word bigrams), the contract
 fields carry different weights (意图与同义词 > 关键词 > 核心摘要 > 详细展开), and the index must answer
 in well under a millisecond for ~1,000 rows. Every (term, entry) contribution is query-independent
@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
+from kernel.bigrams import CJK_CHARS, cjk_bigrams
 from kernel.bm25 import IndexFile, length_norm
 from kernel.bm25 import idf as bm25_idf
 from kernel.exceptions import Conflict
-from kernel.text import CJK_CHARS, cjk_bigrams
 from storysystem.conf import anti_pattern_fields, conf
 from storysystem.models import LibraryState, ReferenceEntry
 
