@@ -12,7 +12,7 @@ from kernel.exceptions import InvalidInput, NotFound
 from storysystem.models import StorySetting
 from storysystem.routing import anti_patterns_of, genre_route
 from storysystem.search import Doc, index_get
-from storysystem.storydict import chapter_compose, effective_merge, override_policy_for
+from storysystem.storydict import base_context_keyed, chapter_compose, effective_merge, override_policy_for
 
 # ---------------------------------------------------------------- search
 
@@ -110,7 +110,7 @@ def chapter_effective(*, book: Book, chapter: int) -> dict[str, Any]:
         "master_constraints": {name: f["value"] for name, f in merged["fields"].items()},
         "fields": merged["fields"],
         "anti_patterns": merged["anti_patterns"],
-        "base_context": master["base_context"],
+        "base_context": base_context_keyed(master["base_context"], master["route"].get("base_tables", [])),
         "dynamic_context": contributions["dynamic_context"] if has_dynamic else master["dynamic_context"],
         "dynamic_context_origin": "chapter" if has_dynamic else "master",
         "override_policy": policy,

@@ -22,6 +22,40 @@ def _key(item: dict[str, Any]) -> tuple[str, str, str]:
     return (item["library"], item["table"], item["code"])
 
 
+def base_context_keyed(items: list[dict[str, Any]] | dict[str, list], tables: list[str]) -> dict[str, list]:
+    """The base context keyed by table, as the seed writes it: ``{table: [entries]}``, every base table a
+    key (in the route's order, then any other), its entries in rank order. A master stored before the
+    base context was keyed (a list) is keyed on read."""
+    if isinstance(items, dict):
+        items = base_context_items(items)
+    keyed: dict[str, list] = {table: [] for table in tables}
+    for item in items:
+        keyed.setdefault(item["table"], []).append(item)
+    return keyed
+
+
+def base_context_items(base: list[dict[str, Any]] | dict[str, list]) -> list[dict[str, Any]]:
+    """The base context's entries as one list (table by table), from the keyed form or a stored list."""
+    return [item for items in base.values() for item in items] if isinstance(base, dict) else list(base)
+
+
+def _entry_trace(library: str, table: str, code: str) -> dict[str, str]:
+    """What a trace entry quotes of its library entry, as the seed's source trace does: 摘要 (its 核心摘要)
+    and 指令 (its 大模型指令); empty when the entry left them empty or is no longer in the library."""
+    doc = index_get().doc_by_key.get((library, table, code))
+    payload = doc.payload if doc else {}
+    return {"摘要": payload.get("summary", ""), "指令": payload.get("instruction", "")}
+
+
+def _trace_item(kind: str, entry: dict[str, Any]) -> dict[str, Any]:
+    keys = {k: entry[k] for k in ("code", "table", "library", "score")}
+    if "summary" in entry and "instruction" in entry:
+        quoted = {"摘要": entry["summary"], "指令": entry["instruction"]}
+    else:
+        quoted = _entry_trace(entry["library"], entry["table"], entry["code"])
+    return {"kind": kind, **keys, **quoted}
+
+
 def _context_item(doc: Doc, score: float) -> dict[str, Any]:
     p = doc.payload
     return {
@@ -250,16 +284,15 @@ def _story_system_build(
     )
     trace = []
     if route["primary"]:
-        trace.append({"kind": "route", **{k: route["primary"][k] for k in ("code", "table", "library", "score")}})
+        trace.append(_trace_item("route", route["primary"]))
     if ruling:
-        trace.append(
-            {"kind": "ruling", "code": ruling.code, "table": ruling.table, "library": ruling.library, "score": 0.0}
-        )
+        ruled = {"code": ruling.code, "table": ruling.table, "library": ruling.library, "score": 0.0}
+        trace.append(_trace_item("ruling", ruled))
     for c in route["candidates"]:
-        trace.append({"kind": "candidate", **{k: c[k] for k in ("code", "table", "library", "score")}})
+        trace.append(_trace_item("candidate", c))
     for kind, items in (("base", base), ("dynamic", dynamic)):
         for item in items:
-            trace.append({"kind": kind, **{k: item[k] for k in ("code", "table", "library", "score")}})
+            trace.append(_trace_item(kind, item))
     trace += [{"kind": "table", "role": "base", **t} for t in base_trace]
     trace += [{"kind": "table", "role": "dynamic", **t} for t in dynamic_trace]
     trace += constraint_trace
@@ -276,7 +309,7 @@ def _story_system_build(
         },
         "route": route,
         "master_constraints": constraints,
-        "base_context": base,
+        "base_context": base_context_keyed(base, route["base_tables"]),
         "dynamic_context": dynamic,
         "anti_patterns": anti,
         "override_policy": override_policy_for(book=book),
@@ -364,7 +397,7 @@ def _chapter_contributions(
         route = {**master["route"], "method": "inherited", "candidates": []}
     route["inherited_from_master"] = route["method"] == "inherited"
     dynamic, dynamic_trace = _context(
-        route, query, route["dynamic_tables"], int(conf("dynamic_top_k")), master["base_context"]
+        route, query, route["dynamic_tables"], int(conf("dynamic_top_k")), base_context_items(master["base_context"])
     )
     row = _row_payload(route) if own_route else None
     derived, _ = _master_constraints(row, [], [], {})
@@ -392,9 +425,9 @@ def _chapter_contributions(
     )
     trace = []
     if own_route:
-        trace.append({"kind": "route", **{k: route["primary"][k] for k in ("code", "table", "library", "score")}})
+        trace.append(_trace_item("route", route["primary"]))
     for item in dynamic:
-        trace.append({"kind": "dynamic", **{k: item[k] for k in ("code", "table", "library", "score")}})
+        trace.append(_trace_item("dynamic", item))
     trace += [{"kind": "table", "role": "dynamic", **t} for t in dynamic_trace]
     contributions = {
         "fields": fields,
@@ -421,6 +454,7 @@ def chapter_compose(
             "table": t["table"],
             "library": t.get("library", ""),
             "score": t.get("score", ""),
+            **({"摘要": t["摘要"], "指令": t["指令"]} if "摘要" in t else {}),
         }
         for t in master["source_trace"]
         if t["kind"] in ("route", "base")
@@ -439,7 +473,7 @@ def chapter_compose(
         "route": record["route"],
         "master_constraints": {name: f["value"] for name, f in merged["fields"].items()},
         "field_origins": {name: f["origin"] for name, f in merged["fields"].items()},
-        "base_context": master["base_context"],
+        "base_context": base_context_keyed(master["base_context"], master["route"].get("base_tables", [])),
         "dynamic_context": contributions.get("dynamic_context") or master["dynamic_context"],
         "anti_patterns": merged["anti_patterns"],
         "override_policy": policy,
