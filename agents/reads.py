@@ -3,15 +3,14 @@
 read (or a new field of ``Arg``, like bounds) reaches the agents without touching this module beyond
 ``arg_json_schema``, the one place an argument becomes JSON Schema."""
 
-from functools import cache, reduce
-from importlib import import_module
-from operator import or_
+from functools import cache
 from typing import Any
 
 from pydantic import TypeAdapter
 
 from kernel.exceptions import InvalidInput
 from kernel.interfaces import Arg, Interface
+from kernel.responses import response_union
 
 _JSON_TYPES: dict[type, str] = {int: "integer", bool: "boolean", str: "string", float: "number"}
 
@@ -57,28 +56,14 @@ def interface_input_schema(spec: Interface) -> dict[str, Any]:
     return schema
 
 
-def _response_type(name: str) -> Any:
-    """The Python type a response declaration names (``module:Schema``, ``list[...]``, ``dict``), as REST resolves it."""
-    name = name.strip()
-    if name in {"", "dict"}:
-        return dict[str, Any]
-    if name == "str":
-        return str
-    if name.startswith("list[") and name.endswith("]"):
-        return list[_response_type(name[5:-1])]
-    module, _, attr = name.partition(":")
-    return getattr(import_module(module), attr)
-
-
 @cache
 def _output(spec: Interface) -> tuple[dict[str, Any] | None, bool]:
     """The output schema and whether it wraps the answer as ``{"result": ...}``."""
     if spec.text or not spec.response:
         return None, False
-    parts = [_response_type(part) for part in spec.response.split("|")]
-    if spec.formats:
-        parts.append(str)  # format=markdown etc. answers text
-    schema = TypeAdapter(reduce(or_, parts)).json_schema(mode="serialization")
+    # format=markdown etc. answers text
+    answer = response_union(spec.response, *([str] if spec.formats else []))
+    schema = TypeAdapter(answer).json_schema(mode="serialization")
     if schema.get("type") == "object":
         schema.pop("title", None)
         return schema, False

@@ -94,8 +94,9 @@ def routing_check() -> dict:
     """Routing accuracy per request set, routing latency, and the build time of the genre
     profiles (once per library version)."""
     from storysystem.conf import conf
+    from storysystem.profiles import route_profiles_build, route_profiles_get
     from storysystem.routing import craft_vocabulary_build, genre_route
-    from storysystem.search import index_get, route_profiles_build, route_profiles_get
+    from storysystem.search import index_get
     from tests.storysystem import routing_requests as rr
     from tests.storysystem import routing_requests_blind as blind
     from tests.storysystem import routing_requests_blind2 as blind2
@@ -153,8 +154,8 @@ def routing_check() -> dict:
 
 
 def measure_phase(repeat: int) -> dict:
-    from storysystem.routing import story_system_build
     from storysystem.selectors import reference_search
+    from storysystem.storydict import story_system_build
 
     t0 = time.perf_counter()
     reference_search(query="冷启动", max_results=10)

@@ -10,6 +10,7 @@ from continuity.checks import KINDS
 from continuity.waivers import WAIVERS_FILE, waivers_dump, waivers_read
 from core.locks import book_write_lock
 from core.models import Book
+from kernel.bounds import NUMBER_MAX
 from kernel.exceptions import InvalidInput
 from kernel.safefs import book_file_write
 
@@ -22,8 +23,8 @@ def waiver_add(*, book: Book, chapter: int, kind: str, term: str, note: str = ""
     """Mark the findings of ``kind`` about ``term`` in ``chapter`` intended (这是有意安排); replaces an earlier waiver of the same."""
     if kind not in KINDS:
         raise InvalidInput(f"未知的机检类别 {kind!r}，可用：{'、'.join(KINDS)}", extra={"field": "kind"})
-    if isinstance(chapter, bool) or not isinstance(chapter, int) or not 1 <= chapter <= 10_000_000:
-        raise InvalidInput(f"chapter 应为 1…10000000 的章节号，实际为 {chapter!r}", extra={"field": "chapter"})
+    if isinstance(chapter, bool) or not isinstance(chapter, int) or not 1 <= chapter <= NUMBER_MAX:
+        raise InvalidInput(f"chapter 应为 1…{NUMBER_MAX} 的章节号，实际为 {chapter!r}", extra={"field": "chapter"})
     term = str(term or "").strip()
     if not term or len(term) > TERM_MAX:
         raise InvalidInput(f"term 应为 1…{TERM_MAX} 字符（机检结果中的 term）", extra={"field": "term"})

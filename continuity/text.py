@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any
 
 from bookfiles.parser.text import FrontMatterError, entity_tag_spans, front_matter_split, numeral_parse
+from kernel.bounds import NUMBER_MAX
 
 SENTENCE_END = frozenset("。！？!?\n")
 CLAUSE_END = frozenset("，,；;：:。！？!?\n“”「」『』")
@@ -111,8 +112,8 @@ def _chapter_value(value: Any) -> int | None:
     else:
         match = _CHAPTER.match(str(value))
         number = numeral_parse(match.group(1)) if match else None
-    if number is None or not 1 <= number <= 10_000_000:
-        raise DraftError(f"front matter 的 chapter 应为 1…10000000 的章节号，实际为 {value!r}", 2)
+    if number is None or not 1 <= number <= NUMBER_MAX:
+        raise DraftError(f"front matter 的 chapter 应为 1…{NUMBER_MAX} 的章节号，实际为 {value!r}", 2)
     return number
 
 

@@ -17,6 +17,7 @@ coarse stamp that gives up at once when the database is busy (``apikey_touch``).
 
 import math
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -151,13 +152,18 @@ def key_caller(key: ApiKey) -> str:
     return f"key:{key.prefix}"
 
 
+def user_caller(user: Any) -> str:
+    """The rate-limit caller of a signed-in user, the same at every door (REST's session, the dashboard)."""
+    return f"user:{user.pk}"
+
+
 def caller_id(request: HttpRequest) -> str:
     """Who is calling, for rate limits: the key's prefix, the session user, else the client address."""
     auth = getattr(request, "auth", None)
     if isinstance(auth, ApiKey):
         return key_caller(auth)
     if auth is not None and getattr(auth, "pk", None) is not None:
-        return f"user:{auth.pk}"
+        return user_caller(auth)
     return f"ip:{request.META.get('REMOTE_ADDR', '')}"
 
 

@@ -6,7 +6,8 @@ shaped here: findings grouped by severity, waived ones folded apart, each eviden
 to its admin page when that chapter is in the database. The draft is a POST (Django's CSRF check)
 because a chapter does not fit in a URL; it writes nothing. Bad input — a chapter that is not a
 number, a range that runs backwards, a draft too long or with broken front matter — is a Chinese
-message on the page with the form kept (status 422), never a 500.
+message on the page with the form kept (status 422), never a 500. The draft check is counted against
+``WEBNOVEL_CONTINUITY_RATE`` like REST's and MCP's, one budget per user (429 with Retry-After past it).
 """
 
 from typing import Any
@@ -15,12 +16,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
+from continuity.api import CONTINUITY_RATE
 from continuity.selectors import CHAPTER_MAX, DRAFT_MAX_CHARS, chapters_check, draft_check
+from core.auth import rate_count, user_caller
 from core.models import Book
 from core.selectors import book_current_chapter, book_get
 from dashboard import selectors
 from dashboard.views import _book_context, page
-from kernel.exceptions import InvalidInput
+from kernel.exceptions import InvalidInput, RateLimited
 
 RECHECK_DEFAULT = 20
 # A long book's generated names can give a chapter hundreds of findings: the page shows the first ones
@@ -124,19 +127,22 @@ def continuity_page(request: HttpRequest, slug: str) -> HttpResponse:
     last = book_current_chapter(book=book)
     ctx = _book_context(book, "continuity")
     ctx.update(draft_max=DRAFT_MAX_CHARS, recheck_default=RECHECK_DEFAULT, last_chapter=last)
-    status = 200
+    status, retry_after = 200, None
     if request.method == "POST":
         text = request.POST.get("text", "")
         chapter_raw = request.POST.get("chapter", "")
         ctx.update(text=text, chapter_raw=chapter_raw, posted=True)
         try:
+            # counted like REST's and MCP's draft check: one budget per user across doors (issue 25)
+            rate_count(caller=user_caller(request.user), setting=CONTINUITY_RATE[0], what=CONTINUITY_RATE[1])
             if not text.strip():
                 raise InvalidInput("草稿为空：请粘贴章节全文（含 front matter）", extra={"field": "text"})
             chapter = _number(chapter_raw, "chapter", "章节号")
             result = draft_check(book=book, text=text, chapter=chapter)
-        except InvalidInput as exc:
+        except (InvalidInput, RateLimited) as exc:
             ctx["draft_error"] = exc.message
             status = exc.status_code
+            retry_after = getattr(exc, "retry_after", None)
         else:
             links = _chapter_links(book, _evidence_chapters(result["findings"]))
             shaped = _shape(result["findings"], links, limit=FINDINGS_SHOWN * 5)
@@ -148,4 +154,7 @@ def continuity_page(request: HttpRequest, slug: str) -> HttpResponse:
         ctx["recheck"] = recheck
         if recheck["error"]:
             status = 422
-    return render(request, "dashboard/continuity.html", ctx, status=status)
+    response = render(request, "dashboard/continuity.html", ctx, status=status)
+    if retry_after:
+        response["Retry-After"] = str(retry_after)
+    return response

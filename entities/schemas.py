@@ -8,11 +8,12 @@ from pydantic import AfterValidator, ConfigDict, Field
 
 from core.schemas import TimelineRowOut
 from entities.ids import entity_id_check
+from kernel.bounds import NUMBER_MAX
 
 EntityType = Literal["角色", "地点", "物品", "势力", "招式"]
 Tier = Literal["核心", "重要", "次要", "装饰"]
 Confidence = Annotated[float | None, Field(allow_inf_nan=False)]
-CHAPTER_MAX = 10_000_000  # chapter and line numbers past this are a typo or an attack, never a book
+CHAPTER_MAX = NUMBER_MAX  # chapter and line numbers past this are a typo or an attack, never a book
 ChapterNumber = Annotated[int, Field(ge=1, le=CHAPTER_MAX)]
 EntityIdIn = Annotated[str, AfterValidator(lambda v: entity_id_check(v))]
 

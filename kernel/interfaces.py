@@ -13,8 +13,8 @@ JSON-able data (or a ``str`` for ``text`` reads). Reads have no side effects thr
 are stated here for the schemas (OpenAPI, the tools' input schemas, the CLI's help); the selectors
 enforce them with their own precise Chinese messages, from the same constants.
 
-Nothing here imports Django models, ninja or pydantic: the response shape is a dotted name resolved by
-the REST door only, so a plain ``story`` read stays cheap to start. For the same reason a selector (and a
+Nothing here imports Django models, ninja or pydantic: the response shape is a dotted name resolved only
+when REST or MCP builds its schemas (kernel/responses.py), so a plain ``story`` read stays cheap to start. For the same reason a selector (and a
 rendering) may be named by its dotted path inside the declaring app (``"memory.orchestrator.context_pack"``):
 it is imported when the read is first called, so one ``story`` process imports the selector module of
 the read it runs, not the heavy modules of all seventy (the context pack, the continuity check). The path

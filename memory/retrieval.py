@@ -2,7 +2,7 @@
 
 Why our own BM25: it is thirty lines, and the parts that matter here are ours anyway — Chinese
 tokenization and a per-book index cached in-process. Tokenization is the kernel's bigram tokenizer
-(kernel/text.py: character bigrams of every CJK run, ASCII words lower-cased) plus each entity name or
+(kernel/bigrams.py: character bigrams of every CJK run, ASCII words lower-cased) plus each entity name or
 alias of two characters or more found in the text as one extra term, so a name query matches whole
 names strongly. The names are found with the entities app's alias automaton (entities/mentions.py: one
 automaton per book, one cache, one invalidation), all overlapping matches rather than its
@@ -26,7 +26,6 @@ import json
 import logging
 import marshal
 import math
-import os
 import threading
 import urllib.request
 from array import array
@@ -43,9 +42,11 @@ from django.db.models.functions import Length
 from core.models import Book, Chapter
 from entities.mentions import Matcher, matcher_get
 from entities.models import Entity, Extraction
+from kernel.bigrams import text_bigrams
+from kernel.bm25 import IndexFile, length_norm
+from kernel.bm25 import idf as bm25_idf
 from kernel.bulk import rows_insert
 from kernel.recall import semantic_get
-from kernel.text import text_bigrams
 from memory.models import Chunk
 from recall.windows import WINDOW_CHARS, windows_split
 
@@ -296,7 +297,7 @@ class Bm25Index:
             lengths += seg.lengths
         avgdl = (sum(lengths) / len(lengths)) if lengths else 1.0
         avgdl = avgdl or 1.0
-        self.norms = [K1 * (1 - B + B * length / avgdl) for length in lengths]  # per document
+        self.norms = [K1 * length_norm(length, avgdl, B) for length in lengths]  # per document
 
     def _postings(self, term: str, end: int) -> list[tuple[int, array, array, int]]:
         """(offset, local docs, tfs, how many local docs are < end) of every segment holding ``term``."""
@@ -328,7 +329,7 @@ class Bm25Index:
             if not any(stop for *_, stop in parts):
                 continue  # not in any chapter up to max_chapter
             df = sum(len(docs) for _, docs, _, _ in parts)
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            idf = bm25_idf(n, df)
             weights.append((-idf, term, qtf, idf, parts))
         weights.sort(key=lambda w: w[:2])
         scores: dict[int, float] = {}
@@ -358,12 +359,9 @@ class Bm25Index:
         return best[:limit]
 
 
-def _disk_cache_dir() -> Path | None:
-    """Where built segments are kept between processes: the setting ``WEBNOVEL_MEMORY_INDEX_DIR``
-    (default var/memory-index; None keeps them in memory only, as the tests do: test databases reuse
-    ids from run to run)."""
-    configured = settings.WEBNOVEL_MEMORY_INDEX_DIR
-    return Path(configured) if configured else None
+# Segments on disk (kernel/bm25.py's file cache), in the folder of ``WEBNOVEL_MEMORY_INDEX_DIR`` (default
+# var/memory-index; None keeps them in memory only, as the tests do: test databases reuse ids from run to run).
+_DISK = IndexFile(setting="WEBNOVEL_MEMORY_INDEX_DIR", kind="memory", magic=b"WNMEMIX1", label="检索索引缓存")
 
 
 def _segment_stamps(*, book: Book) -> dict[int, tuple[int, int]]:
@@ -379,46 +377,34 @@ def _segment_stamps(*, book: Book) -> dict[int, tuple[int, int]]:
     return {seg: (n, m) for seg, n, m in rows}
 
 
-def _segment_path(*, folder: Path, book: Book, number: int, stamp: tuple[int, int], size: int) -> Path:
-    """The file of one segment: named by the database and book (the prefix every version of that
+def _segment_path(*, book: Book, number: int, stamp: tuple[int, int], size: int) -> Path | None:
+    """The file of one segment: named by the database, book and segment (the name every version of that
     segment shares, so a new version replaces the old file), then its chunk count, highest id and the
     total length of its terms (guards against a database recreated with the same ids, e.g. a flush)."""
-    db = settings.DATABASES["default"]
-    prefix = hashlib.sha1(f"{db.get('ENGINE')}|{db.get('HOST')}|{db.get('NAME')}|{book.pk}".encode()).hexdigest()[:16]
-    version = hashlib.sha1(f"{stamp}|{size}".encode()).hexdigest()[:12]
-    return folder / f"{prefix}-{SEGMENT_CHAPTERS}-{number}-{version}.marshal"
+    return _DISK.path(book.pk, SEGMENT_CHAPTERS, number, version=(stamp, size))
 
 
 def _segment_disk_load(path: Path, number: int, stamp: tuple[int, int]) -> Segment | None:
-    try:
-        ids, chapters, kinds, orders, lengths, raw = marshal.loads(path.read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
+    body = _DISK.read(path)
+    if body is None:
         return None
-    postings = {}
-    for term, (docs, tfs) in raw.items():
-        a, b = array("i"), array("i")
-        a.frombytes(docs)
-        b.frombytes(tfs)
-        postings[term] = (a, b)
+    try:
+        ids, chapters, kinds, orders, lengths, raw = marshal.loads(body)
+        postings = {}
+        for term, (docs, tfs) in raw.items():
+            a, b = array("i"), array("i")
+            a.frombytes(docs)
+            b.frombytes(tfs)
+            postings[term] = (a, b)
+    except (ValueError, EOFError, TypeError, AttributeError):
+        _DISK.damaged(path)
+        return None
     return Segment(number, stamp, ids, chapters, kinds, orders, lengths, postings)
 
 
 def _segment_disk_save(path: Path, seg: Segment) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        family = path.name.rsplit("-", 1)[0] + "-"
-        for old in path.parent.glob("*.marshal"):
-            # an older version of this segment, or a whole-book index of the layout before segments
-            if old != path and (old.name.startswith(family) or "-" not in old.name):
-                old.unlink(missing_ok=True)
-        # one temporary file per process and thread: gunicorn workers building the same segment at
-        # once must not rename each other's half-written file
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        raw = {term: (docs.tobytes(), tfs.tobytes()) for term, (docs, tfs) in seg.postings.items()}
-        tmp.write_bytes(marshal.dumps((seg.ids, seg.chapters, seg.kinds, seg.orders, seg.lengths, raw)))
-        tmp.replace(path)
-    except OSError:
-        logger.warning("无法写入检索索引缓存 %s", path, exc_info=True)
+    raw = {term: (docs.tobytes(), tfs.tobytes()) for term, (docs, tfs) in seg.postings.items()}
+    _DISK.write(path, marshal.dumps((seg.ids, seg.chapters, seg.kinds, seg.orders, seg.lengths, raw)))
 
 
 def bm25_index(*, book: Book) -> Bm25Index:
@@ -431,7 +417,7 @@ def bm25_index(*, book: Book) -> Bm25Index:
     if cached is not None and cached.stamp == tuple(stamps[n] for n in sorted(stamps)):
         return cached
     have = {seg.number: seg for seg in cached.segments} if cached is not None else {}
-    folder = _disk_cache_dir()
+    on_disk = _DISK.folder() is not None
     segments = []
     for number in sorted(stamps):
         seg = have.get(number)
@@ -439,7 +425,7 @@ def bm25_index(*, book: Book) -> Bm25Index:
             segments.append(seg)
             continue
         path = None
-        if folder is not None:
+        if on_disk:
             first = number * SEGMENT_CHAPTERS
             size = (
                 Chunk.objects.filter(book=book, chapter__gte=first, chapter__lt=first + SEGMENT_CHAPTERS).aggregate(
@@ -447,8 +433,8 @@ def bm25_index(*, book: Book) -> Bm25Index:
                 )["t"]
                 or 0
             )
-            path = _segment_path(folder=folder, book=book, number=number, stamp=stamps[number], size=size)
-        seg = _segment_disk_load(path, number, stamps[number]) if path is not None and path.is_file() else None
+            path = _segment_path(book=book, number=number, stamp=stamps[number], size=size)
+        seg = _segment_disk_load(path, number, stamps[number]) if path is not None else None
         if seg is None:
             seg = _segment_build(book=book, number=number, stamp=stamps[number])
             if path is not None:

@@ -5,6 +5,7 @@ from typing import Any
 from ninja import Field, Schema
 from pydantic import ConfigDict
 
+from kernel.bounds import NUMBER_MAX
 from memory.models import Fact
 
 
@@ -65,7 +66,7 @@ class FactIn(_StrictIn):
     subject: str = Field(..., description="事实的主体（人物、地点、设定名）", json_schema_extra={"pattern": r"\S"})
     field: str = Field(..., description="主体的哪个字段（如 境界、所在地）", json_schema_extra={"pattern": r"\S"})
     value: str = Field(..., description="该字段的值", json_schema_extra={"pattern": r"\S"})
-    chapter: int = Field(..., ge=0, le=10_000_000, description="确立该值的章节号（0 = 设定）")
+    chapter: int = Field(..., ge=0, le=NUMBER_MAX, description="确立该值的章节号（0 = 设定）")
     confidence: float = Field(
         1.0, allow_inf_nan=False, description="置信度（0–1）", json_schema_extra={"minimum": 0, "maximum": 1}
     )
@@ -75,12 +76,12 @@ class FactIn(_StrictIn):
 
 class ReviseIn(_StrictIn):
     value: str
-    chapter: int = Field(..., ge=0, le=10_000_000)
+    chapter: int = Field(..., ge=0, le=NUMBER_MAX)
     reason: str = ""
 
 
 class CloseIn(_StrictIn):
-    chapter: int = Field(..., ge=0, le=10_000_000)
+    chapter: int = Field(..., ge=0, le=NUMBER_MAX)
     reason: str = ""
 
 

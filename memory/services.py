@@ -17,10 +17,12 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from core.journal import journal_append, journal_heal
+import core.journal as core_journal
+from core.journal import EVENT_TOO_LARGE, journal_append, journal_folder, journal_heal
 from core.locks import book_write_lock
 from core.models import Book
 from entities.models import LegacyRecord
+from kernel.bounds import NUMBER_MAX
 from kernel.bulk import rows_insert, rows_update
 from kernel.exceptions import InvalidInput
 from memory.models import Fact, FactEvent, MemoryHit
@@ -181,6 +183,32 @@ def events_insert(events: list[FactEvent], *, at: datetime.datetime) -> int:
     )
 
 
+def _chars(value: Any) -> int:
+    """The characters of every key and string in ``value``: a lower bound of its UTF-8 size in a journal
+    line (a character is at least one byte), counted without encoding or serializing anything."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(str(k)) + _chars(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return sum(_chars(v) for v in value)
+    return 0
+
+
+def _event_bound(*, book: Book, op: str, **parts: Any) -> None:
+    """Refuse, before any row is built, a write whose journal event would be over the journal's cap
+    (``journal_event_too_large``, as ``journal_append`` says it): a 100 MB fact value used to be built
+    into its rows first, and the refusing process peaked at 1.05 GB. A book without a folder journals
+    nothing and is not bounded here (as before)."""
+    size, cap = sum(_chars(part) for part in parts.values()), core_journal.MAX_EVENT_BYTES
+    if size > cap and journal_folder(book=book) is not None:
+        raise InvalidInput(
+            f"这次写入过大，无法记入书籍日志：至少 {size} 字节，单个事件上限 {cap} 字节"
+            f"（{op}）。未写入任何内容；请拆小后再写",
+            extra={"code": EVENT_TOO_LARGE, "op": op, "bytes": size, "max_bytes": cap},
+        )
+
+
 @transaction.atomic
 def fact_observe(
     *,
@@ -202,6 +230,8 @@ def fact_observe(
 
     Observing the same thing twice adds the evidence to the existing fact instead of duplicating it.
     Journaled (``memory.fact.observe``) unless ``journal`` is False (a replay, or fact_revise's own event)."""
+    if journal:
+        _event_bound(book=book, op="memory.fact.observe", texts=(subject, field, value, entity_ref), evidence=evidence)
     derivation_lock(book=book)
     if journal:
         journal_heal(book=book)  # a crashed writer's event first (core/journal.py)
@@ -266,6 +296,8 @@ def fact_observe(
 def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "", journal: bool = True) -> Fact:
     """Explicitly revise a fact (typically a world rule): the new fact supersedes it and links to it.
     Journaled (``memory.fact.revise``)."""
+    if journal:
+        _event_bound(book=fact.book, op="memory.fact.revise", texts=(value, reason))
     derivation_lock(book=fact.book)
     if journal and journal_heal(book=fact.book):  # a crashed writer's event first (core/journal.py)
         fact.refresh_from_db()
@@ -390,7 +422,7 @@ def memory_hit_record(*, book: Book, pack: dict[str, Any]) -> MemoryHit | None:
     return hit
 
 
-IMPORT_CHAPTER_MAX = 10_000_000  # past this a chapter number is a typo or an attack, never a book
+IMPORT_CHAPTER_MAX = NUMBER_MAX  # past this a chapter number is a typo or an attack, never a book
 
 
 def _import_chapter(raw: Any, *, where: str) -> int:
@@ -558,6 +590,8 @@ def scratchpad_import(
 
     if not isinstance(data, dict):
         raise InvalidInput("记忆文件应为 JSON 对象：{类别: [条目…]}", extra={})
+    if journal:
+        _event_bound(book=book, op="memory.import", data=data)
     derivation_lock(book=book)
     if journal:
         journal_heal(book=book)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 
 from core.models import Book, Chapter
-from kernel.text import text_bigrams
+from kernel.bigrams import text_bigrams
 from recall import vectors
 from recall.windows import Window, chapter_windows
 

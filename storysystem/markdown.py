@@ -18,7 +18,9 @@ def _value(value: Any) -> str:
     return str(value) if value not in (None, "") else "（无）"
 
 
-def _context_lines(items: list[dict[str, Any]]) -> list[str]:
+def _context_lines(items: list[dict[str, Any]] | dict[str, list[dict[str, Any]]]) -> list[str]:
+    if isinstance(items, dict):  # the base context, keyed by table
+        items = [item for group in items.values() for item in group]
     if not items:
         return ["- （无）"]
     lines = []
@@ -100,8 +102,9 @@ def story_markdown(data: dict[str, Any]) -> str:
         elif t["kind"] == "constraint":
             lines.append(f"- {t['field']} ← {t['source_code']}（{t['source_table']}）")
         else:
+            quoted = "".join(f"；{k}：{t[k]}" for k in ("摘要", "指令") if t.get(k))
             lines.append(
-                f"- {t['kind']}：{t['code']}（{t['table']}，{t.get('library', '')}，得分 {t.get('score', '')}）"
+                f"- {t['kind']}：{t['code']}（{t['table']}，{t.get('library', '')}，得分 {t.get('score', '')}）{quoted}"
             )
     return "\n".join(_one_line(line) for line in lines).rstrip() + "\n"
 

@@ -64,10 +64,12 @@ class StorySystemOut(Schema):
     meta: dict[str, Any]
     route: dict[str, Any]
     master_constraints: dict[str, Any]
-    base_context: list[dict[str, Any]]
+    base_context: dict[str, list[dict[str, Any]]]  # table → its entries, in rank order
     dynamic_context: list[dict[str, Any]]
     anti_patterns: list[dict[str, Any]]
     override_policy: dict[str, list[str]]
+    # kind, code, table, library, score, and for an entry (route, ruling, candidate, base, dynamic, master)
+    # its 摘要 and 指令
     source_trace: list[dict[str, Any]]
 
 
@@ -86,7 +88,7 @@ class EffectiveOut(Schema):
     master_constraints: dict[str, Any]
     fields: dict[str, dict[str, Any]]
     anti_patterns: list[dict[str, Any]]
-    base_context: list[dict[str, Any]]
+    base_context: dict[str, list[dict[str, Any]]]  # table → its entries, in rank order
     dynamic_context: list[dict[str, Any]]
     dynamic_context_origin: str
     override_policy: dict[str, list[str]]

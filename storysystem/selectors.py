@@ -1,6 +1,6 @@
 """Reads of the story system: reference search (the primitive) and the stored master / chapter
-settings, with the effective setting of a chapter. Routing and building a StorySystemDict are the
-routing engine's (storysystem/routing.py), which these reads answer through.
+settings, with the effective setting of a chapter. Routing is the routing engine's
+(storysystem/routing.py), building a StorySystemDict storysystem/storydict.py's: these reads answer through them.
 
 Building a StorySystemDict writes nothing: it is a read of the library. Persisting it is a service.
 """
@@ -10,8 +10,9 @@ from typing import Any
 from core.models import Book
 from kernel.exceptions import InvalidInput, NotFound
 from storysystem.models import StorySetting
-from storysystem.routing import anti_patterns_of, chapter_compose, effective_merge, genre_route, override_policy_for
+from storysystem.routing import anti_patterns_of, genre_route
 from storysystem.search import Doc, index_get
+from storysystem.storydict import base_context_keyed, chapter_compose, effective_merge, override_policy_for
 
 # ---------------------------------------------------------------- search
 
@@ -109,7 +110,7 @@ def chapter_effective(*, book: Book, chapter: int) -> dict[str, Any]:
         "master_constraints": {name: f["value"] for name, f in merged["fields"].items()},
         "fields": merged["fields"],
         "anti_patterns": merged["anti_patterns"],
-        "base_context": master["base_context"],
+        "base_context": base_context_keyed(master["base_context"], master["route"].get("base_tables", [])),
         "dynamic_context": contributions["dynamic_context"] if has_dynamic else master["dynamic_context"],
         "dynamic_context_origin": "chapter" if has_dynamic else "master",
         "override_policy": policy,

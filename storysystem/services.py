@@ -12,7 +12,7 @@ from core.journal import journal_append, journal_lock
 from core.models import Book
 from kernel.exceptions import InvalidInput, NotFound
 from kernel.safefs import book_file_write, path_inside, regular_file_read
-from storysystem import csvio, markdown, routing, selectors
+from storysystem import csvio, markdown, selectors, storydict
 from storysystem.models import LibraryState, ReferenceEntry, ReferenceLibrary, ReferenceTable, StorySetting
 
 # The editable fields of a reference entry, in display order (the admin form uses them too).
@@ -303,7 +303,7 @@ def story_master_build(
 ) -> tuple[dict[str, Any], list[str]]:
     """Build the book's master StorySystemDict; with ``persist`` store it (replacing the previous
     master) and write the .story-system files. Returns (the dict, files written)."""
-    data = routing.story_system_build(
+    data = storydict.story_system_build(
         query=query, genre=genre, book=book, overrides=overrides, add_anti_patterns=add_anti_patterns
     )
     if not persist:
@@ -313,7 +313,7 @@ def story_master_build(
         chapter=None,
         query=query,
         explicit_genre=genre or "",
-        overrides=routing.overrides_clean(overrides=overrides),
+        overrides=storydict.overrides_clean(overrides=overrides),
         added_anti_patterns=list(add_anti_patterns or []),
         data=data,
     )
@@ -337,8 +337,8 @@ def story_chapter_build(
     if chapter < 1:
         raise InvalidInput(f"章号必须为正整数（收到 {chapter}）", extra={"chapter": chapter})
     master = selectors.master_get(book=book).data
-    policy = routing.override_policy_for(book=book)
-    explicit = routing.overrides_clean(overrides=overrides)
+    policy = storydict.override_policy_for(book=book)
+    explicit = storydict.overrides_clean(overrides=overrides)
     for name, value in explicit.items():
         master_value = master["master_constraints"].get(name)
         if name in policy["locked"] and value != master_value:
@@ -353,7 +353,7 @@ def story_chapter_build(
             f"第{chapter}章不能删除毒点：章节只能追加毒点，不能删除总设定的毒点（请求删除：{'、'.join(removals)}）",
             extra={"field": "anti_patterns", "policy": "append_only", "requested_removal": removals},
         )
-    contributions, route, trace = routing.chapter_contributions(
+    contributions, route, trace = storydict.chapter_contributions(
         master=master, policy=policy, query=query, genre=genre, explicit=explicit, add_anti_patterns=add_anti_patterns
     )
     record = {
@@ -369,7 +369,7 @@ def story_chapter_build(
         "source_trace": trace,
     }
     if not persist:
-        return routing.chapter_compose(book=book, chapter=chapter, master=master, record=record, policy=policy), []
+        return storydict.chapter_compose(book=book, chapter=chapter, master=master, record=record, policy=policy), []
     files = _setting_persist(
         book=book,
         chapter=chapter,

@@ -5,10 +5,8 @@ import functools
 import inspect
 import json
 import math
-import operator
 import re
 from collections.abc import Callable
-from importlib import import_module
 from typing import Any
 
 from django.conf import settings
@@ -38,6 +36,7 @@ from kernel.exceptions import (
 )
 from kernel.interfaces import Arg, Interface, interfaces_load
 from kernel.jsonsafe import JsonRefused, json_loads_strict
+from kernel.responses import response_union
 from memory.api import router as memory_router
 from storysystem.api import router as storysystem_router
 from threads.api import router as threads_router
@@ -252,21 +251,8 @@ _READ_ROUTERS = {
 }
 
 
-def _schema_resolve(name: str) -> Any:
-    if name in {"", "dict"}:
-        return dict[str, Any]
-    if name == "str":
-        return str
-    if name.startswith("list[") and name.endswith("]"):
-        return list[_schema_resolve(name[5:-1].strip())]
-    module, _, attr = name.partition(":")
-    return getattr(import_module(module), attr)
-
-
 def _response(spec: Interface) -> Any:
-    if spec.text:
-        return str
-    return functools.reduce(operator.or_, [_schema_resolve(part.strip()) for part in spec.response.split("|")])
+    return str if spec.text else response_union(spec.response)
 
 
 def _annotation(arg: Arg, *, in_path: bool) -> Any:

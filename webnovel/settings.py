@@ -203,23 +203,17 @@ WEBNOVEL_BOOK_LINKS_OUTSIDE = os.environ.get("WEBNOVEL_BOOK_LINKS_OUTSIDE", "") 
 # processes ("off" keeps them in memory only, as the tests do), and the optional embeddings endpoint
 # (OpenAI-compatible) that re-ranks BM25's candidates.
 WEBNOVEL_MEMORY_PACK = os.environ.get("WEBNOVEL_MEMORY_PACK") or "full"
-_memory_index_dir = os.environ.get("WEBNOVEL_MEMORY_INDEX_DIR", "").strip()
-WEBNOVEL_MEMORY_INDEX_DIR: Path | None = (
-    None
-    if _memory_index_dir.lower() in {"off", "0", "none"}
-    else Path(_memory_index_dir)
-    if _memory_index_dir
-    else DATA_DIR / "memory-index"
-)
+
+
+def _index_dir(name: str, default: Path) -> Path | None:
+    """A BM25 index's disk folder (kernel/bm25.py) from the environment: "off" keeps it in memory only."""
+    value = os.environ.get(name, "").strip()
+    return None if value.lower() in {"off", "0", "none"} else Path(value) if value else default
+
+
+WEBNOVEL_MEMORY_INDEX_DIR = _index_dir("WEBNOVEL_MEMORY_INDEX_DIR", DATA_DIR / "memory-index")
 # The reference library's search index, kept between processes (storysystem/search.py; "off": in memory only).
-_reference_index_dir = os.environ.get("WEBNOVEL_REFERENCE_INDEX_DIR", "").strip()
-WEBNOVEL_REFERENCE_INDEX_DIR: Path | None = (
-    None
-    if _reference_index_dir.lower() in {"off", "0", "none"}
-    else Path(_reference_index_dir)
-    if _reference_index_dir
-    else DATA_DIR / "reference-index"
-)
+WEBNOVEL_REFERENCE_INDEX_DIR = _index_dir("WEBNOVEL_REFERENCE_INDEX_DIR", DATA_DIR / "reference-index")
 # Semantic recall (recall/, docs/semantic-recall.md): on unless "off"; the vector cache (a file index keyed
 # by text hash, one folder per model version); engine threads (1 by default: on a busy two-core machine one
 # thread embedded 4× faster than two, whose OpenMP workers spin against each other; 0: all cores).

@@ -2,8 +2,10 @@ import pytest
 from django.test import override_settings
 
 from kernel.exceptions import InvalidInput
-from storysystem.routing import craft_vocabulary, genre_route, story_system_build
-from storysystem.search import Concept, concept_rows, route_profiles_get, thesaurus_load
+from storysystem.profiles import route_profiles_get
+from storysystem.routing import craft_vocabulary, genre_route
+from storysystem.storydict import story_system_build
+from storysystem.thesaurus import Concept, concept_rows, thesaurus_load
 from tests.storysystem.routing_requests import (
     DEV,
     DEV2,
@@ -143,11 +145,13 @@ def test_generic_fallback():
 
 def test_base_tables_give_top_one_and_dynamic_tables_top_two():
     data = story_system_build(query="玄幻退婚流")
-    assert [(i["table"], i["code"]) for i in data["base_context"]] == [
-        ("命名规则", "S-NR-001"),
-        ("人设与关系", "S-CH-001"),
-        ("金手指与设定", "S-SY-001"),
-    ]
+    # keyed by table, as the seed writes it (issue 31)
+    assert {table: [i["code"] for i in items] for table, items in data["base_context"].items()} == {
+        "命名规则": ["S-NR-001"],
+        "人设与关系": ["S-CH-001"],
+        "金手指与设定": ["S-SY-001"],
+    }
+    assert list(data["base_context"]) == data["route"]["base_tables"]
     assert [(i["table"], i["code"]) for i in data["dynamic_context"]] == [
         ("桥段套路", "S-TR-001"),
         ("桥段套路", "S-TR-002"),
@@ -177,7 +181,12 @@ def test_generic_build_uses_the_generic_tables():
         "主角硬约束": [],
         "全局毒点": [],
     }
-    assert [i["table"] for i in data["base_context"]] == ["命名规则", "人设与关系"]
+    # every base table is a key; 金手指与设定 has no entry written for every genre, so it is empty
+    assert {table: len(items) for table, items in data["base_context"].items()} == {
+        "命名规则": 1,
+        "人设与关系": 1,
+        "金手指与设定": 0,
+    }
     assert {i["table"] for i in data["dynamic_context"]} <= {"桥段套路", "爽点与节奏", "场景写法"}
 
 
@@ -213,9 +222,9 @@ def test_refcsv_route_carries_the_genre_ruling_and_its_anti_patterns(refcsv_only
     data = story_system_build(query="都市里觉醒异能")
     ruled = [(a["text"], a["field"]) for a in data["anti_patterns"] if a["source_code"] == "RS-006"]
     assert ruled == [("战力体系自相矛盾", "反模式"), ("升级无代价", "反模式"), ("打斗无策略", "反模式")]
-    assert {"kind": "ruling", "code": "RS-006", "table": "裁决规则", "library": "refcsv", "score": 0.0} in data[
-        "source_trace"
-    ]
+    ruling = {"kind": "ruling", "code": "RS-006", "table": "裁决规则", "library": "refcsv", "score": 0.0}
+    # the entry's 核心摘要 and 大模型指令, quoted as the seed's source trace does (issue 31)
+    assert ruling | {"摘要": "都市高武裁决规则", "指令": "按冲突裁决排序命中条目"} in data["source_trace"]
     # several rulings for 都市 and nothing in the query names one: the first by 编号
     assert genre_route(query="x", genre="都市")["ruling"]["code"] == "RS-004"
 

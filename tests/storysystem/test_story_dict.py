@@ -1,9 +1,9 @@
 import pytest
 
 from storysystem.markdown import story_markdown
-from storysystem.routing import story_system_build
 from storysystem.selectors import reference_search
 from storysystem.services import references_import
+from storysystem.storydict import story_system_build
 
 pytestmark = pytest.mark.django_db
 
@@ -72,7 +72,22 @@ def test_structure_is_complete():
         "table": "题材与调性推理",
         "library": "seed",
         "score": 24.0,
+        # the seed's source trace quotes each entry's 核心摘要 and 大模型指令 (issue 31)
+        "摘要": "退婚流的追读来自被踩后的长线兑现，而不是当场翻盘。",
+        "指令": "开局把羞辱落到实处，反击延后兑现，每次兑现都要比上一次更重。",
     }
+    base = [t for t in data["source_trace"] if t["kind"] == "base"]
+    assert base[0] == {
+        "kind": "base",
+        "code": "S-NR-001",
+        "table": "命名规则",
+        "library": "seed",
+        "score": base[0]["score"],
+        "摘要": "玄幻角色名要带古意，并让主要角色彼此读音区分明显。",
+        "指令": "人名要有古意和辨识度，主要角色的名字读音互不相近。",
+    }
+    assert base[0]["score"] > 0
+    assert data["base_context"]["命名规则"][0]["summary"] == base[0]["摘要"]
 
 
 def test_explicit_genre_is_recorded_in_meta():

@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 
 from core.commands import BookCommand, json_render
 from storysystem import markdown, services
-from storysystem.routing import story_system_build
+from storysystem.storydict import story_system_build
 
 # chapter_015 (the seed's file stem), 15, 第15章
 _CHAPTER = re.compile(r"^(?:chapter_0*(\d+)|0*(\d+)|第\s*0*(\d+)\s*章)$")

@@ -208,7 +208,7 @@ def test_exception_in_indexer_rolls_back(mini, settings):
     book_rebuild(root=mini)
     before = _dump()
     book_write(mini, "定稿/正文/第0004章.md", chapter_text(title="新章"))
-    settings.WEBNOVEL_CHAPTER_INDEXERS = ["tests.core.test_rebuild.indexer_failing"]
+    settings.WEBNOVEL_CHAPTER_INDEXERS = ["tests.bookfiles.test_rebuild.indexer_failing"]
     with pytest.raises(RuntimeError, match="索引器故障"):
         book_rebuild(root=mini)
     assert _dump() == before
@@ -226,13 +226,13 @@ def indexer_recording(*, book, numbers, removed):
 
 
 def test_indexers_run_inside_transaction_with_removed_numbers(mini, settings):
-    settings.WEBNOVEL_CHAPTER_INDEXERS = ["tests.core.test_rebuild.indexer_recording"]
+    settings.WEBNOVEL_CHAPTER_INDEXERS = ["tests.bookfiles.test_rebuild.indexer_recording"]
     CALLS.clear()
     book_rebuild(root=mini)
     (mini / "定稿/正文/第二卷/第0003章.md").unlink()
     report = book_rebuild(root=mini)
     assert CALLS == [("mini", None, [], 3), ("mini", None, [3], 2)]
-    assert report["indexers"] == ["tests.core.test_rebuild.indexer_recording"]
+    assert report["indexers"] == ["tests.bookfiles.test_rebuild.indexer_recording"]
 
 
 def test_warnings_are_reported_and_book_indexed(mini):

@@ -1,6 +1,6 @@
-"""kernel.text: the one bigram tokenizer of both BM25 indexes (the library's and the memory's)."""
+"""kernel.bigrams: the one bigram tokenizer of both BM25 indexes (the library's and the memory's)."""
 
-from kernel.text import cjk_bigrams, text_bigrams
+from kernel.bigrams import cjk_bigrams, text_bigrams
 from memory.retrieval import text_terms
 from storysystem.search import tokenize
 

@@ -270,10 +270,10 @@ def hook_recording(*, book, numbers, removed):
 
 
 def test_indexers_and_best_effort_hooks(mini, settings, django_capture_on_commit_callbacks, caplog):
-    settings.WEBNOVEL_CHAPTER_INDEXERS = ["tests.core.test_finalize_sync.indexer_recording"]
+    settings.WEBNOVEL_CHAPTER_INDEXERS = ["tests.bookfiles.test_finalize_sync.indexer_recording"]
     settings.WEBNOVEL_AFTER_CHAPTER_HOOKS = [
-        "tests.core.test_finalize_sync.hook_failing",
-        "tests.core.test_finalize_sync.hook_recording",
+        "tests.bookfiles.test_finalize_sync.hook_failing",
+        "tests.bookfiles.test_finalize_sync.hook_recording",
     ]
     CALLS.clear()
     book_write(mini, CHAPTER_4_PATH, CHAPTER_4)
@@ -283,7 +283,7 @@ def test_indexers_and_best_effort_hooks(mini, settings, django_capture_on_commit
     assert CALLS == [("indexer", [4], []), ("hook", [4], [])]
     assert "hook_failing failed" in caplog.text
     assert [(f["hook"], "RuntimeError: 记忆钩子故障" in f["message"]) for f in report["hook_failures"]] == [
-        ("tests.core.test_finalize_sync.hook_failing", True)
+        ("tests.bookfiles.test_finalize_sync.hook_failing", True)
     ]
     assert Chapter.objects.filter(book__slug="mini", number=4).exists()
 
