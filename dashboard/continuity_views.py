@@ -131,7 +131,7 @@ def continuity_page(request: HttpRequest, slug: str) -> HttpResponse:
         ctx.update(text=text, chapter_raw=chapter_raw, posted=True)
         try:
             if not text.strip():
-                raise InvalidInput("草稿为空：请粘贴章节全文（含 front matter）", extra={"field": "text"})
+                raise InvalidInput("草稿为空：请粘贴章节全文（连同开头 --- 之间的章节信息）", extra={"field": "text"})
             chapter = _number(chapter_raw, "chapter", "章节号")
             result = draft_check(book=book, text=text, chapter=chapter)
         except InvalidInput as exc:
