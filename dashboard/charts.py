@@ -45,15 +45,38 @@ def chart_decimals(lo: float, hi: float) -> int:
     return 3
 
 
+WIDE = 720  # a chart drawn at least this wide shrinks to a third on a phone, where the CSS enlarges its text
+PHONE_FONT = 24  # px in chart units: the size of a wide chart's text on a phone (dashboard.css)
+
+
+def _text_width(text: str, size: float) -> float:
+    """About how wide ``text`` is drawn at ``size``: a CJK glyph a full em, anything else 0.62 em
+    (DejaVu's digits are 0.64, its dot 0.32)."""
+    return sum(size if ord(c) >= 0x2E80 else size * 0.62 for c in text)
+
+
+def _margin(labels: Sequence[str], *, least: float, width: int) -> float:
+    """A left margin that holds the longest y label (right-aligned 4 units from the axis) at the
+    size it is drawn: the phone size on a wide chart, 12 units otherwise; never under ``least``."""
+    size = PHONE_FONT if width >= WIDE else 12
+    return max(least, math.ceil(max((_text_width(t, size) for t in labels), default=0) + 8))
+
+
+def _cap(y: float, width: int) -> float:
+    """The baseline of a label at the top of a chart: low enough that its glyphs' tops stay inside
+    the chart at the size the label is drawn (a wide chart's phone size: ascent ~0.95 em)."""
+    return max(y, math.ceil(PHONE_FONT * 0.95)) if width >= WIDE else y
+
+
 def _scale(value: float, lo: float, hi: float, out_lo: float, out_hi: float) -> float:
     if hi == lo:
         return (out_lo + out_hi) / 2
     return out_lo + (value - lo) * (out_hi - out_lo) / (hi - lo)
 
 
-def _svg(width: float, height: float, body: list[str], *, css: str, label: str) -> SafeString:
+def _svg(width: float, height: float, body: list[str], *, css: str, label: str, wide: bool = False) -> SafeString:
     return mark_safe(
-        f'<svg class="chart {css}" viewBox="0 0 {_n(width)} {_n(height)}" width="{_n(width)}" '
+        f'<svg class="chart {css}{" wide" if wide else ""}" viewBox="0 0 {_n(width)} {_n(height)}" width="{_n(width)}" '
         f'height="{_n(height)}" role="img" aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">'
         + "".join(body)
         + "</svg>"
@@ -234,20 +257,11 @@ def line_chart(
     """Lines over a shared x axis (chapters), with an optional dashed horizontal baseline.
 
     The y range is [y_min or 0, y_max or a rounded-up maximum] including the baseline."""
-    left, right, top, bottom = 56, 16, 16, 30
-    pw, ph = width - left - right, height - top - bottom
     xs = [x for s in series for x, _ in s.points]
     ys = [y for s in series for _, y in s.points] + ([baseline] if baseline is not None else [])
     x_lo, x_hi = (min(xs), max(xs)) if xs else (0, 1)
     lo = y_min if y_min is not None else min([0, *ys])
     hi = y_max if y_max is not None else _nice_max(max(ys) if ys else 1)
-
-    def px(x: float) -> float:
-        return _scale(x, x_lo, x_hi, left, left + pw)
-
-    def py(y: float) -> float:
-        return _scale(y, lo, hi, top + ph, top)
-
     # one precision for the whole chart; whole-number series (word counts) stay whole
     whole = all(float(y).is_integer() for y in ys) and float(lo).is_integer() and float(hi).is_integer()
     decimals = None if whole else chart_decimals(lo, hi)
@@ -255,10 +269,22 @@ def line_chart(
     def num(value: float) -> str:
         return number_text(value, decimals=decimals)
 
+    # the y labels and the baseline legend (in the top margin) are never cut by the chart's edge
+    left = _margin([num(hi), num(lo)], least=56, width=width)
+    right, bottom = 16, 30
+    top = 34 if baseline is not None and width >= WIDE else 16  # the legend at the phone size needs room
+    pw, ph = width - left - right, height - top - bottom
+
+    def px(x: float) -> float:
+        return _scale(x, x_lo, x_hi, left, left + pw)
+
+    def py(y: float) -> float:
+        return _scale(y, lo, hi, top + ph, top)
+
     body = [
         f'<line class="axis" x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}"></line>',
         f'<line class="axis" x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}"></line>',
-        f'<text class="tick" x="{left - 4}" y="{top + 4}" text-anchor="end">{num(hi)}</text>',
+        f'<text class="tick" x="{left - 4}" y="{_cap(top + 4, width)}" text-anchor="end">{num(hi)}</text>',
         f'<text class="tick" x="{left - 4}" y="{top + ph}" text-anchor="end">{num(lo)}</text>',
     ]
     if xs:
@@ -268,12 +294,13 @@ def line_chart(
         )
     if baseline is not None:
         y = py(baseline)
+        label_y = top - (4 if width >= WIDE else 2)
         # the label sits in the top margin, as a legend (a dashed sample, then the text): above the
         # plot no line can run through it, wherever the baseline and the series fall
         body.append(
             f'<line class="baseline" x1="{left}" y1="{_n(y)}" x2="{left + pw}" y2="{_n(y)}"></line>'
-            f'<line class="baseline legend" x1="{left + 8}" y1="{top - 6}" x2="{left + 30}" y2="{top - 6}"></line>'
-            f'<text class="baseline-label" x="{left + 34}" y="{top - 2}">'
+            f'<line class="baseline legend" x1="{left + 8}" y1="{label_y - 4}" x2="{left + 30}" y2="{label_y - 4}"></line>'
+            f'<text class="baseline-label" x="{left + 34}" y="{label_y}">'
             f"{escape(baseline_label)} {num(baseline)}</text>"
         )
     for i, s in enumerate(series):
@@ -286,7 +313,7 @@ def line_chart(
                 f'<circle class="dot {css}" cx="{_n(px(x))}" cy="{_n(py(y))}" r="3"><title>{escape(s.name)} 第{x:g}章：{num(y)}</title></circle>'
                 for x, y in pts
             )
-    return _svg(width, height, body, css="line-chart", label="折线图")
+    return _svg(width, height, body, css="line-chart", label="折线图", wide=width >= WIDE)
 
 
 def sparkline(*, values: Sequence[float], width: int = 120, height: int = 28) -> SafeString:
@@ -308,15 +335,15 @@ def column_chart(
     *, columns: Sequence[tuple[int, int, float]], x_label: str = "章", width: int = 960, height: int = 160
 ) -> SafeString:
     """Vertical columns over chapter ranges: (first_chapter, last_chapter, value) as from ``buckets``."""
-    left, right, top, bottom = 40, 10, 12, 26
+    top_value = max((v for _, _, v in columns), default=0) or 1
+    left, right, top, bottom = _margin([number_text(top_value)], least=40, width=width), 10, 12, 26
     pw, ph = width - left - right, height - top - bottom
     body = [f'<line class="axis" x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}"></line>']
     if columns:
         lo, hi = columns[0][0], columns[-1][1]
         span = hi - lo + 1
-        top_value = max(v for _, _, v in columns) or 1
         body.append(
-            f'<text class="tick" x="{left - 4}" y="{top + 8}" text-anchor="end">{number_text(top_value)}</text>'
+            f'<text class="tick" x="{left - 4}" y="{_cap(top + 8, width)}" text-anchor="end">{number_text(top_value)}</text>'
         )
         for first, last, value in columns:
             x = left + (first - lo) * pw / span
@@ -331,7 +358,7 @@ def column_chart(
         body.append(
             f'<text class="tick" x="{left + pw}" y="{height - 8}" text-anchor="end">{hi} {escape(x_label)}</text>'
         )
-    return _svg(width, height, body, css="column-chart", label="柱状图")
+    return _svg(width, height, body, css="column-chart", label="柱状图", wide=width >= WIDE)
 
 
 LABEL_CHARS = 14  # a mark's written label is cut after this many characters (the full text is its tooltip)

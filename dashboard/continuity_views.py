@@ -136,7 +136,7 @@ def continuity_page(request: HttpRequest, slug: str) -> HttpResponse:
             # counted like REST's and MCP's draft check: one budget per user across doors (issue 25)
             rate_count(caller=user_caller(request.user), setting=CONTINUITY_RATE[0], what=CONTINUITY_RATE[1])
             if not text.strip():
-                raise InvalidInput("草稿为空：请粘贴章节全文（含 front matter）", extra={"field": "text"})
+                raise InvalidInput("草稿为空：请粘贴章节全文（连同开头 --- 之间的章节信息）", extra={"field": "text"})
             chapter = _number(chapter_raw, "chapter", "章节号")
             result = draft_check(book=book, text=text, chapter=chapter)
         except (InvalidInput, RateLimited) as exc:

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 
 from core.selectors import book_get
 from dashboard import selectors
-from dashboard.views import TASK_NAMES, _book_context, page
+from dashboard.views import MODE_NAMES, TASK_NAMES, _book_context, page, retrieval_name
 from entities.state_labels import state_field_label, state_labels
 from kernel.exceptions import DomainError, InvalidInput
 from memory import selectors as memory_selectors
@@ -177,7 +177,13 @@ def memory_page(request: HttpRequest, slug: str) -> HttpResponse:
         if listing["pages"] > 1
         else [],
         hits=[
-            {**h, "task_name": TASK_NAMES.get(h["task"], h["task"]), "n_items": len(h["items"])}
+            {
+                **h,
+                "task_name": TASK_NAMES.get(h["task"], h["task"]),
+                "mode_name": MODE_NAMES.get(h["mode"], h["mode"]),
+                "retrieval_name": retrieval_name(h["retrieval"]),
+                "n_items": len(h["items"]),
+            }
             for h in memory_selectors.memory_hits(book=book)
         ],
         can_curate=request.user.has_perm("memory.change_fact"),

@@ -5,6 +5,7 @@ series), turn numbers into SVG with ``dashboard.charts``, render. A domain error
 thread, entity; bad chapter number) becomes a Chinese error page with its status, never a 500.
 """
 
+import re
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -483,6 +484,22 @@ def context_preview(request: HttpRequest, slug: str) -> HttpResponse:
 
 LAYER_NAMES = {"working": "工作层", "scratchpad": "事实层", "episodic": "情节检索层"}
 TASK_NAMES = {"write": "写作", "review": "审阅", "query": "查询"}  # memory.interfaces and the admin say 审阅
+MODE_NAMES = {"full": "完整", "simple": "简易（不用记忆）"}  # as the memory admin names them
+RETRIEVAL_NAMES = {"bm25": "关键词检索", "embeddings": "语义检索（向量）", "hybrid": "关键词 + 语义融合"}
+
+
+def retrieval_name(method: str) -> str:
+    """A pack's retrieval method (``bm25``, ``embeddings``, ``hybrid（BM25 + 向量，…）``, ``bm25（嵌入失败，
+    已回退：ValueError）``) in the authors' words: the method named, its Chinese note kept, an
+    exception's class name dropped; a method with no name shows as it is."""
+    head, paren, note = (method or "").partition("（")
+    name = RETRIEVAL_NAMES.get(head.strip().lower())
+    if name is None:
+        return method or "—"
+    if head.strip().lower() == "hybrid" or not paren:
+        return name
+    note = re.sub(r"[：:]\s*[A-Za-z_][\w.]*\s*）$", "）", note).replace("嵌入", "语义检索")
+    return f"{name}（{note}"
 
 
 def _padded_range(values: list[float]) -> dict[str, float]:

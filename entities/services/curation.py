@@ -40,7 +40,7 @@ def entity_file_note(entity: Entity) -> str:
     if not path:
         return "来自书籍文件（其条目已从文件中删除）：重新加入文件后由文件更新"
     if path.startswith("设定/角色/"):
-        return f"来自 {path} 的 front matter，请在文件中修改"
+        return f"来自 {path} 开头 --- 之间的设定，请在文件中修改"
     return f"来自 {path}，请在文件中修改"
 
 

@@ -81,7 +81,7 @@ def test_a_card_entity_is_read_only_in_the_admin_naming_its_file(folder, curator
     assert book_rebuild(root=folder)["ok"]
     lin = Entity.objects.get(book=_book(), entity_id="linfeng")
     page = curator.get(f"/admin/entities/entity/{lin.pk}/change/").content.decode()
-    assert "来自 设定/角色/林风.md 的 front matter，请在文件中修改" in page
+    assert "来自 设定/角色/林风.md 开头 --- 之间的设定，请在文件中修改" in page
     assert 'name="canonical_name"' not in page and 'name="tier"' not in page
     # a POST that tries anyway is refused whole, naming the file (issue 24: never a success message)
     response = curator.post(
@@ -169,10 +169,10 @@ def test_a_services_refuse_a_file_owned_row_naming_the_file(folder):
     lin = Entity.objects.get(book=_book(), entity_id="linfeng")
     with pytest.raises(InvalidInput) as err:
         entity_edit(entity=lin, changes={"tier": "装饰"})
-    assert err.value.message == "实体 linfeng 来自 设定/角色/林风.md 的 front matter，请在文件中修改"
+    assert err.value.message == "实体 linfeng 来自 设定/角色/林风.md 开头 --- 之间的设定，请在文件中修改"
     with pytest.raises(InvalidInput) as err:
         alias_save(entity=lin, alias="小林", previous="小风")
-    assert err.value.message == "别名 '小风' 来自 设定/角色/林风.md 的 front matter，请在文件中修改"
+    assert err.value.message == "别名 '小风' 来自 设定/角色/林风.md 开头 --- 之间的设定，请在文件中修改"
     assert not journal_events(root=folder)
 
 

@@ -39,7 +39,9 @@ def test_line_chart_numbers_share_one_precision_and_the_baseline_label_sits_abov
     assert "基线 17.25</text>" in svg
     assert "第1章：16.91" in svg and "第2章：18.00" in svg
     label_y = float(re.search(r'class="baseline-label" x="[\d.]+" y="([\d.]+)"', svg).group(1))
-    assert label_y <= 16  # the plot starts at y=16: no polyline reaches the label
+    plot_top = float(re.findall(r'class="axis" x1="[\d.]+" y1="([\d.]+)"', svg)[1])  # the y axis
+    assert label_y <= plot_top  # above the plot: no polyline reaches the label
+    assert label_y >= 28  # drawn 960 wide: room above the label for its phone size (24 units)
 
 
 def test_labelled_timeline_writes_each_change_and_never_overlaps():

@@ -102,7 +102,7 @@ def test_the_draft_form_needs_the_csrf_token(demo):
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"text": "", "chapter": ""}, "草稿为空：请粘贴章节全文（含 front matter）"),
+        ({"text": "", "chapter": ""}, "草稿为空：请粘贴章节全文（连同开头 --- 之间的章节信息）"),
         ({"text": DEAD_SPEAKS, "chapter": "二十五"}, "章节号必须是整数，收到 '二十五'"),
         ({"text": DEAD_SPEAKS, "chapter": "0"}, "章节号应在 1…"),
         ({"text": "---\nthreads: 5\n---\n正文", "chapter": ""}, "草稿第2行："),

@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.test import Client
 
+from dashboard.views import retrieval_name
 from memory.models import Fact, FactEvent
 from memory.orchestrator import build_memory_pack
 from memory.services import fact_observe, memory_hit_record
@@ -143,6 +144,7 @@ def test_hit_log_and_health(curator, book):
     html = curator.get("/dashboard/qinglan/memory/").content.decode()
     hits = _text(html[html.index('id="hits"') :])
     assert "第41章 写作" in hits
+    assert "完整" in hits and "full" not in hits and "bm25" not in hits.lower()  # the mode and method, named
     assert '<dd data-stat="hits">1</dd>' in html
     assert "逾期未决线索" in html
 
@@ -182,3 +184,12 @@ def test_the_demo_facts_are_grouped_folded_paged_and_labelled(demo_memory, curat
     assert "spirit_stones" not in found and "linfeng" not in _text(found)
     bad = curator.get("/dashboard/demo-book/memory/?category=weather")
     assert bad.status_code == 422 and "未知的事实类别 &#x27;weather&#x27;" in bad.content.decode()
+
+
+def test_retrieval_methods_read_in_chinese():
+    assert retrieval_name("bm25") == "关键词检索"
+    assert retrieval_name("bm25（无查询文本）") == "关键词检索（无查询文本）"
+    assert retrieval_name("embeddings") == "语义检索（向量）"
+    assert retrieval_name("hybrid（BM25 + 向量，倒数排名融合）") == "关键词 + 语义融合"
+    assert retrieval_name("bm25（嵌入失败，已回退：URLError）") == "关键词检索（语义检索失败，已回退）"
+    assert retrieval_name("") == "—" and retrieval_name("别的") == "别的"

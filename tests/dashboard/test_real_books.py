@@ -66,7 +66,7 @@ def test_demo_board_agrees_with_the_overdue_selector(curator, demo):
     rows = re.findall(r'<tr class="overdue">\s*<td><a href="[^"]+">(\S+) ', html)
     assert rows == overdue
     # 悬念-001 last advanced in chapter 8; now 24; threshold 10
-    assert "<td>16 / 10</td>" in html
+    assert '<td data-label="已悬">16 / 10</td>' in html
 
 
 def test_demo_thread_page(curator, demo):

@@ -81,11 +81,11 @@ def test_thread_board_highlights_overdue(curator, book):
     html = curator.get("/dashboard/qinglan/threads/").content.decode()
     # 伏笔-001: last activity chapter 3, now 40 → hung 37 of 30, drawn red and listed as overdue
     assert '<tr class="overdue">' in html
-    assert "<td>37 / 30</td>" in html
+    assert '<td data-label="已悬">37 / 30</td>' in html
     assert 'class="bar over"' in html
     assert 'data-value="37"' in html
     # 悬念-001: hung 2 of 10
-    assert "<td>2 / 10</td>" in html
+    assert '<td data-label="已悬">2 / 10</td>' in html
     assert html.count('class="bar over"') == 1
     assert "感情线-001 师姐" in html and "已收尾于第20章" in html
 
