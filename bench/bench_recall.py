@@ -4,12 +4,12 @@ what the vectors cost — all in one run.
     python bench/bench_recall.py [--json] [--skip-scale]
 
 Two embedding schemes in the same run (``recall.windows``): the baseline ``window-head`` (session 6: every
-400-character window embedded alone, its first 128 characters) and ``passages`` (the default: windows
-gathered into passages of up to 1,200 characters, each passage's digest cut at 96 of the model's tokens).
+400-character window embedded alone, its first 128 characters) and ``head32`` (the default: every window
+alone, its head cut at 32 of the model's tokens).
 
 - **Recall set** (``bench/recall-set/scenes.json``, written before the code): scenes of 西游记 (dev) and
-  水浒传 (blind: measured once in session 6; blind2: 13 more scenes written before the passages, measured
-  once) retold in plain modern Chinese without the books' key words. Each book's chapters
+  水浒传 (blind: measured once in session 6; blind2: 13 more scenes written before the embedding changed,
+  measured once) retold in plain modern Chinese without the books' key words. Each book's chapters
   (as ``import_txt`` splits them) are written as chapter rows; each retold scene is searched through the
   ``search`` read (``core.search.search_read``) in each mode, limit 5; a scene is found when one of its
   chapters is among the five chapters answered. ``bm25`` (BM25 over the same windows, alone) is shown
@@ -60,7 +60,11 @@ def scheme_set(name: str) -> None:
     from recall import search as recall_search_module
     from recall import windows
 
-    windows.SCHEME = {"window-head": windows.SCHEME_WINDOW_HEAD, "passages": windows.SCHEME_PASSAGES}[name]
+    windows.SCHEME = {
+        "window-head": windows.SCHEME_WINDOW_HEAD,
+        "head32": windows.SCHEME_HEAD32,
+        "passages": windows.SCHEME_PASSAGES,
+    }[name]
     recall_search_module._indexes.clear()
     recall_search_module._vocabs.clear()
 
@@ -252,7 +256,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--skip-scale", action="store_true", help="the recall set only (no 3,000-chapter book)")
-    parser.add_argument("--scale-only", choices=("window-head", "passages"), help=argparse.SUPPRESS)
+    parser.add_argument("--scale-only", choices=("window-head", "head32", "passages"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not (CORPUS / "shuihu.txt").is_file():
         sys.exit(f"skipped: {CORPUS}/shuihu.txt not found (set WEBNOVEL_SHARED)")
@@ -268,7 +272,7 @@ def main() -> None:
         return
     figures: dict = {"model": vectors.model_tag(), "load": os.getloadavg()}
     books = {name: book_load(name, corpus_chapters(name)) for name in ("xiyouji", "shuihu")}
-    for scheme in ("window-head", "passages"):
+    for scheme in ("window-head", "head32"):
         scheme_set(scheme)
         embedding = {}
         for name, book in books.items():
@@ -279,13 +283,13 @@ def main() -> None:
         figures[scheme]["recall_seconds"] = round(time.perf_counter() - started, 1)
     figures["peak_rss_mb_recall_run"] = round(peak_rss_mb(), 1)
     if not args.skip_scale:
-        figures["scale"] = {scheme: scale_subprocess(scheme) for scheme in ("window-head", "passages")}
+        figures["scale"] = {scheme: scale_subprocess(scheme) for scheme in ("window-head", "head32")}
     figures["load_after"] = os.getloadavg()
     if args.json:
         print(json.dumps(figures, ensure_ascii=False, indent=2))
         return
     print(f"model {figures['model']}, load average {figures['load']} → {figures['load_after']}")
-    for scheme in ("window-head", "passages"):
+    for scheme in ("window-head", "head32"):
         for name, e in figures[scheme]["embedding"].items():
             print(
                 f"[{scheme}] embedding {name}: {e['windows']} windows, {e['texts']} texts, "

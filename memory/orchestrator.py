@@ -39,6 +39,7 @@ from memory.models import Fact
 from memory.retrieval import chunks_search, text_terms
 from memory.services import memory_hit_record
 from memory.tokens import tokens_estimate, tokens_truncate
+from recall.vectors import status as recall_status
 from storysystem.selectors import chapter_effective
 from threads.selectors import thread_hangs
 
@@ -410,6 +411,8 @@ def _recalled_fact_items(*, book: Book, query: str, as_of: int, items: list[Item
     """Issue 32: on a query, the facts that hybrid recall (memory/fact_recall.py) finds and the pack
     did not list yet (a story fact of a character off stage, a rule the outline does not name). Only
     with vectors: without them the pack is what it was."""
+    if not recall_status()[0]:
+        return [], "bm25"  # no vectors at all: nothing to add, and nothing spent on it
     hits, method = facts_search(book=book, query=query, as_of=as_of, limit=RETRIEVE)
     if method != METHOD_HYBRID:
         return [], method

@@ -130,7 +130,8 @@ def _bm25_finish(index: BookIndex, postings, lengths, np) -> None:
 
 def _bm25_build(index: BookIndex, np) -> None:
     postings, lengths = _window_postings(index.windows, 0, index.vocab, np)
-    _bm25_finish(index, np.sort(postings), lengths, np)
+    postings.sort()  # in place, over the array's own buffer: no second copy of millions of postings
+    _bm25_finish(index, postings, lengths, np)
 
 
 def _bm25_update(index: BookIndex, prev: BookIndex, np) -> None:
@@ -317,7 +318,15 @@ def recall_search(
     fused: dict[int, float] = {}
     found: dict[int, list[str]] = {}
     for signal, docs in ranked.items():
-        for rank, doc in enumerate(docs):
+        # the windows of one passage share its vector, so its score: they share its rank too (the rank of
+        # the passage among the passages), else a passage of three windows would push the next one three
+        # places down and the semantic signal would weigh less than BM25's in the fusion
+        rows = index.window_row if signal == "semantic" else None
+        rank, last = -1, None
+        for doc in docs:
+            group = int(rows[doc]) if rows is not None else doc
+            if group != last:
+                rank, last = rank + 1, group
             fused[doc] = fused.get(doc, 0.0) + 1.0 / (RRF_K + rank + 1)
             found.setdefault(doc, []).append(signal)
     order = sorted(fused, key=lambda d: (-fused[d], d))

@@ -1,19 +1,20 @@
-"""What is embedded of a chapter: its summary and its body cut into windows, gathered into passages.
+"""What is embedded of a chapter: its summary and its body cut into windows, and what of each the model reads.
 
 A window is the same piece of text that the memory app's BM25 indexes as a body scene (memory.retrieval
 cuts bodies with ``windows_split`` too): paragraphs gathered up to ``WINDOW_CHARS`` characters, a
 scene break (***, ---, ◇…) always ending one. BM25 reads windows and an answer quotes one.
 
-The model reads **passages**, not windows: consecutive windows of a scene gathered up to
-``Scheme.passage_chars`` characters (a scene break ends a passage too), and of each passage a digest of
-about ``Scheme.embed_tokens`` tokens of the model (cut at its own tokenizer, ``vectors.VectorStore.add``):
-the head of every window of the passage, in equal shares, so the vector hears the whole passage rather
-than its first lines. Every window of a passage takes the passage's vector. Why: the engine's cost is
-linear in tokens (about a millisecond of one core per token on this machine class), so a 3,000-chapter
-book can afford about 300 tokens a chapter to be embedded in 15 minutes — three passages of 96 tokens
-for a 3,000-character chapter instead of nine windows of ~100 (docs/semantic-recall.md has the figures).
+What the model reads of a window is set by a ``Scheme``. The default, ``SCHEME_HEAD32``: each window alone,
+its first characters cut at **32 of the model's own tokens** (``vectors.tokens_cut``). Why: the engine's cost
+is linear in tokens (about a millisecond of one core per token on this machine class, batching and threads
+do not lower it), so a 3,000-chapter book can afford about 300 tokens a chapter to be embedded in 15
+minutes of one core — nine windows of 32 tokens for a 3,000-character chapter, instead of nine of ~100
+(session 6's ``SCHEME_WINDOW_HEAD``, kept for the bench's baseline). A scheme may also gather windows into
+**passages** (``passage_chars``: consecutive windows of a scene, a scene break ends one) whose digest is
+the head of each window in equal shares; every window of a passage then takes the passage's vector
+(``SCHEME_PASSAGES``, measured and not taken: docs/semantic-recall.md has the figures).
 
-The vector cache is keyed by the hash of the digest and its token budget (``Window.key``), so the memory
+The vector cache is keyed by the hash of the embedded text and its token budget (``Window.key``), so the memory
 app's hybrid recall reuses the vectors the ``search`` read uses, a rebuild finds them again, and a
 digest that did not change is never embedded twice. Pure: no Django.
 """
@@ -44,9 +45,12 @@ class Scheme:
 
 # Session 6's scheme: every window alone, its first 128 characters (kept for the bench's baseline).
 SCHEME_WINDOW_HEAD = Scheme(passage_chars=0, embed_chars=128, embed_tokens=None, digest="head")
-# The default: passages of up to 1,200 characters (about three windows), 96 tokens of each read.
-SCHEME_PASSAGES = Scheme(passage_chars=1200, embed_chars=288, embed_tokens=96, digest="heads")
-SCHEME = SCHEME_PASSAGES
+# The default: every window alone, its head cut at 32 of the model's tokens (~35 characters).
+SCHEME_HEAD32 = Scheme(passage_chars=0, embed_chars=40, embed_tokens=32, digest="head")
+# Measured on the dev half and not taken (docs/semantic-recall.md): windows gathered into passages of up to
+# 1,200 characters, each window's head in equal shares, 96 tokens a passage.
+SCHEME_PASSAGES = Scheme(passage_chars=1200, embed_chars=117, embed_tokens=96, digest="heads")
+SCHEME = SCHEME_HEAD32
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,15 @@ from recall import vectors
 from recall import windows as recall_windows
 from recall.facts import fact_key, fact_text
 from recall.search import book_windows
-from recall.windows import SCHEME_PASSAGES, SCHEME_WINDOW_HEAD, chapter_windows, passages_group, windows_split
+from recall.windows import (
+    SCHEME,
+    SCHEME_HEAD32,
+    SCHEME_PASSAGES,
+    SCHEME_WINDOW_HEAD,
+    chapter_windows,
+    passages_group,
+    windows_split,
+)
 from tests.factories import book_folder_make, book_write, chapter_text
 
 HORSE = chapter_text(
@@ -45,14 +53,18 @@ def test_passages_gather_windows_up_to_their_size_a_scene_break_ends_one_and_the
     windows = chapter_windows(number=3, summary="", body=body, scheme=SCHEME_PASSAGES)
     assert [w.text[0] for w in windows] == ["甲", "乙", "丙", "丁", "戊", "己"]
     # 甲乙丙 fill 1,170 of 1,200 characters; 丁 starts a passage that the scene break ends; 戊己 are one
-    three = "甲" * 96 + "\n" + "乙" * 96 + "\n" + "丙" * 96  # each window's head, an equal share of 288
-    assert [w.embed_text for w in windows] == [three] * 3 + ["丁" * 100] + ["戊" * 50 + "\n" + "己" * 144] * 2
+    three = "甲" * 39 + "\n" + "乙" * 39 + "\n" + "丙" * 39  # each window's head, an equal share of 117
+    assert [w.embed_text for w in windows] == [three] * 3 + ["丁" * 100] + ["戊" * 50 + "\n" + "己" * 58] * 2
     assert len({w.key for w in windows}) == 3
     assert passages_group(["a" * 10] * 3, breaks=set(), limit=0) == [[0], [1], [2]]
     # the first scheme's keys are the hash of each window's first 128 characters, as session 6 stored them
     head = chapter_windows(number=3, summary="", body=body, scheme=SCHEME_WINDOW_HEAD)
     assert [w.key for w in head][:1] == [recall_windows.text_key("甲" * 128)]
     assert SCHEME_PASSAGES.tag == "t96:" and windows[0].key == recall_windows.text_key("t96:" + windows[0].embed_text)
+    # the default: each window alone, its first 40 characters (cut at 32 tokens when embedded)
+    assert SCHEME is SCHEME_HEAD32
+    own = chapter_windows(number=3, summary="", body=body)
+    assert [w.embed_text for w in own] == [w.text[:40] for w in own] and len({w.key for w in own}) == 6
 
 
 def _facts(book):
