@@ -3,9 +3,9 @@ what the vectors cost — all in one run.
 
     python bench/bench_recall.py [--json] [--skip-scale]
 
-Two embedding schemes in the same run (``recall.windows``): the baseline ``window-head`` (session 6: every
-400-character window embedded alone, its first 128 characters) and ``head32`` (the default: every window
-alone, its head cut at 32 of the model's tokens).
+Two embedding schemes in the same run (``recall.windows``): ``window-head`` (session 6's, the default: every
+400-character window embedded alone, its first 128 characters) and ``head32`` (every window alone, its head
+cut at 32 of the model's tokens: a third of the cost; measured and not taken).
 
 - **Recall set** (``bench/recall-set/scenes.json``, written before the code): scenes of 西游记 (dev) and
   水浒传 (blind: measured once in session 6; blind2: 13 more scenes written before the embedding changed,
@@ -158,7 +158,7 @@ def scale_run(scheme: str) -> dict:
     root = synthetic_book(3000)
     files = sorted((root / "定稿" / "正文").rglob("*.md"), key=lambda f: (f.parent.name, f.name))
     chapters = [(i, _front_matter(f.read_text(encoding="utf-8"))[1]) for i, f in enumerate(files, start=1)]
-    book = book_load("scale3000", chapters)
+    book = book_load(f"scale3000-{scheme}", chapters)
     windows_all = book_windows(book=book)
     texts = {w.key: w.embed_text for w in windows_all}
     store_dir = Path(tempfile.mkdtemp(prefix="wn-recall-scale-"))

@@ -4,15 +4,14 @@ A window is the same piece of text that the memory app's BM25 indexes as a body 
 cuts bodies with ``windows_split`` too): paragraphs gathered up to ``WINDOW_CHARS`` characters, a
 scene break (***, ---, ◇…) always ending one. BM25 reads windows and an answer quotes one.
 
-What the model reads of a window is set by a ``Scheme``. The default, ``SCHEME_HEAD32``: each window alone,
-its first characters cut at **32 of the model's own tokens** (``vectors.tokens_cut``). Why: the engine's cost
-is linear in tokens (about a millisecond of one core per token on this machine class, batching and threads
-do not lower it), so a 3,000-chapter book can afford about 300 tokens a chapter to be embedded in 15
-minutes of one core — nine windows of 32 tokens for a 3,000-character chapter, instead of nine of ~100
-(session 6's ``SCHEME_WINDOW_HEAD``, kept for the bench's baseline). A scheme may also gather windows into
-**passages** (``passage_chars``: consecutive windows of a scene, a scene break ends one) whose digest is
-the head of each window in equal shares; every window of a passage then takes the passage's vector
-(``SCHEME_PASSAGES``, measured and not taken: docs/semantic-recall.md has the figures).
+What the model reads of a window is set by a ``Scheme``. The default, ``SCHEME_WINDOW_HEAD`` (session 6's):
+each window alone, its first 128 characters. Two cheaper schemes were measured in the same run and not taken
+(bench/README.md): ``SCHEME_HEAD32`` — each window's head cut at 32 of the model's own tokens
+(``vectors.tokens_cut``), a third of the cost — held on the dev half and fell on both blind halves; and
+``SCHEME_PASSAGES`` — consecutive windows of a scene gathered into passages of up to 1,200 characters, the
+head of each window in equal shares, 96 tokens a passage, every window of a passage taking its vector —
+weaker than the default on the dev half already. The engine's cost is linear in tokens (about a millisecond
+of one core per token on this machine class; batching and threads do not lower the CPU time).
 
 The vector cache is keyed by the hash of the embedded text and its token budget (``Window.key``), so the memory
 app's hybrid recall reuses the vectors the ``search`` read uses, a rebuild finds them again, and a
@@ -43,14 +42,14 @@ class Scheme:
         return "" if self.embed_tokens is None else f"t{self.embed_tokens}:"
 
 
-# Session 6's scheme: every window alone, its first 128 characters (kept for the bench's baseline).
+# The default (session 6's): every window alone, its first 128 characters.
 SCHEME_WINDOW_HEAD = Scheme(passage_chars=0, embed_chars=128, embed_tokens=None, digest="head")
-# The default: every window alone, its head cut at 32 of the model's tokens (~35 characters).
+# Measured and not taken (see above): every window alone, its head cut at 32 of the model's tokens.
 SCHEME_HEAD32 = Scheme(passage_chars=0, embed_chars=40, embed_tokens=32, digest="head")
-# Measured on the dev half and not taken (docs/semantic-recall.md): windows gathered into passages of up to
-# 1,200 characters, each window's head in equal shares, 96 tokens a passage.
+# Measured on the dev half and not taken: windows gathered into passages of up to 1,200 characters, each
+# window's head in equal shares, 96 tokens a passage.
 SCHEME_PASSAGES = Scheme(passage_chars=1200, embed_chars=117, embed_tokens=96, digest="heads")
-SCHEME = SCHEME_HEAD32
+SCHEME = SCHEME_WINDOW_HEAD
 
 
 @dataclass(frozen=True)

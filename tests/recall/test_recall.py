@@ -61,10 +61,12 @@ def test_passages_gather_windows_up_to_their_size_a_scene_break_ends_one_and_the
     head = chapter_windows(number=3, summary="", body=body, scheme=SCHEME_WINDOW_HEAD)
     assert [w.key for w in head][:1] == [recall_windows.text_key("甲" * 128)]
     assert SCHEME_PASSAGES.tag == "t96:" and windows[0].key == recall_windows.text_key("t96:" + windows[0].embed_text)
-    # the default: each window alone, its first 40 characters (cut at 32 tokens when embedded)
-    assert SCHEME is SCHEME_HEAD32
+    # the default: each window alone, its first 128 characters (no token cut); the 32-token scheme's 40
+    assert SCHEME is SCHEME_WINDOW_HEAD and SCHEME_WINDOW_HEAD.embed_tokens is None
     own = chapter_windows(number=3, summary="", body=body)
-    assert [w.embed_text for w in own] == [w.text[:40] for w in own] and len({w.key for w in own}) == 6
+    assert [w.embed_text for w in own] == [w.text[:128] for w in own] and len({w.key for w in own}) == 6
+    short = chapter_windows(number=3, summary="", body=body, scheme=SCHEME_HEAD32)
+    assert [w.embed_text for w in short] == [w.text[:40] for w in short] and short[0].tag == "t32:"
 
 
 def _facts(book):
