@@ -216,14 +216,24 @@ def book_index(*, book: Book) -> BookIndex:
             starts=starts,
             matrix=None,
             window_row=None,
-            vocab=_vocabs.setdefault(book.pk, {}),
+            vocab=_vocab_get(book.pk),
         )
         _vectors_attach(index, store, np)
-        if cached is not None and cached.post_start is not None and len(windows) < (1 << 24):
+        fresh_vocab = not index.vocab
+        if cached is not None and cached.post_start is not None and not fresh_vocab and len(windows) < (1 << 24):
             _bm25_update(index, cached, np)  # the previous index answered BM25: keep its postings warm
         with _lock:
             _indexes[book.pk] = index
         return index
+
+
+def _vocab_get(book_pk: int) -> dict[str, int]:
+    """The book's term ids, shared by its index generations (an update keeps the ids of its postings);
+    started over, with a full BM25 build, before the ids outgrow their 23 bits."""
+    vocab = _vocabs.get(book_pk)
+    if vocab is None or len(vocab) > (1 << 23) - (1 << 20):
+        vocab = _vocabs[book_pk] = {}
+    return vocab
 
 
 def _vectors_grew(index: BookIndex, store) -> bool:
