@@ -3,8 +3,13 @@ what the vectors cost — all in one run.
 
     python bench/bench_recall.py [--json] [--skip-scale]
 
+Two embedding schemes in the same run (``recall.windows``): ``window-head`` (session 6's, the default: every
+400-character window embedded alone, its first 128 characters) and ``head32`` (every window alone, its head
+cut at 32 of the model's tokens: a third of the cost; measured and not taken).
+
 - **Recall set** (``bench/recall-set/scenes.json``, written before the code): scenes of 西游记 (dev) and
-  水浒传 (blind) retold in plain modern Chinese without the books' key words. Each book's chapters
+  水浒传 (blind: measured once in session 6; blind2: 13 more scenes written before the embedding changed,
+  measured once) retold in plain modern Chinese without the books' key words. Each book's chapters
   (as ``import_txt`` splits them) are written as chapter rows; each retold scene is searched through the
   ``search`` read (``core.search.search_read``) in each mode, limit 5; a scene is found when one of its
   chapters is among the five chapters answered. ``bm25`` (BM25 over the same windows, alone) is shown
@@ -12,13 +17,15 @@ what the vectors cost — all in one run.
 - **Embedding**: the windows of both books embedded through ``manage.py embed``'s function
   (``recall.pipeline.vectors_ensure``); what was already in the vector cache (keyed by text hash) is
   not embedded again, so the seconds shown are for what was missing in this run, with the throughput.
-- **Scale** (a generated 3,000-chapter book, bench/gen_book.py): one new chapter's embedding (what a
-  finalize adds), the throughput measured on 120 of its windows and the whole book's embedding time
-  estimated from it (the whole book is not embedded in this run: at the measured rate it would take
-  longer than the run), and a warm hybrid search over the 3,000 chapters — the vectors of the windows
-  not embedded are placeholder unit vectors in a throwaway store (a dot product costs the same whatever
-  the values), the query's vector is cached after the first call (``query_ms`` is the embedding of a
-  new query, apart). Peak RSS of the whole run.
+- **Scale** (a generated 3,000-chapter book, bench/gen_book.py), one subprocess per scheme (its own
+  peak RSS): one new chapter's embedding (what a finalize adds, CPU seconds of this process and wall),
+  the model's tokens of every text the scheme embeds (counted with the engine's tokenizer), the
+  throughput in tokens per CPU second measured on a sample, and the whole book's embedding estimated from
+  the two (CPU time of one core: the engine's cost is linear in tokens; the whole book is not embedded in
+  this run); a warm hybrid search over the 3,000 chapters — the vectors of the texts not embedded are
+  placeholder unit vectors in a throwaway store (a dot product costs the same whatever the values), the
+  query's vector cached after the first call (``query_embed_ms`` apart); the first search after one chapter
+  in the middle changed and after a chapter was appended (the index updated in place, not rebuilt).
 
 Goals: hybrid recall@5 ≥ 0.75 and ≥ 25 points above keyword; finalize adds ≤ 2 s; a whole 3,000-chapter
 book ≤ 15 min; peak RSS ≤ 600 MB; hybrid search ≤ 50 ms warm at 3,000 chapters.
@@ -45,6 +52,21 @@ SHARED = Path(os.environ.get("WEBNOVEL_SHARED", REPO.parent / "shared"))
 CORPUS = SHARED / "corpus"
 SCENES = REPO / "bench" / "recall-set" / "scenes.json"
 MODES = ("keyword", "bm25", "semantic", "hybrid")
+SPLITS = ("dev", "blind", "blind2")
+
+
+def scheme_set(name: str) -> None:
+    """Make ``name`` the embedding scheme of this process, with the search's caches emptied."""
+    from recall import search as recall_search_module
+    from recall import windows
+
+    windows.SCHEME = {
+        "window-head": windows.SCHEME_WINDOW_HEAD,
+        "head32": windows.SCHEME_HEAD32,
+        "passages": windows.SCHEME_PASSAGES,
+    }[name]
+    recall_search_module._indexes.clear()
+    recall_search_module._vocabs.clear()
 
 
 def book_load(slug: str, chapters: list[tuple[int, str]]):
@@ -113,81 +135,128 @@ def recall_run(books: dict) -> dict:
     return out
 
 
-def scale_run() -> dict:
-    """One finalize's embedding, the throughput, and a warm hybrid search at 3,000 chapters."""
+def _cpu() -> float:
+    return time.process_time()
+
+
+def scale_run(scheme: str) -> dict:
+    """One finalize's embedding, the tokens of the whole book, the throughput, a warm hybrid search at
+    3,000 chapters and the first searches after a change, under ``scheme`` (run in its own process)."""
     import numpy as np
     from django.test import override_settings
 
     from bench.bench_discover import _front_matter
+    from core.models import Chapter
     from core.search import search_read
     from recall import search as recall_search_module
-    from recall import vectors
+    from recall import vectors, windows
     from recall.pipeline import vectors_ensure
     from recall.search import book_windows
 
+    scheme_set(scheme)
+    tokens_max = windows.SCHEME.embed_tokens
     root = synthetic_book(3000)
     files = sorted((root / "定稿" / "正文").rglob("*.md"), key=lambda f: (f.parent.name, f.name))
     chapters = [(i, _front_matter(f.read_text(encoding="utf-8"))[1]) for i, f in enumerate(files, start=1)]
-    book = book_load("scale3000", chapters)
-    windows = book_windows(book=book)
-    chars = sum(len(w.embed_text) for w in windows)
+    book = book_load(f"scale3000-{scheme}", chapters)
+    windows_all = book_windows(book=book)
+    texts = {w.key: w.embed_text for w in windows_all}
     store_dir = Path(tempfile.mkdtemp(prefix="wn-recall-scale-"))
+    out: dict = {"scheme": scheme, "chapters": 3000, "windows": len(windows_all), "embedded_texts": len(texts)}
     with override_settings(WEBNOVEL_RECALL_DIR=store_dir):
         # one new chapter (the last), as a finalize's after-chapter hook embeds it
-        started = time.perf_counter()
+        cpu, wall = _cpu(), time.perf_counter()
         one = vectors_ensure(book=book, numbers=[3000])
-        finalize_s = time.perf_counter() - started
-        sample = {w.key: w.embed_text for w in windows[:400]}
-        sample = dict(list({k: t for k, t in sample.items() if k not in vectors.store_get().index}.items())[:120])
-        started = time.perf_counter()
-        vectors.store_get().add(sample)
-        sample_s = time.perf_counter() - started
-        sample_chars = sum(len(t) for t in sample.values())
-        # placeholder vectors for the rest: the search's cost does not depend on their values
+        out["finalize_embed_cpu_s"] = round(_cpu() - cpu, 3)
+        out["finalize_embed_wall_s"] = round(time.perf_counter() - wall, 3)
+        out["finalize_texts"] = one["embedded"]
+        model = vectors._model_get()
+
+        def tokens_of(text: str) -> int:
+            cut = text if tokens_max is None else vectors.tokens_cut(model, text, tokens_max)
+            return model.token_count(cut)
+
+        total_tokens = sum(tokens_of(t) for t in texts.values())
         store = vectors.store_get()
-        rest = [w.key for w in windows if w.key not in store.index]
-        rest = list(dict.fromkeys(rest))
+        sample = [(k, t) for k, t in texts.items() if k not in store.index][:48]
+        sample_tokens = sum(tokens_of(t) for _, t in sample)
+        cpu = _cpu()
+        store.add(dict(sample), tokens=tokens_max)
+        sample_cpu = _cpu() - cpu
+        rate = sample_tokens / sample_cpu if sample_cpu else 0.0
+        out["tokens_per_chapter"] = round(total_tokens / 3000, 1)
+        out["whole_book_tokens"] = total_tokens
+        out["throughput_tokens_per_cpu_s"] = round(rate, 1)
+        out["whole_book_embed_estimate_cpu_min"] = round(total_tokens / rate / 60, 1) if rate else None
+        # placeholder vectors for the rest: the search's cost does not depend on their values
+        rest = [k for k in texts if k not in store.index]
         rng = np.random.default_rng(1)
         fake = rng.standard_normal((len(rest), vectors.DIMENSIONS)).astype(np.float32)
         fake /= np.linalg.norm(fake, axis=1, keepdims=True)
-        (store.folder / "vectors.f16").open("ab").write(fake.astype(np.float16).tobytes())
-        (store.folder / "keys.txt").open("a").write("".join(k + "\n" for k in rest))
+        with (store.folder / "vectors.f16").open("ab") as f:
+            f.write(fake.astype(np.float16).tobytes())
+        with (store.folder / "keys.txt").open("a") as f:
+            f.write("".join(k + "\n" for k in rest))
         store.refresh()
+        del fake, texts, windows_all
         query = "他在雪夜里独自守着山门，等一个不会回来的人"
         started = time.perf_counter()
         search_read(book=book, q=query, mode="hybrid", limit=10)
-        first_s = time.perf_counter() - started
+        out["hybrid_first_search_s"] = round(time.perf_counter() - started, 3)
         recall_search_module._query_vectors.clear()
         started = time.perf_counter()
         recall_search_module._query_vector(query)
-        query_s = time.perf_counter() - started
+        out["query_embed_ms"] = round((time.perf_counter() - started) * 1000, 1)
         timings = []
         for _ in range(20):
             started = time.perf_counter()
             search_read(book=book, q=query, mode="hybrid", limit=10)
             timings.append(time.perf_counter() - started)
-    timings.sort()
-    rate = sample_chars / sample_s if sample_s else 0.0
-    return {
-        "chapters": 3000,
-        "windows": len(windows),
-        "embedded_chars": chars,
-        "finalize_embed_s": round(finalize_s, 3),
-        "finalize_windows": one["embedded"],
-        "throughput_chars_per_s": round(rate, 1),
-        "throughput_windows_per_s": round(len(sample) / sample_s, 2) if sample_s else 0.0,
-        "whole_book_embed_estimate_min": round(chars / rate / 60, 1) if rate else None,
-        "hybrid_first_search_s": round(first_s, 3),
-        "query_embed_ms": round(query_s * 1000, 1),
-        "hybrid_warm_ms_p50": round(timings[len(timings) // 2] * 1000, 1),
-        "hybrid_warm_ms_max": round(timings[-1] * 1000, 1),
-    }
+        timings.sort()
+        out["hybrid_warm_ms_p50"] = round(timings[len(timings) // 2] * 1000, 1)
+        out["hybrid_warm_ms_max"] = round(timings[-1] * 1000, 1)
+        # a chapter in the middle rewritten, then one appended: the first search after each (their
+        # windows' vectors are placeholders too, so the time is the index's, not the model's)
+        for label, number in (("changed", 1500), ("appended", 3001)):
+            body = chapters[1499][1].replace("。", "！", 3) + "\n他推门出去，雪已经停了。"
+            Chapter.objects.update_or_create(
+                book=book,
+                number=number,
+                defaults={
+                    "title": f"第{number}章",
+                    "body": body,
+                    "content_hash": hashlib.sha1(body.encode("utf-8")).hexdigest(),
+                },
+            )
+            new = [w.key for w in book_windows(book=book, numbers=[number]) if w.key not in store.index]
+            new = list(dict.fromkeys(new))
+            with (store.folder / "vectors.f16").open("ab") as f:
+                f.write(np.ones((len(new), vectors.DIMENSIONS), np.float16).tobytes())
+            with (store.folder / "keys.txt").open("a") as f:
+                f.write("".join(k + "\n" for k in new))
+            started = time.perf_counter()
+            search_read(book=book, q=query, mode="hybrid", limit=10)
+            out[f"first_search_after_{label}_chapter_s"] = round(time.perf_counter() - started, 3)
+    out["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    return out
+
+
+def scale_subprocess(scheme: str) -> dict:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, __file__, "--scale-only", scheme, "--json"], capture_output=True, text=True, check=False
+    )
+    if done.returncode:
+        return {"scheme": scheme, "error": done.stderr[-2000:]}
+    return json.loads(done.stdout)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--skip-scale", action="store_true", help="the recall set only (no 3,000-chapter book)")
+    parser.add_argument("--scale-only", choices=("window-head", "head32", "passages"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not (CORPUS / "shuihu.txt").is_file():
         sys.exit(f"skipped: {CORPUS}/shuihu.txt not found (set WEBNOVEL_SHARED)")
@@ -198,34 +267,44 @@ def main() -> None:
     ok, reason = vectors.status()
     if not ok:
         sys.exit(f"skipped: {reason}")
-    figures: dict = {"model": vectors.model_tag()}
+    if args.scale_only:
+        print(json.dumps(scale_run(args.scale_only), ensure_ascii=False))
+        return
+    figures: dict = {"model": vectors.model_tag(), "load": os.getloadavg()}
     books = {name: book_load(name, corpus_chapters(name)) for name in ("xiyouji", "shuihu")}
-    embedding = {}
-    for name, book in books.items():
-        embedding[name] = vectors_ensure(book=book)
-    figures["embedding"] = embedding
-    started = time.perf_counter()
-    figures["recall"] = recall_run(books)
-    figures["recall_seconds"] = round(time.perf_counter() - started, 1)
+    for scheme in ("window-head", "head32"):
+        scheme_set(scheme)
+        embedding = {}
+        for name, book in books.items():
+            cpu = _cpu()
+            embedding[name] = {**vectors_ensure(book=book), "cpu_s": round(_cpu() - cpu, 1)}
+        started = time.perf_counter()
+        figures[scheme] = {"embedding": embedding, "recall": recall_run(books)}
+        figures[scheme]["recall_seconds"] = round(time.perf_counter() - started, 1)
+    figures["peak_rss_mb_recall_run"] = round(peak_rss_mb(), 1)
     if not args.skip_scale:
-        figures["scale"] = scale_run()
-    figures["peak_rss_mb"] = round(peak_rss_mb(), 1)
+        figures["scale"] = {scheme: scale_subprocess(scheme) for scheme in ("window-head", "head32")}
+    figures["load_after"] = os.getloadavg()
     if args.json:
         print(json.dumps(figures, ensure_ascii=False, indent=2))
         return
-    print(f"model {figures['model']}")
-    for name, e in embedding.items():
-        print(f"embedding {name}: {e['windows']} windows, {e['embedded']} embedded now in {e['seconds']} s")
-    for split in ("dev", "blind", "all"):
-        row = figures["recall"][split]
-        print(
-            f"recall@5 {split:5}: "
-            + "  ".join(f"{m} {row[m]['found']}/{row[m]['of']} = {row[m]['recall@5']:.2f}" for m in MODES)
-        )
-    if "scale" in figures:
-        for key, value in figures["scale"].items():
-            print(f"scale {key}: {value}")
-    print(f"peak RSS {figures['peak_rss_mb']} MB")
+    print(f"model {figures['model']}, load average {figures['load']} → {figures['load_after']}")
+    for scheme in ("window-head", "head32"):
+        for name, e in figures[scheme]["embedding"].items():
+            print(
+                f"[{scheme}] embedding {name}: {e['windows']} windows, {e['texts']} texts, "
+                f"{e['embedded']} embedded now in {e['seconds']} s ({e['cpu_s']} CPU s)"
+            )
+        for split in (*SPLITS, "all"):
+            row = figures[scheme]["recall"][split]
+            print(
+                f"[{scheme}] recall@5 {split:6}: "
+                + "  ".join(f"{m} {row[m]['found']}/{row[m]['of']} = {row[m]['recall@5']:.2f}" for m in MODES)
+            )
+    print(f"peak RSS (recall run, both novels, both schemes) {figures['peak_rss_mb_recall_run']} MB")
+    for scheme, row in figures.get("scale", {}).items():
+        for key, value in row.items():
+            print(f"[{scheme}] scale {key}: {value}")
 
 
 if __name__ == "__main__":

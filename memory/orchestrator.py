@@ -22,6 +22,7 @@ Priorities (write task; docs/memory.md has the table and the review / query vari
 """
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
@@ -33,10 +34,12 @@ from kernel.exceptions import InvalidInput, NotFound
 from memory import selectors
 from memory.bounds import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, TASKS
 from memory.derivation import value_text
+from memory.fact_recall import METHOD_HYBRID, facts_search
 from memory.models import Fact
 from memory.retrieval import chunks_search, text_terms
 from memory.services import memory_hit_record
 from memory.tokens import tokens_estimate, tokens_truncate
+from recall.vectors import status as recall_status
 from storysystem.selectors import chapter_effective
 from threads.selectors import thread_hangs
 
@@ -404,6 +407,33 @@ def _fact_items(
     return items
 
 
+def _recalled_fact_items(*, book: Book, query: str, as_of: int, items: list[Item]) -> tuple[list[Item], str]:
+    """Issue 32: on a query, the facts that hybrid recall (memory/fact_recall.py) finds and the pack
+    did not list yet (a story fact of a character off stage, a rule the outline does not name). Only
+    with vectors: without them the pack is what it was."""
+    if not recall_status()[0]:
+        return [], "bm25"  # no vectors at all: nothing to add, and nothing spent on it
+    hits, method = facts_search(book=book, query=query, as_of=as_of, limit=RETRIEVE)
+    if method != METHOD_HYBRID:
+        return [], method
+    listed = {it.id for it in items}
+    out = []
+    for rank, hit in enumerate(h for h in hits if f"fact:{h['key']}" not in listed):
+        title = _fact_title(SimpleNamespace(**hit)) + "【检索】"
+        priority = max(40, 70 - 3 * rank)
+        out.append(
+            Item(
+                id=f"fact:{hit['key']}",
+                layer="scratchpad",
+                kind=hit["category"],
+                title=title,
+                text=hit["value"],
+                priority=priority,
+            )
+        )
+    return out, method
+
+
 def _episodic_items(
     *, book: Book, chapter: int, task: str, as_of: int, query: str, skip: set[int]
 ) -> tuple[list[Item], str]:
@@ -537,6 +567,11 @@ def _assemble(
             book=book, chapter=chapter, task=task, as_of=as_of, query=retrieval_query, skip=recent
         )
         items += episodic
+        if task == "query" and query.strip():
+            recalled, fact_method = _recalled_fact_items(book=book, query=query, as_of=as_of, items=items)
+            if recalled:
+                items += recalled
+                retrieval = f"{retrieval}；事实：{fact_method}"
     used = _select(items, budget_tokens)
     order = sorted(range(len(items)), key=lambda i: (-items[i].priority, i))
     listed = [items[i] for i in order]

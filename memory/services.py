@@ -27,6 +27,7 @@ from kernel.bulk import rows_insert, rows_update
 from kernel.exceptions import InvalidInput
 from memory.models import Fact, FactEvent, MemoryHit
 from memory.resolver import FactView, group_resolve
+from recall.facts import fact_text, facts_embed_after_commit
 
 CATEGORIES = [c.value for c in Fact.Category]
 STATUSES = [s.value for s in Fact.Status]
@@ -264,6 +265,8 @@ def fact_observe(
             revises=revises,
         )
         FactEvent.objects.create(fact=fact, action="created", new_status=fact.status, chapter=chapter, note=value)
+        # issue 32: its vector, once committed (a revision is a new fact: only the new text is embedded)
+        facts_embed_after_commit([fact_text(subject=subject, field=field, value=value)])
     else:
         new = [e for e in evidence if e not in fact.evidence]
         if new:

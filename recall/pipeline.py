@@ -13,6 +13,7 @@ from typing import Any
 
 from core.models import Book
 from recall import vectors
+from recall import windows as recall_windows
 from recall.search import book_windows
 
 
@@ -25,7 +26,7 @@ def vectors_ensure(*, book: Book, numbers: list[int] | None = None, progress=Non
     windows = book_windows(book=book, numbers=numbers)
     texts = {w.key: w.embed_text for w in windows}
     store = vectors.store_get()
-    embedded = store.add(texts, progress=progress)
+    embedded = store.add(texts, tokens=recall_windows.SCHEME.embed_tokens, progress=progress)
     return {
         "model": vectors.model_tag(),
         "windows": len(windows),

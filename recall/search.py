@@ -2,7 +2,9 @@
 
 A book's index is built in-process from its chapter rows (the windows of ``recall.windows``), their
 vectors looked up in the store by text hash, and a BM25 over the same windows (the kernel's bigram
-tokenizer, postings in numpy arrays); it is kept until a chapter's content hash changes. A window
+tokenizer, postings packed in one sorted numpy array). When a chapter's content hash changes, only that
+chapter is read and cut again: the other chapters' windows are kept, their postings renumbered in place
+and the new chapter's merged in, the vectors looked up again (a dictionary look-up per window). A window
 whose vector is not made yet (the after-chapter hook failed, the book was never embedded) is still
 found by BM25; ``coverage`` says how many have vectors.
 
@@ -27,103 +29,220 @@ from recall.windows import Window, chapter_windows
 RRF_K = 60
 POOL = 200  # windows each signal contributes to the fusion
 K1, B = 1.5, 0.75
+# A BM25 posting packed in one int64: term id (23 bits) << 40 | window (24 bits) << 16 | term frequency (16 bits),
+# kept sorted, so a term's postings are one slice and a changed chapter's are spliced in place.
+DOC_SHIFT, TF_MASK, DOC_MASK = 16, 0xFFFF, 0xFFFFFF
+TERM_SHIFT = 40
 _lock = threading.Lock()
+_build_lock = threading.Lock()
 _indexes: dict[int, "BookIndex"] = {}
+_vocabs: dict[int, dict[str, int]] = {}
 _query_vectors: dict[str, object] = {}
 _QUERY_CACHE = 256
 
 
 @dataclass
+class ChapterPart:
+    """One chapter's windows and their vector keys, kept across index generations while its hash holds."""
+
+    content_hash: str
+    windows: list[Window]
+    keys: list[str]
+
+
+@dataclass
 class BookIndex:
     stamp: str
+    parts: dict[int, ChapterPart]
     windows: list[Window]
     chapters: object  # numpy int array: the chapter of each window
-    matrix: object  # (n with vectors, 384) float32
-    with_vector: object  # indexes into windows of the matrix rows
+    starts: dict[int, int]  # chapter -> its first window
+    matrix: object  # (distinct vectors, 384) float32
+    window_row: object  # the matrix row of each window, -1 without a vector
+    with_vector: int = 0
+    store_size: int = 0  # how many vectors the store held when they were looked up
     vocab: dict[str, int] = field(default_factory=dict)
+    postings: object = None  # sorted packed int64 (see TERM_SHIFT)
     post_start: object = None
-    post_docs: object = None
-    post_tf: object = None
     doc_norm: object = None
+    lengths: object = None
 
     @property
     def coverage(self) -> tuple[int, int]:
-        return len(self.with_vector), len(self.windows)
+        return self.with_vector, len(self.windows)
 
 
-def _book_stamp(book: Book) -> str:
+def _book_rows(book: Book) -> list[tuple[int, str]]:
     """What the book's chapters are now, checked on every search: (number, content hash) of each, read from
     the index ``chapter_hash_idx`` with a plain cursor (the ORM's rows cost more than the query)."""
     with connection.cursor() as cur:
         cur.execute(
             f"SELECT number, content_hash FROM {Chapter._meta.db_table} WHERE book_id = %s ORDER BY number", [book.pk]
         )
-        rows = cur.fetchall()
+        return cur.fetchall()
+
+
+def _stamp(rows: list[tuple[int, str]]) -> str:
     return hashlib.sha1(repr(rows).encode()).hexdigest()
 
 
 def book_windows(*, book: Book, numbers: list[int] | None = None) -> list[Window]:
     """The windows of ``numbers`` (None: every chapter) of ``book``, in chapter order."""
+    return [w for part in _parts_read(book=book, numbers=numbers).values() for w in part.windows]
+
+
+def _parts_read(*, book: Book, numbers) -> dict[int, ChapterPart]:
     rows = Chapter.objects.filter(book=book).order_by("number")
     if numbers is not None:
-        rows = rows.filter(number__in=numbers)
-    out: list[Window] = []
-    for number, summary, body in rows.values_list("number", "summary", "body").iterator(chunk_size=200):
-        out += chapter_windows(number=number, summary=summary, body=body)
+        rows = rows.filter(number__in=list(numbers))
+    out: dict[int, ChapterPart] = {}
+    fields = ("number", "content_hash", "summary", "body")
+    for number, content_hash, summary, body in rows.values_list(*fields).iterator(chunk_size=200):
+        windows = chapter_windows(number=number, summary=summary, body=body)
+        out[number] = ChapterPart(content_hash, windows, [w.key for w in windows])
     return out
 
 
-def _bm25_build(index: BookIndex, np) -> None:
-    vocab: dict[str, int] = {}
-    # typed arrays, not lists: millions of postings at 3,000 chapters (4 bytes each instead of ~36)
-    terms_col, docs_col, tf_col, lengths = array("i"), array("i"), array("f"), array("i")
-    for doc, window in enumerate(index.windows):
+def _window_postings(windows: list[Window], first: int, vocab: dict[str, int], np):
+    """(packed postings, lengths) of ``windows`` numbered from ``first``."""
+    packed, lengths = array("q"), array("i")
+    for doc, window in enumerate(windows, start=first):
         counts: dict[int, int] = {}
         terms = text_bigrams(window.text)
         for term in terms:
             tid = vocab.setdefault(term, len(vocab))
             counts[tid] = counts.get(tid, 0) + 1
         lengths.append(len(terms))
-        terms_col.extend(counts.keys())
-        tf_col.extend(counts.values())
-        docs_col.extend(array("i", [doc]) * len(counts))
-    terms_arr = np.frombuffer(terms_col, dtype=np.int32)
-    order = np.argsort(terms_arr, kind="stable")
-    index.vocab = vocab
-    index.post_docs = np.frombuffer(docs_col, dtype=np.int32)[order]
-    index.post_tf = np.frombuffer(tf_col, dtype=np.float32)[order]
-    lens = np.frombuffer(lengths, dtype=np.int32).astype(np.float32)
+        base = doc << DOC_SHIFT
+        packed.extend((tid << TERM_SHIFT) | base | min(tf, TF_MASK) for tid, tf in counts.items())
+    return np.frombuffer(packed, dtype=np.int64), np.frombuffer(lengths, dtype=np.int32)
+
+
+def _bm25_finish(index: BookIndex, postings, lengths, np) -> None:
+    index.postings = postings
+    index.lengths = lengths
+    lens = lengths.astype(np.float32)
     index.doc_norm = K1 * (1 - B + B * lens / max(float(lens.mean()) if len(lens) else 1.0, 1.0))
     # last: a reader that sees the postings' start sees every array they need
-    index.post_start = np.searchsorted(terms_arr[order], np.arange(len(vocab) + 1))
+    bounds = np.arange(len(index.vocab) + 1, dtype=np.int64) << TERM_SHIFT
+    index.post_start = np.searchsorted(postings, bounds)
+
+
+def _bm25_build(index: BookIndex, np) -> None:
+    postings, lengths = _window_postings(index.windows, 0, index.vocab, np)
+    postings.sort()  # in place, over the array's own buffer: no second copy of millions of postings
+    _bm25_finish(index, postings, lengths, np)
+
+
+def _bm25_update(index: BookIndex, prev: BookIndex, np) -> None:
+    """The postings of ``index`` from ``prev``'s: the windows of the chapters both share are renumbered
+    (one shift per chapter, which keeps them sorted), those of gone or changed chapters dropped, the new
+    chapters' postings merged in — no chapter but the changed ones is read again."""
+    shift = np.zeros(len(prev.windows) + 1, dtype=np.int64)
+    alive = np.zeros(len(prev.windows) + 1, dtype=bool)  # False: the window's chapter changed or went
+    lengths = np.zeros(len(index.windows), dtype=np.int32)
+    fresh = []
+    for number, part in index.parts.items():
+        start, size = index.starts[number], len(part.windows)
+        if prev.parts.get(number) is part:
+            old = prev.starts[number]
+            shift[old : old + size] = start - old
+            alive[old : old + size] = True
+            lengths[start : start + size] = prev.lengths[old : old + size]
+        else:
+            packed, lens = _window_postings(part.windows, start, index.vocab, np)
+            fresh.append(packed)
+            lengths[start : start + size] = lens
+    old = prev.postings
+    docs = (old >> DOC_SHIFT) & DOC_MASK
+    kept = alive[docs]
+    moved = old[kept] + (shift[docs[kept]] << DOC_SHIFT)
+    if fresh:
+        new = np.sort(np.concatenate(fresh))
+        moved = np.insert(moved, np.searchsorted(moved, new), new)
+    _bm25_finish(index, moved, lengths, np)
+
+
+def _vectors_attach(index: BookIndex, store, np) -> None:
+    rows: dict[str, int] = {}
+    window_row = np.full(len(index.windows), -1, dtype=np.int32)
+    i = 0
+    for part in index.parts.values():
+        for key in part.keys:
+            if key in store.index:
+                window_row[i] = rows.setdefault(key, len(rows))
+            i += 1
+    index.window_row = window_row
+    index.store_size = len(store.index)
+    index.with_vector = int((window_row >= 0).sum())
+    index.matrix = store.matrix(list(rows)) if rows else np.zeros((0, vectors.DIMENSIONS), np.float32)
 
 
 def book_index(*, book: Book) -> BookIndex:
-    """The book's recall index, rebuilt when a chapter changed since it was built."""
+    """The book's recall index. A chapter that changed since the last one was built is read again, alone:
+    the other chapters' windows are kept, their BM25 postings renumbered, their vectors looked up again."""
     import numpy as np  # noqa: PLC0415 — numpy comes with the model package (recall is off without it)
 
-    stamp = _book_stamp(book)
-    with _lock:
-        cached = _indexes.get(book.pk)
+    rows = _book_rows(book)
+    stamp = _stamp(rows)
     store = vectors.store_get()
     store.refresh()
-    if cached is not None and cached.stamp == stamp and len(cached.with_vector) == len(cached.windows):
-        return cached
-    windows = book_windows(book=book)
-    have = [i for i, w in enumerate(windows) if w.key in store.index]
-    if cached is not None and cached.stamp == stamp and len(have) == len(cached.with_vector):
-        return cached
-    matrix = store.matrix([windows[i].key for i in have]) if have else np.zeros((0, vectors.DIMENSIONS), np.float32)
-    index = BookIndex(
-        stamp=stamp,
-        windows=windows,
-        chapters=np.asarray([w.chapter for w in windows], dtype=np.int32),
-        matrix=matrix,
-        with_vector=np.asarray(have, dtype=np.int64),
-    )
     with _lock:
-        _indexes[book.pk] = index
-    return index
+        cached = _indexes.get(book.pk)
+    if cached is not None and cached.stamp == stamp:
+        if cached.with_vector == len(cached.windows) or not _vectors_grew(cached, store):
+            return cached
+    with _build_lock:
+        with _lock:
+            cached = _indexes.get(book.pk)
+        if cached is not None and cached.stamp == stamp:
+            if cached.with_vector < len(cached.windows) and _vectors_grew(cached, store):
+                _vectors_attach(cached, store, np)  # the windows are the same: only their vectors arrived
+            return cached
+        old = cached.parts if cached is not None else {}
+        keep = {n: old[n] for n, h in rows if n in old and old[n].content_hash == h}
+        read = _parts_read(book=book, numbers=None if not keep else [n for n, _ in rows if n not in keep])
+        parts = {n: keep.get(n) or read[n] for n, _ in rows if n in keep or n in read}
+        windows: list[Window] = []
+        starts: dict[int, int] = {}
+        for number, part in parts.items():
+            starts[number] = len(windows)
+            windows += part.windows
+        index = BookIndex(
+            stamp=stamp,
+            parts=parts,
+            windows=windows,
+            chapters=np.asarray([w.chapter for w in windows], dtype=np.int32),
+            starts=starts,
+            matrix=None,
+            window_row=None,
+            vocab=_vocab_get(book.pk),
+        )
+        _vectors_attach(index, store, np)
+        fresh_vocab = not index.vocab
+        if cached is not None and cached.post_start is not None and not fresh_vocab and len(windows) < (1 << 24):
+            _bm25_update(index, cached, np)  # the previous index answered BM25: keep its postings warm
+        with _lock:
+            _indexes[book.pk] = index
+        return index
+
+
+def _vocab_get(book_pk: int) -> dict[str, int]:
+    """The book's term ids, shared by its index generations (an update keeps the ids of its postings);
+    started over, with a full BM25 build, before the ids outgrow their 23 bits."""
+    vocab = _vocabs.get(book_pk)
+    if vocab is None or len(vocab) > (1 << 23) - (1 << 20):
+        vocab = _vocabs[book_pk] = {}
+    return vocab
+
+
+def _vectors_grew(index: BookIndex, store) -> bool:
+    """Whether the store now holds a vector for a window of ``index`` that had none."""
+    if len(store.index) == index.store_size:
+        return False
+    missing = (index.window_row < 0).nonzero()[0]
+    keys = [k for part in index.parts.values() for k in part.keys]
+    return any(keys[i] in store.index for i in missing)
 
 
 def _query_vector(query: str):
@@ -145,12 +264,12 @@ def _top(scores, np):
 
 
 def _rank_semantic(index: BookIndex, query: str, allowed, np) -> list[int]:
-    if not len(index.with_vector):
+    if not len(index.matrix):
         return []
-    scores = index.matrix @ _query_vector(query)
-    scores = np.where(allowed[index.with_vector], scores, -2.0)
+    rows = index.matrix @ _query_vector(query)
+    scores = np.where((index.window_row >= 0) & allowed, rows[index.window_row], -2.0)
     top = _top(scores, np)
-    return [int(index.with_vector[i]) for i in top if scores[i] > -2.0]
+    return [int(i) for i in top if scores[i] > -2.0]
 
 
 def _rank_bm25(index: BookIndex, query: str, allowed, np) -> list[int]:
@@ -160,12 +279,15 @@ def _rank_bm25(index: BookIndex, query: str, allowed, np) -> list[int]:
                 _bm25_build(index, np)
     n = len(index.windows)
     scores = np.zeros(n, dtype=np.float32)
+    vocab_size = len(index.post_start) - 1
     for term, qtf in _counts(text_bigrams(query)).items():
         tid = index.vocab.get(term)
-        if tid is None:
-            continue
+        if tid is None or tid >= vocab_size:
+            continue  # unknown, or a term a later chapter brought (none of these windows has it)
         lo, hi = index.post_start[tid], index.post_start[tid + 1]
-        docs, tfs = index.post_docs[lo:hi], index.post_tf[lo:hi]
+        packed = index.postings[lo:hi]
+        docs = (packed >> DOC_SHIFT) & DOC_MASK
+        tfs = (packed & TF_MASK).astype(np.float32)
         idf = math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
         scores[docs] += idf * qtf * tfs * (K1 + 1) / (tfs + index.doc_norm[docs])
     scores = np.where(allowed, scores, 0.0)
@@ -206,7 +328,15 @@ def recall_search(
     fused: dict[int, float] = {}
     found: dict[int, list[str]] = {}
     for signal, docs in ranked.items():
-        for rank, doc in enumerate(docs):
+        # the windows of one passage share its vector, so its score: they share its rank too (the rank of
+        # the passage among the passages), else a passage of three windows would push the next one three
+        # places down and the semantic signal would weigh less than BM25's in the fusion
+        rows = index.window_row if signal == "semantic" else None
+        rank, last = -1, None
+        for doc in docs:
+            group = int(rows[doc]) if rows is not None else doc
+            if group != last:
+                rank, last = rank + 1, group
             fused[doc] = fused.get(doc, 0.0) + 1.0 / (RRF_K + rank + 1)
             found.setdefault(doc, []).append(signal)
     order = sorted(fused, key=lambda d: (-fused[d], d))

@@ -184,6 +184,8 @@ WEBNOVEL_CHAPTER_INDEXERS: list[str] = ["core.search.search_index_update", "enti
 WEBNOVEL_AFTER_CHAPTER_HOOKS: list[str] = [
     "recall.pipeline.recall_after_chapter",
     "memory.pipeline.memory_after_chapter",
+    # after memory's: the vectors of the facts it derived (issue 32; only new or revised texts are embedded)
+    "memory.fact_recall.facts_after_chapter",
 ]
 # Called by finalize / sync before and after their writes: what the change did to the other chapters
 # (the findings they have now and did not have before), printed with the report.

@@ -11,7 +11,18 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from recall import vectors
-from recall.windows import chapter_windows, windows_split
+from recall import windows as recall_windows
+from recall.facts import fact_key, fact_text
+from recall.search import book_windows
+from recall.windows import (
+    SCHEME,
+    SCHEME_HEAD32,
+    SCHEME_PASSAGES,
+    SCHEME_WINDOW_HEAD,
+    chapter_windows,
+    passages_group,
+    windows_split,
+)
 from tests.factories import book_folder_make, book_write, chapter_text
 
 HORSE = chapter_text(
@@ -35,6 +46,33 @@ def test_windows_cut_at_paragraphs_and_scene_breaks_and_keep_their_first_line():
         ("summary", 0, 0, "摘要。"),
         ("scene", 0, 1, "正文。"),
     ]
+
+
+def test_passages_gather_windows_up_to_their_size_a_scene_break_ends_one_and_the_digest_hears_each():
+    body = "\n".join(["甲" * 390, "乙" * 390, "丙" * 390, "丁" * 100, "***", "戊" * 50, "己" * 390])
+    windows = chapter_windows(number=3, summary="", body=body, scheme=SCHEME_PASSAGES)
+    assert [w.text[0] for w in windows] == ["甲", "乙", "丙", "丁", "戊", "己"]
+    # 甲乙丙 fill 1,170 of 1,200 characters; 丁 starts a passage that the scene break ends; 戊己 are one
+    three = "甲" * 39 + "\n" + "乙" * 39 + "\n" + "丙" * 39  # each window's head, an equal share of 117
+    assert [w.embed_text for w in windows] == [three] * 3 + ["丁" * 100] + ["戊" * 50 + "\n" + "己" * 58] * 2
+    assert len({w.key for w in windows}) == 3
+    assert passages_group(["a" * 10] * 3, breaks=set(), limit=0) == [[0], [1], [2]]
+    # the first scheme's keys are the hash of each window's first 128 characters, as session 6 stored them
+    head = chapter_windows(number=3, summary="", body=body, scheme=SCHEME_WINDOW_HEAD)
+    assert [w.key for w in head][:1] == [recall_windows.text_key("甲" * 128)]
+    assert SCHEME_PASSAGES.tag == "t96:" and windows[0].key == recall_windows.text_key("t96:" + windows[0].embed_text)
+    # the default: each window alone, its first 128 characters (no token cut); the 32-token scheme's 40
+    assert SCHEME is SCHEME_WINDOW_HEAD and SCHEME_WINDOW_HEAD.embed_tokens is None
+    own = chapter_windows(number=3, summary="", body=body)
+    assert [w.embed_text for w in own] == [w.text[:128] for w in own] and len({w.key for w in own}) == 6
+    short = chapter_windows(number=3, summary="", body=body, scheme=SCHEME_HEAD32)
+    assert [w.embed_text for w in short] == [w.text[:40] for w in short] and short[0].tag == "t32:"
+
+
+def _facts(book):
+    from memory.models import Fact
+
+    return Fact.objects.filter(book=book).values_list("subject", "field", "value")
 
 
 @pytest.fixture
@@ -88,8 +126,11 @@ def test_rebuild_embeds_every_window_once_and_semantic_search_finds_the_scene_by
     _, book, folder = mini
     with _recall_on(folder):
         store = vectors.store_get()
-        # three chapters of the default book (one with a summary) plus the three above: 7 texts
-        assert len(store.index) == 7
+        # three chapters of the default book (one with a summary) plus the three above: 7 passages, and
+        # every scratchpad fact the rebuild derived (the hook after memory's)
+        keys = {w.key for w in book_windows(book=book)}
+        facts = {fact_key(fact_text(subject=s, field=f, value=v)) for s, f, v in _facts(book)}
+        assert len(keys) == 7 and len(facts) > 5 and set(store.index) == keys | facts
         answer = search_read(book=book, q="有个贼趁着天黑把别人家的牲口偷走了", mode="semantic", limit=3)
         assert (answer["mode"], answer["hits"][0]["chapter"], answer["hits"][0]["line"]) == ("semantic", 4, 1)
         assert answer["hits"][0]["signals"] == ["semantic"]
@@ -111,11 +152,12 @@ def test_nothing_is_embedded_twice_a_change_embeds_its_window_and_a_new_model_ev
         assert vectors_ensure(book=book)["embedded"] == 0
         with django_capture_on_commit_callbacks(execute=True):
             assert book_rebuild(root=root, replace=True)["ok"]
-        assert len(vectors.store_get().index) == 7
+        stored = len(vectors.store_get().index)
         book_write(root, "定稿/正文/第二卷/第0005章.md", FISH.replace("鲤鱼", "鲫鱼"))
         with django_capture_on_commit_callbacks(execute=True):
             chapter_finalize(book=book, number=5)
-        assert len(vectors.store_get().index) == 8  # the one changed window; the old vector stays cached
+        # the one changed passage; the old vector stays cached (the chapter's facts did not change)
+        assert len(vectors.store_get().index) == stored + 1
         monkeypatch.setattr(vectors, "model_tag", lambda: "another-model-1.0")
         result = vectors_ensure(book=book)
         assert (result["model"], result["embedded"]) == ("another-model-1.0", 7)
@@ -171,7 +213,9 @@ def test_the_doors_and_the_context_pack_use_hybrid_recall(mini, api):
         assert interface_call(spec, book=book, arguments=arguments) == rest
         assert (rest["mode"], rest["hits"][0]["chapter"]) == ("semantic", 4)
         pack = build_memory_pack(book=book, chapter=7, task="query", query=query)
-        assert pack["retrieval"] == "hybrid（BM25 + 向量，倒数排名融合）"
+        # episodic recall and, on a query, the facts the pack did not list: both hybrid, both said
+        hybrid = "hybrid（BM25 + 向量，倒数排名融合）"
+        assert pack["retrieval"] == f"{hybrid}；事实：{hybrid}"
         recalled = [it for it in pack["items"] if it["layer"] == "episodic"]
         assert recalled[0]["id"] == "chunk:4:scene:0"
     bad = api.get("/api/books/mini/search", {"q": query, "mode": "fuzzy"})
@@ -192,3 +236,70 @@ def test_the_dashboard_search_box_answers_by_meaning_and_by_keyword(mini, client
         assert 'data-mode="keyword"' in keyword and "夜雨如注，林风拾起断剑。" in keyword
     off = client.get("/dashboard/mini/search/", {"q": "断剑", "mode": "semantic"}).content.decode()
     assert "语义检索已关闭" in off
+
+
+def test_a_changed_chapter_updates_the_index_in_place_and_it_answers_as_a_fresh_build(db, tmp_path):
+    """No model needed: BM25 and the windows. The second index reuses every unchanged chapter's part
+    (the same objects), and its postings equal those of an index built from nothing."""
+    import numpy as np
+
+    from core.models import Chapter
+    from recall import search as rs
+    from tests.factories import book_row_make
+
+    book = book_row_make("inc", chapters=4)
+    bodies = {1: "林风在雪夜守着山门。", 2: "师妹煮了一锅鱼汤。", 3: "长老闭关三年。", 4: "山门外来了一个客人。"}
+    for n, body in bodies.items():
+        Chapter.objects.filter(book=book, number=n).update(body=body, content_hash=f"h{n}")
+    with _recall_on(tmp_path / "vectors"):
+        rs._indexes.clear()
+        first = rs.book_index(book=book)
+        assert [h["chapter"] for h in rs.recall_search(book=book, query="山门", mode="bm25", limit=5)] == [1, 4]
+        Chapter.objects.filter(book=book, number=2).update(body="客人在山门外等了一夜。", content_hash="h2b")
+        Chapter.objects.create(book=book, number=5, title="第5章", body="天亮时山门开了。", content_hash="h5")
+        Chapter.objects.filter(book=book, number=3).delete()
+        second = rs.book_index(book=book)
+        assert second is not first and second.parts[1] is first.parts[1] and second.parts[4] is first.parts[4]
+        assert second.parts[2] is not first.parts[2] and 3 not in second.parts
+        hits = rs.recall_search(book=book, query="山门", mode="bm25", limit=5)
+        rs._indexes.clear()
+        fresh = rs.book_index(book=book)
+        rs._bm25_build(fresh, np)
+        assert np.array_equal(second.postings, fresh.postings) and np.array_equal(second.lengths, fresh.lengths)
+        assert hits == rs.recall_search(book=book, query="山门", mode="bm25", limit=5, index=fresh)
+        assert sorted(h["chapter"] for h in hits) == [1, 2, 4, 5]
+
+
+def test_facts_are_embedded_when_observed_or_revised_and_hybrid_recall_finds_them(
+    mini, django_capture_on_commit_callbacks
+):
+    from memory.fact_recall import METHOD_HYBRID, facts_search
+    from memory.orchestrator import build_memory_pack
+    from memory.services import fact_observe, fact_revise
+    from recall.facts import fact_key, fact_text
+
+    _, book, folder = mini
+    with _recall_on(folder):
+        store = vectors.store_get()
+        before = len(store.index)
+        with django_capture_on_commit_callbacks(execute=True):
+            hide = fact_observe(
+                book=book,
+                category="character_facts",
+                subject="老马夫",
+                field="藏身处",
+                value="后山瀑布后面的石洞",
+                chapter=4,
+            )
+            fact_observe(book=book, category="character_facts", subject="师妹", field="喜好", value="煮鱼汤", chapter=5)
+        assert len(store.index) == before + 2
+        assert fact_key(fact_text(subject="老马夫", field="藏身处", value="后山瀑布后面的石洞")) in store.index
+        hits, method = facts_search(book=book, query="那个养马的老人躲在山里哪儿", as_of=6)
+        assert method == METHOD_HYBRID and hits[0]["key"] == hide.key and "semantic" in hits[0]["signals"]
+        with django_capture_on_commit_callbacks(execute=True):
+            fact_revise(fact=hide, value="山脚下的破庙", chapter=6, reason="搬走了")
+        assert len(store.index) == before + 3  # the revision's text alone
+        pack = build_memory_pack(book=book, chapter=6, task="query", query="那个养马的老人躲在山里哪儿")
+        recalled = [it for it in pack["items"] if it["title"].endswith("【检索】")]
+        assert recalled and recalled[0]["included"] and "山脚下的破庙" in pack["text"]
+        assert pack["retrieval"].endswith("；事实：" + METHOD_HYBRID)
