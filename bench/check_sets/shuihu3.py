@@ -18,7 +18,11 @@ words the book never uses) and an office ladder (官职: 提辖 < 团练使 < �
 ``PLANTS``: one line (or front-matter edit) per planted contradiction, in the book's register (曰, 问曰,
 答曰, 大呼, 言, 道; 挺, 提, 纵马, 拍马; 闻知, 方知, 晓得). ``CONTROLS``: lines that must give no error and
 no warning (a memory, a dream, quoted speech, the standard 『』 nesting, a possessive, a past office,
-one's own armour again, 宋将 — a word, not a typo of 宋江)."""
+one's own armour again, 宋将 — a word, not a typo of 宋江).
+
+``import_txt`` reads no 第74回 in this edition (its heading, 燕青智扑「擎天柱」…, holds quotes): its text is
+the end of 第73回, so no plant is in 74 (fixed when the first run stopped on the missing chapter, before
+any figure)."""
 
 SOURCE = "shuihu.txt"
 FIRST = 50
@@ -147,7 +151,7 @@ THREADS = [
     {"id": "悬念-201", "title": "报晁盖之仇", "opened": 59, "planned_end": 67, "closed": 67},
     {"id": "伏笔-202", "title": "受招安", "opened": 71, "planned_end": 82, "closed": 82},
 ]
-WEAK_HOOKS = [58, 59, 73, 74, 84, 85]
+WEAK_HOOKS = [58, 59, 76, 77, 84, 85]
 HOOK_THRESHOLD = 3
 
 CONTINUITY = {
@@ -183,7 +187,7 @@ PLANTS: list[tuple[str, int, object]] = [
     ("item_not_held", 56, "徐宁穿起赛唐猊，"),
     ("item_not_held", 58, "林冲抡起板斧便砍。"),
     ("item_not_held", 69, "燕青提着禅杖，"),
-    ("item_not_held", 74, "时迁拔出戒刀，"),
+    ("item_not_held", 73, "时迁拔出戒刀，"),
     ("item_not_held", 80, "张清挥起双鞭，"),
     ("item_not_held", 86, "索超舞起偃月刀，"),
     ("alias_window", 69, "卢先锋领了将令。"),
@@ -231,7 +235,7 @@ PLANTS: list[tuple[str, int, object]] = [
     ("thread_due", 67, {"closes": None}),
     ("thread_due", 82, {"closes": None}),
     ("weak_hook_streak", 60, {"hook_type": "悬念-弱"}),
-    ("weak_hook_streak", 75, {"hook_type": "悬念-弱"}),
+    ("weak_hook_streak", 78, {"hook_type": "悬念-弱"}),
     ("weak_hook_streak", 86, {"hook_type": "悬念-弱"}),
 ]
 
