@@ -77,19 +77,18 @@ class Canon:
             self.aliases[alias].append((pk, vf, vt, note, source, generic))
             if pk in self.entities and not generic:
                 self.entities[pk].names.add(alias)
-        self.changes = list(
+        rows = (
             StateChange.objects.filter(book=book)
             .order_by("chapter", "seq", "id")
-            .values_list("chapter", "entity_id", "op", "field", "new")
+            .values_list("chapter", "entity_id", "op", "field", "new", "source")
         )
+        self.changes = []
         # issue 27: the changes a card or roster entry declares (``changes:``) — their evidence is the file
         self.declared: dict[tuple[int, int], list[tuple[str, str]]] = defaultdict(list)
-        for chapter, pk, fname, new in (
-            StateChange.objects.filter(book=book, source=StateChange.Source.FILE)
-            .order_by()
-            .values_list("chapter", "entity_id", "field", "new")
-        ):
-            self.declared[(pk, chapter)].append((fname, str(new)))
+        for chapter, pk, op, fname, new, source in rows:
+            self.changes.append((chapter, pk, op, fname, new))
+            if source == StateChange.Source.FILE:
+                self.declared[(pk, chapter)].append((fname, str(new)))
         self._cursor = 0
         self.as_of = 0
         self.states: dict[int, dict[str, Any]] = {pk: dict(e.base_state) for pk, e in self.entities.items()}
