@@ -144,16 +144,17 @@ def _tag_ops(body: str, spans: list[tuple[int, int]], body_line: int) -> list[Ta
     return ops
 
 
-# a speech may run over paragraphs: at most this many without any quotation mark before the one its
-# closing mark ends
-CONTINUED_PARAGRAPHS_MAX = 3
+# a speech may run over paragraphs: at most this many unmarked paragraphs between its opening one and
+# the one its closing mark ends (0: the next paragraph only — a narrated paragraph between ends the
+# speech, so a line inserted there is never silenced as speech)
+CONTINUED_PARAGRAPHS_MAX = 0
 
 
 def _quote_spans(prose: str) -> list[tuple[int, int]]:
     # A quotation closes at its mark or at the end of the paragraph: one unclosed “ never turns the
-    # rest of the chapter into dialogue. A speech over several paragraphs is the exception: an unclosed
-    # quotation continues when a following paragraph (with at most a few unmarked ones between) meets
-    # its closing mark before any opening mark — the text up to that mark is the same speech.
+    # rest of the chapter into dialogue. A speech over two paragraphs is the exception: an unclosed
+    # quotation continues when the next paragraph meets its closing mark before any opening mark —
+    # the text up to that mark is the same speech.
     spans = [match.span() for match in _QUOTATION.finditer(prose)]
     if not spans:
         return spans

@@ -62,16 +62,19 @@ def test_a_mark_most_chapters_use_is_the_books_own(tmp_path):
     assert _quote_findings(book) == []
 
 
-def test_a_speech_over_several_paragraphs_is_one_quotation():
-    text = draft("林风道：“你听我说。\n那年‘青岚’二字，\n我至今记得。”苏晚晴不语。\n沈墨道：“走")
+def test_a_speech_over_two_paragraphs_is_one_quotation_a_narrated_paragraph_between_ends_it():
+    text = draft("林风道：“你听我说。\n那年‘青岚’二字，我至今记得。”苏晚晴不语。\n沈墨道：“走")
     parsed = draft_parse(text)
     prose = parsed.prose
     inside = [parsed.in_quote(prose.index(word)) for word in ("你听", "青岚", "至今", "苏晚晴", "走")]
     assert inside == [True, True, True, False, True]
+    # an unmarked paragraph between: the speech ended at its paragraph (the closing mark is a slip)
+    broken = draft_parse(draft("林风道：“你听我说。\n沈墨点头。\n我至今记得。”"))
+    assert [broken.in_quote(broken.prose.index(w)) for w in ("你听", "沈墨", "至今")] == [True, False, False]
 
 
-def test_nested_marks_in_the_continued_paragraphs_are_the_standard_nesting(demo):
-    text = draft("林风道：“你听我说。\n那年师父说‘剑在人在’，\n我至今记得。”苏晚晴不语。", chapter=25)
+def test_nested_marks_in_the_continued_paragraph_are_the_standard_nesting(demo):
+    text = draft("林风道：“你听我说。\n那年师父说‘剑在人在’，我至今记得。”苏晚晴不语。", chapter=25)
     result = draft_check(book=demo, text=text)
     assert [f for f in result["findings"] if f["kind"] == "quote_style"] == []
     # without the closing mark the second paragraph is narration: its ‘’ breaks the declared style
