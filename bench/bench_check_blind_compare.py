@@ -11,6 +11,7 @@ One row per set and engine: recall, precision of errors + warnings in the plante
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,8 @@ if __package__ in (None, ""):
 
 from bench.common import REPO, Bench  # noqa: E402
 
+SHARED = Path(os.environ.get("WEBNOVEL_SHARED", REPO.parent / "shared"))
+
 
 def _run(tree: Path, name: str) -> dict:
     done = subprocess.run(
@@ -29,6 +32,8 @@ def _run(tree: Path, name: str) -> dict:
         capture_output=True,
         text=True,
         check=False,
+        # the corpus is found beside this tree (the worktree of --before lives in a temporary folder)
+        env={**os.environ, "WEBNOVEL_SHARED": str(SHARED)},
     )
     if done.returncode not in (0, 1):
         raise RuntimeError(f"{tree} {name}: exit {done.returncode}\n{done.stderr[-2000:]}")
