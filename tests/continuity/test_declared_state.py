@@ -113,3 +113,19 @@ def test_sync_updates_the_declared_rows_and_live_equals_rebuild(root):
     with override_settings(**NO_HOOKS):
         tables, dump = live_and_rebuild(slug="demo-book", root=root)
     assert tables == [] and dump == []
+
+
+def test_a_roster_entry_declares_changes_too(root):
+    roster = root / "设定" / "名册.yaml"
+    text = roster.read_text(encoding="utf-8").replace(
+        "    state:\n      主人: 陆家\n",
+        "    state:\n      主人: 陆家\n    changes:\n      - {chapter: 18, set: {主人: 幽冥殿}, note: 白鹭洲失守}\n",
+    )
+    roster.write_text(text, encoding="utf-8")
+    book = _rebuild(root)
+    rows = StateChange.objects.filter(book=book, source="file")
+    assert list(rows.values_list("entity__canonical_name", "chapter", "op", "field", "new", "reason")) == [
+        ("白鹭洲", 18, "set", "主人", "幽冥殿", "白鹭洲失守")
+    ]
+    # the entry's own state is the state before chapter 1, without the declaration in it
+    assert rows.get().entity.base_state == {"主人": "陆家"}
