@@ -199,7 +199,7 @@ def planted_score(book, data) -> dict:
     for chapter, line in data.CONTROLS:
         by_chapter[chapter]["lines"].append((line, ("control", None)))
     recall: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    missed, noisy, loud_controls, found_by = [], [], [], Counter()
+    missed, noisy, loud_controls, found_by, loud_right = [], [], [], Counter(), Counter()
     right = total = 0
     for chapter, plan in sorted(by_chapter.items()):
         text, at, body_line = planted_draft(_chapter_file(book, chapter), plan["lines"], plan["fronts"])
@@ -218,6 +218,7 @@ def planted_score(book, data) -> dict:
                 recall[kind][0] += 1
                 claimed.update(mine)
                 found_by[findings[mine[0]]["severity"]] += 1
+                loud_right[kind] += sum(1 for i in mine if findings[i] in loud)
             else:
                 missed.append(f"{kind} 第{chapter}章:{line}")
         for kind, edit in plan.get("front_plants", []):
@@ -249,6 +250,7 @@ def planted_score(book, data) -> dict:
         "noisy": noisy,
         "loud_controls": loud_controls,
         "controls": len(data.CONTROLS),
+        "loud_right": dict(loud_right),
     }
 
 
@@ -340,6 +342,7 @@ def main() -> int:
             }
         ],
     )
+    bench.extra["loud_right_by_kind"] = score["loud_right"]
     for line in score["missed"]:
         bench.note("missed: " + line)
     for line in score["noisy"]:

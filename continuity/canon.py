@@ -77,11 +77,18 @@ class Canon:
             self.aliases[alias].append((pk, vf, vt, note, source, generic))
             if pk in self.entities and not generic:
                 self.entities[pk].names.add(alias)
-        self.changes = list(
+        rows = (
             StateChange.objects.filter(book=book)
             .order_by("chapter", "seq", "id")
-            .values_list("chapter", "entity_id", "op", "field", "new")
+            .values_list("chapter", "entity_id", "op", "field", "new", "source")
         )
+        self.changes = []
+        # issue 27: the changes a card or roster entry declares (``changes:``) — their evidence is the file
+        self.declared: dict[tuple[int, int], list[tuple[str, str]]] = defaultdict(list)
+        for chapter, pk, op, fname, new, source in rows:
+            self.changes.append((chapter, pk, op, fname, new))
+            if source == StateChange.Source.FILE:
+                self.declared[(pk, chapter)].append((fname, str(new)))
         self._cursor = 0
         self.as_of = 0
         self.states: dict[int, dict[str, Any]] = {pk: dict(e.base_state) for pk, e in self.entities.items()}
@@ -382,6 +389,16 @@ class Canon:
     def chapter_evidence(
         self, chapter: int, *, entity: EntityRow | None = None, key: str = "", value: Any = None
     ) -> dict[str, Any]:
+        if entity is not None and (entity.pk, chapter) in self.declared:
+            wanted = str(value) if value is not None else None
+            if any(
+                (not key or f == key) and (wanted is None or v == wanted)
+                for f, v in self.declared[(entity.pk, chapter)]
+            ):
+                # declared in the entity's file: its ``changes:`` entry for that chapter
+                path = entity.source_path
+                line = self._file_line(path, f"chapter: {chapter}") or self._file_line(path, "changes:")
+                return {"chapter": chapter, "file": path, "line": line}
         row = self.chapters.get(chapter) or {}
         line = None
         needles = [n for n in (f'"{key}"' if key else "", str(value) if value is not None else "") if n]

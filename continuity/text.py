@@ -145,10 +145,46 @@ def _tag_ops(body: str, spans: list[tuple[int, int]], body_line: int) -> list[Ta
     return ops
 
 
+# a speech may run over paragraphs: at most this many unmarked paragraphs between its opening one and
+# the one its closing mark ends (0: the next paragraph only — a narrated paragraph between ends the
+# speech, so a line inserted there is never silenced as speech)
+CONTINUED_PARAGRAPHS_MAX = 0
+
+
 def _quote_spans(prose: str) -> list[tuple[int, int]]:
     # A quotation closes at its mark or at the end of the paragraph: one unclosed “ never turns the
-    # rest of the chapter into dialogue.
-    return [match.span() for match in _QUOTATION.finditer(prose)]
+    # rest of the chapter into dialogue. A speech over two paragraphs is the exception: an unclosed
+    # quotation continues when the next paragraph meets its closing mark before any opening mark —
+    # the text up to that mark is the same speech.
+    spans = [match.span() for match in _QUOTATION.finditer(prose)]
+    if not spans:
+        return spans
+    out: list[tuple[int, int]] = []
+    size = len(prose)
+    for start, end in spans:
+        out.append((start, end))
+        if end >= size or prose[end] != "\n":
+            continue
+        closing = OPEN_QUOTES[prose[start]]
+        pos, skipped, between = end, 0, []
+        while pos < size and skipped <= CONTINUED_PARAGRAPHS_MAX:
+            line_end = prose.find("\n", pos + 1)
+            line_end = size if line_end == -1 else line_end
+            line = prose[pos + 1 : line_end]
+            marks = [i for i in (line.find(closing), *(line.find(o) for o in OPEN_QUOTES)) if i != -1]
+            if marks:
+                first = min(marks)
+                if line[first] == closing:
+                    # each continued span starts at its paragraph's newline (in_quote is strict)
+                    out.extend(between)
+                    out.append((pos, pos + 1 + first))
+                break
+            if line.strip():
+                skipped += 1
+                between.append((pos, line_end))
+            pos = line_end
+    out.sort()
+    return out
 
 
 _FM_END = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)

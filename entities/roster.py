@@ -21,12 +21,13 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
 from django.db import connection, models
+from django.utils import timezone
 
 from core.models import Book
 from entities.hierarchy import parents_write
 from entities.ids import entity_ids_assign
 from entities.mentions import matcher_invalidate
-from entities.models import Alias, Entity
+from entities.models import Alias, Entity, StateChange
 from kernel.bulk import rows_insert, rows_update
 
 ENTITY_FIELDS = ["type", "canonical_name", "tier", "description", "base_state", "is_protagonist", "source_path"]
@@ -44,6 +45,14 @@ class ParsedAlias(Protocol):
     generic: bool
 
 
+class ParsedChange(Protocol):
+    chapter: int
+    op: str
+    field: str
+    value: Any
+    note: str
+
+
 class ParsedEntity(Protocol):
     type: str
     name: str
@@ -58,6 +67,9 @@ class ParsedEntity(Protocol):
 
     @property
     def aliases(self) -> Sequence[ParsedAlias]: ...
+
+    @property
+    def changes(self) -> Sequence[ParsedChange]: ...  # issue 27: declared state changes
 
 
 class RosterIssue(NamedTuple):
@@ -214,6 +226,36 @@ def roster_write(*, book: Book, entities: Sequence[ParsedEntity]) -> tuple[int, 
                 }
             )
     rows_insert(Alias, aliases)
+    declared_changes_write(book=book, written=[(pks[eid], e) for eid, e in unique])
     matcher_invalidate(book_id=book.pk)  # plain-row writes send no signals
     issues += [RosterIssue(*i) for i in parents_write(book=book, written=unique)]  # issue 31: the hierarchy
     return len(unique), len(aliases), issues
+
+
+def declared_changes_write(*, book: Book, written: Sequence[tuple[int, ParsedEntity]]) -> int:
+    """Issue 27: the state changes the entries declare (``changes:`` of a card or roster entry) as
+    ``StateChange`` rows of source ``file``, replaced as a whole with the roster (they are re-derived
+    from the folder like the entries themselves). Each takes ``seq`` 0, so it replays at the start of
+    its chapter's changes, before the chapter's own tags (which number from 1 either way), in the
+    entry's order."""
+    StateChange.objects.filter(book=book, source=StateChange.Source.FILE).delete()
+    now = timezone.now()
+    rows = [
+        {
+            "book_id": book.pk,
+            "entity_id": pk,
+            "chapter": change.chapter,
+            "seq": 0,
+            "field": change.field[:100],
+            "op": change.op,
+            "old": None,
+            "new": change.value,
+            "reason": change.note or f"{entity.path} 声明",
+            "confidence": None,
+            "source": StateChange.Source.FILE,
+            "created_at": now,
+        }
+        for pk, entity in written
+        for change in getattr(entity, "changes", ())
+    ]
+    return rows_insert(StateChange, rows)

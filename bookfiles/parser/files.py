@@ -36,6 +36,7 @@ from bookfiles.parser.types import (
     Issue,
     SecretData,
     SectionData,
+    StateChangeData,
     ThreadData,
     TimelineRowData,
     VolumeData,
@@ -57,8 +58,19 @@ STRENGTHS = ("高", "中", "低")
 STATUSES = ("进行", "已收尾", "已放弃")
 TIERS = ("核心", "重要", "次要", "装饰")
 ENTITY_TYPES = ("角色", "地点", "物品", "势力", "招式")
-CARD_RESERVED = ("name", "aliases", "generic_aliases", "tier", "protagonist", "description", "id", "parent")
-ROSTER_RESERVED = ("name", "aliases", "generic_aliases", "desc", "description", "tier", "id", "state", "parent")
+CARD_RESERVED = ("name", "aliases", "generic_aliases", "tier", "protagonist", "description", "id", "parent", "changes")
+ROSTER_RESERVED = (
+    "name",
+    "aliases",
+    "generic_aliases",
+    "desc",
+    "description",
+    "tier",
+    "id",
+    "state",
+    "parent",
+    "changes",
+)
 
 
 def file_kind(rel: str) -> str | None:
@@ -486,6 +498,68 @@ def _parent_field(ctx: _Ctx, item: dict[str, Any], name: str, line: int | None) 
 
 # ── end of issue 31's parent ──────────────────────────────────────────────────────────────────────
 
+# ── issue 27: state changes declared in the entry (``changes:``) ─────────────────────────────────────
+
+CHANGE_OPS = ("set", "unset", "add", "remove", "inc")
+
+
+def _changes(ctx: _Ctx, value: Any, name: str, line: int | None) -> list[StateChangeData]:
+    """``changes:`` — a list of ``{chapter: N, set: {status: 死亡}, remove: {possessions: 青龙刀}, note: …}``
+    (``unset`` takes a key or a list of keys; ``add`` / ``remove`` a value or a list; ``inc`` a number):
+    each applies from the end of chapter N on, as a chapter's ``<entity-update>`` would."""
+    out: list[StateChangeData] = []
+    if value is None or value == "":
+        return out
+    if not isinstance(value, list):
+        ctx.issue("invalid_value", f"{name} 的 changes 应为条目列表，实际为 {value!r}", line=line)
+        return out
+    for index, item in enumerate(value, start=1):
+        where = f"{name} 的 changes 第 {index} 条"
+        if not isinstance(item, dict):
+            ctx.issue(
+                "invalid_value", f"{where}应为映射（chapter 与 set / add / remove …），实际为 {item!r}", line=line
+            )
+            continue
+        unknown = [k for k in item if k not in (*CHANGE_OPS, "chapter", "note")]
+        if unknown:
+            ctx.issue(
+                "invalid_value",
+                f"{where}有未知的键 {'、'.join(map(str, unknown))}（可用 chapter、note、{'、'.join(CHANGE_OPS)}）",
+                line=line,
+            )
+        if item.get("chapter") in (None, ""):
+            ctx.issue("invalid_value", f"{where}缺少 chapter（从第几章起生效）", line=line)
+            continue
+        chapter = ctx.int_field(item, "chapter")
+        if chapter is None:
+            continue
+        note = _str(item.get("note"))
+        ops: list[StateChangeData] = []
+        for op in CHANGE_OPS:
+            body = item.get(op)
+            if body is None:
+                continue
+            if op == "unset":
+                keys = body if isinstance(body, list) else list(body) if isinstance(body, dict) else [body]
+                ops += [StateChangeData(chapter, op, _str(k), None, note) for k in keys if _str(k)]
+                continue
+            if not isinstance(body, dict) or not body:
+                ctx.issue("invalid_value", f"{where}的 {op} 应为「字段: 值」映射，实际为 {body!r}", line=line)
+                continue
+            for key, raw in body.items():
+                if op == "inc" and (isinstance(raw, bool) or not isinstance(raw, int | float)):
+                    ctx.issue("invalid_value", f"{where}的 inc {key} 应为数字，实际为 {raw!r}", line=line)
+                    continue
+                values = raw if op in ("add", "remove") and isinstance(raw, list) else [raw]
+                ops += [StateChangeData(chapter, op, _str(key), jsonable(v), note) for v in values]
+        if not ops:
+            ctx.issue("invalid_value", f"{where}没有任何变化（set / unset / add / remove / inc）", line=line)
+        out += ops
+    return out
+
+
+# ── end of issue 27's changes ─────────────────────────────────────────────────────────────────────────
+
 
 def parse_card(result: FileResult, text: str) -> None:
     ctx = _Ctx(result)
@@ -509,6 +583,7 @@ def parse_card(result: FileResult, text: str) -> None:
         aliases=_aliases(ctx, fm.get("aliases"), key_line(fm_text, "aliases"))
         + _aliases(ctx, fm.get("generic_aliases"), key_line(fm_text, "generic_aliases"), generic=True),
         parent=_parent_field(ctx, fm, name, key_line(fm_text, "parent")),
+        changes=_changes(ctx, fm.get("changes"), name, key_line(fm_text, "changes")),
     )
     result.entities.append(entity)
     result.documents.append(
@@ -586,6 +661,7 @@ def parse_roster(result: FileResult, text: str) -> None:
                     aliases=_aliases(ctx, item.get("aliases"), line)
                     + _aliases(ctx, item.get("generic_aliases"), line, generic=True),
                     parent=_parent_field(ctx, item, name, line),
+                    changes=_changes(ctx, item.get("changes"), name, line),
                 )
             )
 

@@ -154,6 +154,18 @@ class AliasData:
 
 
 @dataclass
+class StateChangeData:
+    """A state change an entity's entry declares (a card's or roster entry's ``changes:``): from the end
+    of ``chapter`` on, ``op`` (set / unset / add / remove / inc) of ``field`` with ``value``."""
+
+    chapter: int
+    op: str
+    field: str
+    value: Any = None
+    note: str = ""
+
+
+@dataclass
 class EntityData:
     type: str
     name: str
@@ -166,6 +178,7 @@ class EntityData:
     protagonist: bool = False
     aliases: list[AliasData] = field(default_factory=list)
     parent: str = ""  # issue 31: the place / faction this one lies within (a name, alias or id; entities/hierarchy.py)
+    changes: list[StateChangeData] = field(default_factory=list)  # issue 27: declared state changes
 
 
 @dataclass

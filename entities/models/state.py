@@ -23,6 +23,10 @@ class StateChange(models.Model):
         TAG = "tag", "手工标签"
         CURATION = "curation", "人工校订"
         MIGRATION = "migration", "迁移"
+        FILE = (
+            "file",
+            "设定文件",
+        )  # issue 27: declared in a card's / roster entry's changes (re-derived from the folder)
 
     book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="state_changes", verbose_name="书")
     entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="state_changes", verbose_name="实体")

@@ -263,6 +263,11 @@ def state_change_find(*, book: Book, key: dict[str, Any]) -> StateChange:
 
 
 def _refuse_tag_change(change: StateChange) -> None:
+    if change.source == StateChange.Source.FILE:  # issue 27: the folder's declaration is the truth
+        raise InvalidInput(
+            f"这条状态变更声明在设定文件里（{change.entity.source_path or '角色卡'} 的 changes），请改文件后同步",
+            extra={"entity": change.entity.entity_id, "chapter": change.chapter},
+        )
     if change.source == StateChange.Source.TAG:
         raise InvalidInput(
             f"这条状态变更{chapter_file_note(book_id=change.book_id, chapter=change.chapter)}",

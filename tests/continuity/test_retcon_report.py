@@ -76,6 +76,21 @@ def test_sync_text_says_how_many_and_lists_them(long_book):
     assert f"证据：剑老 状态为「陨落」（截至第119章）（{CHAPTER.format(87)}:" in text
 
 
+def test_sync_text_after_a_retcon_is_undone_lists_the_resolved_findings_and_the_canon_diff(long_book):
+    _revise(long_book, 87, KILLED)
+    with INDEXERS:
+        book_sync(book=long_book)
+    _revise(long_book, 87, "林风收剑入鞘。")  # the death taken back
+    out = StringIO()
+    with INDEXERS:
+        call_command("sync", "mini", stdout=out)
+    text = out.getvalue()
+    assert "设定变化 1 处：剑老 status 陨落：删去（原在第87章）" in text
+    assert "其他章节：自第87章起复查 1 章，新增矛盾 0 处" in text
+    assert "消除矛盾 1 处（错误 1）：" in text
+    assert f"  第120章 {CHAPTER.format(120)}:6 [inactive_acts] 剑老 已「陨落」，却在本章行动或说话" in text
+
+
 def test_a_prose_edit_reports_nothing_new_and_checks_no_chapter(long_book):
     _revise(long_book, 87, "林风独自走在山路上，雨下得更大了。")
     with INDEXERS:

@@ -55,15 +55,38 @@ def canon_change_lines(change: dict[str, Any], *, book: str) -> list[str]:
     head = f"其他章节：自第{change['from']}章起复查 {change['checked']} 章，新增矛盾 {total} 处"
     if total:
         head += "（" + "，".join(f"{SEVERITY_LABELS.get(k, k)} {v}" for k, v in counts.items() if v) + "）"
-    lines = [head + ("：" if total else "")]
-    for f in findings[:CANON_SHOWN]:
-        where = f"{f['file']}:{f['line']}" if f.get("file") else f"第{f['chapter']}章第{f['line']}行"
-        evidence = f.get("evidence") or {}
-        source = evidence.get("file", "") + (f":{evidence['line']}" if evidence.get("line") else "")
-        lines.append(f"  第{f['chapter']}章 {where} [{f['kind']}] {f['message']}：「{f['quote']}」")
-        lines.append(f"    证据：{evidence.get('fact', '')}" + (f"（{source}）" if source else ""))
+    lines = []
+    diff = change.get("canon_diff") or []
+    if diff:
+        lines.append(
+            f"设定变化 {len(diff)} 处：" + "；".join(diff[:CANON_SHOWN]) + ("……" if len(diff) > CANON_SHOWN else "")
+        )
+    lines.append(head + ("：" if total else ""))
+    lines += _finding_lines(findings[:CANON_SHOWN], evidence=True)
     if total > CANON_SHOWN:
         lines.append(f"  ……其余 {total - CANON_SHOWN} 处见 `continuity {book} --from {change['from']}`")
+    # the findings the old canon gave and the new one does not (a death moved back takes them away)
+    resolved = change.get("resolved") or []
+    resolved_counts = change.get("resolved_counts") or {}
+    gone = sum(resolved_counts.values()) if resolved_counts else len(resolved)
+    if gone:
+        tail = "，".join(f"{SEVERITY_LABELS.get(k, k)} {v}" for k, v in resolved_counts.items() if v)
+        lines.append(f"消除矛盾 {gone} 处" + (f"（{tail}）" if tail else "") + "：")
+        lines += _finding_lines(resolved[:CANON_SHOWN], evidence=False)
+        if gone > CANON_SHOWN:
+            lines.append(f"  ……其余 {gone - CANON_SHOWN} 处（旧设定下的问题，现已不成立）")
+    return lines
+
+
+def _finding_lines(findings: list[dict[str, Any]], *, evidence: bool) -> list[str]:
+    lines = []
+    for f in findings:
+        where = f"{f['file']}:{f['line']}" if f.get("file") else f"第{f['chapter']}章第{f['line']}行"
+        lines.append(f"  第{f['chapter']}章 {where} [{f['kind']}] {f['message']}：「{f['quote']}」")
+        if evidence:
+            fact = f.get("evidence") or {}
+            source = fact.get("file", "") + (f":{fact['line']}" if fact.get("line") else "")
+            lines.append(f"    证据：{fact.get('fact', '')}" + (f"（{source}）" if source else ""))
     return lines
 
 
