@@ -28,7 +28,7 @@ KINDS = {
     "pov_knowledge": "视角人物知道其不知的信息差",
     "banned_word": "文风禁用词",
     "quote_style": "引号与文风规定不符",
-    "thread_unknown": "front matter 引用不存在的线索",
+    "thread_unknown": "章节信息（开头 --- 之间）引用不存在的线索",
     "thread_closed": "推进或收尾已收尾的线索",
     "thread_not_open": "推进尚未开启的线索",
     "thread_due": "计划本章收尾的线索未收尾",

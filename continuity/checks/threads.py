@@ -63,7 +63,7 @@ def check_front_matter(draft: Draft, canon: Canon, mentions: Mentions, *, chapte
                     tid,
                     f"threads.{key} 中的 {tid} 已于第{closed_at}章收尾",
                     evidence,
-                    "另开新线索承接，或从 front matter 中删去",
+                    "另开新线索承接，或从本章开头 --- 之间的 threads 中删去",
                 )
             elif thread.status == Thread_ABANDONED and closed_at is None and chapter > canon.last_activity(tid):
                 add(
@@ -77,7 +77,7 @@ def check_front_matter(draft: Draft, canon: Canon, mentions: Mentions, *, chapte
                         "line": canon.source_line(thread.source_path, "status"),
                         "fact": f"{tid} 状态为 已放弃",
                     },
-                    "恢复线索状态为 进行，或从 front matter 中删去",
+                    "恢复线索状态为 进行，或从本章开头 --- 之间的 threads 中删去",
                 )
             elif thread.opened_chapter is not None and thread.opened_chapter > chapter:
                 add(
