@@ -17,7 +17,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from core.journal import journal_append, journal_heal
+from core.journal import journal_append, journal_lock
 from core.locks import book_write_lock
 from core.models import Book
 from entities.models import LegacyRecord
@@ -202,9 +202,7 @@ def fact_observe(
 
     Observing the same thing twice adds the evidence to the existing fact instead of duplicating it.
     Journaled (``memory.fact.observe``) unless ``journal`` is False (a replay, or fact_revise's own event)."""
-    derivation_lock(book=book)
-    if journal:
-        journal_heal(book=book)  # a crashed writer's event first (core/journal.py)
+    journal_lock(book=book, heal=journal)  # a crashed writer's event first (core/journal.py)
     _check_category(category)
     subject, field, value = subject.strip(), field.strip(), str(value).strip()
     if not subject or not field or not value:
@@ -266,8 +264,7 @@ def fact_observe(
 def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "", journal: bool = True) -> Fact:
     """Explicitly revise a fact (typically a world rule): the new fact supersedes it and links to it.
     Journaled (``memory.fact.revise``)."""
-    derivation_lock(book=fact.book)
-    if journal and journal_heal(book=fact.book):  # a crashed writer's event first (core/journal.py)
+    if journal_lock(book=fact.book, heal=journal):  # a crashed writer's event first (core/journal.py)
         fact.refresh_from_db()
     if chapter < fact.source_chapter:
         raise InvalidInput(
@@ -304,8 +301,7 @@ def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "", journ
 def fact_close(*, fact: Fact, chapter: int, reason: str = "", journal: bool = True) -> Fact:
     """Close an open loop (or lift a constraint) at ``chapter`` by hand; later derivations keep it closed.
     Journaled (``memory.fact.close``)."""
-    derivation_lock(book=fact.book)
-    if journal and journal_heal(book=fact.book):  # a crashed writer's event first (core/journal.py)
+    if journal_lock(book=fact.book, heal=journal):  # a crashed writer's event first (core/journal.py)
         fact.refresh_from_db()
     fact.closed_chapter = chapter
     fact.save(update_fields=["closed_chapter", "updated_at"])
@@ -321,8 +317,7 @@ def fact_close(*, fact: Fact, chapter: int, reason: str = "", journal: bool = Tr
 def fact_decide(*, fact: Fact, note: str = "", journal: bool = True) -> Fact:
     """Settle a contradiction: this fact's value wins over the other values of its chapter.
     Journaled (``memory.fact.decide``)."""
-    derivation_lock(book=fact.book)
-    if journal and journal_heal(book=fact.book):  # a crashed writer's event first (core/journal.py)
+    if journal_lock(book=fact.book, heal=journal):  # a crashed writer's event first (core/journal.py)
         fact.refresh_from_db()
     if fact.status != Fact.Status.CONTRADICTED:
         raise InvalidInput(
@@ -558,9 +553,7 @@ def scratchpad_import(
 
     if not isinstance(data, dict):
         raise InvalidInput("记忆文件应为 JSON 对象：{类别: [条目…]}", extra={})
-    derivation_lock(book=book)
-    if journal:
-        journal_heal(book=book)
+    journal_lock(book=book, heal=journal)  # a crashed writer's event first (core/journal.py)
     buckets = data.get("buckets", data) if isinstance(data.get("buckets"), dict) else data
     if replace:
         Fact.objects.filter(book=book, origin=Fact.Origin.IMPORT).delete()

@@ -188,9 +188,6 @@ WEBNOVEL_AFTER_CHAPTER_HOOKS: list[str] = [
 # Called by finalize / sync before and after their writes: what the change did to the other chapters
 # (the findings they have now and did not have before), printed with the report.
 WEBNOVEL_CANON_CHANGE_REPORTERS: list[str] = ["continuity.retcon.canon_change_report"]
-# What a journaling writer calls, under the book's write lock and before it writes, when the book's
-# journal holds events newer than the last applied one (a crashed writer's: core/journal.py).
-WEBNOVEL_JOURNAL_HEALER = "bookfiles.rebuilder.replay.journal_heal_apply"
 
 # Book files and reference tables (bookfiles/parser is pure Python: the rebuilder passes these in). A
 # chapter is ~10 KB and a whole 10-million-character outline ~30 MB; anything bigger is a mistake.
