@@ -18,7 +18,7 @@ from entities.discovery.services import book_discover, discovery_merge, discover
 from entities.legacy_state import legacy_state_import
 from entities.mentions import mentions_follow
 from entities.models import Alias, Entity, Extraction, PendingItem
-from entities.selectors import entity_get
+from entities.selectors import entity_get, pending_get
 from entities.services.curation import (
     alias_delete,
     alias_save,
@@ -37,7 +37,7 @@ from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_find, pending_item_reject
 from entities.services.writes import entities_archive, state_change_curate
 from kernel.exceptions import InvalidInput, NotFound
-from kernel.journal_ops import journal_op, journal_replay_wrap
+from kernel.journal_ops import WriteDoor, journal_op, journal_replay_wrap
 
 # Names an event adds are not scanned for event by event (an automaton rebuilt and a chapter rescanned
 # per ingestion): once, at the end of the replay, in the chapters where the names that changed occur.
@@ -110,12 +110,47 @@ def _extraction_ingest(book: Book, payload: Any, e: dict, state: IngestKnown | N
 
 
 # ── the pending queue ──
-@journal_op("pending.confirm", service=pending_item_confirm, schema="entities.schemas:PendingConfirmIn")
+_PENDING_PK = "待确认项编号（entity-pending 的 pk）"
+
+
+def _pending_confirm_door(book: Book, body: Any, *, pk: int) -> dict:
+    entity = entity_get(book=book, ref=body.entity) if body.entity else None
+    return pending_item_confirm(item=pending_get(book=book, pk=pk), entity=entity)
+
+
+def _pending_reject_door(book: Book, body: Any, *, pk: int) -> dict:
+    return pending_item_reject(item=pending_get(book=book, pk=pk), note=body.note)
+
+
+@journal_op(
+    "pending.confirm",
+    service=pending_item_confirm,
+    schema="entities.schemas:PendingConfirmIn",
+    door=WriteDoor(
+        tool="pending-confirm",
+        description="确认一个待确认项（先用 entity-pending 列出）：采纳它的写入；entity 可指定一个已有实体（id 或别名）"
+        "代替建议的新实体。返回处理结果（pk、kind、entity……）。已处理过的项返回 409。",
+        run=_pending_confirm_door,
+        response="entities.schemas:ResolutionOut",
+        pk=_PENDING_PK,
+    ),
+)
 def _pending_confirm(book: Book, data: Any, e: dict) -> None:
     pending_item_confirm(item=_pending(book, e), entity=_entity(book, e.get("entity")), journal=False)
 
 
-@journal_op("pending.reject", service=pending_item_reject, schema="entities.schemas:PendingRejectIn")
+@journal_op(
+    "pending.reject",
+    service=pending_item_reject,
+    schema="entities.schemas:PendingRejectIn",
+    door=WriteDoor(
+        tool="pending-reject",
+        description="拒绝一个待确认项：什么都不写，之后重新提交该章的抽取也不会再次排队。返回处理结果。",
+        run=_pending_reject_door,
+        response="entities.schemas:ResolutionOut",
+        pk=_PENDING_PK,
+    ),
+)
 def _pending_reject(book: Book, data: Any, e: dict) -> None:
     pending_item_reject(item=_pending(book, e), note=e.get("note", ""), journal=False)
 

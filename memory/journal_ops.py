@@ -5,12 +5,38 @@ a fact observed, revised, closed or decided by hand, and a scratchpad import. Re
 from typing import Any
 
 from core.models import Book
-from kernel.journal_ops import journal_op
-from memory.selectors import fact_get
+from kernel.journal_ops import WriteDoor, journal_op
+from memory.selectors import fact_get, fact_to_dict
 from memory.services import fact_close, fact_decide, fact_observe, fact_revise, scratchpad_import
 
 
-@journal_op("memory.fact.observe", service=fact_observe, schema="memory.schemas:FactIn")
+def _fact_add_door(book: Book, body: Any) -> dict[str, Any]:
+    fact = fact_observe(
+        book=book,
+        category=body.category,
+        subject=body.subject,
+        field=body.field,
+        value=body.value,
+        chapter=body.chapter,
+        confidence=body.confidence,
+        evidence=body.evidence,
+        entity_ref=body.entity,
+    )
+    return fact_to_dict(fact)
+
+
+@journal_op(
+    "memory.fact.observe",
+    service=fact_observe,
+    schema="memory.schemas:FactIn",
+    door=WriteDoor(
+        tool="memory-fact-add",
+        description="记录一条记忆事实（角色状态、世界规则、未决线索、约束……）：正文里确立了以后要记住的事时调用；"
+        "同一主体+字段的旧值会被自动标为过时或矛盾。返回该事实。",
+        run=_fact_add_door,
+        response="memory.schemas:FactOut",
+    ),
+)
 def _fact_observe(book: Book, data: Any, e: dict) -> None:
     fact_observe(
         book=book,

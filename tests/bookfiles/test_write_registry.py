@@ -172,3 +172,42 @@ def test_an_op_no_app_declares_stops_the_rebuild_naming_its_line(folder):
     with pytest.raises(InvalidInput, match="第3行（seq 2，nobody.knows）：未知操作 'nobody.knows'"):
         book_rebuild(root=folder)
     assert not Book.objects.filter(slug="demo-book").exists()
+
+
+def test_the_agents_tools_of_declared_writes_come_from_their_declaration():
+    from agents.writes import write_tools
+
+    doors = {declared.door.tool: declared for declared in journal_ops_load().values() if declared.door is not None}
+    assert sorted(doors) == ["memory-fact-add", "pending-confirm", "pending-reject", "story-system-build"]
+    tools = write_tools()
+    for name, declared in doors.items():
+        tool = tools[name].tool()
+        assert tool["description"] == declared.door.description
+        # the input is the REST body's schema (plus REST's pk path parameter)
+        module, _, attr = declared.schema.partition(":")
+        body = getattr(__import__(module, fromlist=[attr]), attr).model_json_schema(by_alias=True)
+        assert set(tool["inputSchema"]["properties"]) == set(body["properties"]) | (
+            {"pk"} if declared.door.pk else set()
+        )
+    assert list(tools)[3:7] == ["pending-confirm", "pending-reject", "memory-fact-add", "story-system-build"]
+
+
+def test_indexers_hooks_and_reporters_are_registrations_the_apps_make():
+    from kernel import indexing
+
+    for name in (indexing.INDEXERS, indexing.HOOKS, indexing.REPORTERS):
+        assert not hasattr(settings, name), name  # no dotted path in the project's settings
+    assert indexing.registered(indexing.INDEXERS) == [
+        "core.search.search_index_update",
+        "entities.mentions.mentions_index",
+    ]
+    # recall is installed before memory: memory's hybrid recall finds the new chapter's vectors
+    assert indexing.registered(indexing.HOOKS) == [
+        "recall.pipeline.recall_after_chapter",
+        "memory.pipeline.memory_after_chapter",
+    ]
+    assert indexing.registered(indexing.REPORTERS) == ["continuity.retcon.canon_change_report"]
+    with override_settings(WEBNOVEL_AFTER_CHAPTER_HOOKS=[]):  # a test's override
+        assert indexing.registered(indexing.HOOKS) == []
+    with pytest.raises(RuntimeError, match="outside tests's app"):
+        indexing.after_chapter_hook_register("memory.pipeline.memory_after_chapter")
