@@ -1,12 +1,17 @@
-"""The curated write tools: the few writes of the chapter loop, hand-declared (unlike the reads).
+"""The write tools: the few writes of the chapter loop.
 
-Each validates its input with the REST endpoint's own request schema, calls the same service the REST
-endpoint calls and shapes the answer with the endpoint's response schema, so both doors answer alike.
-Finalize and sync have no REST twin: they answer the report of ``finalize`` / ``sync --json``."""
+A journaled write whose declaration has a door (``kernel/journal_ops.py``: pending-confirm / -reject,
+memory-fact-add, story-system-build) gets its tool generated here from that declaration; finalize,
+sync, the extraction (its input is the extraction's own JSON Schema) and the continuity check are
+declared by hand. Each validates its input with the REST endpoint's own request schema, calls the same
+service the REST endpoint calls and shapes the answer with the endpoint's response schema, so both
+doors answer alike. Finalize and sync have no REST twin: they answer the report of ``finalize`` /
+``sync --json``."""
 
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -15,18 +20,13 @@ from agents.continuity_tool import CONTINUITY_CHECK
 from agents.reads import arg_json_schema
 from bookfiles.rebuilder import book_sync, chapter_finalize
 from core.models import Book
-from entities import selectors as entity_selectors
 from entities.extraction_schema import extraction_json_schema
-from entities.schemas import IngestOut, PendingConfirmIn, PendingRejectIn, ResolutionOut
-from entities.services import ingest, pending
+from entities.schemas import IngestOut
+from entities.services import ingest
 from kernel.bounds import NUMBER_MAX
 from kernel.exceptions import InvalidInput
 from kernel.interfaces import NUMBER
-from memory import selectors as memory_selectors
-from memory import services as memory_services
-from memory.schemas import FactIn, FactOut
-from storysystem import services as story_services
-from storysystem.schemas import BuildIn, BuildOut
+from kernel.journal_ops import JournalOp, journal_ops_load
 
 
 @dataclass(frozen=True)
@@ -149,26 +149,16 @@ def _ingest_schema() -> dict[str, Any]:
     }
 
 
-# ── the pending queue ──
-def pending_confirm_run(book: Book, arguments: dict[str, Any]) -> dict[str, Any]:
-    pk = _integer(arguments, "pk", high=2**63 - 1)
-    body = _body(PendingConfirmIn, {k: v for k, v in arguments.items() if k != "pk"})
-    entity = entity_selectors.entity_get(book=book, ref=body.entity) if body.entity else None
-    item = entity_selectors.pending_get(book=book, pk=pk)
-    return _answer(ResolutionOut, pending.pending_item_confirm(item=item, entity=entity))
+# ── the journaled writes that declare a door (kernel/journal_ops.py), one tool each ──
+def _schema_model(name: str) -> type[BaseModel]:
+    module, _, attr = name.partition(":")
+    return getattr(import_module(module), attr)
 
 
-def pending_reject_run(book: Book, arguments: dict[str, Any]) -> dict[str, Any]:
-    pk = _integer(arguments, "pk", high=2**63 - 1)
-    body = _body(PendingRejectIn, {k: v for k, v in arguments.items() if k != "pk"})
-    item = entity_selectors.pending_get(book=book, pk=pk)
-    return _answer(ResolutionOut, pending.pending_item_reject(item=item, note=body.note))
-
-
-def _with_pk(model: type[BaseModel]) -> dict[str, Any]:
+def _with_pk(model: type[BaseModel], description: str) -> dict[str, Any]:
     schema = _model_schema(model)
     schema["properties"] = {
-        "pk": {"type": "integer", "minimum": 1, "description": "待确认项编号（entity-pending 的 pk）"},
+        "pk": {"type": "integer", "minimum": 1, "description": description},
         **schema.get("properties", {}),
     }
     schema["required"] = ["pk", *schema.get("required", [])]
@@ -176,36 +166,31 @@ def _with_pk(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-# ── memory, Story System ──
-def memory_fact_add_run(book: Book, arguments: dict[str, Any]) -> dict[str, Any]:
-    body = _body(FactIn, arguments)
-    fact = memory_services.fact_observe(
-        book=book,
-        category=body.category,
-        subject=body.subject,
-        field=body.field,
-        value=body.value,
-        chapter=body.chapter,
-        confidence=body.confidence,
-        evidence=body.evidence,
-        entity_ref=body.entity,
-    )
-    return _answer(FactOut, memory_selectors.fact_to_dict(fact))
+def _door_tool(declared: JournalOp) -> WriteTool:
+    """The tool of a journaled write, from its declaration: the input is its REST body (plus REST's
+    ``pk`` path parameter), validated by the same schema; the answer shaped by REST's response schema."""
+    door = declared.door
+    model, response = _schema_model(declared.schema), _schema_model(door.response)
+
+    def run(book: Book, arguments: dict[str, Any]) -> Any:
+        if door.pk:
+            pk = _integer(arguments, "pk", high=2**63 - 1)
+            body = _body(model, {k: v for k, v in arguments.items() if k != "pk"})
+            return _answer(response, door.run(book, body, pk=pk))
+        return _answer(response, door.run(book, _body(model, arguments)))
+
+    schema = _with_pk(model, door.pk) if door.pk else _model_schema(model) | {"additionalProperties": False}
+    return WriteTool(door.tool, door.description, schema, run, dict(door.annotations))
 
 
-def story_system_build_run(book: Book, arguments: dict[str, Any]) -> dict[str, Any]:
-    body = _body(BuildIn, arguments)
-    data, files = story_services.story_setting_build(
-        book=book,
-        chapter=body.chapter,
-        query=body.query,
-        genre=body.genre,
-        overrides=body.set,
-        add_anti_patterns=body.add_anti_patterns,
-        remove_anti_patterns=body.remove_anti_patterns,
-        persist=body.persist,
-    )
-    return _answer(BuildOut, {"persisted": body.persist, "files": files, "story_system": data})
+# The order a model reads them in (the chapter loop's: the queue, then memory, then the setting); a new
+# door's tool follows them. The registry's own order is the apps' (INSTALLED_APPS).
+_LISTED = ("pending-confirm", "pending-reject", "memory-fact-add", "story-system-build")
+
+
+def _door_tools() -> list[WriteTool]:
+    tools = [_door_tool(declared) for declared in journal_ops_load().values() if declared.door is not None]
+    return sorted(tools, key=lambda t: _LISTED.index(t.name) if t.name in _LISTED else len(_LISTED))
 
 
 def _no_args() -> dict[str, Any]:
@@ -251,33 +236,7 @@ def write_tools() -> dict[str, WriteTool]:
             extraction_ingest_run,
             {"idempotentHint": True},
         ),
-        WriteTool(
-            "pending-confirm",
-            "确认一个待确认项（先用 entity-pending 列出）：采纳它的写入；entity 可指定一个已有实体（id 或别名）"
-            "代替建议的新实体。返回处理结果（pk、kind、entity……）。已处理过的项返回 409。",
-            _with_pk(PendingConfirmIn),
-            pending_confirm_run,
-        ),
-        WriteTool(
-            "pending-reject",
-            "拒绝一个待确认项：什么都不写，之后重新提交该章的抽取也不会再次排队。返回处理结果。",
-            _with_pk(PendingRejectIn),
-            pending_reject_run,
-        ),
-        WriteTool(
-            "memory-fact-add",
-            "记录一条记忆事实（角色状态、世界规则、未决线索、约束……）：正文里确立了以后要记住的事时调用；"
-            "同一主体+字段的旧值会被自动标为过时或矛盾。返回该事实。",
-            _model_schema(FactIn) | {"additionalProperties": False},
-            memory_fact_add_run,
-        ),
-        WriteTool(
-            "story-system-build",
-            "生成并保存 Story System 设定：不给 chapter 是全书总设定，给 chapter 是该章的覆盖设定；"
-            'set 显式指定字段（如 {"节奏策略": "慢热"}）。persist=false 只预览不保存。章节触碰锁定字段返回 422。',
-            _model_schema(BuildIn) | {"additionalProperties": False},
-            story_system_build_run,
-        ),
+        *_door_tools(),  # pending-confirm, pending-reject, memory-fact-add, story-system-build
         WriteTool(**CONTINUITY_CHECK),
     ]
     return {tool.name: tool for tool in tools}

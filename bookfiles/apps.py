@@ -11,6 +11,10 @@ class BookfilesConfig(AppConfig):
     def ready(self) -> None:
         # The lazy build on first query (core/lazybuild.py): the core cannot import the rebuilder. Our own
         # dotted path, not the function: importing the rebuilder here would cost every process ~0.3 s.
+        from core.journal import journal_healer_register
         from core.lazybuild import book_rebuilder_register
 
         book_rebuilder_register("bookfiles.rebuilder.book_rebuild")
+        # A journaling writer first applies the events a crashed writer left (core/journal.py): the core
+        # cannot import the replay, so it is registered here, by path for the same reason.
+        journal_healer_register("bookfiles.rebuilder.replay.journal_heal_apply")

@@ -10,3 +10,8 @@ class CoreConfig(AppConfig):
     name = "core"
     label = "webnovel"
     verbose_name = "书籍（核心）"
+
+    def ready(self) -> None:
+        from kernel.indexing import chapter_indexer_register
+
+        chapter_indexer_register("core.search.search_index_update")  # the line search index, in the transaction

@@ -36,18 +36,17 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from django.conf import settings
 from django.db.models import Max
-from django.utils.module_loading import import_string
 
 from core.locks import book_write_lock
 from core.models import Book, JournalApplied
 from kernel.exceptions import Conflict, InvalidInput
 from kernel.indexing import after_chapter_hooks_schedule
+from kernel.interfaces import target_resolve
 from kernel.safefs import book_file_append, book_file_write, regular_file_open, regular_file_read
 
 logger = logging.getLogger(__name__)
@@ -65,6 +64,8 @@ MAX_EVENT_BYTES = 16 << 20
 IDENTITY_OP = "journal.book"
 JOURNAL_FOREIGN = "journal_foreign"
 EVENT_TOO_LARGE = "journal_event_too_large"
+# What applies a crashed writer's events (``journal_healer_register``); None: no app replays the journal.
+_healer: Callable[..., dict[str, int]] | str | None = None
 
 
 def journal_folder(*, book: Book) -> Path | None:
@@ -303,23 +304,32 @@ def journal_follow(*, book: Book, events: list[dict[str, Any]]) -> None:
     after_chapter_hooks_schedule(book=book, numbers=chapters, removed=[], entities=entities)
 
 
-def journal_lock(*, book: Book, heal: bool = True) -> None:
+def journal_healer_register(fn: Callable[..., dict[str, int]] | str) -> None:
+    """Register ``fn(book=, root=, events=) -> {op: count}``, which applies a crashed writer's events:
+    the function, or the registering app's own dotted path to it, imported on the first heal (the book
+    files app registers its replay in ``BookfilesConfig.ready()``; importing the rebuilder there would
+    cost every ``django.setup()``)."""
+    global _healer
+    _healer = fn
+
+
+def journal_lock(*, book: Book, heal: bool = True) -> dict[str, int]:
     """The lock a journaling writer takes first: the book's write lock (``core.locks``), then, unless
     ``heal`` is False (a replay), the log's events newer than the last applied one — a writer that
     crashed between its append and its commit — applied before the caller writes, so the rows follow
-    the log's order (a retried write lands after the event it retried, never before it)."""
+    the log's order (a retried write lands after the event it retried, never before it). Returns what
+    the heal applied (empty when nothing was pending): a caller holding a row refreshes it then."""
     book_write_lock(book=book)
-    if heal:
-        journal_heal(book=book)
+    return journal_heal(book=book) if heal else {}
 
 
 def journal_heal(*, book: Book) -> dict[str, int]:
     """Apply the events after the last applied one (read from the log's tail, not the whole log)
-    through ``WEBNOVEL_JOURNAL_HEALER`` (the replay lives in the book-files app, above this one);
-    returns how many of each op were applied. Cost when nothing is pending: one query, one tail read."""
+    through the registered healer (``journal_healer_register``: the replay lives in the book-files app,
+    above this one); returns how many of each op were applied. Cost when nothing is pending: one query,
+    one tail read."""
     root = journal_folder(book=book)
-    path = getattr(settings, "WEBNOVEL_JOURNAL_HEALER", "")
-    if root is None or not path:
+    if root is None or _healer is None:
         return {}
     journal_identity_check(book=book, root=root)  # another book's events are never healed into this one
     applied = JournalApplied.objects.filter(book=book).aggregate(m=Max("seq"))["m"] or 0
@@ -329,7 +339,7 @@ def journal_heal(*, book: Book) -> dict[str, int]:
     if not events:
         return {}
     logger.info("journal: applying %d event(s) of %s left by a crashed writer", len(events), book.slug)
-    return import_string(path)(book=book, root=root, events=events)
+    return target_resolve(_healer)(book=book, root=root, events=events)
 
 
 def journal_tail(*, root: Path, after: int) -> list[dict[str, Any]]:

@@ -6,6 +6,13 @@ class EntitiesConfig(AppConfig):
     verbose_name = "实体"
 
     def ready(self) -> None:
+        from kernel.indexing import chapter_indexer_register
+        from kernel.journal_ops import journal_ops_register
+
+        # The journaled writes and their replayers, by our own dotted path: the module imports the
+        # services (ingestion, curation), which a plain read's django.setup() should not pay for.
+        journal_ops_register("entities.journal_ops")
+        chapter_indexer_register("entities.mentions.mentions_index")  # the mention scan, after the search index
         # Signals only invalidate the cached alias automaton (never domain flow). Imported here: the
         # receivers' module loads models, which must wait for the app registry.
         from django.db.models.signals import post_delete, post_save

@@ -1,16 +1,22 @@
-"""Extra chapter indexers and after-chapter hooks, configured in settings so the core never imports
-the apps that plug in (mention scan, search index, memory).
+"""Extra chapter indexers, after-chapter hooks and canon-change reporters, registered by the apps that
+plug in (search index, mention scan, recall, memory, the continuity check) from their
+``AppConfig.ready()``, so the core never imports them: ``chapter_indexer_register``,
+``after_chapter_hook_register``, ``canon_change_reporter_register``, each with the registering app's own
+dotted path (imported on first use: a read's ``django.setup()`` does not load the memory pipeline), run
+in the order the apps are installed. A setting of the same name, when it is defined, replaces a list
+(``WEBNOVEL_AFTER_CHAPTER_HOOKS = []`` in a test that wants no hook, or a test's own hook): an override,
+never how an app joins.
 
-- ``WEBNOVEL_CHAPTER_INDEXERS``: dotted paths called inside the rebuild / finalize / sync transaction
+- indexers (``WEBNOVEL_CHAPTER_INDEXERS``): called inside the rebuild / finalize / sync transaction
   after the core tables are written, as ``fn(book=book, numbers=[...] or None, removed=[...])``
   (``numbers=None`` means "every chapter"). An exception aborts the whole transaction. An indexer
   may return a dict whose ``warnings`` (report issue dicts: code, file, line, message) join the
   report (the mention indexer's skipped manual tags).
-- ``WEBNOVEL_AFTER_CHAPTER_HOOKS``: same signature, called after commit, best effort: an exception
+- hooks (``WEBNOVEL_AFTER_CHAPTER_HOOKS``): same signature, called after commit, best effort: an exception
   never undoes the committed chapter, but it is not silent either — it is logged and recorded in the
   caller's report under ``hook_failures`` (``[{"hook": path, "message": …}]``), which the commands
   print and REST returns, so "成功" is never shown over a memory that stopped following the book.
-- ``WEBNOVEL_CANON_CHANGE_REPORTERS``: dotted paths called inside the finalize / sync transaction
+- reporters (``WEBNOVEL_CANON_CHANGE_REPORTERS``): called inside the finalize / sync transaction
   *before* any row is replaced, as ``fn(book=book, numbers=[...], paths=[...])`` (the chapter numbers
   being written, every file path written or removed). A reporter snapshots what it needs of the old
   canon and returns None (nothing to report) or a ``finish()`` callable, called after the writes and
@@ -19,10 +25,11 @@ the apps that plug in (mention scan, search index, memory).
   "kind", "kind_label", "severity", "quote", "message", "evidence", "suggestion"}]}`` (the findings
   those chapters have now and did not have before). The dicts land in ``report["canon_changes"]``.
   A reporter that raises never fails the write: its message joins ``report["warnings"]``
-  (code ``canon_report_failed``). The continuity check provides the one the project configures.
+  (code ``canon_report_failed``). The continuity check registers the one the project has.
 """
 
 import logging
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -34,8 +41,44 @@ from django.utils.module_loading import import_string
 logger = logging.getLogger(__name__)
 
 
+INDEXERS = "WEBNOVEL_CHAPTER_INDEXERS"
+HOOKS = "WEBNOVEL_AFTER_CHAPTER_HOOKS"
+REPORTERS = "WEBNOVEL_CANON_CHANGE_REPORTERS"
+_registered: dict[str, list[str]] = {INDEXERS: [], HOOKS: [], REPORTERS: []}
+
+
+def _register(kind: str, path: str) -> None:
+    app = sys._getframe(2).f_globals.get("__name__", "").split(".")[0]
+    if path.split(".")[0] != app:
+        raise RuntimeError(f"{path} is outside {app}'s app (each app registers its own functions)")
+    if path not in _registered[kind]:
+        _registered[kind].append(path)
+
+
+def chapter_indexer_register(path: str) -> None:
+    """Run ``path`` (the calling app's function) inside every rebuild / finalize / sync transaction."""
+    _register(INDEXERS, path)
+
+
+def after_chapter_hook_register(path: str) -> None:
+    """Run ``path`` (the calling app's function) after the commit of every chapter write."""
+    _register(HOOKS, path)
+
+
+def canon_change_reporter_register(path: str) -> None:
+    """Call ``path`` (the calling app's function) around every finalize / sync."""
+    _register(REPORTERS, path)
+
+
+def registered(kind: str) -> list[str]:
+    """The dotted paths of one list (``INDEXERS``, ``HOOKS``, ``REPORTERS``) as they run now: the setting
+    of that name when one is defined (an override), else the apps' registrations."""
+    override = getattr(settings, kind, None)
+    return list(_registered[kind] if override is None else override)
+
+
 def _load(setting: str) -> list[tuple[str, Callable[..., object]]]:
-    return [(path, import_string(path)) for path in getattr(settings, setting, [])]
+    return [(path, import_string(path)) for path in registered(setting)]
 
 
 def chapter_indexers_run(

@@ -18,7 +18,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 import core.journal as core_journal
-from core.journal import EVENT_TOO_LARGE, journal_append, journal_folder, journal_heal
+from core.journal import EVENT_TOO_LARGE, journal_append, journal_folder, journal_lock
 from core.locks import book_write_lock
 from core.models import Book
 from entities.models import LegacyRecord
@@ -233,9 +233,7 @@ def fact_observe(
     Journaled (``memory.fact.observe``) unless ``journal`` is False (a replay, or fact_revise's own event)."""
     if journal:
         _event_bound(book=book, op="memory.fact.observe", texts=(subject, field, value, entity_ref), evidence=evidence)
-    derivation_lock(book=book)
-    if journal:
-        journal_heal(book=book)  # a crashed writer's event first (core/journal.py)
+    journal_lock(book=book, heal=journal)  # a crashed writer's event first (core/journal.py)
     _check_category(category)
     subject, field, value = subject.strip(), field.strip(), str(value).strip()
     if not subject or not field or not value:
@@ -301,8 +299,7 @@ def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "", journ
     Journaled (``memory.fact.revise``)."""
     if journal:
         _event_bound(book=fact.book, op="memory.fact.revise", texts=(value, reason))
-    derivation_lock(book=fact.book)
-    if journal and journal_heal(book=fact.book):  # a crashed writer's event first (core/journal.py)
+    if journal_lock(book=fact.book, heal=journal):  # a crashed writer's event first (core/journal.py)
         fact.refresh_from_db()
     if chapter < fact.source_chapter:
         raise InvalidInput(
@@ -339,8 +336,7 @@ def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "", journ
 def fact_close(*, fact: Fact, chapter: int, reason: str = "", journal: bool = True) -> Fact:
     """Close an open loop (or lift a constraint) at ``chapter`` by hand; later derivations keep it closed.
     Journaled (``memory.fact.close``)."""
-    derivation_lock(book=fact.book)
-    if journal and journal_heal(book=fact.book):  # a crashed writer's event first (core/journal.py)
+    if journal_lock(book=fact.book, heal=journal):  # a crashed writer's event first (core/journal.py)
         fact.refresh_from_db()
     fact.closed_chapter = chapter
     fact.save(update_fields=["closed_chapter", "updated_at"])
@@ -356,8 +352,7 @@ def fact_close(*, fact: Fact, chapter: int, reason: str = "", journal: bool = Tr
 def fact_decide(*, fact: Fact, note: str = "", journal: bool = True) -> Fact:
     """Settle a contradiction: this fact's value wins over the other values of its chapter.
     Journaled (``memory.fact.decide``)."""
-    derivation_lock(book=fact.book)
-    if journal and journal_heal(book=fact.book):  # a crashed writer's event first (core/journal.py)
+    if journal_lock(book=fact.book, heal=journal):  # a crashed writer's event first (core/journal.py)
         fact.refresh_from_db()
     if fact.status != Fact.Status.CONTRADICTED:
         raise InvalidInput(
@@ -595,9 +590,7 @@ def scratchpad_import(
         raise InvalidInput("记忆文件应为 JSON 对象：{类别: [条目…]}", extra={})
     if journal:
         _event_bound(book=book, op="memory.import", data=data)
-    derivation_lock(book=book)
-    if journal:
-        journal_heal(book=book)
+    journal_lock(book=book, heal=journal)  # a crashed writer's event first (core/journal.py)
     buckets = data.get("buckets", data) if isinstance(data.get("buckets"), dict) else data
     if replace:
         Fact.objects.filter(book=book, origin=Fact.Origin.IMPORT).delete()

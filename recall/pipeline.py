@@ -1,6 +1,6 @@
 """When vectors are made: after a chapter is committed (finalize / sync / rebuild), and on command.
 
-The after-chapter hook (``WEBNOVEL_AFTER_CHAPTER_HOOKS``, before the memory hook) embeds the windows
+The after-chapter hook (registered in ``RecallConfig.ready()``, before the memory hook) embeds the windows
 of the chapters just written whose text has no vector yet — a changed chapter re-embeds only its
 changed windows, an unchanged one nothing, a rebuild into an empty database nothing that was embedded
 before (the store is keyed by text hash). Recall off or the model missing: nothing happens, keywords

@@ -177,22 +177,9 @@ WEBNOVEL_CONTINUITY_RATE = os.environ.get("WEBNOVEL_CONTINUITY_RATE", "60/60")
 
 # Where books live when a command gets a bare slug instead of a folder.
 WEBNOVEL_BOOKS_DIR = Path(os.environ.get("WEBNOVEL_BOOKS_DIR") or (EXAMPLES_DIR if CHECKOUT else DATA_DIR / "books"))
-# Dotted paths called by rebuild / finalize / sync (see kernel/indexing.py): indexers inside the
-# transaction, hooks after commit (best effort). Each app appends its own.
-WEBNOVEL_CHAPTER_INDEXERS: list[str] = ["core.search.search_index_update", "entities.mentions.mentions_index"]
-# recall before memory: the memory hook's hybrid recall finds the new chapter's vectors already made.
-WEBNOVEL_AFTER_CHAPTER_HOOKS: list[str] = [
-    "recall.pipeline.recall_after_chapter",
-    "memory.pipeline.memory_after_chapter",
-    # after memory's: the vectors of the facts it derived (issue 32; only new or revised texts are embedded)
-    "memory.fact_recall.facts_after_chapter",
-]
-# Called by finalize / sync before and after their writes: what the change did to the other chapters
-# (the findings they have now and did not have before), printed with the report.
-WEBNOVEL_CANON_CHANGE_REPORTERS: list[str] = ["continuity.retcon.canon_change_report"]
-# What a journaling writer calls, under the book's write lock and before it writes, when the book's
-# journal holds events newer than the last applied one (a crashed writer's: core/journal.py).
-WEBNOVEL_JOURNAL_HEALER = "bookfiles.rebuilder.replay.journal_heal_apply"
+# The chapter indexers, after-chapter hooks and canon-change reporters are registered by their apps in
+# AppConfig.ready() (kernel/indexing.py); defining WEBNOVEL_CHAPTER_INDEXERS / _AFTER_CHAPTER_HOOKS /
+# _CANON_CHANGE_REPORTERS here would replace a list (tests use it to switch hooks off).
 
 # Book files and reference tables (bookfiles/parser is pure Python: the rebuilder passes these in). A
 # chapter is ~10 KB and a whole 10-million-character outline ~30 MB; anything bigger is a mistake.

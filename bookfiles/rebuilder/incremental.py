@@ -31,6 +31,7 @@ from bookfiles.parser.text import numeral_parse
 from bookfiles.rebuilder import rows
 from bookfiles.rebuilder.rebuild import book_rebuild
 from bookfiles.rebuilder.replay import journal_replay
+from bookfiles.rebuilder.rows import DOCUMENT_KINDS
 from core import rows as core_rows
 from core.models import Book, Chapter, Document, SourceFile, TimelineRow, Volume
 from kernel.exceptions import Conflict, NotFound
@@ -42,9 +43,7 @@ from kernel.indexing import (
 )
 from kernel.safefs import OutsideRoot
 from threads.models import Secret, Thread, ThreadHistoryEntry
-from threads.services import secrets_replace, threads_replace
 
-DOCUMENT_KINDS = ("character_card", "worldview", "master_outline", "volume_outline", "style")
 ENTITY_KINDS = ("character_card", "roster")
 NON_CHAPTER_KINDS = ("book", "thread", "secret", "roster", "timeline", *DOCUMENT_KINDS)
 
@@ -477,31 +476,30 @@ def changes_apply(
     ]
     for c in batch.chapters:
         c.volume = chapter_volume_resolve(c, known_volumes)
-    counts["chapters"], _words, removed_numbers = core_rows.chapters_replace(
-        book=book, chapters=batch.chapters, paths=batch.paths("chapter")
-    )
-    new_numbers = {c.number for c in batch.chapters}
-    report["chapters"] = {"updated": sorted(new_numbers), "removed": removed_numbers}
-    counts["volumes"] = _volumes_update(book=book, root=root, batch=batch, full=full, known=known_volumes)
-
     thread_paths = batch.paths("thread")
     old_thread_ids = set(
         Thread.objects.filter(book=book, source_path__in=thread_paths).order_by().values_list("thread_id", flat=True)
     )
-    counts["threads"] = threads_replace(book=book, threads=batch.threads, paths=thread_paths)
-    counts["secrets"] = secrets_replace(book=book, secrets=batch.secrets, paths=batch.paths("secret"))
-    counts["documents"], counts["sections"] = core_rows.documents_replace(
-        book=book, documents=batch.documents, paths=batch.paths(*DOCUMENT_KINDS)
+    written = rows.file_rows_write(
+        book=book,
+        rows=rows.FileRows(
+            chapters=batch.chapters,
+            threads=batch.threads,
+            secrets=batch.secrets,
+            documents=batch.documents,
+            timeline=batch.timeline,
+            entities=entities if entities_changed else None,
+            files=[r.info for r in results],
+            by_kind=batch.by_kind,
+            removed=[p for p, _ in removed],
+        ),
+        counts=counts,
+        volumes=lambda: _volumes_update(book=book, root=root, batch=batch, full=full, known=known_volumes),
     )
-    counts["timeline_rows"] = core_rows.timeline_replace(book=book, rows=batch.timeline, paths=batch.paths("timeline"))
-
-    if entities_changed:
-        counts["entities"], counts["aliases"], entity_issues = rows.entities_write(book=book, entities=entities)
-        issues += entity_issues
-
-    core_rows.source_files_replace(
-        book=book, files=[r.info for r in results], paths=[r.info.path for r in results] + [p for p, _ in removed]
-    )
+    removed_numbers = written.removed_numbers
+    new_numbers = {c.number for c in batch.chapters}
+    report["chapters"] = {"updated": sorted(new_numbers), "removed": removed_numbers}
+    issues += written.issues
 
     issues += _references_check(
         book=book,

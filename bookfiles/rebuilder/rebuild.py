@@ -16,7 +16,6 @@ from entities.roster import roster_removal_preview
 from kernel.exceptions import InvalidInput
 from kernel.indexing import after_chapter_hooks_schedule, chapter_indexers_run
 from threads.models import Secret, Thread
-from threads.services import secrets_replace, threads_replace
 
 COUNT_KEYS = (
     "chapters",
@@ -139,27 +138,32 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any], replace: bo
             report["would_delete"] = deletion_summary(book=book, parsed=parsed)
             return book
     counts = report["counts"]
-    counts["chapters"], counts["words"], removed = core_rows.chapters_replace(
-        book=book, chapters=parsed.chapters, baseline=config.style_baseline or (1, 0)
-    )
-    counts["fingerprints"] = counts["chapters"]
-    counts["volumes"] = core_rows.volumes_replace(
+    written = rows.file_rows_write(
         book=book,
-        volumes=rows.volumes_merge(
-            config.volumes,
-            (
-                (c.number, c.volume, c.folder_volume_name if c.folder_volume == c.volume else "")
-                for c in parsed.chapters
+        rows=rows.FileRows(
+            chapters=parsed.chapters,
+            threads=parsed.threads,
+            secrets=parsed.secrets,
+            documents=parsed.documents,
+            timeline=parsed.timeline,
+            entities=parsed.entities,
+            files=parsed.files,
+        ),
+        counts=counts,
+        volumes=lambda: core_rows.volumes_replace(
+            book=book,
+            volumes=rows.volumes_merge(
+                config.volumes,
+                (
+                    (c.number, c.volume, c.folder_volume_name if c.folder_volume == c.volume else "")
+                    for c in parsed.chapters
+                ),
             ),
         ),
+        baseline=config.style_baseline or (1, 0),
     )
-    counts["threads"] = threads_replace(book=book, threads=parsed.threads)
-    counts["secrets"] = secrets_replace(book=book, secrets=parsed.secrets)
-    counts["documents"], counts["sections"] = core_rows.documents_replace(book=book, documents=parsed.documents)
-    counts["timeline_rows"] = core_rows.timeline_replace(book=book, rows=parsed.timeline)
-    counts["entities"], counts["aliases"], entity_issues = rows.entities_write(book=book, entities=parsed.entities)
-    report["warnings"] += [i.as_dict() for i in entity_issues]
-    core_rows.source_files_replace(book=book, files=parsed.files)
+    counts["words"], counts["fingerprints"], removed = written.words, counts["chapters"], written.removed_numbers
+    report["warnings"] += [i.as_dict() for i in written.issues]
     core_rows.book_config_apply(book=book, root=str(parsed.root), config=config, report=report)
     # indexers see the finished core tables and the updated book row (thresholds, config)
     stored = len(report["warnings"])

@@ -1,4 +1,5 @@
-"""What the rebuild, finalize and sync share on the book-files side: the volumes a book gets from
+"""What the rebuild, finalize and sync share on the book-files side: the one write of a set of files'
+rows (``file_rows_write``: a full rebuild is every file changed), the volumes a book gets from
 book.yaml plus its chapter folders, the changed paths by kind, the roster's skipped entries as issues.
 
 The rebuilder writes no table itself: it calls each app's own writers in its one transaction — the
@@ -7,11 +8,88 @@ entities and aliases through ``entities.roster``.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
-from bookfiles.parser import EntityData, Issue, VolumeData
+from bookfiles.parser import (
+    ChapterData,
+    DocumentData,
+    EntityData,
+    Issue,
+    SecretData,
+    SourceInfo,
+    ThreadData,
+    TimelineRowData,
+    VolumeData,
+)
+from core import rows as core_rows
 from core.models import Book
 from entities.roster import roster_write
+from threads.services import secrets_replace, threads_replace
+
+DOCUMENT_KINDS = ("character_card", "worldview", "master_outline", "volume_outline", "style")
+
+
+@dataclass
+class FileRows:
+    """The parsed contents of a set of files and what their rows replace: ``by_kind`` (kind → paths of
+    the files read or removed) for a partial write, None for the whole book (every row replaced)."""
+
+    chapters: list[ChapterData] = field(default_factory=list)
+    threads: list[ThreadData] = field(default_factory=list)
+    secrets: list[SecretData] = field(default_factory=list)
+    documents: list[DocumentData] = field(default_factory=list)
+    timeline: list[TimelineRowData] = field(default_factory=list)
+    entities: list[EntityData] | None = None  # None: no entity file changed (their rows stay)
+    files: list[SourceInfo] = field(default_factory=list)
+    by_kind: dict[str, list[str]] | None = None
+    removed: list[str] = field(default_factory=list)  # paths of removed files (a partial write)
+
+    def paths(self, *kinds: str) -> list[str] | None:
+        if self.by_kind is None:
+            return None
+        return [p for kind in kinds for p in self.by_kind.get(kind, [])]
+
+
+@dataclass
+class FileRowsWritten:
+    words: int
+    removed_numbers: list[int]  # chapter numbers no chapter has any more
+    issues: list[Issue]  # the roster's skipped entries
+
+
+def file_rows_write(
+    *,
+    book: Book,
+    rows: FileRows,
+    counts: dict[str, Any],
+    volumes: Callable[[], int],
+    baseline: tuple[int, int] | None = None,
+) -> FileRowsWritten:
+    """Write the rows of ``rows`` through each owning app's writer, in the one order every rebuild,
+    finalize and sync uses (a new file kind gets its writer here, once). ``volumes`` writes the volume
+    rows after the chapters (a rebuild merges book.yaml's; finalize / sync update them from the
+    chapters); ``counts`` gets each writer's count."""
+    counts["chapters"], words, removed_numbers = core_rows.chapters_replace(
+        book=book, chapters=rows.chapters, paths=rows.paths("chapter"), baseline=baseline
+    )
+    counts["volumes"] = volumes()
+    counts["threads"] = threads_replace(book=book, threads=rows.threads, paths=rows.paths("thread"))
+    counts["secrets"] = secrets_replace(book=book, secrets=rows.secrets, paths=rows.paths("secret"))
+    counts["documents"], counts["sections"] = core_rows.documents_replace(
+        book=book, documents=rows.documents, paths=rows.paths(*DOCUMENT_KINDS)
+    )
+    counts["timeline_rows"] = core_rows.timeline_replace(book=book, rows=rows.timeline, paths=rows.paths("timeline"))
+    issues: list[Issue] = []
+    if rows.entities is not None:
+        counts["entities"], counts["aliases"], issues = entities_write(book=book, entities=rows.entities)
+    core_rows.source_files_replace(
+        book=book,
+        files=rows.files,
+        paths=None if rows.by_kind is None else [f.path for f in rows.files] + rows.removed,
+    )
+    return FileRowsWritten(words=words, removed_numbers=removed_numbers, issues=issues)
 
 
 def entities_write(*, book: Book, entities: list[EntityData]) -> tuple[int, int, list[Issue]]:

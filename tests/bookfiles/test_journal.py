@@ -12,7 +12,6 @@ from django.db import transaction
 from django.test import override_settings
 
 from bookfiles.rebuilder import book_dump, book_rebuild, book_sync
-from bookfiles.rebuilder.replay import REPLAYERS
 from core.journal import LOG_PATH, journal_events
 from core.models import Book, JournalApplied
 from entities.models import Alias, Entity, PendingItem, Relationship, StateChange
@@ -21,6 +20,7 @@ from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_reject
 from entities.services.writes import entities_archive, state_change_curate
 from kernel.exceptions import InvalidInput
+from kernel.journal_ops import journal_ops_load
 from memory.models import Fact
 from memory.services import fact_close, fact_observe
 from tests.conftest import DEMO_BOOK_SOURCE
@@ -142,7 +142,7 @@ def test_journal_files_are_plain_utf8_one_event_a_line(folder):
         "memory.fact.observe",
         "memory.fact.close",
     ]
-    assert set(ops) <= set(REPLAYERS)
+    assert set(ops) <= set(journal_ops_load())
     assert [e["seq"] for e in events] == list(range(1, 14))
     lines = (folder / LOG_PATH).read_text(encoding="utf-8").splitlines()
     # the first line names the book (a random id, recorded in the database), then the events

@@ -12,7 +12,6 @@ from django.db import transaction
 from django.test import override_settings
 
 from bookfiles.rebuilder import book_dump, book_rebuild, book_sync
-from bookfiles.rebuilder.replay import REPLAYERS
 from core.journal import journal_events
 from core.models import Book, Chapter, JournalApplied
 from entities.models import Alias, Entity, PendingItem, Relationship, StateChange
@@ -30,6 +29,7 @@ from entities.services.curation import (
 from entities.services.ingest import extraction_ingest, extraction_parse
 from entities.services.writes import state_change_curate
 from kernel.exceptions import InvalidInput
+from kernel.journal_ops import journal_ops_load
 from memory.models import Fact
 from memory.services import fact_decide, fact_observe, fact_revise, scratchpad_import
 from storysystem.services import story_setting_build
@@ -239,7 +239,12 @@ def test_every_op_is_journaled_and_a_rebuild_replays_all_of_them(folder):
     ops = [e["op"] for e in journal_events(root=folder)]
     # every replayer is exercised, every op has one (migrate_state's: below)
     # discovery's ops are replayed by tests/bookfiles/test_live_drifts.py (a discover of the demo book)
-    assert set(ops) == set(REPLAYERS) - {"legacy.state.import", "discovery.queue", "discovery.merge", "discovery.split"}
+    assert set(ops) == set(journal_ops_load()) - {
+        "legacy.state.import",
+        "discovery.queue",
+        "discovery.merge",
+        "discovery.split",
+    }
     before = book_dump(book=book)
     written = json.loads(before)["written"]
     assert [r["type"] for r in written["relationships"] if r["from_entity__entity_id"] == "yunyoudaoren"] == ["师徒"]

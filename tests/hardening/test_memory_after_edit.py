@@ -12,6 +12,7 @@ from django.core.management import call_command
 
 from bookfiles.rebuilder import book_rebuild
 from core.models import Book
+from kernel.indexing import HOOKS, registered
 from memory.models import Chunk, Fact, MemoryHit
 from memory.pipeline import memory_orphans, memory_refresh
 from memory.services import facts_delete
@@ -174,7 +175,7 @@ def test_a_sync_rerun_catches_up_on_a_deletion_whose_hook_never_ran(
     chunks in the memory; the rerun found no changed file and ran no hook, so they stayed for good.
     Here the hook is switched off for the first sync (what a kill there amounts to)."""
     book, root = logged
-    hooks = list(settings.WEBNOVEL_AFTER_CHAPTER_HOOKS)
+    hooks = registered(HOOKS)  # the apps' hooks (kernel/indexing.py)
     settings.WEBNOVEL_AFTER_CHAPTER_HOOKS = []
     (root / DELETED).unlink()
     call_command("sync", "demo-book", "--json")

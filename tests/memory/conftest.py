@@ -5,6 +5,7 @@ import pytest
 
 from core.models import Book, Chapter, Document, Section, TimelineRow, Volume
 from entities.models import Alias, Entity, StateChange
+from kernel import indexing
 from threads.models import Secret, Thread, ThreadHistoryEntry
 
 SUMMARIES = {
@@ -49,9 +50,9 @@ HOOK = "memory.pipeline.memory_after_chapter"
 
 @pytest.fixture(autouse=True)
 def _memory_hook(settings):
-    """The memory hook is registered in webnovel/settings.py; tests pin it so they do not depend on
-    what else is configured there."""
-    hooks = list(getattr(settings, "WEBNOVEL_AFTER_CHAPTER_HOOKS", []))
+    """The memory hook is registered by the memory app (kernel/indexing.py); tests pin it so they do
+    not depend on what else is registered or overridden."""
+    hooks = indexing.registered(indexing.HOOKS)
     settings.WEBNOVEL_AFTER_CHAPTER_HOOKS = hooks if HOOK in hooks else [*hooks, HOOK]
 
 

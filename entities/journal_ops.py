@@ -1,0 +1,295 @@
+"""The entities app's journaled writes, each declared once with its replayer (``kernel.journal_ops``):
+ingestion, the pending queue, curation (entities, aliases, state changes, relationships), merges and
+archives, the old plugin's state import and discovery's queue. Registered in ``EntitiesConfig.ready()``
+and imported on the first replay; the rebuild and the heal (``bookfiles.rebuilder.replay``) apply an
+event through the declaration of its op.
+
+A replayer takes ``(book, attachment or None, event)`` and names rows by the event's stable keys
+(entity ids, chapter numbers, a pending item's chapter + kind + payload), never a database id.
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from core.journal import LOG_PATH, journal_attachment_path
+from core.models import Book
+from entities.discovery.services import book_discover, discovery_merge, discovery_queue_replay, discovery_split
+from entities.legacy_state import legacy_state_import
+from entities.mentions import mentions_follow
+from entities.models import Alias, Entity, Extraction, PendingItem
+from entities.selectors import entity_get, pending_get
+from entities.services.curation import (
+    alias_delete,
+    alias_save,
+    entity_add,
+    entity_edit,
+    relationship_delete,
+    relationship_find,
+    relationship_save,
+    state_change_delete,
+    state_change_edit,
+    state_change_find,
+    state_changes_order_restore,
+)
+from entities.services.ingest import IngestKnown, extraction_ingest, ingest_known_load
+from entities.services.marks import aliases_generic_set, entity_merge
+from entities.services.pending import pending_item_confirm, pending_item_find, pending_item_reject
+from entities.services.writes import entities_archive, state_change_curate
+from kernel.exceptions import InvalidInput, NotFound
+from kernel.journal_ops import WriteDoor, journal_op, journal_replay_wrap
+
+# Names an event adds are not scanned for event by event (an automaton rebuilt and a chapter rescanned
+# per ingestion): once, at the end of the replay, in the chapters where the names that changed occur.
+journal_replay_wrap(mentions_follow)
+
+
+def _entity(book: Book, ref: str | None) -> Entity | None:
+    return None if ref is None else entity_get(book=book, ref=ref)
+
+
+def _pending(book: Book, key: dict[str, Any]) -> PendingItem:
+    return pending_item_find(book=book, chapter=key["chapter"], kind=key["kind"], payload=key["payload"])
+
+
+# ── the extraction: re-applied when the author edits its file ──
+def extraction_reapply(book: Book, event: dict[str, Any], payload: Any) -> None:
+    """The re-ingestion of an edited extraction, its chapter's state changes then put back in the order
+    a replay gives them: a chapter tag's first, then those written before the ingestion, the ingested
+    ones, those written after it (a curator's confirmation since). The replace path alone would put the
+    re-ingested rows last."""
+    chapter = event["chapter"]
+    since = Extraction.objects.filter(book=book, chapter=chapter).values_list("updated_at", flat=True).first()
+    extraction_ingest(book=book, chapter=chapter, payload=payload, journal=False, hooks=False)
+    if since is not None:
+        state_changes_order_restore(book=book, chapter=chapter, ingested_at=since)
+
+
+_SECTIONS = {
+    "entity_new": "entities_new",
+    "entity_appeared": "entities_appeared",
+    "state_change": "state_changes",
+    "relationship": "relationships_new",
+    "uncertain": "uncertain",
+}
+
+
+def extraction_orphans(event: dict[str, Any], data: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The later decisions on the chapter's held items that the edited payload no longer holds (their
+    results stay; a rebuild into an empty database would skip them)."""
+    held = {
+        json.dumps([kind, item], sort_keys=True, ensure_ascii=False, default=str)
+        for kind, name in _SECTIONS.items()
+        for item in (data.get(name) or [] if isinstance(data, dict) else [])
+    }
+    orphans = []
+    for later in events:
+        if later["seq"] <= event["seq"] or later["op"] not in ("pending.confirm", "pending.reject"):
+            continue
+        if later.get("chapter") != event["chapter"] or later.get("kind") not in _SECTIONS:
+            continue
+        key = json.dumps([later["kind"], later.get("payload")], sort_keys=True, ensure_ascii=False, default=str)
+        if key not in held:
+            orphans.append(later)
+    return orphans
+
+
+@journal_op(
+    "extraction.ingest",
+    service=extraction_ingest,
+    schema="entities.schemas:ExtractionIn",
+    help="数据智能体对一章的抽取结果（附件：extractions/<章>-<seq>.json）",
+    run_state=ingest_known_load,
+    savepoint=False,  # extraction_ingest is one atomic block (a savepoint here) of its own
+    follows_chapter=True,
+    reapply=extraction_reapply,
+    reapply_orphans=extraction_orphans,
+)
+def _extraction_ingest(book: Book, payload: Any, e: dict, state: IngestKnown | None = None) -> None:
+    extraction_ingest(book=book, chapter=e["chapter"], payload=payload, journal=False, hooks=False, known=state)
+
+
+# ── the pending queue ──
+_PENDING_PK = "待确认项编号（entity-pending 的 pk）"
+
+
+def _pending_confirm_door(book: Book, body: Any, *, pk: int) -> dict:
+    entity = entity_get(book=book, ref=body.entity) if body.entity else None
+    return pending_item_confirm(item=pending_get(book=book, pk=pk), entity=entity)
+
+
+def _pending_reject_door(book: Book, body: Any, *, pk: int) -> dict:
+    return pending_item_reject(item=pending_get(book=book, pk=pk), note=body.note)
+
+
+@journal_op(
+    "pending.confirm",
+    service=pending_item_confirm,
+    schema="entities.schemas:PendingConfirmIn",
+    door=WriteDoor(
+        tool="pending-confirm",
+        description="确认一个待确认项（先用 entity-pending 列出）：采纳它的写入；entity 可指定一个已有实体（id 或别名）"
+        "代替建议的新实体。返回处理结果（pk、kind、entity……）。已处理过的项返回 409。",
+        run=_pending_confirm_door,
+        response="entities.schemas:ResolutionOut",
+        pk=_PENDING_PK,
+    ),
+)
+def _pending_confirm(book: Book, data: Any, e: dict) -> None:
+    pending_item_confirm(item=_pending(book, e), entity=_entity(book, e.get("entity")), journal=False)
+
+
+@journal_op(
+    "pending.reject",
+    service=pending_item_reject,
+    schema="entities.schemas:PendingRejectIn",
+    door=WriteDoor(
+        tool="pending-reject",
+        description="拒绝一个待确认项：什么都不写，之后重新提交该章的抽取也不会再次排队。返回处理结果。",
+        run=_pending_reject_door,
+        response="entities.schemas:ResolutionOut",
+        pk=_PENDING_PK,
+    ),
+)
+def _pending_reject(book: Book, data: Any, e: dict) -> None:
+    pending_item_reject(item=_pending(book, e), note=e.get("note", ""), journal=False)
+
+
+# ── marks: merge, archive, generic aliases, a state change ──
+@journal_op("entity.merge", service=entity_merge, schema="entities.schemas:MergeIn")
+def _entity_merge(book: Book, data: Any, e: dict) -> None:
+    entity_merge(source=_entity(book, e["source"]), target=_entity(book, e["target"]), journal=False)
+
+
+@journal_op("entities.archive", service=entities_archive)
+def _entities_archive(book: Book, data: Any, e: dict) -> None:
+    entities_archive(
+        entities=Entity.objects.filter(book=book, entity_id__in=e["entities"]), archived=e["archived"], journal=False
+    )
+
+
+@journal_op("aliases.generic", service=aliases_generic_set)
+def _aliases_generic(book: Book, data: Any, e: dict) -> None:
+    pks = [
+        pk
+        for entity_id, alias in e["aliases"]
+        for pk in Alias.objects.filter(book=book, entity__entity_id=entity_id, alias=alias).values_list("pk", flat=True)
+    ]
+    aliases_generic_set(aliases=Alias.objects.filter(pk__in=pks), generic=e["generic"], journal=False)
+
+
+@journal_op("state_change.record", service=state_change_curate)
+def _state_change(book: Book, data: Any, e: dict) -> None:
+    state_change_curate(
+        entity=_entity(book, e["entity"]),
+        chapter=e["chapter"],
+        field=e["field"],
+        op=e["change"],
+        new=e.get("new"),
+        old=e.get("old"),
+        reason=e.get("reason", ""),
+        journal=False,
+    )
+
+
+# ── curation ──
+@journal_op("entity.create", service=entity_add)
+def _entity_create(book: Book, data: Any, e: dict) -> None:
+    entity_add(
+        book=book,
+        name=e["name"],
+        type=e["type"],
+        tier=e["tier"],
+        description=e.get("description", ""),
+        base_state=e.get("base_state") or {},
+        is_protagonist=bool(e.get("is_protagonist")),
+        entity_id=e["entity"],
+        journal=False,
+    )
+
+
+@journal_op("entity.edit", service=entity_edit)
+def _entity_edit(book: Book, data: Any, e: dict) -> None:
+    entity_edit(entity=_entity(book, e["entity"]), changes=e["changes"], journal=False)
+
+
+@journal_op("alias.save", service=alias_save)
+def _alias_save(book: Book, data: Any, e: dict) -> None:
+    alias_save(
+        entity=_entity(book, e["entity"]),
+        alias=e["alias"],
+        valid_from=e.get("valid_from"),
+        valid_to=e.get("valid_to"),
+        note=e.get("note", ""),
+        previous=e.get("previous"),
+        journal=False,
+    )
+
+
+@journal_op("alias.delete", service=alias_delete)
+def _alias_delete(book: Book, data: Any, e: dict) -> None:
+    row = Alias.objects.filter(book=book, entity__entity_id=e["entity"], alias=e["alias"]).first()
+    if row is None:
+        raise NotFound(f"实体 {e['entity']} 没有别名 '{e['alias']}'", extra={"alias": e["alias"]})
+    alias_delete(alias=row, journal=False)
+
+
+@journal_op("state_change.edit", service=state_change_edit)
+def _state_change_edit(book: Book, data: Any, e: dict) -> None:
+    state_change_edit(
+        change=state_change_find(book=book, key=e["key"]),
+        chapter=e["chapter"],
+        field=e["field"],
+        op=e["change"],
+        new=e.get("new"),
+        old=e.get("old"),
+        reason=e.get("reason", ""),
+        journal=False,
+    )
+
+
+@journal_op("state_change.delete", service=state_change_delete)
+def _state_change_delete(book: Book, data: Any, e: dict) -> None:
+    state_change_delete(change=state_change_find(book=book, key=e["key"]), journal=False)
+
+
+@journal_op("relationship.save", service=relationship_save)
+def _relationship_save(book: Book, data: Any, e: dict) -> None:
+    relationship_save(
+        book=book,
+        key=e["key"],
+        from_entity=_entity(book, e["from"]),
+        to_entity=_entity(book, e["to"]),
+        type=e["type"],
+        events=e["events"],
+        journal=False,
+    )
+
+
+@journal_op("relationship.delete", service=relationship_delete)
+def _relationship_delete(book: Book, data: Any, e: dict) -> None:
+    relationship_delete(relationship=relationship_find(book=book, key=e["key"]), journal=False)
+
+
+# ── imports ──
+@journal_op("legacy.state.import", service=legacy_state_import, help="旧插件的 state.json（附件）")
+def _legacy_import(book: Book, data: Any, e: dict) -> None:
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{journal_attachment_path(event=e)} 的顶层必须是对象", extra={"path": LOG_PATH})
+    legacy_state_import(root=Path(book.root), state=data, book_slug=book.slug, source_path=e["source_path"])
+
+
+# ── discovery ──
+@journal_op("discovery.queue", service=book_discover, help="发现的候选角色进入待确认队列（附件）")
+def _discovery_queue(book: Book, data: Any, e: dict) -> None:
+    discovery_queue_replay(book=book, items=data)
+
+
+@journal_op("discovery.merge", service=discovery_merge)
+def _discovery_merge(book: Book, data: Any, e: dict) -> None:
+    discovery_merge(items=[_pending(book, key) for key in e["items"]], journal=False)
+
+
+@journal_op("discovery.split", service=discovery_split)
+def _discovery_split(book: Book, data: Any, e: dict) -> None:
+    discovery_split(item=_pending(book, e["item"]), aliases=e["aliases"], journal=False)
