@@ -81,6 +81,13 @@ def _tools() -> tuple[dict[str, types.Tool], dict[str, types.Tool]]:
     return reads, writes
 
 
+def tool_input_schema(name: str) -> dict[str, Any] | None:
+    """The input schema of tool ``name`` (None for no such tool): whatever the caller may call, a tool has one schema."""
+    reads, writes = _tools()
+    tool = reads.get(name) or writes.get(name)
+    return tool.input_schema if tool is not None else None
+
+
 def _allowed(access: Access, tool: WriteTool) -> bool:
     """A curated tool is for write access, unless it declares ``readOnlyHint`` (it writes nothing)."""
     return access.write or bool(tool.annotations.get("readOnlyHint"))
@@ -194,4 +201,7 @@ def server_build(*, default_access: Access | None = None) -> Server:
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        # Over HTTP the SDK checks a call's Mcp-Param-* headers against the tool's input schema; without
+        # this lookup it runs the whole tools/list handler (every tool serialized) at every call.
+        get_tool_input_schema=tool_input_schema,
     )
