@@ -25,7 +25,6 @@ from core.auth import apikey_touch, key_caller
 from core.lazybuild import book_get_or_build
 from core.models import ApiKey
 from core.models.apikey import apikey_hash
-from core.selectors import book_get
 from kernel.exceptions import DomainError, NotFound, PermissionDenied
 
 MOUNT = "/mcp"
@@ -65,9 +64,11 @@ def access_check(*, raw: str | None, slug: str | None) -> Access:
         slug = key.book.slug
     if key.book_id is not None and slug != key.book.slug:
         raise PermissionDenied(f"该 API 密钥不能访问书籍 '{slug}'", extra={"key": key.prefix, "book": slug})
-    book_get_or_build(slug=slug)  # NotFound naming it, unless its folder is in WEBNOVEL_BOOKS_DIR (lazy build)
+    # NotFound naming it, unless its folder is in WEBNOVEL_BOOKS_DIR (lazy build). The row read here serves
+    # the request's call too: one POST is one exchange (stateless), so it is as fresh as a second read.
+    book = book_get_or_build(slug=slug)
     apikey_touch(key)
-    return Access(book=lambda: book_get(slug=slug), write=key.scope == ApiKey.Scope.WRITE, caller=key_caller(key))
+    return Access(book=lambda: book, write=key.scope == ApiKey.Scope.WRITE, caller=key_caller(key))
 
 
 # JSON-RPC's "invalid request" for a refusal of the caller, "internal error" for a server that cannot serve.

@@ -160,7 +160,10 @@ async def stdio_serve(server: Server, *, max_bytes: int) -> None:
         to_server, from_wire = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         to_wire, from_server = anyio.create_memory_object_stream[SessionMessage](0)
         answers = to_wire.clone()
-        stdout = anyio.wrap_file(wire_out)
+
+        def send(data: bytes) -> None:
+            wire_out.write(data)
+            wire_out.flush()
 
         async def reader() -> None:
             async with to_server, answers:
@@ -175,8 +178,8 @@ async def stdio_serve(server: Server, *, max_bytes: int) -> None:
             async with from_server:
                 async for item in from_server:
                     data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await stdout.write(data.encode("utf-8", "backslashreplace") + b"\n")
-                    await stdout.flush()
+                    # write and flush in one trip to a worker thread (two trips cost ~0.1 ms of CPU per answer)
+                    await anyio.to_thread.run_sync(send, data.encode("utf-8", "backslashreplace") + b"\n")
 
         async with anyio.create_task_group() as group:
             group.start_soon(reader)

@@ -11,9 +11,11 @@ the work folder, run on the same database):
 
 1. MCP: one ``manage.py mcp --book <slug>`` server over stdio, driven by the SDK's own client (the way
    a host calls it); each P0 read and the context pack is called once to warm up, then ×N: the wall
-   time of ``call_tool`` (JSON-RPC over the pipe, argument checks, the selector, the JSON answer);
-   beside it (this tree) the same call in one process without the protocol (``book_get`` + the
-   selector), its floor.
+   time of ``call_tool`` (JSON-RPC over the pipe, argument checks, the selector, the JSON answer, and
+   the SDK client's own validation of the answer against the tool's output schema) and the server
+   process's CPU per call (/proc, every thread); the same over streamable HTTP (``uvicorn
+   webnovel.asgi:application``, a read key; issue 29: HTTP ≤ 1.3× stdio); beside it (this tree) the
+   same call in one process without the protocol (``book_get`` + the selector), its floor.
 2. ``story``: the same reads as ``manage.py story <name> <book> …`` processes (what an agent pays
    when it shells out), plus ``story-system-search``, ×M each after one untimed run (which leaves the
    reference index on disk, as any earlier call would), round-robin over the reads and the trees; wall
@@ -89,6 +91,51 @@ def inprocess_phase(book: str, calls: dict, repeat: int) -> dict:
     return out
 
 
+def process_cpu(pids: list[int]) -> float:
+    """User + system CPU seconds of the live processes ``pids`` so far (every thread), from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def children_of_this_process() -> list[int]:
+    """The pids whose parent is this process (the stdio server the SDK's client started)."""
+    me, found = os.getpid(), []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == me:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+async def _calls_time(client, calls: dict, repeat: int, server: list[int]) -> dict[str, dict]:
+    """Per tool: one warm-up call, then ``repeat`` timed ones: wall-time statistics of ``call_tool`` (what
+    the host waits for: the protocol both ways, the SDK client's own checks, the server) and ``server_cpu``,
+    the server process's CPU seconds per call (every thread; steadier than wall time on a busy machine)."""
+    results = {}
+    for name, arguments in calls.items():
+        first = await client.call_tool(name, arguments)
+        if first.is_error:
+            raise RuntimeError(f"{name}: {first.content[0].text}")
+        samples = []
+        cpu = process_cpu(server)
+        for _ in range(repeat):
+            start = time.perf_counter()
+            await client.call_tool(name, arguments)
+            samples.append(time.perf_counter() - start)
+        results[name] = {**stats(samples), "server_cpu": (process_cpu(server) - cpu) / repeat}
+    return results
+
+
 def mcp_measure(*, book: str, calls: dict, repeat: int, env: dict, tree: Path = REPO) -> dict[str, dict]:
     """Warm tool-call latency (seconds) per tool, over one stdio server of ``tree``."""
     import anyio
@@ -99,21 +146,55 @@ def mcp_measure(*, book: str, calls: dict, repeat: int, env: dict, tree: Path = 
         params = StdioServerParameters(
             command=sys.executable, args=[str(tree / "manage.py"), "mcp", "--book", book], cwd=str(tree), env=env
         )
-        results = {}
         async with Client(params) as client:
-            for name, arguments in calls.items():
-                first = await client.call_tool(name, arguments)
-                if first.is_error:
-                    raise RuntimeError(f"{name}: {first.content[0].text}")
-                samples = []
-                for _ in range(repeat):
-                    start = time.perf_counter()
-                    await client.call_tool(name, arguments)
-                    samples.append(time.perf_counter() - start)
-                results[name] = stats(samples)
-        return results
+            return await _calls_time(client, calls, repeat, children_of_this_process())
 
     return anyio.run(run)
+
+
+def apikey_phase() -> str:
+    """Phase: a read key for every book (the raw value), for the HTTP door."""
+    from core.services import apikey_create
+
+    return apikey_create(name="bench-agent", scope="read")[1]
+
+
+def http_measure(*, book: str, calls: dict, repeat: int, env: dict, key: str, tree: Path = REPO) -> dict[str, dict]:
+    """The same as ``mcp_measure`` over streamable HTTP: ``uvicorn webnovel.asgi:application`` of ``tree``
+    (one worker) on a free local port, the SDK's client with an API key."""
+    import socket
+
+    import anyio
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = [sys.executable, "-m", "uvicorn", "webnovel.asgi:application", "--port", str(port), "--log-level", "warning"]
+    server = subprocess.Popen(argv, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"uvicorn did not start: {server.stderr.read().decode()[-400:]}") from None
+                time.sleep(0.1)
+
+        async def run() -> dict[str, dict]:
+            async with httpx2.AsyncClient(headers={"X-API-Key": key}, timeout=60) as http:
+                transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp/{book}", http_client=http)
+                async with Client(transport) as client:
+                    return await _calls_time(client, calls, repeat, [server.pid])
+
+        return anyio.run(run)
+    finally:
+        server.terminate()
+        server.wait(10)
 
 
 def process_measure(argv: list[str], *, times: int, env: dict, cwd: Path = REPO) -> dict:
@@ -212,10 +293,18 @@ def main(argv: list[str] | None = None) -> int:
     }
     story_argv = phase_run("bench.bench_agent:argv_phase", {"calls": calls}, db=db)["result"]
     story_argv["story-system-search"] = SEARCH
-    mcp = {}
+    mcp, http = {}, {}
+    key = phase_run("bench.bench_agent:apikey_phase", db=db)["result"]
     for label, tree in trees.items():
         bench.log(f"{label}: MCP over stdio, {len(calls)} tools ×{repeat} warm")
         mcp[label] = mcp_measure(book=samples["book"], calls=calls, repeat=repeat, env=envs[label], tree=tree)
+        bench.log(f"{label}: MCP over streamable HTTP (uvicorn), {len(calls)} tools ×{repeat} warm")
+        try:
+            http[label] = http_measure(
+                book=samples["book"], calls=calls, repeat=repeat, env=envs[label], key=key, tree=tree
+            )
+        except Exception as exc:  # noqa: BLE001 — a tree without the HTTP door (older) is measured over stdio only
+            bench.note(f"{label}: HTTP not measured ({type(exc).__name__}: {str(exc)[:200]})")
     bench.log(f"story processes ×{processes} each, round-robin over {len(trees)} tree(s)")
     story = story_measure(trees=trees, book=samples["book"], argvs=story_argv, times=processes, envs=envs)
     inproc = phase_run(
@@ -230,8 +319,16 @@ def main(argv: list[str] | None = None) -> int:
         row = {"read": name}
         for label in trees:
             row[f"MCP p50 ms ({label})"] = mcp[label][name]["p50"] * 1000
+            row[f"server CPU ms/call ({label})"] = mcp[label][name]["server_cpu"] * 1000
         row["MCP p95 ms (this tree)"] = mcp["this tree"][name]["p95"] * 1000
         row["in-process p50 ms"] = inproc[name]["p50"] * 1000
+        if http.get("this tree"):
+            row["HTTP p50 ms"] = http["this tree"][name]["p50"] * 1000
+            row["HTTP server CPU ms/call"] = http["this tree"][name]["server_cpu"] * 1000
+            row["HTTP × stdio p50"] = http["this tree"][name]["p50"] / mcp["this tree"][name]["p50"]
+            row["HTTP × stdio CPU"] = http["this tree"][name]["server_cpu"] / max(
+                mcp["this tree"][name]["server_cpu"], 1e-9
+            )
         rows.append(row)
     bench.table(f"Warm MCP tool call, {chapters:,} chapters (×{repeat})", rows)
     rows = []
@@ -260,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     bench.extra.update(
         {
             "mcp": mcp,
+            "http": http,
             "story": story,
             "python_floor": floor,
             "django_setup": setup,

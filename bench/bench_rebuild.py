@@ -258,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                 "×floor cpu": r["cpu_seconds"] / f["cpu_seconds"] if f["cpu_seconds"] else None,
                 "tables only s": t["seconds"],
                 "tables ×floor": t["seconds"] / f["seconds"] if f["seconds"] else None,
+                "tables cpu ×floor cpu": t["cpu_seconds"] / f["cpu_seconds"] if f["cpu_seconds"] else None,
                 "ch/s": c["chapters"] / r["seconds"],
                 "MB/s": c["mb"] / r["seconds"],
                 "peak RSS MB": r["peak_rss_mb"],

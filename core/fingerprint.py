@@ -44,7 +44,12 @@ PHRASE_TOP = 20  # the common phrases kept per chapter (``phrases``), most frequ
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 # What a sentence's length does not count: whitespace (but line breaks, which end a sentence) and
 # punctuation other than the end marks; one C-level substitution for the whole body.
-_NOT_COUNTED = re.compile(r"[ \t\r\u3000，、；：“”‘’「」『』（）《》〈〉【】—–\-·,;:'\"()\[\]<>~～*]+|(?<!\.)\.(?!\.)")
+_NOT_COUNTED_MARKS = r"[ \t\r\u3000，、；：“”‘’「」『』（）《》〈〉【】—–\-·,;:'\"()\[\]<>~～*]+"
+_NOT_COUNTED = re.compile(_NOT_COUNTED_MARKS + r"|(?<!\.)\.(?!\.)")
+# The same for a body without a full stop: without the alternation the scan is ~30 % faster.
+_NOT_COUNTED_NO_DOT = re.compile(_NOT_COUNTED_MARKS)
+# The Chinese characters of _CJK_RUN as (first, last) code points; all in the BMP, so one UTF-16 unit each.
+_CJK_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
 _SENTENCE_END = re.compile(r"[。！？!?…]+")
 _SENTENCE_SPLIT = re.compile(r"[。！？!?…\n]+|\.{3,}")
 # Every four-character run of Chinese characters, overlapping, in one C-level scan.
@@ -64,11 +69,55 @@ def _runs_of(text: str, char: str) -> int:
 def _sentence_lengths(body: str) -> list[int]:
     # A sentence ends at an end mark or a line break; its length counts its characters without
     # whitespace and punctuation, so a closing quote is not a sentence of its own.
-    return [len(part) for part in _SENTENCE_SPLIT.split(_NOT_COUNTED.sub("", body)) if part]
+    not_counted = _NOT_COUNTED if "." in body else _NOT_COUNTED_NO_DOT
+    return [len(part) for part in _SENTENCE_SPLIT.split(not_counted.sub("", body)) if part]
 
 
 def _phrases(body: str) -> Counter:
+    """Every phrase of the body with its count (the plain definition; ``_phrase_counts`` is the fast one)."""
     return Counter(_PHRASE.findall(body))
+
+
+def _phrase_counts(body: str) -> tuple[dict[str, int], int]:
+    """(the phrases used at least PHRASE_MIN times with their counts, how many phrases the body has) — what
+    ``_phrases`` gives, counted with numpy: each phrase as one 64-bit number (its four UTF-16 units; every
+    Chinese character of _CJK_RUN is one), kept where all four are Chinese, counted by ``np.unique``. A
+    rebuild fingerprints every chapter, and the phrase count was half of it (3,000 chapters: ~1 s)."""
+    import numpy as np  # noqa: PLC0415 — numpy is a dependency, but every process imports this module: only the writers pay it
+
+    units = np.frombuffer(body.encode("utf-16-be", "surrogatepass"), dtype=">u2").astype(np.uint64)
+    if units.size < PHRASE_SIZE:
+        return {}, 0
+    chinese = np.zeros(units.size, dtype=bool)
+    for low, high in _CJK_RANGES:
+        chinese |= (units >= low) & (units <= high)
+    starts = units.size - PHRASE_SIZE + 1
+    whole = np.ones(starts, dtype=bool)
+    codes = np.zeros(starts, dtype=np.uint64)
+    for k in range(PHRASE_SIZE):
+        whole &= chinese[k : k + starts]
+        codes |= units[k : k + starts] << np.uint64(16 * (PHRASE_SIZE - 1 - k))
+    values, counts = np.unique(codes[whole], return_counts=True)
+    keep = counts >= PHRASE_MIN
+    # The kept numbers back to text in one decode: their units side by side, PHRASE_SIZE per phrase.
+    kept = values[keep]
+    shifts = np.arange(PHRASE_SIZE - 1, -1, -1, dtype=np.uint64) * np.uint64(16)
+    text = ((kept[:, None] >> shifts) & np.uint64(0xFFFF)).astype(">u2").tobytes().decode("utf-16-be")
+    phrases = [text[i : i + PHRASE_SIZE] for i in range(0, len(text), PHRASE_SIZE)]
+    return dict(zip(phrases, counts[keep].tolist(), strict=True)), int(counts.sum())
+
+
+def _richness_types(cjk: str, windows: int) -> int:
+    """The sum over the first ``windows`` windows of RICHNESS_WINDOW characters of ``cjk`` of the distinct
+    characters in each (numpy: each window sorted, its changes counted; a set per window cost ~0.4 s at
+    3,000 chapters)."""
+    import numpy as np  # noqa: PLC0415 — see _phrase_counts
+
+    if not windows:
+        return 0
+    size = windows * RICHNESS_WINDOW
+    grid = np.sort(np.frombuffer(cjk[:size].encode("utf-32-le"), dtype="<u4").reshape(windows, RICHNESS_WINDOW), axis=1)
+    return int(windows + np.count_nonzero(grid[:, 1:] != grid[:, :-1]))
 
 
 def fingerprint_compute(body: str) -> dict:
@@ -84,8 +133,8 @@ def fingerprint_compute(body: str) -> dict:
     cjk = "".join(runs)
     lengths = _sentence_lengths(body)
     windows = len(cjk) // RICHNESS_WINDOW
-    phrases = _phrases(body)
-    common = sorted(((p, n) for p, n in phrases.items() if n >= PHRASE_MIN), key=lambda pn: (-pn[1], pn[0]))
+    repeated, ngrams = _phrase_counts(body)
+    common = sorted(repeated.items(), key=lambda pn: (-pn[1], pn[0]))
     return {
         "chars": chars,
         "cjk_chars": len(cjk),
@@ -100,8 +149,8 @@ def fingerprint_compute(body: str) -> dict:
         "sentence_length_sum": sum(lengths),
         "sentence_length_sq": sum(n * n for n in lengths),
         "richness_windows": windows,
-        "richness_types": sum(len(set(cjk[i * RICHNESS_WINDOW : (i + 1) * RICHNESS_WINDOW])) for i in range(windows)),
-        "phrase_ngrams": sum(phrases.values()),
+        "richness_types": _richness_types(cjk, windows),
+        "phrase_ngrams": ngrams,
         "phrase_repeats": sum(n for _, n in common),
         "phrases": dict(common[:PHRASE_TOP]),
     }

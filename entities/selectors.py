@@ -35,8 +35,10 @@ def _alias_matches(*, book: Book, alias: str, type: str | None, chapter: int | N
     if chapter is not None:
         rows = rows.filter(Q(valid_from__isnull=True) | Q(valid_from__lte=chapter))
         rows = rows.filter(Q(valid_to__isnull=True) | Q(valid_to__gte=chapter))
-    matches = Entity.objects.filter(book=book).filter(
-        Q(id__in=rows.order_by().values("entity_id")) | Q(canonical_name=alias)
+    # The book inside each arm of the OR, not around it: SQLite then looks each arm up in its index (a
+    # multi-index OR) instead of reading every entity of the book (1,000 entities: 0.5 → 0.03 ms).
+    matches = Entity.objects.filter(
+        Q(id__in=rows.filter(entity__book=book).order_by().values("entity_id")) | Q(book=book, canonical_name=alias)
     )
     if type:
         matches = matches.filter(type=type)
@@ -46,7 +48,11 @@ def _alias_matches(*, book: Book, alias: str, type: str | None, chapter: int | N
 def alias_resolve(*, book: Book, alias: str, type: str | None = None, chapter: int | None = None) -> Entity:
     """The one entity named ``alias`` (canonical name or alias, optionally of ``type`` and valid at
     ``chapter``). Several → Ambiguous listing the candidates; none → NotFound."""
-    candidates = list(_alias_matches(book=book, alias=alias, type=type, chapter=chapter))
+    return _the_one(list(_alias_matches(book=book, alias=alias, type=type, chapter=chapter)), alias=alias, type=type)
+
+
+def _the_one(candidates: list[Entity], *, alias: str, type: str | None) -> Entity:
+    """``alias_resolve``'s answer from its candidates (in ``_alias_matches``' order)."""
     if not candidates:
         raise NotFound(f"别名 '{alias}' 没有对应的实体", extra={"alias": alias, "type": type})
     if len(candidates) > 1:
@@ -280,9 +286,19 @@ def _card_ordered(front_matter: dict) -> dict:
 
 
 def _character(*, book: Book, name: str) -> Entity:
-    # By name or alias, as an author asks; an agent holding an id (from entity-list) may pass that.
-    entity = Entity.objects.filter(book=book, entity_id=name, type=Entity.Type.CHARACTER).first()
-    return entity or alias_resolve(book=book, alias=name, type=Entity.Type.CHARACTER)
+    # By name or alias, as an author asks; an agent holding an id (from entity-list) may pass that. One
+    # query for both: the character whose id is ``name`` wins, else ``alias_resolve``'s answer.
+    # (the book inside each arm of the OR: see _alias_matches)
+    named = Alias.objects.filter(book=book, alias=name, entity__book=book).order_by().values("entity_id")
+    rows = list(
+        Entity.objects.filter(Q(book=book, entity_id=name) | Q(book=book, canonical_name=name) | Q(id__in=named))
+        .filter(type=Entity.Type.CHARACTER)
+        .order_by("type", "entity_id")
+    )
+    for entity in rows:
+        if entity.entity_id == name:
+            return entity
+    return _the_one(rows, alias=name, type=Entity.Type.CHARACTER)
 
 
 def _card_document(*, book: Book, entity: Entity) -> Document | None:
@@ -301,8 +317,8 @@ def _card(*, book: Book, name: str) -> tuple[Entity, Document]:
     return entity, document
 
 
-def _character_source(entity: Entity, document: Document | None) -> str:
-    if document is not None:
+def _character_source(entity: Entity, has_card: bool) -> str:
+    if has_card:
         return "角色卡"
     if entity.source_path.endswith("名册.yaml"):
         return "名册"
@@ -326,18 +342,22 @@ def character_meta(*, book: Book, name: str, as_of: int | None = None) -> dict:
     changed_in: dict[str, int] = {}
     for change in changes:
         changed_in[change["field"]] = change["chapter"]
-    document = _card_document(book=book, entity=entity)
-    sections = []
-    if document is not None:
-        sections = [h for h in document.sections.order_by("order").values_list("heading", flat=True) if h]
+    # The card and its headings in one query (a card without sections gives one row, heading None).
+    card = (
+        Document.objects.filter(book=book, kind=Document.Kind.CHARACTER_CARD, key=entity.canonical_name)
+        .order_by("sections__order")
+        .values_list("pk", "sections__heading")
+    )
+    headings = list(card)
+    sections = [heading for _, heading in headings if heading]
     return {
         "id": entity.entity_id,
         "name": entity.canonical_name,
-        "aliases": sorted(entity.aliases.values_list("alias", flat=True)),
+        "aliases": sorted(entity.aliases.order_by().values_list("alias", flat=True)),
         "tier": entity.tier,
         "protagonist": entity.is_protagonist,
         "description": entity.description,
-        "source": _character_source(entity, document),
+        "source": _character_source(entity, bool(headings)),
         "source_path": entity.source_path,
         "as_of": as_of if as_of is not None else current,
         "current_chapter": current,

@@ -17,6 +17,7 @@ stored, so they are right the moment a chapter is finalized.
 import json
 import threading
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import ahocorasick
 from django.db import connection
@@ -99,12 +100,14 @@ def activity_forget(**kwargs) -> None:
 
 
 def _activity_stamp(*, book: Book) -> tuple:
+    """The version of the rows the map is read from; its last item is the current chapter (the highest
+    chapter number), which ``thread_hangs`` needs anyway: one query answers both."""
     chapters, threads, history = Chapter._meta.db_table, Thread._meta.db_table, ThreadHistoryEntry._meta.db_table
     # Raw SQL: one round trip before every read of the map, cheaper than three ORM aggregates.
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT (SELECT built_at FROM {Book._meta.db_table} WHERE id = %s), c.n, c.m, t.n, t.m, h.n, h.m"
-            f" FROM (SELECT COUNT(*) AS n, MAX(id) AS m FROM {chapters} WHERE book_id = %s) AS c,"
+            f"SELECT (SELECT built_at FROM {Book._meta.db_table} WHERE id = %s), c.n, c.m, t.n, t.m, h.n, h.m, c.top"
+            f" FROM (SELECT COUNT(*) AS n, MAX(id) AS m, MAX(number) AS top FROM {chapters} WHERE book_id = %s) AS c,"
             f" (SELECT COUNT(*) AS n, MAX(id) AS m FROM {threads} WHERE book_id = %s) AS t,"
             f" (SELECT COUNT(*) AS n, MAX(x.id) AS m FROM {history} AS x JOIN {threads} AS y ON x.thread_id = y.id"
             f" WHERE y.book_id = %s) AS h",
@@ -116,17 +119,23 @@ def _activity_stamp(*, book: Book) -> tuple:
 def _activity_map(*, book: Book, upto: int | None = None) -> dict[str, int]:
     """``_activity_map_build``, cached per book until its chapters, threads or 履历 change (the stamp above).
     The map is shared: callers read it, never change it."""
+    return _activity_and_current(book=book, upto=upto)[0]
+
+
+def _activity_and_current(*, book: Book, upto: int | None = None) -> tuple[dict[str, int], int | None]:
+    """(``_activity_map``, the current chapter)."""
     if connection.in_atomic_block:
         # Inside a transaction the rows may yet roll back (and their ids be reused): not a version to keep.
-        return _activity_map_build(book=book, upto=upto)
+        return _activity_map_build(book=book, upto=upto), book_current_chapter(book=book)
     stamp = _activity_stamp(book=book)
+    current = stamp[-1]
     entry = _activity_cache.get(book.pk)
     if entry is not None and entry[0] == stamp and upto in entry[1]:
-        return entry[1][upto]
+        return entry[1][upto], current
     built = _activity_map_build(book=book, upto=upto)
     with _activity_lock:
         if stamp[0] != _activity_generation:
-            return built  # forgotten while building: do not keep it
+            return built, current  # forgotten while building: do not keep it
         entry = _activity_cache.get(book.pk)
         if entry is None or entry[0] != stamp:
             if len(_activity_cache) >= _ACTIVITY_BOOKS:
@@ -135,7 +144,7 @@ def _activity_map(*, book: Book, upto: int | None = None) -> dict[str, int]:
         if len(entry[1]) >= _ACTIVITY_UPTOS:
             entry[1].pop(next(iter(entry[1])))
         entry[1][upto] = built
-    return built
+    return built, current
 
 
 def _activity_map_build(*, book: Book, upto: int | None = None) -> dict[str, int]:
@@ -179,10 +188,29 @@ def _last_activity(*, book: Book, thread: Thread) -> int | None:
     return floor
 
 
+class _ThreadFields(NamedTuple):
+    """The fields of a thread that its hang row reads (``thread_hangs`` loads these alone)."""
+
+    thread_id: str
+    type: str
+    title: str
+    strength: str
+    status: str
+    opened_chapter: int | None
+    planned_end: int | None
+    planned_end_volume: int | None
+    closed_chapter: int | None
+
+    @property
+    def planned_end_label(self) -> str:
+        return Thread.planned_end_label.fget(self)
+
+
 def _volume_ends(*, book: Book) -> dict[int, int | None]:
     """volume → its last chapter: book.yaml's range, else (a volume known from its folder) its last
     finalized chapter once a later volume has begun; None while it may still grow."""
-    ends = dict(Volume.objects.filter(book=book).values_list("number", "end_chapter"))
+    # order_by(): the model's ordering starts with the book's slug, a join for nothing
+    ends = dict(Volume.objects.filter(book=book).order_by().values_list("number", "end_chapter"))
     if any(end is None for end in ends.values()):
         last = dict(
             Chapter.objects.filter(book=book, volume__isnull=False)
@@ -197,7 +225,7 @@ def _volume_ends(*, book: Book) -> dict[int, int | None]:
     return ends
 
 
-def _planned_end_resolve(thread: Thread, volume_ends: dict[int, int | None]) -> tuple[int | None, str]:
+def _planned_end_resolve(thread: Thread | _ThreadFields, volume_ends: dict[int, int | None]) -> tuple[int | None, str]:
     """(the chapter a thread is planned to close by, a note when it cannot be known). ``planned_end:
     第7卷`` is the last chapter of volume 7 in book.yaml; a volume book.yaml does not give a chapter
     range yet is not written: no chapter, so never overdue by its plan."""
@@ -214,7 +242,7 @@ def _planned_end_resolve(thread: Thread, volume_ends: dict[int, int | None]) -> 
     return end, ""
 
 
-def _open_at(thread: Thread, now: int, current: int | None) -> bool:
+def _open_at(thread: Thread | _ThreadFields, now: int, current: int | None) -> bool:
     # Open at chapter ``now``: opened by then, and still 进行 — or, looking back (now < current),
     # closed (已收尾) only after it. At the current chapter the status alone decides.
     if thread.opened_chapter is not None and thread.opened_chapter > now:
@@ -231,7 +259,7 @@ def _open_at(thread: Thread, now: int, current: int | None) -> bool:
 
 
 def _hang_row(
-    thread: Thread,
+    thread: Thread | _ThreadFields,
     *,
     book: Book,
     last_activity: int | None,
@@ -279,18 +307,16 @@ def thread_hangs(*, book: Book, as_of: int | None = None) -> dict:
     ``overdue_reason``. Only what happened by ``as_of`` counts."""
     if as_of is not None and as_of < 0:
         raise InvalidInput(f"as_of 必须是非负整数章节号（收到 {as_of}）", extra={"as_of": as_of})
-    current = book_current_chapter(book=book)
+    activity, current = _activity_and_current(book=book, upto=as_of)
     now = as_of if as_of is not None else current
-    activity = _activity_map(book=book, upto=as_of)
     volume_ends = _volume_ends(book=book)
-    # defer: a row needs none of the prose nor the front matter (decoding its JSON was a third of the read)
-    threads = Thread.objects.filter(book=book, status__in=[Thread.Status.OPEN, Thread.Status.CLOSED]).defer(
-        "description", "closing_plan", "front_matter", "source_path"
-    )
+    threads = Thread.objects.filter(book=book, status__in=[Thread.Status.OPEN, Thread.Status.CLOSED])
     if now is None or current is None or now >= current:
         threads = threads.filter(status=Thread.Status.OPEN)
     rows = {}
-    for thread in threads.order_by("type", "thread_id"):
+    # Plain rows, not models: a long book has hundreds of open threads, and a row needs none of the prose.
+    for values in threads.order_by("type", "thread_id").values_list(*_ThreadFields._fields):
+        thread = _ThreadFields._make(values)
         if now is not None and not _open_at(thread, now, current):
             continue
         rows[thread.thread_id] = _hang_row(
@@ -318,7 +344,7 @@ def thread_hang_limit(*, last_activity: int | None, threshold: int) -> int | Non
     return last_activity + threshold if last_activity else None
 
 
-def _thread_row(thread: Thread) -> dict:
+def _thread_row(thread: Thread | _ThreadFields) -> dict:
     return {
         "id": thread.thread_id,
         "type": thread.type,
