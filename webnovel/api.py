@@ -335,6 +335,9 @@ def reads_mount() -> None:
 # ── the write operations of the journaled writes that declare a REST door (kernel/journal_ops.py) ──
 
 
+_APP_LABELS = {"core": "webnovel"}  # a journal op names its package; the core app's label is webnovel
+
+
 def _write_view(declared: JournalOp) -> Callable[..., Any]:
     """The POST operation of one journaled write: ``book`` (and ``pk``) from the path, the body validated
     by the op's input schema, the door's ``run`` answering (with the declared status)."""
@@ -365,7 +368,7 @@ def writes_mount() -> None:
         if door is None or not door.path:
             continue
         response = response_type(door.response)
-        _READ_ROUTERS[declared.app].add_api_operation(
+        _READ_ROUTERS[_APP_LABELS.get(declared.app, declared.app)].add_api_operation(
             "{book}" + door.path,
             ["POST"],
             _write_view(declared),
