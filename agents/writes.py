@@ -1,7 +1,8 @@
 """The write tools: the few writes of the chapter loop.
 
 A journaled write whose declaration has a door (``kernel/journal_ops.py``: pending-confirm / -reject,
-memory-fact-add, story-system-build) gets its tool generated here from that declaration; finalize,
+memory-fact-add, story-system-build) gets its tool generated here from that declaration, in the order
+its ``WriteDoor.order`` declares (a new door touches its own app only, never this file); finalize,
 sync, the extraction (its input is the extraction's own JSON Schema) and the continuity check are
 declared by hand. Each validates its input with the REST endpoint's own request schema, calls the same
 service the REST endpoint calls and shapes the answer with the endpoint's response schema, so both
@@ -183,14 +184,10 @@ def _door_tool(declared: JournalOp) -> WriteTool:
     return WriteTool(door.tool, door.description, schema, run, dict(door.annotations))
 
 
-# The order a model reads them in (the chapter loop's: the queue, then memory, then the setting); a new
-# door's tool follows them. The registry's own order is the apps' (INSTALLED_APPS).
-_LISTED = ("pending-confirm", "pending-reject", "memory-fact-add", "story-system-build")
-
-
 def _door_tools() -> list[WriteTool]:
-    tools = [_door_tool(declared) for declared in journal_ops_load().values() if declared.door is not None]
-    return sorted(tools, key=lambda t: _LISTED.index(t.name) if t.name in _LISTED else len(_LISTED))
+    """In the order the doors declare (``WriteDoor.order``), equal orders in the registry's (the apps')."""
+    declared = [op for op in journal_ops_load().values() if op.door is not None]
+    return [_door_tool(op) for op in sorted(declared, key=lambda op: op.door.order)]
 
 
 def _no_args() -> dict[str, Any]:
@@ -236,7 +233,7 @@ def write_tools() -> dict[str, WriteTool]:
             extraction_ingest_run,
             {"idempotentHint": True},
         ),
-        *_door_tools(),  # pending-confirm, pending-reject, memory-fact-add, story-system-build
+        *_door_tools(),  # the declared doors: pending-confirm, pending-reject, memory-fact-add, story-system-build
         WriteTool(**CONTINUITY_CHECK),
     ]
     return {tool.name: tool for tool in tools}

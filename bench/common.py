@@ -299,7 +299,7 @@ def stage_timers_install() -> dict[str, float]:
     """Time the pluggable stages of rebuild / finalize / sync without a profiler's overhead.
 
     Wraps, in this process only, ``bookfiles.rebuilder.rebuild.book_read`` (the parse) and every
-    function configured in ``WEBNOVEL_CHAPTER_INDEXERS`` / ``WEBNOVEL_AFTER_CHAPTER_HOOKS`` (loaded
+    chapter indexer and after-chapter hook the apps register in their ``AppConfig.ready()`` (loaded
     through ``kernel.indexing._load``). Returns a dict that accumulates seconds per stage name;
     whatever the stages do not cover is the core (rows written, transaction). Best effort: a
     renamed hook point just means fewer stages."""

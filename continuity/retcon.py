@@ -1,4 +1,4 @@
-"""The canon-change reporter (``WEBNOVEL_CANON_CHANGE_REPORTERS``, kernel/indexing.py): after ``sync``
+"""The canon-change reporter (registered in ``ContinuityConfig.ready()``, kernel/indexing.py): after ``sync``
 or ``finalize`` rewrote a chapter or a setting file, the findings the *other* chapters have now and
 did not have before — a character killed off in a revised chapter 87 who still speaks in 120.
 

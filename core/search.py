@@ -9,7 +9,8 @@ answer a substring query of ≥ 3 characters from the index; a 1–2 character q
 scan of the line table (still ordered by chapter and line, stopping at ``limit``).
 
 The tables are created by migrations 0002 and 0006 (vendor-conditional SQL); they are kept up to
-date by ``search_index_update``, which the rebuilder calls through ``WEBNOVEL_CHAPTER_INDEXERS``.
+date by ``search_index_update``, the chapter indexer the core registers in its ``AppConfig.ready()``
+(kernel/indexing.py), which the rebuilder calls inside its transaction.
 It writes the FTS5 table in bulk (no per-row triggers: an ``INSERT … SELECT`` of the new lines,
 the FTS ``'delete'`` command for removed ones), and ``webnovel_search_chapter`` records the content
 hash each chapter was indexed from, so a full rebuild re-indexes only the chapters that changed

@@ -1,6 +1,7 @@
 """REST write endpoints of the entities app (mounted under /api/books/): ingestion, curation, discovery.
 
-The reads are declared once in ``entities/interfaces.py``; ``webnovel/api.py`` generates their GET
+The reads are declared once in ``entities/interfaces.py`` and the pending queue's confirm / reject in
+``entities/journal_ops.py`` (their ``WriteDoor``); ``webnovel/api.py`` generates their GET and POST
 operations on this router."""
 
 from django.http import HttpRequest
@@ -12,8 +13,8 @@ from entities import selectors
 from entities.discovery.bounds import REST_MAX_CHARS
 from entities.discovery.schemas import DiscoverIn, DiscoverOut
 from entities.discovery.services import book_discover
-from entities.schemas import IngestOut, MergeIn, PendingConfirmIn, PendingRejectIn
-from entities.services import ingest, marks, pending
+from entities.schemas import IngestOut, MergeIn
+from entities.services import ingest, marks
 
 router = Router(tags=["实体"])
 
@@ -54,21 +55,6 @@ def extraction_ingest(request: HttpRequest, book: str, number: int):
     previous extraction. Invalid JSON or unknown references → 422 naming the field."""
     payload = ingest.extraction_parse(raw=request.body)
     return ingest.extraction_ingest(book=book_get(slug=book), chapter=number, payload=payload)
-
-
-@router.post("{book}/entities/pending/{pk}/confirm", response=S.ResolutionOut, summary="确认待确认项")
-def pending_confirm(request: HttpRequest, book: str, pk: int, body: PendingConfirmIn) -> dict:
-    """Confirm a held item and apply its write; ``entity`` picks an existing entity instead of the suggestion."""
-    the_book = book_get(slug=book)
-    entity = selectors.entity_get(book=the_book, ref=body.entity) if body.entity else None
-    return pending.pending_item_confirm(item=selectors.pending_get(book=the_book, pk=pk), entity=entity)
-
-
-@router.post("{book}/entities/pending/{pk}/reject", response=S.ResolutionOut, summary="拒绝待确认项")
-def pending_reject(request: HttpRequest, book: str, pk: int, body: PendingRejectIn) -> dict:
-    """Reject a held item: nothing is written and a re-ingest does not queue it again."""
-    the_book = book_get(slug=book)
-    return pending.pending_item_reject(item=selectors.pending_get(book=the_book, pk=pk), note=body.note)
 
 
 @router.post("{book}/entities/merge", response=S.MergeOut, summary="合并两个实体")

@@ -133,6 +133,11 @@ def _pending_reject_door(book: Book, body: Any, *, pk: int) -> dict:
         run=_pending_confirm_door,
         response="entities.schemas:ResolutionOut",
         pk=_PENDING_PK,
+        order=10,
+        path="/entities/pending/{pk}/confirm",
+        summary="确认待确认项",
+        doc="Confirm a held item and apply its write; ``entity`` picks an existing entity instead of the suggestion.",
+        name="pending_confirm",
     ),
 )
 def _pending_confirm(book: Book, data: Any, e: dict) -> None:
@@ -149,6 +154,11 @@ def _pending_confirm(book: Book, data: Any, e: dict) -> None:
         run=_pending_reject_door,
         response="entities.schemas:ResolutionOut",
         pk=_PENDING_PK,
+        order=20,
+        path="/entities/pending/{pk}/reject",
+        summary="拒绝待确认项",
+        doc="Reject a held item: nothing is written and a re-ingest does not queue it again.",
+        name="pending_reject",
     ),
 )
 def _pending_reject(book: Book, data: Any, e: dict) -> None:

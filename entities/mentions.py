@@ -221,9 +221,10 @@ def alias_counts_all(*, matcher: Matcher, text: str) -> dict[str, int]:
 
 @transaction.atomic
 def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None) -> dict[str, int]:
-    """The chapter indexer (WEBNOVEL_CHAPTER_INDEXERS): apply the manual tags of the changed
-    chapters, then rescan them and refresh first/last appearances. ``numbers=None`` = every chapter.
-    ``warnings`` are the skipped or partly applied tags, for the finalize / sync / rebuild report."""
+    """The chapter indexer (registered in ``EntitiesConfig.ready()``, kernel/indexing.py): apply the
+    manual tags of the changed chapters, then rescan them and refresh first/last appearances.
+    ``numbers=None`` = every chapter. ``warnings`` are the skipped or partly applied tags, for the
+    finalize / sync / rebuild report."""
     removed = list(removed or [])
     chapters = Chapter.objects.filter(book=book)
     if numbers is not None:

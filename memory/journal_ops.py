@@ -35,6 +35,13 @@ def _fact_add_door(book: Book, body: Any) -> dict[str, Any]:
         "同一主体+字段的旧值会被自动标为过时或矛盾。返回该事实。",
         run=_fact_add_door,
         response="memory.schemas:FactOut",
+        order=30,
+        path="/memory/facts",
+        summary="记录一条事实",
+        doc="Observe a fact; the resolver updates the statuses of its subject+field at once.",
+        status=201,
+        body="payload",
+        name="fact_observe",
     ),
 )
 def _fact_observe(book: Book, data: Any, e: dict) -> None:

@@ -32,6 +32,13 @@ def _build_door(book: Book, body: Any) -> dict[str, Any]:
         'set 显式指定字段（如 {"节奏策略": "慢热"}）。persist=false 只预览不保存。章节触碰锁定字段返回 422。',
         run=_build_door,
         response="storysystem.schemas:BuildOut",
+        order=40,
+        path="/story-system/build",
+        summary="生成并保存设定",
+        doc="Build the master setting (or chapter N's override) and, unless ``persist`` is false, store it\n"
+        "and write ``<book>/.story-system/``. A chapter touching a locked field is refused with 422.",
+        body="payload",
+        name="story_build",
     ),
 )
 def _story_setting(book: Book, data: Any, e: dict) -> None:

@@ -14,7 +14,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import DataError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from ninja import NinjaAPI, Router, Schema, Swagger
+from ninja import NinjaAPI, Router, Schema, Status, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.openapi.docs import _csrf_needed
 from ninja.parser import Parser
@@ -25,6 +25,7 @@ from core.api import router as core_router
 from core.auth import API_AUTH, api_auth, rate_check
 from core.lazybuild import book_get_or_build
 from core.schemas import documented
+from core.selectors import book_get
 from entities.api import router as entities_router
 from kernel.exceptions import (
     DATABASE_BUSY_MESSAGE,
@@ -35,8 +36,9 @@ from kernel.exceptions import (
     database_busy,
 )
 from kernel.interfaces import Arg, Interface, interfaces_load
+from kernel.journal_ops import JournalOp, journal_ops_load
 from kernel.jsonsafe import JsonRefused, json_loads_strict
-from kernel.responses import response_union
+from kernel.responses import response_type, response_union
 from memory.api import router as memory_router
 from storysystem.api import router as storysystem_router
 from threads.api import router as threads_router
@@ -330,7 +332,54 @@ def reads_mount() -> None:
         router.path_operations = dict(sorted(router.path_operations.items(), key=lambda item: _specificity(item[0])))
 
 
+# ── the write operations of the journaled writes that declare a REST door (kernel/journal_ops.py) ──
+
+
+_APP_LABELS = {"core": "webnovel"}  # a journal op names its package; the core app's label is webnovel
+
+
+def _write_view(declared: JournalOp) -> Callable[..., Any]:
+    """The POST operation of one journaled write: ``book`` (and ``pk``) from the path, the body validated
+    by the op's input schema, the door's ``run`` answering (with the declared status)."""
+    door = declared.door
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [inspect.Parameter("request", positional, annotation=HttpRequest)]
+    params.append(inspect.Parameter("book", positional, annotation=str))
+    if door.pk:
+        params.append(inspect.Parameter("pk", positional, annotation=int))
+    params.append(inspect.Parameter(door.body, positional, annotation=response_type(declared.schema)))
+
+    def view(request: HttpRequest, book: str, **args: Any) -> Any:
+        body = args[door.body]
+        answer = door.run(book_get(slug=book), body, pk=args["pk"]) if door.pk else door.run(book_get(slug=book), body)
+        return answer if door.status == 200 else Status(door.status, answer)
+
+    view.__signature__ = inspect.Signature(params)  # what ninja reads the parameters from
+    view.__name__ = door.name  # the URL name, as a hand-written view's
+    view.__doc__ = door.doc
+    return view
+
+
+def writes_mount() -> None:
+    """Add the REST POST of every journaled write whose door declares a ``path`` to its app's router.
+    Before the reads: a path that has both (``/memory/facts``) lists its POST first."""
+    for declared in journal_ops_load().values():
+        door = declared.door
+        if door is None or not door.path:
+            continue
+        response = response_type(door.response)
+        _READ_ROUTERS[_APP_LABELS.get(declared.app, declared.app)].add_api_operation(
+            "{book}" + door.path,
+            ["POST"],
+            _write_view(declared),
+            response=response if door.status == 200 else {door.status: response},
+            summary=door.summary,
+            operation_id=f"{declared.app}_api_{door.name}",
+        )
+
+
 def _register_routers() -> None:
+    writes_mount()
     reads_mount()
     # Each app's router checks a session user's permissions on that app's models (core/auth.py).
     api.add_router("/books/", core_router, auth=api_auth("webnovel"))

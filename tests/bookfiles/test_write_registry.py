@@ -192,6 +192,55 @@ def test_the_agents_tools_of_declared_writes_come_from_their_declaration():
     assert list(tools)[3:7] == ["pending-confirm", "pending-reject", "memory-fact-add", "story-system-build"]
 
 
+def test_a_new_door_takes_the_place_its_declaration_gives(monkeypatch):
+    """The tools' order is declared by each door (``WriteDoor.order``): a new write does not touch agents/."""
+    from agents.writes import write_tools
+    from kernel.journal_ops import JournalOp, WriteDoor
+
+    journal_ops_load()
+    door = WriteDoor(
+        tool="x-note",
+        description="测试",
+        run=lambda book, body: {},
+        response="entities.schemas:ResolutionOut",
+        order=25,
+    )
+    declared = JournalOp(op="x.note", replay=lambda *a: None, schema="entities.schemas:PendingRejectIn", door=door)
+    monkeypatch.setitem(journal_ops.REGISTRY, "x.note", declared)
+    names = list(write_tools())
+    assert names[3:8] == ["pending-confirm", "pending-reject", "x-note", "memory-fact-add", "story-system-build"]
+
+
+def test_the_rest_posts_of_declared_writes_come_from_their_declaration():
+    """The POST of a door with a ``path`` is generated (webnovel/api.py::writes_mount), none is hand-written."""
+    import entities.api
+    import memory.api
+    import storysystem.api
+    from webnovel.api import api
+
+    spec = api.get_openapi_schema()
+    doors = [declared for declared in journal_ops_load().values() if declared.door and declared.door.path]
+    assert sorted(d.door.path for d in doors) == [
+        "/entities/pending/{pk}/confirm",
+        "/entities/pending/{pk}/reject",
+        "/memory/facts",
+        "/story-system/build",
+    ]
+    for declared in doors:
+        door = declared.door
+        operation = spec["paths"]["/api/books/{book}" + door.path]["post"]
+        assert operation["operationId"] == f"{declared.app}_api_{door.name}"
+        assert operation["summary"] == door.summary
+        body = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        assert body == "#/components/schemas/" + declared.schema.partition(":")[2]
+        answer = operation["responses"][str(door.status)]["content"]["application/json"]["schema"]["$ref"]
+        assert answer == "#/components/schemas/" + door.response.partition(":")[2]
+        assert [p["name"] for p in operation["parameters"]] == ["book", *(["pk"] if door.pk else [])]
+    assert spec["paths"]["/api/books/{book}/memory/facts"]["post"]["responses"]["201"]
+    for module in (entities.api, memory.api, storysystem.api):
+        assert not {"pending_confirm", "pending_reject", "fact_observe", "story_build"} & set(vars(module))
+
+
 def test_indexers_hooks_and_reporters_are_registrations_the_apps_make():
     from kernel import indexing
 
