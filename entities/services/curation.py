@@ -268,6 +268,12 @@ def _refuse_tag_change(change: StateChange) -> None:
             f"这条状态变更声明在设定文件里（{change.entity.source_path or '角色卡'} 的 changes），请改文件后同步",
             extra={"entity": change.entity.entity_id, "chapter": change.chapter},
         )
+    if change.source == StateChange.Source.TIMELINE:  # issue 27: declared in a timeline row
+        where = change.reason.split(" ", 1)[0] or "时间线文件"
+        raise InvalidInput(
+            f"这条状态变更声明在时间线里（{where} 的「状态变化」），请改文件后同步",
+            extra={"entity": change.entity.entity_id, "chapter": change.chapter},
+        )
     if change.source == StateChange.Source.TAG:
         raise InvalidInput(
             f"这条状态变更{chapter_file_note(book_id=change.book_id, chapter=change.chapter)}",
