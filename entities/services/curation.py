@@ -355,7 +355,9 @@ def state_changes_order_restore(*, book: Book, chapter: int, ingested_at: dateti
         return 1 if row.created_at <= ingested_at else 3
 
     by_entity: dict[int, list[StateChange]] = {}
-    for row in StateChange.objects.filter(book=book, chapter=chapter).order_by("entity_id", "seq", "pk"):
+    declared = (StateChange.Source.FILE, StateChange.Source.TIMELINE)  # re-derived at seq 0, always first
+    rows_now = StateChange.objects.filter(book=book, chapter=chapter).exclude(source__in=declared)
+    for row in rows_now.order_by("entity_id", "seq", "pk"):
         by_entity.setdefault(row.entity_id, []).append(row)
     moved = []
     for rows in by_entity.values():
