@@ -3,19 +3,22 @@ death, an item changing hands — at chapter N counts for the check from chapter
 card's ``changes:`` entry does: built by the rebuild, rebuilt by ``sync`` when only the timeline
 changed (live equals rebuild), cited with the timeline's file and line, refused by curation."""
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 from django.test import override_settings
 
-from bookfiles.rebuilder import book_rebuild, book_sync
+from bookfiles.rebuilder import book_dump, book_rebuild, book_sync
 from continuity.selectors import chapters_check, draft_check
 from core.models import Book, TimelineRow
 from entities.models import StateChange
 from entities.services.curation import state_change_delete, state_change_edit
+from entities.services.writes import state_change_curate
 from kernel.exceptions import InvalidInput
 from tests.bookfiles.live_state import live_and_rebuild
+from tests.bookfiles.test_journal import _session
 from tests.conftest import DEMO_BOOK
 from tests.continuity.conftest import draft
 
@@ -27,10 +30,10 @@ SHEN_MO = "设定/角色/沈墨.md"
 SPEECH = "沈墨冷笑道：“你们谁也走不了。”"
 
 
-def _timeline_declare(root: Path, cells: dict[int, str]) -> dict[int, int]:
-    """Give 时间线/第2卷.md a 状态变化 column with ``cells`` (chapter → cell), every other row empty;
-    returns chapter → the row's line."""
-    path = root / TIMELINE
+def _timeline_declare(root: Path, cells: dict[int, str], timeline: str = TIMELINE) -> dict[int, int]:
+    """Give a timeline (时间线/第2卷.md) a 状态变化 column with ``cells`` (chapter → cell), every other
+    row empty; returns chapter → the row's line."""
+    path = root / timeline
     out, lines = [], {}
     for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
         if line.startswith("| 章 |"):
@@ -179,3 +182,23 @@ def test_curation_refuses_to_edit_or_delete_a_timeline_row(root):
     with pytest.raises(InvalidInput, match="请改文件后同步"):
         state_change_delete(change=change)
     assert StateChange.objects.filter(book=book, source="timeline").count() == 1
+
+
+def test_a_re_ingested_chapter_leaves_the_timeline_row_first_as_a_rebuild_does(root):
+    shutil.rmtree(root / ".journal", ignore_errors=True)
+    _timeline_declare(root, {3: "林风 set 心境=平静"}, timeline="时间线/第1卷.md")
+    with override_settings(WEBNOVEL_AFTER_CHAPTER_HOOKS=[]):
+        book = _session(root)
+        ingested = StateChange.objects.filter(book=book, chapter=3, source="extraction").order_by("seq").first()
+        state_change_curate(entity=ingested.entity, chapter=3, field="心境", new="警觉")
+        path = root / ".journal" / "extractions" / "0003-000001.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["state_changes"][0]["reason"] = "作者订正"
+        path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        assert book_sync(book=book)["journal"] == {"extraction.edited": 1}
+        declared = StateChange.objects.get(book=book, source="timeline")
+        assert (declared.entity.canonical_name, declared.chapter, declared.seq) == ("林风", 3, 0)
+        synced = book_dump(book=book)
+        Book.objects.filter(slug="demo-book").delete()
+        assert book_rebuild(root=root)["ok"]
+        assert book_dump(book=Book.objects.get(slug="demo-book")) == synced
