@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import override_settings
 
 from bookfiles.rebuilder import book_dump, book_rebuild, book_sync
@@ -202,3 +203,18 @@ def test_a_re_ingested_chapter_leaves_the_timeline_row_first_as_a_rebuild_does(r
         Book.objects.filter(slug="demo-book").delete()
         assert book_rebuild(root=root)["ok"]
         assert book_dump(book=Book.objects.get(slug="demo-book")) == synced
+
+
+def test_the_admin_shows_a_timeline_row_read_only_naming_its_file(root, client):
+    client.force_login(get_user_model().objects.create_superuser("curator", "c@example.com", "pw-123456"))
+    lines = _timeline_declare(root, {20: "沈墨 set status=死亡"})
+    book, _ = _rebuild(root)
+    change = StateChange.objects.get(book=book, source="timeline")
+    page = client.get(f"/admin/entities/statechange/{change.pk}/change/").content.decode()
+    assert f"这条状态变更声明在时间线里（{TIMELINE}:{lines[20]} 的「状态变化」），请改文件后同步" in page
+    assert 'name="chapter"' not in page
+    client.post(f"/admin/entities/statechange/{change.pk}/change/", {"chapter": "21", "field": "status"})
+    change.refresh_from_db()
+    assert (change.chapter, change.new) == (20, "死亡")
+    assert client.post(f"/admin/entities/statechange/{change.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert StateChange.objects.filter(book=book, source="timeline").count() == 1
