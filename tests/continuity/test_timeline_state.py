@@ -218,3 +218,16 @@ def test_the_admin_shows_a_timeline_row_read_only_naming_its_file(root, client):
     assert (change.chapter, change.new) == (20, "死亡")
     assert client.post(f"/admin/entities/statechange/{change.pk}/delete/", {"post": "yes"}).status_code == 403
     assert StateChange.objects.filter(book=book, source="timeline").count() == 1
+
+
+def test_removing_the_timeline_file_removes_its_rows_by_sync(root):
+    _timeline_declare(root, {20: "沈墨 set status=死亡"})
+    book, _ = _rebuild(root)
+    assert [f["term"] for f in _inactive(book, SPEECH)] == ["沈墨"]
+    (root / TIMELINE).unlink()
+    _sync(book)
+    assert _rows(book) == []
+    assert _inactive(book, SPEECH) == []
+    with override_settings(**NO_HOOKS):
+        tables, dump = live_and_rebuild(slug="demo-book", root=root)
+    assert tables == [] and dump == []
