@@ -23,6 +23,9 @@ from entities.replay import op_apply
 from kernel.safefs import regular_file_read
 from threads.models import Secret, Thread
 
+# a timeline-declared change's ``reason``: ``时间线/第1卷.md:5 败走麦城`` (entities.roster.timeline_changes_write)
+TIMELINE_WHERE = re.compile(r"^(\S+\.md):(\d+)(?:\s|$)")
+
 CHARACTER = "角色"
 ITEM = "物品"
 EVIDENCE_FILE_MAX = 4 << 20
@@ -80,15 +83,18 @@ class Canon:
         rows = (
             StateChange.objects.filter(book=book)
             .order_by("chapter", "seq", "id")
-            .values_list("chapter", "entity_id", "op", "field", "new", "source")
+            .values_list("chapter", "entity_id", "op", "field", "new", "source", "reason")
         )
         self.changes = []
-        # issue 27: the changes a card or roster entry declares (``changes:``) — their evidence is the file
-        self.declared: dict[tuple[int, int], list[tuple[str, str]]] = defaultdict(list)
-        for chapter, pk, op, fname, new, source in rows:
+        # issue 27: the changes a card or roster entry declares (``changes:``) or a timeline row does
+        # (its 状态变化, ``reason`` = ``path:line 事件``) — their evidence is that file
+        self.declared: dict[tuple[int, int], list[tuple[str, str, str]]] = defaultdict(list)
+        for chapter, pk, op, fname, new, source, reason in rows:
             self.changes.append((chapter, pk, op, fname, new))
             if source == StateChange.Source.FILE:
-                self.declared[(pk, chapter)].append((fname, str(new)))
+                self.declared[(pk, chapter)].append((fname, str(new), ""))
+            elif source == StateChange.Source.TIMELINE:
+                self.declared[(pk, chapter)].append((fname, str(new), reason))
         self._cursor = 0
         self.as_of = 0
         self.states: dict[int, dict[str, Any]] = {pk: dict(e.base_state) for pk, e in self.entities.items()}
@@ -391,10 +397,15 @@ class Canon:
     ) -> dict[str, Any]:
         if entity is not None and (entity.pk, chapter) in self.declared:
             wanted = str(value) if value is not None else None
-            if any(
-                (not key or f == key) and (wanted is None or v == wanted)
-                for f, v in self.declared[(entity.pk, chapter)]
-            ):
+            declared = [
+                where
+                for f, v, where in self.declared[(entity.pk, chapter)]
+                if (not key or f == key) and (wanted is None or v == wanted)
+            ]
+            if declared:
+                timeline = TIMELINE_WHERE.match(declared[0])
+                if timeline:  # declared in a timeline row: its file and line
+                    return {"chapter": chapter, "file": timeline.group(1), "line": int(timeline.group(2))}
                 # declared in the entity's file: its ``changes:`` entry for that chapter
                 path = entity.source_path
                 line = self._file_line(path, f"chapter: {chapter}") or self._file_line(path, "changes:")

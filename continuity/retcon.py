@@ -9,7 +9,7 @@ did not have before — a character killed off in a revised chapter 87 who still
 What it costs, and how it is bounded:
 
 - nothing when only the newest chapters were written and no file the canon is read from changed
-  (cards, roster, threads, secrets, style; not outlines, the timeline or the worldview) — the usual
+  (cards, roster, threads, secrets, style, timelines; not outlines or the worldview) — the usual
   ``finalize`` of the chapter just written: there is no later chapter to spoil;
 - otherwise two canon loads and a comparison of what the check reads from the canon: each entity's
   card, names and state changes, the aliases and their windows, every chapter's ``hook_type`` and
@@ -41,8 +41,9 @@ from continuity.waivers import waivers_apply, waivers_read
 from core.models import Book, Chapter
 
 FINDINGS_SHOWN_MAX = 500  # the report lists at most this many (the count is always exact)
-# the files besides chapters that the canon is read from (outlines, the timeline and the worldview are not)
-CANON_FILE_KINDS = frozenset({"character_card", "roster", "thread", "secret", "style", "book"})
+# the files besides chapters that the canon is read from (outlines and the worldview are not; a timeline
+# is, for the state changes its rows declare)
+CANON_FILE_KINDS = frozenset({"character_card", "roster", "thread", "secret", "style", "book", "timeline"})
 
 
 def canon_change_report(*, book: Book, numbers: list[int], paths: list[str]) -> Callable[[], dict] | None:

@@ -34,7 +34,7 @@ ENTITY_FIELDS = ["type", "canonical_name", "tier", "description", "base_state", 
 
 # Rows whose ``source`` is one of these are re-derived from the folder (file entries, the alias scan of
 # chapter text); any other row pointing at an entity was ingested or curated and must outlive its card.
-DERIVED_SOURCES = frozenset({"file", "scan"})
+DERIVED_SOURCES = frozenset({"file", "scan", "timeline"})
 
 
 class ParsedAlias(Protocol):
@@ -70,6 +70,11 @@ class ParsedEntity(Protocol):
 
     @property
     def changes(self) -> Sequence[ParsedChange]: ...  # issue 27: declared state changes
+
+
+class ParsedTimelineChange(ParsedChange, Protocol):
+    entity: str  # the name, alias or id a timeline row writes
+    line: int | None
 
 
 class RosterIssue(NamedTuple):
@@ -259,3 +264,62 @@ def declared_changes_write(*, book: Book, written: Sequence[tuple[int, ParsedEnt
         for change in getattr(entity, "changes", ())
     ]
     return rows_insert(StateChange, rows)
+
+
+def timeline_changes_write(
+    *, book: Book, changes: Sequence[tuple[str, ParsedTimelineChange]]
+) -> tuple[int, list[RosterIssue]]:
+    """Issue 27: the state changes the timeline rows declare (``(path, change)``, every timeline
+    file's, in file and row order) as ``StateChange`` rows of source ``timeline``, replaced as a whole.
+    Called after the roster whenever a timeline file or an entity file changed (a name resolves to
+    the entity of a card or roster entry: its canonical name, its id, else one of its file aliases), so
+    the rows are those a rebuild into an empty database writes. ``reason`` holds ``path:line`` and the
+    row's 事件 — the check cites that line. Returns (rows written, unresolved entries as warnings)."""
+    StateChange.objects.filter(book=book, source=StateChange.Source.TIMELINE).delete()
+    if not changes:
+        return 0, []
+    by_name: dict[str, set[int]] = defaultdict(set)
+    by_id: dict[str, int] = {}
+    for pk, eid, name in (
+        Entity.objects.filter(book=book, source="file").order_by().values_list("pk", "entity_id", "canonical_name")
+    ):
+        by_name[name].add(pk)
+        by_id[eid] = pk
+    by_alias: dict[str, set[int]] = defaultdict(set)
+    for pk, alias in (
+        Alias.objects.filter(book=book, source="file", generic=False, entity__source="file")
+        .order_by()
+        .values_list("entity_id", "alias")
+    ):
+        by_alias[alias].add(pk)
+    now = timezone.now()
+    rows: list[dict[str, Any]] = []
+    issues: list[RosterIssue] = []
+    for path, change in changes:
+        name = change.entity
+        found = by_name.get(name) or ({by_id[name]} if name in by_id else None) or by_alias.get(name) or set()
+        if len(found) != 1:
+            what = "不是任何角色卡或名册条目的名字、别名或 id" if not found else "对应多个实体，请写实体的 id"
+            issues.append(
+                RosterIssue(
+                    "invalid_value", path, change.line, f"时间线第 {change.line} 行的状态变化写的「{name}」{what}"
+                )
+            )
+            continue
+        rows.append(
+            {
+                "book_id": book.pk,
+                "entity_id": next(iter(found)),
+                "chapter": change.chapter,
+                "seq": 0,
+                "field": change.field[:100],
+                "op": change.op,
+                "old": None,
+                "new": change.value,
+                "reason": f"{path}:{change.line} {change.note}".rstrip(),
+                "confidence": None,
+                "source": StateChange.Source.TIMELINE,
+                "created_at": now,
+            }
+        )
+    return rows_insert(StateChange, rows), issues

@@ -716,6 +716,7 @@ def parse_timeline(result: FileResult, text: str) -> None:
                 ctx.issue("invalid_value", f"时间线「章」列应为章节号：{chapter_cell!r}", line=line)
             else:
                 chapter = ctx.number_check(chapter, "时间线「章」列", line=line)
+        event = row.get("事件", "")
         result.timeline.append(
             TimelineRowData(
                 volume=volume,
@@ -723,10 +724,77 @@ def parse_timeline(result: FileResult, text: str) -> None:
                 path=rel,
                 chapter=chapter,
                 story_time=row.get("书内时间", ""),
-                event=row.get("事件", ""),
+                event=event,
                 present=names_split(row.get("在场人物", "")),
+                changes=_timeline_changes(ctx, row.get(CHANGES_COLUMN, ""), chapter, chapter_cell, event, line),
             )
         )
+
+
+# ── issue 27: state changes declared in a timeline row (its 状态变化 cell) ─────────────────────────────
+
+CHANGES_COLUMN = "状态变化"
+CHANGE_ENTRY = re.compile(r"^(?P<name>\S+)\s+(?P<op>[a-z]+)\s+(?P<field>[^=\s]+)\s*(?:=\s*(?P<value>.*))?$")
+
+
+def _timeline_value(raw: str) -> Any:
+    """A cell's value read as a card's YAML value would be (``3`` a number, ``[a, b]`` a list), else
+    the text itself."""
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return raw
+    return raw if value is None or isinstance(value, dict) else jsonable(value)
+
+
+def _timeline_changes(
+    ctx: _Ctx, cell: str, chapter: int | None, chapter_cell: str, event: str, line: int | None
+) -> list[StateChangeData]:
+    """``关羽 set status=死亡；关羽 remove possessions=青龙刀；关兴 add possessions=青龙刀`` — entries
+    separated by ``；`` or ``;``, each ``名字 操作 字段=值`` with a card's operations (``unset 字段`` takes
+    no value; ``inc`` a number). Each applies from the end of the row's chapter on, as a card's
+    ``changes:`` entry would; the row's 事件 is its note."""
+    entries = [e.strip() for e in re.split(r"[；;]", cell or "") if e.strip()]
+    if not entries:
+        return []
+    where = f"时间线第 {line} 行的状态变化" if line else "时间线的状态变化"
+    if chapter is None:
+        if not chapter_cell:
+            ctx.issue("invalid_value", f"{where}没有章号（「章」列为空），不知从第几章起生效", line=line)
+        return []
+    out: list[StateChangeData] = []
+    for entry in entries:
+        match = CHANGE_ENTRY.match(entry)
+        if match is None:
+            ctx.issue(
+                "invalid_value",
+                f"{where}「{entry}」应写成「名字 操作 字段=值」（如「关羽 set status=死亡」）",
+                line=line,
+            )
+            continue
+        name, op, key, raw = match.group("name", "op", "field", "value")
+        if op not in CHANGE_OPS:
+            ctx.issue("invalid_value", f"{where}「{entry}」的操作 {op} 未知（可用 {'、'.join(CHANGE_OPS)}）", line=line)
+            continue
+        if op == "unset":
+            if raw is not None:
+                ctx.issue("invalid_value", f"{where}「{entry}」：unset 不带值（写「{name} unset {key}」）", line=line)
+                continue
+            out.append(StateChangeData(chapter, op, key, None, event, entity=name, line=line))
+            continue
+        if raw is None or not raw.strip():
+            ctx.issue("invalid_value", f"{where}「{entry}」缺少值（{op} {key}=…）", line=line)
+            continue
+        value = _timeline_value(raw.strip())
+        if op == "inc" and (isinstance(value, bool) or not isinstance(value, int | float)):
+            ctx.issue("invalid_value", f"{where}「{entry}」：inc 的值应为数字，实际为 {raw.strip()!r}", line=line)
+            continue
+        values = value if op in ("add", "remove") and isinstance(value, list) else [value]
+        out += [StateChangeData(chapter, op, key, v, event, entity=name, line=line) for v in values]
+    return out
+
+
+# ── end of issue 27's timeline changes ────────────────────────────────────────────────────────────────
 
 
 def file_parse(result: FileResult, text: str, *, folder_name: str) -> FileResult:

@@ -163,6 +163,8 @@ class StateChangeData:
     field: str
     value: Any = None
     note: str = ""
+    entity: str = ""  # a timeline row's change: the entity's name, alias or id (a card's is its own)
+    line: int | None = None  # a timeline row's change: its line in the file
 
 
 @dataclass
@@ -209,6 +211,7 @@ class TimelineRowData:
     story_time: str = ""
     event: str = ""
     present: list[str] = field(default_factory=list)
+    changes: list[StateChangeData] = field(default_factory=list)  # issue 27: its 状态变化 cell
 
 
 @dataclass

@@ -458,6 +458,18 @@ def changes_apply(
         issues += [i for r in entity_results if r.info.path not in fresh for i in r.issues if i.level == ERROR]
         entities = [e for r in _entity_order(entity_results) for e in r.entities]
         issues += alias_conflicts_check(entities) + entity_ids_check(entities)
+    # issue 27: the timeline's declared changes, re-derived from every timeline file when one changed or
+    # an entity file did (a row's name resolves to the roster's entities), in the rebuild's file order
+    timeline_changes = None
+    if entities_changed or batch.paths("timeline"):
+        fresh_timelines = {r.info.path: r for r in results if r.info.kind == "timeline"}
+        gone_paths = {p for p, _ in removed}
+        timeline_changes = rows.timeline_changes_of(
+            row
+            for p, k in listing
+            if k == "timeline" and p not in gone_paths
+            for row in (fresh_timelines.get(p) or file_read(root, p, k, limits=read_limits())).timeline
+        )
     if any(i.level == ERROR for i in issues):
         report["ok"] = False
         report["errors"] = [i.as_dict() for i in issues if i.level == ERROR]
@@ -489,6 +501,7 @@ def changes_apply(
             documents=batch.documents,
             timeline=batch.timeline,
             entities=entities if entities_changed else None,
+            timeline_changes=timeline_changes,
             files=[r.info for r in results],
             by_kind=batch.by_kind,
             removed=[p for p, _ in removed],

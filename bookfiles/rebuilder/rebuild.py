@@ -147,6 +147,7 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any], replace: bo
             documents=parsed.documents,
             timeline=parsed.timeline,
             entities=parsed.entities,
+            timeline_changes=rows.timeline_changes_of(parsed.timeline),
             files=parsed.files,
         ),
         counts=counts,

@@ -19,13 +19,14 @@ from bookfiles.parser import (
     Issue,
     SecretData,
     SourceInfo,
+    StateChangeData,
     ThreadData,
     TimelineRowData,
     VolumeData,
 )
 from core import rows as core_rows
 from core.models import Book
-from entities.roster import roster_write
+from entities.roster import roster_write, timeline_changes_write
 from threads.services import secrets_replace, threads_replace
 
 DOCUMENT_KINDS = ("character_card", "worldview", "master_outline", "volume_outline", "style")
@@ -42,6 +43,8 @@ class FileRows:
     documents: list[DocumentData] = field(default_factory=list)
     timeline: list[TimelineRowData] = field(default_factory=list)
     entities: list[EntityData] | None = None  # None: no entity file changed (their rows stay)
+    # issue 27: every timeline file's declared changes (path, change); None: no timeline or entity file changed
+    timeline_changes: list[tuple[str, StateChangeData]] | None = None
     files: list[SourceInfo] = field(default_factory=list)
     by_kind: dict[str, list[str]] | None = None
     removed: list[str] = field(default_factory=list)  # paths of removed files (a partial write)
@@ -84,6 +87,9 @@ def file_rows_write(
     issues: list[Issue] = []
     if rows.entities is not None:
         counts["entities"], counts["aliases"], issues = entities_write(book=book, entities=rows.entities)
+    if rows.timeline_changes is not None:  # after the roster: the names resolve to its entities
+        _written, skipped = timeline_changes_write(book=book, changes=rows.timeline_changes)
+        issues += [Issue(*s) for s in skipped]
     core_rows.source_files_replace(
         book=book,
         files=rows.files,
@@ -96,6 +102,11 @@ def entities_write(*, book: Book, entities: list[EntityData]) -> tuple[int, int,
     """The roster's entities and aliases (entities.roster), with its skipped entries as warnings."""
     count, aliases, skipped = roster_write(book=book, entities=entities)
     return count, aliases, [Issue(*s) for s in skipped]
+
+
+def timeline_changes_of(timeline: Iterable[TimelineRowData]) -> list[tuple[str, StateChangeData]]:
+    """The state changes timeline rows declare (their 状态变化 cells), with each row's file."""
+    return [(row.path, change) for row in timeline for change in row.changes]
 
 
 def volumes_merge(

@@ -6,7 +6,9 @@ from django.contrib import admin
 from core.fileowned import FileOwnedAdmin
 from entities.models import Relationship, RelationshipEvent, StateChange
 from entities.services.curation import (
+    DECLARED_SOURCES,
     chapter_file_note,
+    declared_change_note,
     relationship_delete,
     relationship_key,
     relationship_save,
@@ -54,6 +56,8 @@ class StateChangeAdmin(FileOwnedAdmin, admin.ModelAdmin):
     ordering = ["entity", "chapter", "seq"]
 
     def file_origin(self, obj: StateChange) -> str | None:
+        if obj.source in DECLARED_SOURCES:  # issue 27: a card's changes or a timeline row's 状态变化
+            return declared_change_note(obj)
         if obj.source != StateChange.Source.TAG:
             return None
         return chapter_file_note(book_id=obj.book_id, chapter=obj.chapter)
@@ -68,7 +72,7 @@ class StateChangeAdmin(FileOwnedAdmin, admin.ModelAdmin):
         state_change_delete(change=obj)
 
     def delete_queryset(self, request, queryset) -> None:
-        for row in queryset.exclude(source=StateChange.Source.TAG).select_related("entity"):
+        for row in queryset.exclude(source__in=(StateChange.Source.TAG, *DECLARED_SOURCES)).select_related("entity"):
             state_change_delete(change=row)
 
     def save_model(self, request, obj: StateChange, form, change: bool) -> None:

@@ -27,6 +27,7 @@ class StateChange(models.Model):
             "file",
             "设定文件",
         )  # issue 27: declared in a card's / roster entry's changes (re-derived from the folder)
+        TIMELINE = "timeline", "时间线"  # issue 27: declared in a timeline row's 状态变化 (re-derived from the folder)
 
     book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="state_changes", verbose_name="书")
     entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="state_changes", verbose_name="实体")

@@ -262,12 +262,24 @@ def state_change_find(*, book: Book, key: dict[str, Any]) -> StateChange:
     )
 
 
+DECLARED_SOURCES = (StateChange.Source.FILE, StateChange.Source.TIMELINE)  # issue 27: re-derived from the folder
+
+
+def declared_change_note(change: StateChange) -> str | None:
+    """Where a declared state change is written (a card's / roster entry's ``changes:``, a timeline
+    row's 状态变化), None for any other source."""
+    if change.source == StateChange.Source.FILE:
+        return f"这条状态变更声明在设定文件里（{change.entity.source_path or '角色卡'} 的 changes），请改文件后同步"
+    if change.source == StateChange.Source.TIMELINE:
+        where = change.reason.split(" ", 1)[0] or "时间线文件"
+        return f"这条状态变更声明在时间线里（{where} 的「状态变化」），请改文件后同步"
+    return None
+
+
 def _refuse_tag_change(change: StateChange) -> None:
-    if change.source == StateChange.Source.FILE:  # issue 27: the folder's declaration is the truth
-        raise InvalidInput(
-            f"这条状态变更声明在设定文件里（{change.entity.source_path or '角色卡'} 的 changes），请改文件后同步",
-            extra={"entity": change.entity.entity_id, "chapter": change.chapter},
-        )
+    note = declared_change_note(change)  # issue 27: the folder's declaration is the truth
+    if note is not None:
+        raise InvalidInput(note, extra={"entity": change.entity.entity_id, "chapter": change.chapter})
     if change.source == StateChange.Source.TAG:
         raise InvalidInput(
             f"这条状态变更{chapter_file_note(book_id=change.book_id, chapter=change.chapter)}",
@@ -349,7 +361,9 @@ def state_changes_order_restore(*, book: Book, chapter: int, ingested_at: dateti
         return 1 if row.created_at <= ingested_at else 3
 
     by_entity: dict[int, list[StateChange]] = {}
-    for row in StateChange.objects.filter(book=book, chapter=chapter).order_by("entity_id", "seq", "pk"):
+    # the declared rows are re-derived at seq 0, always first
+    rows_now = StateChange.objects.filter(book=book, chapter=chapter).exclude(source__in=DECLARED_SOURCES)
+    for row in rows_now.order_by("entity_id", "seq", "pk"):
         by_entity.setdefault(row.entity_id, []).append(row)
     moved = []
     for rows in by_entity.values():
