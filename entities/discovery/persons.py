@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from entities.discovery.collect import _Groups, _share, _Stats
 from entities.discovery.links import (
@@ -46,6 +47,24 @@ from entities.discovery.vocab import (
 )
 
 
+@dataclass
+class _Cast:
+    """What the grouping steps share: the counts, the person words, the groups and what they learned."""
+
+    st: _Stats
+    chapters: list[tuple[int, str]]
+    min_count: int
+    lexicon: Mapping[str, int]
+    group_words: frozenset[str]
+    person: set[str] = field(default_factory=set)
+    groups: _Groups | None = None
+    links: object = None
+    surnames: set[str] = field(default_factory=set)
+    selfnames: set[str] = field(default_factory=set)
+    starts: Counter[str] = field(default_factory=Counter)
+    title_words: set[str] = field(default_factory=set)
+
+
 def _persons(
     st: _Stats,
     *,
@@ -55,6 +74,32 @@ def _persons(
     lexicon: Mapping[str, int],
     group_words: frozenset[str] = frozenset(),
 ) -> list[Proposal]:
+    """The characters of the book: who is a person (``_person_words``, ``_titled_persons``), then which names
+    are one person, step by step over one union-find (``_groups_start`` … ``_variant_join``), then one proposal
+    per group (``_proposals_build``)."""
+    cx = _Cast(st, chapters, min_count, lexicon, group_words)
+    for step in (
+        _person_words,
+        _titled_persons,
+        _groups_start,
+        _nesting_join,
+        _text_join,
+        _surname_join,
+        _anaphora_join,
+        _family_join,
+        _variant_join,
+    ):
+        step(cx)
+    return _proposals_build(cx, limit)
+
+
+def _person_words(cx: _Cast) -> None:
+    """Who is a person: the words tagged, heard speaking, pointed at or named (and the longer words holding one)."""
+    st = cx.st
+    count = cx.st.count
+    group_words = cx.group_words
+    min_count = cx.min_count
+    chapters = cx.chapters
     count = st.count
     chained = _named_count(st, chapters, min_count)
     # A person: tagged as a name most of the time, or the speaker of enough lines. A word that mostly
@@ -104,6 +149,15 @@ def _persons(
                 w[i:j] in person for i in range(len(w)) for j in range(i + 2, len(w) + 1) if j - i < len(w)
             ):
                 person.add(w)
+    cx.person = person
+
+
+def _titled_persons(cx: _Cast) -> None:
+    """Names written with a title (观音 + 菩萨), glued verbs dropped, and the book's surnames."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    min_count = cx.min_count
     # A name + the title of someone heard speaking often (观音 + 菩萨) is a person, and so is that name on
     # its own (观音), though neither ever speaks under it.
     titles = {w for w in person if st.speaker[w] >= 3 * min_count}
@@ -167,6 +221,17 @@ def _persons(
     surnames = SURNAMES | {
         w[1] for w, n in count.items() if len(w) == 2 and w[0] == "老" and n >= min_count and starts[w[1]] >= 2
     }
+    cx.title_words, cx.starts, cx.surnames = title_words, starts, surnames
+
+
+def _groups_start(cx: _Cast) -> None:
+    """The union-find of names, with who meets whom in one sentence (two people) and the first generic words."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    min_count = cx.min_count
+    chapters = cx.chapters
+    surnames = cx.surnames
     _given_names_recover(st, person, surnames, chapters, min_count)
     together = _sentence_pairs(st, person)
     # The text read whole, with the person words found (jieba cuts a name differently each time, 悟 +
@@ -205,6 +270,16 @@ def _persons(
         if total >= max(10, 2 * min_count) and who.most_common(1)[0][1] < 0.5 * total:
             generic.add(called)
 
+    cx.groups, cx.links = groups, links
+
+
+def _nesting_join(cx: _Cast) -> None:
+    """Nesting (悟空 ⊂ 孙悟空), appositions (如来佛祖) and naming patterns (名唤罗刹女)."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    groups = cx.groups
+    generic = cx.groups.generic
     # Nesting: the longer names holding each name, weighted by how often they occur.
     holders: dict[str, list[str]] = defaultdict(list)
     by_len = sorted(person, key=len)
@@ -267,6 +342,15 @@ def _persons(
         if a in person and b in person and a != b and n >= 2 and a not in generic and owners[0][0] == a:
             groups.join(b, a, f"称谓句式（法名/叫做/号/我乃…）{n} 次：{a} → {b}", weak=True)
 
+
+def _text_join(cx: _Cast) -> None:
+    """What the raw text shows: self-names, X乃Y, calls read from the text, appositions jieba's tags hide."""
+    st = cx.st
+    count = cx.st.count
+    groups = cx.groups
+    generic = cx.groups.generic
+    links = cx.links
+    lexicon = cx.lexicon
     # A speaker's name for himself and X乃Y (read in the text above) join two groups, generic words aside.
     for kind, pairs in (("自称", links.self_named), ("同位", links.copula)):
         by_group: Counter[tuple[str, str]] = Counter()
@@ -313,6 +397,17 @@ def _persons(
         ):
             groups.join(b, a, f"「{a}{b}」连写 {n} 次（同位语）")
 
+
+def _surname_join(cx: _Cast) -> None:
+    """Surnames: one surname with the same company, given names, 老 + surname."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    groups = cx.groups
+    min_count = cx.min_count
+    lexicon = cx.lexicon
+    surnames = cx.surnames
+    starts = cx.starts
     # Surnames. A character of the book is a surname when it is a common one or when 老 + it is a word
     # (老孙, 老猪: how a character of that surname speaks of himself or is spoken of).
     # 老 + X also names the one full name starting with X (老猪 → 猪八戒), surname or not.
@@ -392,6 +487,16 @@ def _persons(
         groups.join(selfname, head, f"「{selfname}」= 老 + 姓「{c}」（{head}）")
         person.add(selfname)
 
+    cx.selfnames = selfnames
+
+
+def _anaphora_join(cx: _Cast) -> None:
+    """Anaphora: 那 / 这 + epithet votes for the name just before it, by lift."""
+    st = cx.st
+    person = cx.person
+    groups = cx.groups
+    generic = cx.groups.generic
+    min_count = cx.min_count
     # Anaphora: 那 / 这 + epithet votes for the name just before it.
     votes: dict[str, Counter[str]] = defaultdict(Counter)
     for epithet, before in st.anaphora:
@@ -430,6 +535,18 @@ def _persons(
                 weak=True,
             )
 
+
+def _family_join(cx: _Cast) -> None:
+    """Forms of address answered, self-names, surname + a group's name or title."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    groups = cx.groups
+    links = cx.links
+    min_count = cx.min_count
+    chapters = cx.chapters
+    surnames = cx.surnames
+    selfnames = cx.selfnames
     # Who answers a form of address: a word called at the head of a line (“悟能，…”) that one
     # group answers at least half the time, far above how often that group answers anyone (lift ≥ 4),
     # is a way of calling that group — proposed as a generic alias (夯货, 悟能), never a plain one.
@@ -455,6 +572,16 @@ def _persons(
                 if any(m[0] == c and m != w for m in groups.members.get(owner, {owner})):
                     groups.join(w, owner, f"姓「{c}」+「{title}」（{title} 已归入「{owner}」）")
 
+
+def _variant_join(cx: _Cast) -> None:
+    """Pinyin variants, name + title compounds, place + person, abbreviations."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    groups = cx.groups
+    generic = cx.groups.generic
+    min_count = cx.min_count
+    title_words = cx.title_words
     # Pinyin variants of a frequent name. pypinyin is imported here, not at the top: its dictionaries take
     # ~0.2 s to load, and this module is imported by the admin (autodiscovered by every process, `story` too).
     from pypinyin import lazy_pinyin  # noqa: PLC0415
@@ -508,6 +635,15 @@ def _persons(
             if 2 <= len(b) < len(a) and b[0] == a[0] and b not in a and _subsequence(b, a):
                 groups.join(b, a, f"「{b}」是「{a}」的简称")
 
+
+def _proposals_build(cx: _Cast, limit: int) -> list[Proposal]:
+    """One proposal per group, ordered by √count × confidence × voice."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    groups = cx.groups
+    generic = cx.groups.generic
+    min_count = cx.min_count
     members: dict[str, list[str]] = defaultdict(list)
     for w in person:
         members[groups.find(w)].append(w)
