@@ -10,6 +10,7 @@ from bookfiles.rebuilder import book_rebuild
 from entities.discovery import bounds as B
 from entities.discovery import textstats as T
 from entities.discovery.engine import discover, jieba_lexicon, jieba_segment, jieba_tags
+from entities.discovery.services import _bounds_report
 from tests.entities.test_discovery import _book_folder, synthetic_chapters
 
 # 袭人: a speaker's name no dictionary knows; jieba cuts it 袭/v + 人/n.
@@ -116,6 +117,27 @@ def test_chapters_bounded_states_what_was_left_out():
     out, note = B.chapters_bounded([(1, "甲" * 60), (2, "乙" * 60), (3, "丙" * 60)], 100)
     assert out == [(1, "甲" * 60), (2, "乙" * 40)]
     assert note == {"chars": 180, "read": 100, "truncated": True}
+
+
+def test_a_chapter_is_read_up_to_its_own_cap_cut_after_a_sentence_end():
+    body = ("甲" * 99 + "。") * 50  # 5,000 characters, a sentence end every 100
+    out, note = B.chapters_bounded([(1, body), (2, "乙" * 60)], 100_000, chapter_chars=3050)
+    assert [len(b) for _, b in out] == [3000, 60]  # cut after the last sentence end before 3,050
+    assert note == {"chars": 5060, "read": 3060, "truncated": True, "cut": [(1, 5000, 3000)]}
+    # A chapter under the cap is read whole: no "cut" entry.
+    assert B.chapters_bounded([(1, body)], 100_000, chapter_chars=5000)[1] == {
+        "chars": 5000,
+        "read": 5000,
+        "truncated": False,
+    }
+
+
+def test_the_report_says_which_chapter_was_cut():
+    report = _bounds_report({"chars": 5060, "read": 3060, "truncated": True, "cut": [(1, 5000, 3000)]}, 1_000_000)
+    assert report["cut"] == [{"chapter": 1, "chars": 5000, "read": 3000}]
+    assert report["note"] == f"第 1 章共 5000 字，超过单章上限 {B.MAX_CHAPTER_CHARS} 字：只读了前 3000 字"
+    both = _bounds_report({"chars": 9000, "read": 4000, "truncated": True, "cut": [(1, 5000, 3000)]}, 4000)
+    assert both["note"].endswith("超过本次上限 4000 字：只读了前 4000 字（命令行 manage.py discover 的上限更高）")
 
 
 def test_random_cjk_is_segmented_by_the_dictionary_alone():
