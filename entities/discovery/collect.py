@@ -343,6 +343,9 @@ class _Groups:
         # Surname + one character (贾政, 贾琏, 唐僧, 唐王), person-tagged: two such groups with no
         # character in common are two people of one family (compared apart from the longer given names).
         self.given1: dict[str, str] = {}
+        # Links too weak to merge on (a name that sounds like another: 张翼 / 张仪): child → (owner, why).
+        # Never merged; the child's proposal goes to the lower band with the link as its reason, for a curator to decide.
+        self.uncertain: dict[str, tuple[str, str]] = {}
 
     def _apart(self, ma: set[str], mb: set[str], floor: float) -> bool:
         for x in ma:
@@ -372,6 +375,11 @@ class _Groups:
             if ga and gb and not ga & gb:
                 return True
         return False
+
+    def maybe(self, child: str, owner: str, why: str) -> None:
+        """An uncertain link: kept as a reason, never a merge (the first one per name)."""
+        if self.find(child) != self.find(owner):
+            self.uncertain.setdefault(child, (owner, why))
 
     def join(self, child: str, owner: str, why: str, *, weak: bool = False, variant: bool = False) -> bool:
         """Join ``child``'s group to ``owner``'s. A weak link (one naming sentence, company, anaphora)

@@ -42,6 +42,7 @@ from entities.discovery.vocab import (
     PLACE_TAGS,
     SAME_COMPANY,
     SURNAMES,
+    UNCERTAIN_CONFIDENCE,
     Proposal,
     ProposedAlias,
 )
@@ -469,8 +470,9 @@ def _surname_join(cx: _Cast) -> None:
             scored.sort(reverse=True)
             similarity, _, a = scored[0]
             runner_up = scored[1][0] if len(scored) > 1 else 0.0
+            why = f"同姓「{c}」且同场人物相近（相似度 {similarity:.2f}）"
             if similarity >= SAME_COMPANY or (similarity >= CLOSE_COMPANY and similarity >= 1.2 * runner_up):
-                groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {similarity:.2f}）")
+                groups.join(b, a, why)
 
     # 老 + surname (老孙, 老猪) names the one bearer of that surname: the group holding the most frequent
     # full name, if it holds most of the surname's full names (老王 names no one where 王母娘娘 is one
@@ -582,7 +584,8 @@ def _variant_join(cx: _Cast) -> None:
     generic = cx.groups.generic
     min_count = cx.min_count
     title_words = cx.title_words
-    # Pinyin variants of a frequent name. pypinyin is imported here, not at the top: its dictionaries take
+    # Pinyin variants of a frequent name: never merged by sound alone (张翼 / 张仪 are two people), a
+    # lower-band link for a curator (金刚 / 金钢 may be one name written two ways). pypinyin is imported here, not at the top: its dictionaries take
     # ~0.2 s to load, and this module is imported by the admin (autodiscovered by every process, `story` too).
     from pypinyin import lazy_pinyin  # noqa: PLC0415
 
@@ -594,9 +597,7 @@ def _variant_join(cx: _Cast) -> None:
             names.sort(key=lambda x: (-count[x], x))
             for other in names[1:]:
                 if count[other] * 5 <= count[names[0]] and len(other) == len(names[0]):
-                    groups.join(
-                        other, names[0], f"与「{names[0]}」同音（拼音 {''.join(lazy_pinyin(other))}）", variant=True
-                    )
+                    groups.maybe(other, names[0], f"与「{names[0]}」同音（拼音 {''.join(lazy_pinyin(other))}）")
 
     # Name + title written together often (哪吒 + 太子) is itself a name of that person (哪吒太子): jieba
     # cuts it in two, so it is no token, but a reader and the mention scan see it whole.
@@ -663,6 +664,18 @@ def _proposals_build(cx: _Cast, limit: int) -> list[Proposal]:
         chaps = set().union(*(st.chapters[w] for w in names))
         nr = sum(_share(st.tag[w], PERSON_TAGS) * count[w] for w in names) / total
         confidence = round(min(0.99, 0.35 * nr + 0.35 * min(1.0, spk / max(1, 0.05 * total)) + 0.3 * _spread(chaps)), 2)
+        # An uncertain link of one of its names to another group: the lower band, with the link as reason.
+        link = next(
+            (
+                f"可能与「{owner}」是同一人：{why}"
+                for w in sorted(names, key=lambda x: (-count[x], x))
+                if (hit := groups.uncertain.get(w)) and groups.find(hit[0]) != groups.find(w)
+                for owner, why in [hit]
+            ),
+            "",
+        )
+        if link:
+            confidence = min(confidence, UNCERTAIN_CONFIDENCE)
         aliases = [
             ProposedAlias(w, count[w], w in generic, groups.why.get(w) or groups.why.get(canonical, "同组"))
             for w in sorted(names, key=lambda x: (-count[x], x))
@@ -677,6 +690,7 @@ def _proposals_build(cx: _Cast, limit: int) -> list[Proposal]:
                 chapters=len(chaps),
                 confidence=confidence,
                 aliases=aliases,
+                uncertain=link,
                 signals={
                     "speaker": spk,
                     "person_tag_share_pct": round(100 * nr),

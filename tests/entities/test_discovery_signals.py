@@ -167,3 +167,18 @@ def test_rest_discover_is_bounded_and_says_so(api, tmp_path, monkeypatch):
     assert response.status_code == 200
     bounds = response.json()["bounds"]
     assert bounds["read"] == 1000 and bounds["chars"] > 1000 and "只读了前 1000 字" in bounds["note"]
+
+
+def test_a_sound_alike_is_never_merged_but_kept_in_the_low_band():
+    # 张仪 sounds like 张翼 (zhangyi) and is five times rarer: the old pinyin rule merged them (张翼's
+    # proposal held 张仪). Different characters of one sound are two names: 张仪 stays its own proposal,
+    # held under the low band (< 0.5) with the link as its reason.
+    lines = ["张翼领兵出城，与魏兵交战。张翼曰：“今日必胜。”众军皆喜。"] * 30
+    lines += ["张仪游说诸侯，诸侯皆从。张仪曰：“合纵不可久也。”"] * 5
+    chapters = [(k + 1, "\n".join(lines[k::3])) for k in range(3)]
+    by_name = {p.name: p for p in discover(chapters, min_count=5, types=["角色"])}
+    assert by_name["张翼"].names() == ["张翼"]
+    assert by_name["张仪"].confidence == 0.45
+    assert by_name["张仪"].uncertain == "可能与「张翼」是同一人：与「张翼」同音（拼音 zhangyi）"
+    assert by_name["张仪"].as_dict()["evidence"]["uncertain"] == by_name["张仪"].uncertain
+    assert "uncertain" not in by_name["张翼"].as_dict()["evidence"]
