@@ -182,3 +182,14 @@ def test_a_sound_alike_is_never_merged_but_kept_in_the_low_band():
     assert by_name["张仪"].uncertain == "可能与「张翼」是同一人：与「张翼」同音（拼音 zhangyi）"
     assert by_name["张仪"].as_dict()["evidence"]["uncertain"] == by_name["张仪"].uncertain
     assert "uncertain" not in by_name["张翼"].as_dict()["evidence"]
+
+
+def test_a_courtesy_name_introduced_by_zi_joins_its_person():
+    # Said once, as classical novels do (关羽，字云长): one sentence is enough for 字.
+    intro = ["刘备，字玄德，涿郡人也。关羽，字云长，河东人也。"]
+    lines = ["玄德曰：“吾当往之。”云长曰：“兄长勿忧。”二人遂行。", "刘备引兵至城下，关羽随之。刘备曰：“可战矣。”"] * 12
+    chapters = [(k + 1, "\n".join((intro if k == 0 else []) + lines[k::3])) for k in range(3)]
+    by_name = {p.name: p for p in discover(chapters, min_count=5, types=["角色"])}
+    assert by_name["关羽"].names() == ["关羽", "云长"]
+    assert by_name["关羽"].aliases[0].why == "「关羽，字云长」（表字句式 1 次）"
+    assert "云长" not in by_name  # no proposal of its own
