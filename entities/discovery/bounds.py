@@ -18,7 +18,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 Token = tuple[str, str]
-MAX_CHARS = 4_000_000  # ≈ 4 minutes of the segmenter: a long web novel; the REST door takes less
+# ≈ 2.5 minutes of CPU, peak RSS under 500 MB (bench_discover_hostile --split); the REST door takes less.
+MAX_CHARS = 2_500_000
 REST_MAX_CHARS = 1_000_000  # a request's share (≈ 1 minute); the command line reads up to MAX_CHARS
 MAX_PIECE = 2000
 # A chapter is read up to this many characters (about 20 long chapters: a chapter longer than that is a
