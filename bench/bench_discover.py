@@ -1,6 +1,7 @@
 """Cast discovery on 西游记 against the reference list of its 15 main characters and 92 aliases.
 
     python bench/bench_discover.py [--json] [--quick] [--chapters N] [--book DIR] [--base TREE]
+    python bench/bench_discover.py --text NOVEL.txt --gold GOLD.json [--from N --to M] [--base TREE]
 
 The novel (``$WEBNOVEL_SHARED/corpus/xiyouji.txt``) is split exactly as ``import_txt`` splits it
 (``txt_parse``: the chapter bodies it writes), discovery runs over every chapter (characters only),
@@ -34,6 +35,7 @@ Goals (issue 17): 15/15 in the top 30, ≥ 70 % right, ≤ 5 % wrong, ratio ≤ 
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import json
 import os
@@ -178,15 +180,23 @@ def score(proposals: list, gold: list[dict], *, top: int = 30, min_count: int = 
 
 
 def engine_load(tree: Path | None):
-    """The discovery engine of this tree, or of another checkout (loaded from its file: the engine is pure)."""
+    """The discovery engine of this tree, or of another checkout (its whole ``entities.discovery`` package:
+    the engine is pure and split into modules, so each of the other tree's modules is imported from there)."""
     if tree is None:
         from entities.discovery import engine
 
         return engine
-    spec = importlib.util.spec_from_file_location("base_discovery_engine", tree / "entities/discovery/engine.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
+    ours = {k: m for k, m in sys.modules.items() if k == "entities" or k.startswith("entities.")}
+    for k in ours:
+        del sys.modules[k]
+    sys.path.insert(0, str(tree))
+    try:
+        module = importlib.import_module("entities.discovery.engine")
+    finally:
+        sys.path.remove(str(tree))
+        for k in [k for k in sys.modules if k == "entities" or k.startswith("entities.")]:
+            sys.modules[f"base_{k}"] = sys.modules.pop(k)  # the other tree's modules stay alive under base_*
+        sys.modules.update(ours)
     return module
 
 
@@ -238,6 +248,8 @@ def main() -> None:
     parser.add_argument(
         "--gold", type=Path, default=None, help="the gold cast of --text (xiyouji_aliases.json's shape)"
     )
+    parser.add_argument("--from", dest="first", type=int, default=None, help="with --text: chapters from this number")
+    parser.add_argument("--to", dest="last", type=int, default=None, help="with --text: chapters up to this number")
     parser.add_argument("--base", type=Path, default=None, help="also run this checkout's engine first (before)")
     parser.add_argument("--keep", action="store_true", help="accepted for run_all.py (nothing to keep)")
     args = parser.parse_args()
@@ -254,6 +266,8 @@ def main() -> None:
         if args.gold is None:
             sys.exit("--text needs --gold")
         chapters = text_chapters(args.text, args.chapters)
+        # A part of the book (a gold list written for 第71–120回 scores that part only).
+        chapters = [(n, b) for n, b in chapters if (args.first or 0) <= n <= (args.last or n)]
         gold, title = gold_load(args.gold), args.text.stem
     elif args.book is not None:
         chapters = book_chapters(args.book)[: args.chapters]

@@ -18,25 +18,40 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 Token = tuple[str, str]
-MAX_CHARS = 4_000_000  # ≈ 4 minutes of the segmenter: a long web novel; the REST door takes less
+# ≈ 2.5 minutes of CPU, peak RSS under 500 MB (bench_discover_hostile --split); the REST door takes less.
+MAX_CHARS = 2_500_000
 REST_MAX_CHARS = 1_000_000  # a request's share (≈ 1 minute); the command line reads up to MAX_CHARS
 MAX_PIECE = 2000
+# A chapter is read up to this many characters (about 20 long chapters: a chapter longer than that is a
+# pasted book, or an attack); the rest of it is left out and ``bounds.cut`` says so.
+MAX_CHAPTER_CHARS = 200_000
 LEXICAL_FLOOR = 0.08
 _HAN_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _SENTENCE_END = re.compile(r"[。！？!?；;…]")
 
 
-def chapters_bounded(chapters: Iterable[tuple[int, str]], max_chars: int) -> tuple[list[tuple[int, str]], dict]:
-    """The chapters up to ``max_chars`` characters in all (the last one cut), and what was left out."""
+def chapters_bounded(
+    chapters: Iterable[tuple[int, str]], max_chars: int, chapter_chars: int = MAX_CHAPTER_CHARS
+) -> tuple[list[tuple[int, str]], dict]:
+    """The chapters up to ``max_chars`` characters in all (the last one cut), each read up to
+    ``chapter_chars`` characters (cut after a sentence end when there is one), and what was left out:
+    ``cut`` lists the chapters read only in part, as (chapter, its characters, read)."""
     out: list[tuple[int, str]] = []
+    cut: list[tuple[int, int, int]] = []
     used = total = 0
     for number, body in chapters:
         total += len(body)
         if used < max_chars:
-            piece = body[: max_chars - used]
+            piece = body[: min(max_chars - used, chapter_chars)]
+            if len(piece) == chapter_chars < len(body):
+                ends = [m.end() for m in _SENTENCE_END.finditer(piece, chapter_chars - MAX_PIECE)]
+                piece = piece[: ends[-1]] if ends else piece
+                cut.append((number, len(body), len(piece)))
             out.append((number, piece))
             used += len(piece)
     note = {"chars": total, "read": used, "truncated": used < total}
+    if cut:
+        note["cut"] = cut
     return out, note
 
 
@@ -44,13 +59,13 @@ def pieces(paragraph: str, size: int = MAX_PIECE) -> list[str]:
     """``paragraph`` in pieces of at most ``size`` characters, cut after the last sentence end of each
     window when there is one (else at ``size``)."""
     out = []
-    while len(paragraph) > size:
-        window = paragraph[:size]
-        ends = [m.end() for m in _SENTENCE_END.finditer(window)]
-        cut = ends[-1] if ends and ends[-1] >= size // 4 else size
-        out.append(paragraph[:cut])
-        paragraph = paragraph[cut:]
-    out.append(paragraph)
+    start, n = 0, len(paragraph)
+    while n - start > size:  # offsets, not the rest copied each time (quadratic on a 10 MB line)
+        ends = [m.end() for m in _SENTENCE_END.finditer(paragraph, start, start + size)]
+        cut = ends[-1] if ends and ends[-1] - start >= size // 4 else start + size
+        out.append(paragraph[start:cut])
+        start = cut
+    out.append(paragraph[start:])
     return out
 
 

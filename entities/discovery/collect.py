@@ -155,52 +155,13 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 # jieba often glues the demonstrative on (那长老): split it back off.
                 prev3_w, prev2_w, prev2_f, prev_w, prev_f, w = prev2_w, prev_w, prev_f, w[0], "r", w[1:]
             if _is_word(w):
-                st.count[w] += 1
-                st.tag[w][f] += 1
-                st.chapters[w].add(number)
-                if in_quote:
-                    st.quoted[w] += 1
-                if w not in st.first:
-                    st.first[w] = number
-                if prev_w in DEMONSTRATIVES:
-                    st.demonstrative[w] += 1
-                    st.anaphora.append((w, tuple(para[-12:])))
-                if (prev_f in NOUNISH and prev_w not in HUMBLE_SELF) or (
-                    prev_f == "r" and prev_w not in DEMONSTRATIVES
-                ):
-                    # After a noun or a pronoun (行者大惊, 怪大惊, 他大惊): likely a verb of it.
-                    st.after_name[w] += 1
-                    if prev_w != w and _is_word(prev_w):
-                        st.adjacent[(prev_w, w)] += 1
-                        st.adjacent_first.setdefault((prev_w, w), number)
-                        st.adjacent_chapters[(prev_w, w)].add(number)
-                if pending_intro and SELF_INTRO.search(prev2_w + prev_w):
-                    st.naming[(pending_intro, w)] += 1
-                para.append(w)
-                if f in NOUNISH and not NAMING.fullmatch(w):
-                    nouns.append(w)
-                sentence.append(w)
+                _word_count(
+                    st, number, (w, f), (prev_w, prev_f, prev2_w), in_quote, pending_intro, (para, nouns, sentence)
+                )
             elif w.endswith(SPEECH_END) and len(w) <= 3 and w not in NOT_SPEECH:
-                # X道 / X笑道; jieba may also cut 笑道 into 笑 + 道: one character between is allowed.
-                who, who_f, before = (prev_w, prev_f, prev2_w) if _is_word(prev_w) else (prev2_w, prev2_f, prev3_w)
-                if (
-                    _is_word(who)
-                    and (who != prev2_w or len(prev_w) == 1)
-                    and who_f[:1] not in NOT_SPEAKER_TAGS
-                    and before not in OBJECT_MARKERS
-                ):
-                    st.speaker[who] += 1
-                    speaker_last = who
-                    since_speech = 0
-                    if called and st.paragraphs - called[2] <= 2 and who != called[1]:
-                        # “悟净，…” answered by 沙僧道: the one called answers.
-                        st.answers[(called[0], who)] += 1
-                    called = None
-                elif prev_f[:1] == "v" and len(prev_w) == 2 and prev2_f in NOUNISH and _is_word(prev2_w):
-                    # X + gesture + 道 (唐僧合掌道): X says the quote that follows, though a verb sits
-                    # between; not counted as a speaker (the gesture may be anyone's).
-                    speaker_last = prev2_w
-                    since_speech = 0
+                speaker_last, since_speech, called = _speech_count(
+                    st, (prev_w, prev_f, prev2_w, prev2_f, prev3_w), (speaker_last, since_speech, called)
+                )
             if pending_intro and w in FIRST_PERSON and first_person < 0:
                 first_person = len(nouns)
             # jieba may cut 又唤 / 一名 in two: the verb after 又 / 一 / 人 names too.
@@ -239,6 +200,75 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
             st.sentences.append((st.paragraphs, tuple(sentence)))
         st.paragraphs += 1
     return st
+
+
+def _word_count(
+    st: _Stats,
+    number: int,
+    token: Token,
+    prev: tuple[str, str, str],
+    in_quote: bool,
+    pending_intro: str,
+    lists: tuple[list[str], list[str], list[str]],
+) -> None:
+    """A word of the walk: its counts, what precedes it (a demonstrative, a noun), and the paragraph's,
+    the sentence's and the nouns' lists it joins."""
+    w, f = token
+    prev_w, prev_f, prev2_w = prev
+    para, nouns, sentence = lists
+    st.count[w] += 1
+    st.tag[w][f] += 1
+    st.chapters[w].add(number)
+    if in_quote:
+        st.quoted[w] += 1
+    if w not in st.first:
+        st.first[w] = number
+    if prev_w in DEMONSTRATIVES:
+        st.demonstrative[w] += 1
+        st.anaphora.append((w, tuple(para[-12:])))
+    if (prev_f in NOUNISH and prev_w not in HUMBLE_SELF) or (prev_f == "r" and prev_w not in DEMONSTRATIVES):
+        # After a noun or a pronoun (行者大惊, 怪大惊, 他大惊): likely a verb of it.
+        st.after_name[w] += 1
+        if prev_w != w and _is_word(prev_w):
+            st.adjacent[(prev_w, w)] += 1
+            st.adjacent_first.setdefault((prev_w, w), number)
+            st.adjacent_chapters[(prev_w, w)].add(number)
+    if pending_intro and SELF_INTRO.search(prev2_w + prev_w):
+        st.naming[(pending_intro, w)] += 1
+    para.append(w)
+    if f in NOUNISH and not NAMING.fullmatch(w):
+        nouns.append(w)
+    sentence.append(w)
+
+
+def _speech_count(
+    st: _Stats, prev: tuple[str, str, str, str, str], state: tuple[str, int, tuple[str, str, int] | None]
+) -> tuple[str, int, tuple[str, str, int] | None]:
+    """A speech verb of the walk (X道 / X笑道): who speaks, and the call (“悟净，…”) it answers.
+    Returns the walk's (last speaker, tokens since the last attribution, call awaiting an answer)."""
+    prev_w, prev_f, prev2_w, prev2_f, prev3_w = prev
+    speaker_last, since_speech, called = state
+    # X道 / X笑道; jieba may also cut 笑道 into 笑 + 道: one character between is allowed.
+    who, who_f, before = (prev_w, prev_f, prev2_w) if _is_word(prev_w) else (prev2_w, prev2_f, prev3_w)
+    if (
+        _is_word(who)
+        and (who != prev2_w or len(prev_w) == 1)
+        and who_f[:1] not in NOT_SPEAKER_TAGS
+        and before not in OBJECT_MARKERS
+    ):
+        st.speaker[who] += 1
+        speaker_last = who
+        since_speech = 0
+        if called and st.paragraphs - called[2] <= 2 and who != called[1]:
+            # “悟净，…” answered by 沙僧道: the one called answers.
+            st.answers[(called[0], who)] += 1
+        called = None
+    elif prev_f[:1] == "v" and len(prev_w) == 2 and prev2_f in NOUNISH and _is_word(prev2_w):
+        # X + gesture + 道 (唐僧合掌道): X says the quote that follows, though a verb sits
+        # between; not counted as a speaker (the gesture may be anyone's).
+        speaker_last = prev2_w
+        since_speech = 0
+    return speaker_last, since_speech, called
 
 
 def _named_record(st: _Stats, name: str, owner: str, chain: bool) -> None:
@@ -313,6 +343,9 @@ class _Groups:
         # Surname + one character (贾政, 贾琏, 唐僧, 唐王), person-tagged: two such groups with no
         # character in common are two people of one family (compared apart from the longer given names).
         self.given1: dict[str, str] = {}
+        # Links too weak to merge on (a name that sounds like another: 张翼 / 张仪): child → (owner, why).
+        # Never merged; the child's proposal goes to the lower band with the link as its reason, for a curator to decide.
+        self.uncertain: dict[str, tuple[str, str]] = {}
 
     def _apart(self, ma: set[str], mb: set[str], floor: float) -> bool:
         for x in ma:
@@ -342,6 +375,11 @@ class _Groups:
             if ga and gb and not ga & gb:
                 return True
         return False
+
+    def maybe(self, child: str, owner: str, why: str) -> None:
+        """An uncertain link: kept as a reason, never a merge (the first one per name)."""
+        if self.find(child) != self.find(owner):
+            self.uncertain.setdefault(child, (owner, why))
 
     def join(self, child: str, owner: str, why: str, *, weak: bool = False, variant: bool = False) -> bool:
         """Join ``child``'s group to ``owner``'s. A weak link (one naming sentence, company, anaphora)

@@ -126,9 +126,16 @@ def discover(
         tags = jieba_tags() if segment is None else {}
     chapters, note = chapters_bounded(chapters, max_chars)
     plain = jieba_plain if segment is None else None
-    tokens = [
-        segment_bounded(body, segment or jieba_segment, lexicon=lexicon, plain=plain, note=note) for _, body in chapters
-    ]
+    # One tuple per distinct (word, tag): a book's millions of tokens are pointers into a small pool, not
+    # millions of pairs (peak memory, D1).
+    pool: dict[Token, Token] = {}
+    base = segment or jieba_segment
+
+    def pooled(text: str) -> list[Token]:
+        return [pool.setdefault(t, t) for t in base(text)]
+
+    tokens = [segment_bounded(body, pooled, lexicon=lexicon, plain=plain, note=note) for _, body in chapters]
+    pool.clear()
     if bounds is not None:
         bounds.update(note)
     # The book's own text repairs the tokens first (textstats: edges learned, glued forms cut, names

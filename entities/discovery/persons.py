@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from entities.discovery.collect import _Groups, _share, _Stats
 from entities.discovery.links import (
@@ -41,9 +43,28 @@ from entities.discovery.vocab import (
     PLACE_TAGS,
     SAME_COMPANY,
     SURNAMES,
+    UNCERTAIN_CONFIDENCE,
     Proposal,
     ProposedAlias,
 )
+
+
+@dataclass
+class _Cast:
+    """What the grouping steps share: the counts, the person words, the groups and what they learned."""
+
+    st: _Stats
+    chapters: list[tuple[int, str]]
+    min_count: int
+    lexicon: Mapping[str, int]
+    group_words: frozenset[str]
+    person: set[str] = field(default_factory=set)
+    groups: _Groups | None = None
+    links: object = None
+    surnames: set[str] = field(default_factory=set)
+    selfnames: set[str] = field(default_factory=set)
+    starts: Counter[str] = field(default_factory=Counter)
+    title_words: set[str] = field(default_factory=set)
 
 
 def _persons(
@@ -55,6 +76,33 @@ def _persons(
     lexicon: Mapping[str, int],
     group_words: frozenset[str] = frozenset(),
 ) -> list[Proposal]:
+    """The characters of the book: who is a person (``_person_words``, ``_titled_persons``), then which names
+    are one person, step by step over one union-find (``_groups_start`` … ``_variant_join``), then one proposal
+    per group (``_proposals_build``)."""
+    cx = _Cast(st, chapters, min_count, lexicon, group_words)
+    for step in (
+        _person_words,
+        _titled_persons,
+        _groups_start,
+        _nesting_join,
+        _text_join,
+        _courtesy_join,
+        _surname_join,
+        _anaphora_join,
+        _family_join,
+        _variant_join,
+    ):
+        step(cx)
+    return _proposals_build(cx, limit)
+
+
+def _person_words(cx: _Cast) -> None:
+    """Who is a person: the words tagged, heard speaking, pointed at or named (and the longer words holding one)."""
+    st = cx.st
+    count = cx.st.count
+    group_words = cx.group_words
+    min_count = cx.min_count
+    chapters = cx.chapters
     count = st.count
     chained = _named_count(st, chapters, min_count)
     # A person: tagged as a name most of the time, or the speaker of enough lines. A word that mostly
@@ -104,6 +152,15 @@ def _persons(
                 w[i:j] in person for i in range(len(w)) for j in range(i + 2, len(w) + 1) if j - i < len(w)
             ):
                 person.add(w)
+    cx.person = person
+
+
+def _titled_persons(cx: _Cast) -> None:
+    """Names written with a title (观音 + 菩萨), glued verbs dropped, and the book's surnames."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    min_count = cx.min_count
     # A name + the title of someone heard speaking often (观音 + 菩萨) is a person, and so is that name on
     # its own (观音), though neither ever speaks under it.
     titles = {w for w in person if st.speaker[w] >= 3 * min_count}
@@ -167,6 +224,17 @@ def _persons(
     surnames = SURNAMES | {
         w[1] for w, n in count.items() if len(w) == 2 and w[0] == "老" and n >= min_count and starts[w[1]] >= 2
     }
+    cx.title_words, cx.starts, cx.surnames = title_words, starts, surnames
+
+
+def _groups_start(cx: _Cast) -> None:
+    """The union-find of names, with who meets whom in one sentence (two people) and the first generic words."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    min_count = cx.min_count
+    chapters = cx.chapters
+    surnames = cx.surnames
     _given_names_recover(st, person, surnames, chapters, min_count)
     together = _sentence_pairs(st, person)
     # The text read whole, with the person words found (jieba cuts a name differently each time, 悟 +
@@ -205,6 +273,16 @@ def _persons(
         if total >= max(10, 2 * min_count) and who.most_common(1)[0][1] < 0.5 * total:
             generic.add(called)
 
+    cx.groups, cx.links = groups, links
+
+
+def _nesting_join(cx: _Cast) -> None:
+    """Nesting (悟空 ⊂ 孙悟空), appositions (如来佛祖) and naming patterns (名唤罗刹女)."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    groups = cx.groups
+    generic = cx.groups.generic
     # Nesting: the longer names holding each name, weighted by how often they occur.
     holders: dict[str, list[str]] = defaultdict(list)
     by_len = sorted(person, key=len)
@@ -267,6 +345,15 @@ def _persons(
         if a in person and b in person and a != b and n >= 2 and a not in generic and owners[0][0] == a:
             groups.join(b, a, f"称谓句式（法名/叫做/号/我乃…）{n} 次：{a} → {b}", weak=True)
 
+
+def _text_join(cx: _Cast) -> None:
+    """What the raw text shows: self-names, X乃Y, calls read from the text, appositions jieba's tags hide."""
+    st = cx.st
+    count = cx.st.count
+    groups = cx.groups
+    generic = cx.groups.generic
+    links = cx.links
+    lexicon = cx.lexicon
     # A speaker's name for himself and X乃Y (read in the text above) join two groups, generic words aside.
     for kind, pairs in (("自称", links.self_named), ("同位", links.copula)):
         by_group: Counter[tuple[str, str]] = Counter()
@@ -313,6 +400,36 @@ def _persons(
         ):
             groups.join(b, a, f"「{a}{b}」连写 {n} 次（同位语）")
 
+
+_COURTESY = re.compile(r"([\u4e00-\u9fff]{2,4})[，,]\s*(?:表)?字([\u4e00-\u9fff]{2})(?=[，,。；;、\s])")
+
+
+def _courtesy_join(cx: _Cast) -> None:
+    """A courtesy name introduced by 字 (刘备，字玄德 / 姓宋名江，表字公明): the two characters after 字 are
+    a name of the person named right before the comma. Said once in a book, so one sentence suffices;
+    the groups' own guards (two people met in one sentence, two given names) still refuse a join."""
+    person, groups = cx.person, cx.groups
+    said: Counter[tuple[str, str]] = Counter()
+    for _, body in cx.chapters:
+        for m in _COURTESY.finditer(body):
+            before, name = m.group(1), m.group(2)
+            owner = next((before[-k:] for k in (3, 2) if before[-k:] in person), "")
+            if owner and name in person and owner != name and name not in groups.generic:
+                said[(owner, name)] += 1
+    for (owner, name), n in sorted(said.items()):
+        groups.join(name, owner, f"「{owner}，字{name}」（表字句式 {n} 次）")
+
+
+def _surname_join(cx: _Cast) -> None:
+    """Surnames: one surname with the same company, given names, 老 + surname."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    groups = cx.groups
+    min_count = cx.min_count
+    lexicon = cx.lexicon
+    surnames = cx.surnames
+    starts = cx.starts
     # Surnames. A character of the book is a surname when it is a common one or when 老 + it is a word
     # (老孙, 老猪: how a character of that surname speaks of himself or is spoken of).
     # 老 + X also names the one full name starting with X (老猪 → 猪八戒), surname or not.
@@ -374,8 +491,9 @@ def _persons(
             scored.sort(reverse=True)
             similarity, _, a = scored[0]
             runner_up = scored[1][0] if len(scored) > 1 else 0.0
+            why = f"同姓「{c}」且同场人物相近（相似度 {similarity:.2f}）"
             if similarity >= SAME_COMPANY or (similarity >= CLOSE_COMPANY and similarity >= 1.2 * runner_up):
-                groups.join(b, a, f"同姓「{c}」且同场人物相近（相似度 {similarity:.2f}）")
+                groups.join(b, a, why)
 
     # 老 + surname (老孙, 老猪) names the one bearer of that surname: the group holding the most frequent
     # full name, if it holds most of the surname's full names (老王 names no one where 王母娘娘 is one
@@ -392,6 +510,16 @@ def _persons(
         groups.join(selfname, head, f"「{selfname}」= 老 + 姓「{c}」（{head}）")
         person.add(selfname)
 
+    cx.selfnames = selfnames
+
+
+def _anaphora_join(cx: _Cast) -> None:
+    """Anaphora: 那 / 这 + epithet votes for the name just before it, by lift."""
+    st = cx.st
+    person = cx.person
+    groups = cx.groups
+    generic = cx.groups.generic
+    min_count = cx.min_count
     # Anaphora: 那 / 这 + epithet votes for the name just before it.
     votes: dict[str, Counter[str]] = defaultdict(Counter)
     for epithet, before in st.anaphora:
@@ -430,6 +558,18 @@ def _persons(
                 weak=True,
             )
 
+
+def _family_join(cx: _Cast) -> None:
+    """Forms of address answered, self-names, surname + a group's name or title."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    groups = cx.groups
+    links = cx.links
+    min_count = cx.min_count
+    chapters = cx.chapters
+    surnames = cx.surnames
+    selfnames = cx.selfnames
     # Who answers a form of address: a word called at the head of a line (“悟能，…”) that one
     # group answers at least half the time, far above how often that group answers anyone (lift ≥ 4),
     # is a way of calling that group — proposed as a generic alias (夯货, 悟能), never a plain one.
@@ -455,7 +595,18 @@ def _persons(
                 if any(m[0] == c and m != w for m in groups.members.get(owner, {owner})):
                     groups.join(w, owner, f"姓「{c}」+「{title}」（{title} 已归入「{owner}」）")
 
-    # Pinyin variants of a frequent name. pypinyin is imported here, not at the top: its dictionaries take
+
+def _variant_join(cx: _Cast) -> None:
+    """Pinyin variants, name + title compounds, place + person, abbreviations."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    groups = cx.groups
+    generic = cx.groups.generic
+    min_count = cx.min_count
+    title_words = cx.title_words
+    # Pinyin variants of a frequent name: never merged by sound alone (张翼 / 张仪 are two people), a
+    # lower-band link for a curator (金刚 / 金钢 may be one name written two ways). pypinyin is imported here, not at the top: its dictionaries take
     # ~0.2 s to load, and this module is imported by the admin (autodiscovered by every process, `story` too).
     from pypinyin import lazy_pinyin  # noqa: PLC0415
 
@@ -467,9 +618,7 @@ def _persons(
             names.sort(key=lambda x: (-count[x], x))
             for other in names[1:]:
                 if count[other] * 5 <= count[names[0]] and len(other) == len(names[0]):
-                    groups.join(
-                        other, names[0], f"与「{names[0]}」同音（拼音 {''.join(lazy_pinyin(other))}）", variant=True
-                    )
+                    groups.maybe(other, names[0], f"与「{names[0]}」同音（拼音 {''.join(lazy_pinyin(other))}）")
 
     # Name + title written together often (哪吒 + 太子) is itself a name of that person (哪吒太子): jieba
     # cuts it in two, so it is no token, but a reader and the mention scan see it whole.
@@ -508,6 +657,15 @@ def _persons(
             if 2 <= len(b) < len(a) and b[0] == a[0] and b not in a and _subsequence(b, a):
                 groups.join(b, a, f"「{b}」是「{a}」的简称")
 
+
+def _proposals_build(cx: _Cast, limit: int) -> list[Proposal]:
+    """One proposal per group, ordered by √count × confidence × voice."""
+    st = cx.st
+    count = cx.st.count
+    person = cx.person
+    groups = cx.groups
+    generic = cx.groups.generic
+    min_count = cx.min_count
     members: dict[str, list[str]] = defaultdict(list)
     for w in person:
         members[groups.find(w)].append(w)
@@ -527,6 +685,18 @@ def _persons(
         chaps = set().union(*(st.chapters[w] for w in names))
         nr = sum(_share(st.tag[w], PERSON_TAGS) * count[w] for w in names) / total
         confidence = round(min(0.99, 0.35 * nr + 0.35 * min(1.0, spk / max(1, 0.05 * total)) + 0.3 * _spread(chaps)), 2)
+        # An uncertain link of one of its names to another group: the lower band, with the link as reason.
+        link = next(
+            (
+                f"可能与「{owner}」是同一人：{why}"
+                for w in sorted(names, key=lambda x: (-count[x], x))
+                if (hit := groups.uncertain.get(w)) and groups.find(hit[0]) != groups.find(w)
+                for owner, why in [hit]
+            ),
+            "",
+        )
+        if link:
+            confidence = min(confidence, UNCERTAIN_CONFIDENCE)
         aliases = [
             ProposedAlias(w, count[w], w in generic, groups.why.get(w) or groups.why.get(canonical, "同组"))
             for w in sorted(names, key=lambda x: (-count[x], x))
@@ -541,6 +711,7 @@ def _persons(
                 chapters=len(chaps),
                 confidence=confidence,
                 aliases=aliases,
+                uncertain=link,
                 signals={
                     "speaker": spk,
                     "person_tag_share_pct": round(100 * nr),

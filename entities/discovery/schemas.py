@@ -43,10 +43,17 @@ class DiscoverCountsOut(Schema):
     below_floor: int = Field(description="置信度低于 0.3，未入队")
 
 
+class DiscoverCutOut(Schema):
+    chapter: int = Field(description="章号")
+    chars: int = Field(description="该章字数")
+    read: int = Field(description="读入的字数（单章上限，其余未读）")
+
+
 class DiscoverBoundsOut(Schema):
     chars: int = Field(description="正文总字数")
     read: int = Field(description="本次读入的字数（超过上限的部分未读）")
     unlexical: int = Field(description="几乎不成词的片段数（疑似乱码：只按词典切分，不从中找新名字）")
+    cut: list[DiscoverCutOut] = Field(default_factory=list, description="超过单章上限、只读了一部分的章")
     note: str | None = Field(default=None, description="未读完全文时的说明")
 
 

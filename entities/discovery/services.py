@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from core.journal import journal_append, journal_lock
 from core.models import Book, Chapter
-from entities.discovery.bounds import MAX_CHARS
+from entities.discovery.bounds import MAX_CHAPTER_CHARS, MAX_CHARS
 from entities.discovery.engine import TYPES, Proposal, Segmenter, discover
 from entities.models import Alias, Entity, PendingItem
 from kernel.exceptions import Conflict, InvalidInput
@@ -120,18 +120,31 @@ def book_discover(
     proposals = discover(
         chapters, min_count=min_count, types=types, segment=segment, limit=limit, max_chars=max_chars, bounds=bounds
     )
-    bounds = {"chars": bounds["chars"], "read": bounds["read"], "unlexical": bounds.get("unlexical", 0)}
-    if bounds["read"] < bounds["chars"]:
-        bounds["note"] = (
-            f"正文共 {bounds['chars']} 字，超过本次上限 {max_chars} 字：只读了前 {bounds['read']} 字"
-            "（命令行 manage.py discover 的上限更高）"
-        )
+    bounds = _bounds_report(bounds, max_chars)
     return {
         "book": book.slug,
         "chapters": len(chapters),
         **_proposals_queue(book=book, proposals=proposals),
         "bounds": bounds,
     }
+
+
+def _bounds_report(note: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """The engine's bounds note as the report gives it: what was read, what was skipped and why."""
+    cut = [{"chapter": n, "chars": chars, "read": read} for n, chars, read in note.get("cut", [])]
+    bounds = {"chars": note["chars"], "read": note["read"], "unlexical": note.get("unlexical", 0), "cut": cut}
+    said = [
+        f"第 {c['chapter']} 章共 {c['chars']} 字，超过单章上限 {MAX_CHAPTER_CHARS} 字：只读了前 {c['read']} 字"
+        for c in cut[:5]
+    ] + ([f"另有 {len(cut) - 5} 章同样只读了一部分"] if len(cut) > 5 else [])
+    if note["read"] + sum(c["chars"] - c["read"] for c in cut) < note["chars"]:
+        said.append(
+            f"正文共 {note['chars']} 字，超过本次上限 {max_chars} 字：只读了前 {note['read']} 字"
+            "（命令行 manage.py discover 的上限更高）"
+        )
+    if said:
+        bounds["note"] = "；".join(said)
+    return bounds
 
 
 def _item_key(item: PendingItem) -> dict[str, Any]:

@@ -337,7 +337,7 @@ def token_repair(tokens: list[Token], names: Mapping[str, str], joins: Mapping[s
             out.append(("".join(t[0] for t in tokens[i : i + k]), "nr"))
             i += k
             continue
-        out.append((w, f))
+        out.append(tokens[i])  # the same tuple: a book's tokens are shared, not copied (memory, D1)
         i += 1
     return out
 

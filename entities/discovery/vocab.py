@@ -83,6 +83,9 @@ APART_STRONG, APART_WEAK = 0.1, 0.02
 GENERIC_APART = 0.2  # a generic word meeting a name in this share of sentences is someone else
 CLOSE_COMPANY = 0.6  # … or above which, when it is clearly the closest of its surname's groups
 OLD_SURNAME_HELD = 2 / 3  # share of a surname's full-name occurrences one group holds for 老 + it to be that group
+# A proposal one of whose names has an uncertain link to another (the same sound only) is
+# held under the services' low band (< 0.5): a curator decides, nothing is merged.
+UNCERTAIN_CONFIDENCE = 0.45
 SAME_COMPANY = 0.85  # cosine of two names' paragraph company above which one surname means one person
 _GLUE_HEAD_TAGS = frozenset({"n", "ng", "nr", "j"})
 _STATE_AFTER = frozenset({"了", "过", "着", "去", "矣"})
@@ -118,6 +121,7 @@ class Proposal:
     aliases: list[ProposedAlias] = field(default_factory=list)
     signals: dict[str, int] = field(default_factory=dict)
     samples: list[str] = field(default_factory=list)
+    uncertain: str = ""  # why this may be another proposal's person (a link too weak to merge on)
 
     def names(self) -> list[str]:
         return [self.name, *(a.alias for a in self.aliases)]
@@ -134,5 +138,6 @@ class Proposal:
                 "chapters": self.chapters,
                 "signals": dict(self.signals),
                 "samples": list(self.samples),
-            },
+            }
+            | ({"uncertain": self.uncertain} if self.uncertain else {}),
         }

@@ -10,6 +10,7 @@ from bookfiles.rebuilder import book_rebuild
 from entities.discovery import bounds as B
 from entities.discovery import textstats as T
 from entities.discovery.engine import discover, jieba_lexicon, jieba_segment, jieba_tags
+from entities.discovery.services import _bounds_report
 from tests.entities.test_discovery import _book_folder, synthetic_chapters
 
 # 袭人: a speaker's name no dictionary knows; jieba cuts it 袭/v + 人/n.
@@ -118,6 +119,27 @@ def test_chapters_bounded_states_what_was_left_out():
     assert note == {"chars": 180, "read": 100, "truncated": True}
 
 
+def test_a_chapter_is_read_up_to_its_own_cap_cut_after_a_sentence_end():
+    body = ("甲" * 99 + "。") * 50  # 5,000 characters, a sentence end every 100
+    out, note = B.chapters_bounded([(1, body), (2, "乙" * 60)], 100_000, chapter_chars=3050)
+    assert [len(b) for _, b in out] == [3000, 60]  # cut after the last sentence end before 3,050
+    assert note == {"chars": 5060, "read": 3060, "truncated": True, "cut": [(1, 5000, 3000)]}
+    # A chapter under the cap is read whole: no "cut" entry.
+    assert B.chapters_bounded([(1, body)], 100_000, chapter_chars=5000)[1] == {
+        "chars": 5000,
+        "read": 5000,
+        "truncated": False,
+    }
+
+
+def test_the_report_says_which_chapter_was_cut():
+    report = _bounds_report({"chars": 5060, "read": 3060, "truncated": True, "cut": [(1, 5000, 3000)]}, 1_000_000)
+    assert report["cut"] == [{"chapter": 1, "chars": 5000, "read": 3000}]
+    assert report["note"] == f"第 1 章共 5000 字，超过单章上限 {B.MAX_CHAPTER_CHARS} 字：只读了前 3000 字"
+    both = _bounds_report({"chars": 9000, "read": 4000, "truncated": True, "cut": [(1, 5000, 3000)]}, 4000)
+    assert both["note"].endswith("超过本次上限 4000 字：只读了前 4000 字（命令行 manage.py discover 的上限更高）")
+
+
 def test_random_cjk_is_segmented_by_the_dictionary_alone():
     rng = random.Random(7)
     noise = "".join(chr(0x4E00 + rng.randrange(3000)) for _ in range(20000))
@@ -145,3 +167,29 @@ def test_rest_discover_is_bounded_and_says_so(api, tmp_path, monkeypatch):
     assert response.status_code == 200
     bounds = response.json()["bounds"]
     assert bounds["read"] == 1000 and bounds["chars"] > 1000 and "只读了前 1000 字" in bounds["note"]
+
+
+def test_a_sound_alike_is_never_merged_but_kept_in_the_low_band():
+    # 张仪 sounds like 张翼 (zhangyi) and is five times rarer: the old pinyin rule merged them (张翼's
+    # proposal held 张仪). Different characters of one sound are two names: 张仪 stays its own proposal,
+    # held under the low band (< 0.5) with the link as its reason.
+    lines = ["张翼领兵出城，与魏兵交战。张翼曰：“今日必胜。”众军皆喜。"] * 30
+    lines += ["张仪游说诸侯，诸侯皆从。张仪曰：“合纵不可久也。”"] * 5
+    chapters = [(k + 1, "\n".join(lines[k::3])) for k in range(3)]
+    by_name = {p.name: p for p in discover(chapters, min_count=5, types=["角色"])}
+    assert by_name["张翼"].names() == ["张翼"]
+    assert by_name["张仪"].confidence == 0.45
+    assert by_name["张仪"].uncertain == "可能与「张翼」是同一人：与「张翼」同音（拼音 zhangyi）"
+    assert by_name["张仪"].as_dict()["evidence"]["uncertain"] == by_name["张仪"].uncertain
+    assert "uncertain" not in by_name["张翼"].as_dict()["evidence"]
+
+
+def test_a_courtesy_name_introduced_by_zi_joins_its_person():
+    # Said once, as classical novels do (关羽，字云长): one sentence is enough for 字.
+    intro = ["刘备，字玄德，涿郡人也。关羽，字云长，河东人也。"]
+    lines = ["玄德曰：“吾当往之。”云长曰：“兄长勿忧。”二人遂行。", "刘备引兵至城下，关羽随之。刘备曰：“可战矣。”"] * 12
+    chapters = [(k + 1, "\n".join((intro if k == 0 else []) + lines[k::3])) for k in range(3)]
+    by_name = {p.name: p for p in discover(chapters, min_count=5, types=["角色"])}
+    assert by_name["关羽"].names() == ["关羽", "云长"]
+    assert by_name["关羽"].aliases[0].why == "「关羽，字云长」（表字句式 1 次）"
+    assert "云长" not in by_name  # no proposal of its own
