@@ -31,7 +31,10 @@ def test_a_repeated_value_is_merged_into_the_earlier_fact(book):
     assert rows == [(1, "active")]
     first.refresh_from_db()
     assert first.evidence == [{"kind": "chapter_summary", "chapter": 1}, {"kind": "chapter_summary", "chapter": 5}]
-    assert list(first.events.values_list("action", flat=True)) == ["created", "merged"]  # a derived fact: no status history
+    assert list(first.events.values_list("action", flat=True)) == [
+        "created",
+        "merged",
+    ]  # a derived fact: no status history
 
 
 def test_a_fact_a_person_wrote_is_never_merged_away(book):
