@@ -6,9 +6,10 @@ Each case runs in a fresh process of each tree (``--base``: a checkout of the co
 ``git archive df93e35 | tar -x -C /tmp/base``; and this tree), alternately, on the same synthetic book
 (bench/gen_book.py) rebuilt into a fresh SQLite file. Timed, after-commit hooks included (as REST and
 the CLI run them): an ingestion (bench_entities.py's rich extraction), a confirm of a held state
-change, an admin edit (a curator's new state change; an alias added, which re-indexes every chapter's
-chunks), and — on the ``--big`` book — finalize of a new last chapter. Goal: ingestion, confirm and the
-admin state change ≤ 1.3× the tree before; finalize on 3,000 chapters flat (≤ 1.3×).
+change, an admin edit (a curator's new state change; an alias added, which remakes the chunks of the
+chapters holding it), and — on the ``--big`` book — finalize of a new last chapter. Times are CPU seconds
+of the child (SQLite runs in-process), p50; the recall app's embedding is off (``WEBNOVEL_RECALL``). Goal: every write ≤ 1.3× the tree before; finalize on 3,000
+chapters flat (≤ 1.3×).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ last = book.chapters.order_by("-number").values_list("number", flat=True).first(
 out = {}
 
 def timed(fn):
-    t0 = time.perf_counter(); fn(); return time.perf_counter() - t0
+    t0 = time.process_time(); fn(); return time.process_time() - t0  # CPU: the machine is shared
 
 def payload(n):
     seen = list(Appearance.objects.filter(book=book, chapter=n, source="scan").order_by("-count")
@@ -103,6 +104,9 @@ def child(tree: Path, case: str, root: Path, repeat: int) -> dict:
         **os.environ,
         "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
         "WEBNOVEL_MEMORY_INDEX_DIR": "off",
+        # the recall app's embedding hook (issue 32, ~4 s a chapter) is not a re-derivation of this issue,
+        # and the tree before has none: off in both, or a fresh rebuild of the book embeds every chapter
+        "WEBNOVEL_RECALL": "off",
         "PYTHONPATH": str(tree),
     }
     args = json.dumps({"case": case, "root": str(root), "repeat": repeat, "repo": str(REPO)})
@@ -139,13 +143,13 @@ def main() -> int:
         rows.append(
             {
                 "write": name,
-                "before p50 ms": round(before * 1000, 1),
-                "now p50 ms": round(now * 1000, 1),
+                "before CPU p50 ms": round(before * 1000, 1),
+                "now CPU p50 ms": round(now * 1000, 1),
                 "ratio": round(ratio, 2) if ratio else None,
-                "goal ≤1.3×": goal_mark(ratio, 1.3) if name != "admin_alias" else "(re-indexes chunks)",
+                "goal ≤1.3×": goal_mark(ratio, 1.3),
             }
         )
-    bench.table("re-deriving after every write: p50 per call, hooks included, the tree before vs now", rows)
+    bench.table("re-deriving after every write: CPU p50 per call, hooks included, the tree before vs now", rows)
     return bench.finish()
 
 

@@ -286,10 +286,23 @@ def journal_scope(*, events: list[dict[str, Any]]) -> tuple[list[int], list[str]
 
     for event in events:
         if not event.get("op", "").startswith(_SELF_FOLLOWING):
+            at_chapter = _at_chapter(event)
             for key, value in event.items():
-                if key not in ("seq", "op", "file", "data", "_line"):
+                if key not in ("seq", "op", "file", "data", "_line") and not (at_chapter and key in _AT_CHAPTER_KEYS):
                     walk(value, key)
     return sorted(chapters), sorted(entities)
+
+
+# A new state change (recorded, or a held one confirmed as it was held) changes its entity's rows at the
+# chapter it names, not the entity as a whole (name, type, id): the chapter alone is its scope (the memory
+# hook follows the (entity, field) pairs of that chapter to their later chapters itself).
+_AT_CHAPTER_KEYS = ("entity", "payload")
+
+
+def _at_chapter(event: dict[str, Any]) -> bool:
+    op = event.get("op", "")
+    held = op == "pending.confirm" and event.get("kind") == "state_change" and event.get("entity") is None
+    return isinstance(event.get("chapter"), int) and (op == "state_change.record" or held)
 
 
 def journal_follow(*, book: Book, events: list[dict[str, Any]]) -> None:

@@ -221,7 +221,8 @@ class FactTombstoneAdmin(admin.ModelAdmin):
 
 @admin.register(DerivationStamp)
 class DerivationStampAdmin(admin.ModelAdmin):
-    """Read-only: deleting a stamp is safe (the next derivation recomputes the book-wide facts)."""
+    """Read-only: deleting a stamp is safe (the next derivation recomputes the book-wide facts, and the
+    next chunk indexing remakes every chunk once)."""
 
     list_display = ["book", "inputs", "facts"]
     list_select_related = ["book"]

@@ -2,8 +2,9 @@
 
 1. De-duplication: inside one group (category, subject, field), a fact repeating the value of the fact
    just before it (in chapter order) adds nothing: its evidence is merged into the earlier fact and it
-   is deleted. Book-wide facts (origin ``setting``) are derived again whenever their inputs change, so
-   they are always the one kept, never the one deleted; contradicted and decided facts are left for the author.
+   is deleted. Only a derived fact is ever the one deleted: book-wide facts (origin ``setting``) are
+   derived again whenever their inputs change, and facts a person or an agent wrote (``manual``,
+   ``import``) are theirs; contradicted and decided facts are left for the author.
 2. Caps: when a category holds more facts than its cap, facts are dropped in this order until it fits —
    outdated (oldest chapter first), then tentative, then active ones (oldest first). Never dropped:
    contradicted facts, book-wide facts, and active world rules / open loops (those categories have no
@@ -37,6 +38,7 @@ DEFAULT_CAPS = {
     Fact.Category.CONSTRAINT: 200,
 }
 PROTECTED = {Fact.Category.WORLD_RULE, Fact.Category.OPEN_LOOP}
+MERGEABLE_ORIGINS = {Fact.Origin.DERIVED}  # the only facts de-duplication deletes (the later of two)
 
 
 def caps_get() -> dict[str, int]:
@@ -86,7 +88,9 @@ def facts_compact(
         for fact in facts[1:]:
             same = value_normalize(fact.value) == value_normalize(keep.value)
             frozen = {Fact.Status.CONTRADICTED} & {fact.status, keep.status} or fact.decided_at or keep.decided_at
-            if same and not frozen and fact.origin != Fact.Origin.SETTING:
+            # A fact a person or an agent wrote (manual, imported) is never merged away: whether it would
+            # otherwise go or stay by whether a later hook happened to compact its subject (a rebuild always does).
+            if same and not frozen and fact.origin in MERGEABLE_ORIGINS:
                 keep.evidence = keep.evidence + [e for e in fact.evidence if e not in keep.evidence]
                 to_update[keep.pk] = keep
                 merged_away.append(fact.pk)

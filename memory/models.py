@@ -222,12 +222,18 @@ class DerivationStamp(models.Model):
     the book's non-chapter files, the chapters' ``closes``, the entities' initial states) and the state
     of its setting facts right after. While both are unchanged, deriving them again would change
     nothing, so it is skipped (a finalize would otherwise read every thread, secret and entity).
-    Saving a thread, secret or document row by hand (the admin) deletes the stamp."""
+    Saving a thread, secret or document row by hand (the admin) clears ``inputs``. ``names``: the
+    names the retrieval chunks were indexed with (memory/retrieval.py, ``chunks_index``)."""
 
     book = models.OneToOneField(Book, on_delete=models.CASCADE, related_name="memory_stamp", verbose_name="书")
     inputs = models.CharField(max_length=64, verbose_name="输入指纹")
     facts = models.CharField(
         max_length=100, help_text="设定事实的 数量:最大id:最后修改时间", verbose_name="设定事实指纹"
+    )
+    # issue 24: the names (two characters or more) the retrieval chunks' ``@name`` terms were made with;
+    # when the book's names move, only the chunks whose text holds an added or removed name are remade
+    names = models.JSONField(
+        null=True, blank=True, default=None, help_text="检索块词项所用的名字（两字以上）", verbose_name="检索名字"
     )
 
     class Meta:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import ahocorasick
 from django.conf import settings
-from django.db.models import Count, ExpressionWrapper, F, IntegerField, Max, Sum
+from django.db.models import Count, ExpressionWrapper, F, IntegerField, Max, Q, Sum
 from django.db.models.functions import Length
 
 from core.models import Book, Chapter
@@ -47,7 +47,7 @@ from kernel.bm25 import IndexFile, length_norm
 from kernel.bm25 import idf as bm25_idf
 from kernel.bulk import rows_insert
 from kernel.recall import semantic_get
-from memory.models import Chunk
+from memory.models import Chunk, DerivationStamp
 from recall.windows import WINDOW_CHARS, windows_split
 
 logger = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ class NameIndex:
 
     automaton: "ahocorasick.Automaton | None"  # entities.mentions' automaton: every name, one-character ones too
     characters: dict[str, tuple[int, ...]]  # name → pks of live characters it names
-    fingerprint: str  # of the names themselves (two characters or more): stable across rebuilds (ids are not)
+    names: tuple[str, ...]  # the names themselves (two characters or more), sorted: stable across rebuilds
 
     def found(self, text: str) -> Iterator[str]:
         """Every name of two characters or more in ``text``, overlapping ones included, in order of
@@ -102,8 +102,7 @@ def name_index(*, book: Book) -> NameIndex:
         if pks:
             characters[name] = tuple(pks)
     names = sorted(n for n in matcher.names if len(n) >= 2)
-    fingerprint = hashlib.sha1("\x1f".join(names).encode("utf-8")).hexdigest()[:20]
-    index = NameIndex(matcher.automaton if names else None, characters, fingerprint)
+    index = NameIndex(matcher.automaton if names else None, characters, tuple(names))
     with _lock:
         _names_cache[book.pk] = (matcher, index)
     return index
@@ -172,47 +171,62 @@ def _scenes_fingerprint(scenes: list[dict] | None) -> str:
 def _chapter_stamp(
     *, content_hash: str, summary: str | None, body: str | None, names: NameIndex, scenes: list[dict] | None = None
 ) -> str:
-    """What a chapter's chunks were built from: the chapter file, the book's names (terms include them)
-    and the chapter's ingested scenes (a chapter without scenes keeps the stamp it always had)."""
+    """What a chapter's chunks were built from: the chapter file and the chapter's ingested scenes (a
+    chapter without scenes keeps the stamp it always had). The book's names, which the ``@name`` terms
+    come from, are not in it: they are recorded once for the book (``DerivationStamp.names``), and a
+    change of them remakes only the chunks whose text holds a name added or removed (``chunks_index``)."""
     base = content_hash or hashlib.sha1(f"{summary}\x1f{body}".encode()).hexdigest()
     extra = _scenes_fingerprint(scenes)
-    return hashlib.sha1(f"{base}|{names.fingerprint}{'|' + extra if extra else ''}".encode()).hexdigest()[:20]
+    return hashlib.sha1(f"{base}{'|' + extra if extra else ''}".encode()).hexdigest()[:20]
 
 
-def _names_moved(*, book: Book, chapters: list[int], names: NameIndex) -> bool:
-    """Whether the book's names changed since the chunks were built: one other chapter's stamp, probed
-    (a curator's alias or a new entity changes every chapter's terms, as a rebuild gives them)."""
-    probe = Chunk.objects.filter(book=book).exclude(chapter__in=chapters).values_list("chapter", "source_hash").first()
-    if probe is None:
-        return False
-    number, built = probe
-    row = Chapter.objects.filter(book=book, number=number).values_list("content_hash", flat=True).first()
-    if not row:
-        return False
-    scenes = Extraction.objects.filter(book=book, chapter=number).values_list("scenes", flat=True).first()
-    return built != _chapter_stamp(content_hash=row, summary=None, body=None, names=names, scenes=scenes or None)
+NAMES_MOVED_MAX = 200  # more names added or removed at once than this: every chapter is remade
+
+
+def _chapters_holding(*, book: Book, names: set[str]) -> set[int]:
+    """The chapters with a chunk whose text holds one of ``names`` (a plain substring: exactly where
+    the automaton finds them, all overlapping matches counted; SQLite's LIKE also folds ASCII case,
+    a superset, which only remakes a chunk the same)."""
+    found: set[int] = set()
+    ordered = sorted(names)
+    for start in range(0, len(ordered), 50):
+        q = Q()
+        for name in ordered[start : start + 50]:
+            q |= Q(text__contains=name)
+        found.update(Chunk.objects.filter(book=book).filter(q).order_by().values_list("chapter", flat=True).distinct())
+    return found
 
 
 def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
     """(Re)build the retrieval chunks of ``chapters`` (``full``: of the whole book). A chapter whose
-    file and the book's names are unchanged since its chunks were built is skipped, so re-indexing a
-    rebuilt book costs only what changed."""
+    file is unchanged since its chunks were built is skipped, so re-indexing a rebuilt book costs only
+    what changed. When the book's names moved since the chunks were indexed (a new entity, an alias),
+    the chapters whose chunks hold a name added or removed are remade too, wherever they are — the
+    terms of every other chunk are what the new names give already."""
     names = name_index(book=book)
-    if not full and _names_moved(book=book, chapters=chapters, names=names):
-        full = True  # every chapter's chunks name the book's names: a new name re-indexes them all
+    current = set(names.names)
+    recorded = DerivationStamp.objects.filter(book=book).values_list("names", flat=True).first()
+    moved: set[int] = set()
+    if recorded is None or len(current ^ set(recorded)) > NAMES_MOVED_MAX:
+        full = True  # what the chunks were made with is unknown (an older database): remake them all
+        remake_all = Chunk.objects.filter(book=book).exists()
+    else:
+        remake_all = False
+        if current != set(recorded):
+            moved = _chapters_holding(book=book, names=current ^ set(recorded))
     rows = Chapter.objects.filter(book=book)
     if not full:
-        rows = rows.filter(number__in=chapters)
+        rows = rows.filter(number__in=set(chapters) | moved)
     built = dict(
         Chunk.objects.filter(book=book)
-        .filter(**({} if full else {"chapter__in": chapters}))
+        .filter(**({} if full else {"chapter__in": set(chapters) | moved}))
         .values_list("chapter", "source_hash")
         .distinct()
     )
     present = dict(rows.values_list("number", "content_hash"))
     extractions = Extraction.objects.filter(book=book)
     if not full:
-        extractions = extractions.filter(chapter__in=chapters)
+        extractions = extractions.filter(chapter__in=set(chapters) | moved)
     scenes = {n: sc for n, sc in extractions.values_list("chapter", "scenes") if sc and n in present}
     gone = [n for n in built if n not in present]
     if gone:
@@ -220,7 +234,9 @@ def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
     todo = [
         n
         for n, h in present.items()
-        if not h
+        if remake_all
+        or n in moved
+        or not h
         or built.get(n) != _chapter_stamp(content_hash=h, summary=None, body=None, names=names, scenes=scenes.get(n))
     ]
     for start in range(0, len(todo), 500):
@@ -252,6 +268,8 @@ def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
                 for kind, order, text in pieces
             ]
         rows_insert(Chunk, rows)
+    if recorded is None or current != set(recorded):
+        DerivationStamp.objects.update_or_create(book=book, defaults={"names": sorted(current)})
     return Chunk.objects.filter(book=book).count()
 
 

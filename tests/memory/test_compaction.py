@@ -7,6 +7,7 @@ from memory.services import fact_observe
 
 def test_a_repeated_value_is_merged_into_the_earlier_fact(book):
     first = fact_observe(
+        origin="derived",
         book=book,
         category="story_facts",
         subject="青岚宗",
@@ -23,13 +24,27 @@ def test_a_repeated_value_is_merged_into_the_earlier_fact(book):
         value="云鹤真人",
         chapter=5,
         evidence=[{"kind": "chapter_summary", "chapter": 5}],
+        origin="derived",
     )
     assert facts_compact(book=book) == {"merged": 1, "dropped": 0}
     rows = list(Fact.objects.filter(book=book, subject="青岚宗").values_list("source_chapter", "status"))
     assert rows == [(1, "active")]
     first.refresh_from_db()
     assert first.evidence == [{"kind": "chapter_summary", "chapter": 1}, {"kind": "chapter_summary", "chapter": 5}]
-    assert list(first.events.values_list("action", flat=True)) == ["created", "status", "merged", "status"]
+    assert list(first.events.values_list("action", flat=True)) == [
+        "created",
+        "merged",
+    ]  # a derived fact: no status history
+
+
+def test_a_fact_a_person_wrote_is_never_merged_away(book):
+    """Issue 24's long run: a repeated manual fact went live or stayed by whether a later hook happened to
+    compact its subject, while a rebuild's compaction always merged it (live ≠ rebuild)."""
+    for chapter in (24, 19):
+        fact_observe(book=book, category="open_loops", subject="雾海图", field="来历", value="幽冥殿", chapter=chapter)
+    assert facts_compact(book=book) == {"merged": 0, "dropped": 0}
+    rows = sorted(Fact.objects.filter(book=book, subject="雾海图").values_list("source_chapter", "origin"))
+    assert rows == [(19, "manual"), (24, "manual")]
 
 
 def test_caps_drop_outdated_first_and_never_active_rules_or_loops(filled):
