@@ -142,7 +142,28 @@ def chapter_tags_apply(*, book: Book, chapter: int, tags: list[dict]) -> dict:
         for message in problems:
             issues.append({"line": line, "text": raw, "message": message, "partial": done > 0})
     TagApplication.objects.create(book=book, chapter=chapter, applied=applied, issues=issues)
+    _tags_first(book=book, chapter=chapter)
     return {"chapter": chapter, "applied": applied, "issues": issues}
+
+
+def _tags_first(*, book: Book, chapter: int) -> None:
+    """Put the chapter's tag-made changes first among each entity's changes at ``chapter`` (seq 1…),
+    the others after them in their order: a rebuild writes the chapter file's rows before it replays
+    the journal's, so a chapter re-applied by sync after a curated change moved into it must number
+    them the same way (issue 24). Declared rows (a card's or timeline's, seq 0) stay where they are."""
+    rows = StateChange.objects.filter(book=book, chapter=chapter, seq__gt=0).order_by("entity_id", "seq", "pk")
+    by_entity: dict[int, list[StateChange]] = {}
+    for row in rows:
+        by_entity.setdefault(row.entity_id, []).append(row)
+    moved = []
+    for group in by_entity.values():
+        ordered = sorted(group, key=lambda r: (r.source != StateChange.Source.TAG, r.seq, r.pk))
+        for seq, row in enumerate(ordered, start=1):
+            if row.seq != seq:
+                row.seq = seq
+                moved.append(row)
+    if moved:
+        StateChange.objects.bulk_update(moved, ["seq"])
 
 
 def _entity_tag(book, chapter, line, parsed, applied, problems) -> int:

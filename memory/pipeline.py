@@ -1,7 +1,7 @@
 """The after-chapter pipeline of the memory app: derive facts (memory/derivation.py), index chunks
 (memory/retrieval.py) and compact (memory/compaction.py) after a chapter's commit, or for the whole
-book after a rebuild. ``memory_after_chapter`` is the hook configured in
-``WEBNOVEL_AFTER_CHAPTER_HOOKS``.
+book after a rebuild. ``memory_after_chapter`` is the after-chapter hook the memory app
+registers in ``MemoryConfig.ready()`` (kernel/indexing.py).
 
 It sits above the fact primitives (memory/services.py) and the three steps, which never import it."""
 
@@ -132,7 +132,7 @@ def memory_after_chapter(
     entities: list[str] | None = None,
     **_: Any,
 ) -> None:
-    """The after-chapter hook (WEBNOVEL_AFTER_CHAPTER_HOOKS): derive facts, index chunks, compact.
+    """The after-chapter hook (registered in MemoryConfig.ready()): derive facts, index chunks, compact.
 
     ``numbers=None`` means every chapter (a rebuild). The facts of the chapters that depend on
     ``numbers`` and ``entities`` are derived too (``memory_dependents``), so a write gives what a

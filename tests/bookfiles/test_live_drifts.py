@@ -160,3 +160,22 @@ def test_a_file_entity_is_not_merged_away_here(root):
     with pytest.raises(InvalidInput, match="设定/角色/剑老.md"):
         entity_merge(source=jianlao, target=linfeng)
     assert Entity.objects.filter(book=_book(), entity_id="jianlao").exists()
+
+
+def test_a_curated_change_moved_into_a_tagged_chapter_numbers_like_a_rebuild_after_sync(root):
+    """Found by the long run: a curated change moved into chapter 20 (which has tags), then chapter 20
+    hand-edited and synced — live numbered the re-applied tag rows after it, a rebuild before it."""
+    linfeng = Entity.objects.get(book=_book(), entity_id="linfeng")
+    change = state_change_curate(entity=linfeng, chapter=18, field="mood", new="沉郁", reason="校对")
+    state_change_edit(change=change, chapter=20, field="mood", op="set", new="沉郁", reason="校对")
+    path = root / "定稿" / "正文" / "第2卷" / "第0020章.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\n林风收剑入鞘。\n", encoding="utf-8")
+    assert book_sync(book=_book())["ok"]
+    rows = linfeng.state_changes.filter(chapter=20).order_by("seq")
+    assert [(r.seq, r.source, r.field) for r in rows] == [
+        (1, "tag", "realm"),
+        (2, "tag", "location"),
+        (3, "tag", "possessions"),
+        (4, "curation", "mood"),
+    ]
+    _same(root)
