@@ -6,6 +6,7 @@ from typing import Any
 
 import yaml
 
+from bookfiles.parser.changes import CHANGES_COLUMN, entry_changes, timeline_changes
 from bookfiles.parser.text import (
     NUMERAL,
     FrontMatterError,
@@ -36,7 +37,6 @@ from bookfiles.parser.types import (
     Issue,
     SecretData,
     SectionData,
-    StateChangeData,
     ThreadData,
     TimelineRowData,
     VolumeData,
@@ -498,68 +498,6 @@ def _parent_field(ctx: _Ctx, item: dict[str, Any], name: str, line: int | None) 
 
 # ── end of issue 31's parent ──────────────────────────────────────────────────────────────────────
 
-# ── issue 27: state changes declared in the entry (``changes:``) ─────────────────────────────────────
-
-CHANGE_OPS = ("set", "unset", "add", "remove", "inc")
-
-
-def _changes(ctx: _Ctx, value: Any, name: str, line: int | None) -> list[StateChangeData]:
-    """``changes:`` — a list of ``{chapter: N, set: {status: 死亡}, remove: {possessions: 青龙刀}, note: …}``
-    (``unset`` takes a key or a list of keys; ``add`` / ``remove`` a value or a list; ``inc`` a number):
-    each applies from the end of chapter N on, as a chapter's ``<entity-update>`` would."""
-    out: list[StateChangeData] = []
-    if value is None or value == "":
-        return out
-    if not isinstance(value, list):
-        ctx.issue("invalid_value", f"{name} 的 changes 应为条目列表，实际为 {value!r}", line=line)
-        return out
-    for index, item in enumerate(value, start=1):
-        where = f"{name} 的 changes 第 {index} 条"
-        if not isinstance(item, dict):
-            ctx.issue(
-                "invalid_value", f"{where}应为映射（chapter 与 set / add / remove …），实际为 {item!r}", line=line
-            )
-            continue
-        unknown = [k for k in item if k not in (*CHANGE_OPS, "chapter", "note")]
-        if unknown:
-            ctx.issue(
-                "invalid_value",
-                f"{where}有未知的键 {'、'.join(map(str, unknown))}（可用 chapter、note、{'、'.join(CHANGE_OPS)}）",
-                line=line,
-            )
-        if item.get("chapter") in (None, ""):
-            ctx.issue("invalid_value", f"{where}缺少 chapter（从第几章起生效）", line=line)
-            continue
-        chapter = ctx.int_field(item, "chapter")
-        if chapter is None:
-            continue
-        note = _str(item.get("note"))
-        ops: list[StateChangeData] = []
-        for op in CHANGE_OPS:
-            body = item.get(op)
-            if body is None:
-                continue
-            if op == "unset":
-                keys = body if isinstance(body, list) else list(body) if isinstance(body, dict) else [body]
-                ops += [StateChangeData(chapter, op, _str(k), None, note) for k in keys if _str(k)]
-                continue
-            if not isinstance(body, dict) or not body:
-                ctx.issue("invalid_value", f"{where}的 {op} 应为「字段: 值」映射，实际为 {body!r}", line=line)
-                continue
-            for key, raw in body.items():
-                if op == "inc" and (isinstance(raw, bool) or not isinstance(raw, int | float)):
-                    ctx.issue("invalid_value", f"{where}的 inc {key} 应为数字，实际为 {raw!r}", line=line)
-                    continue
-                values = raw if op in ("add", "remove") and isinstance(raw, list) else [raw]
-                ops += [StateChangeData(chapter, op, _str(key), jsonable(v), note) for v in values]
-        if not ops:
-            ctx.issue("invalid_value", f"{where}没有任何变化（set / unset / add / remove / inc）", line=line)
-        out += ops
-    return out
-
-
-# ── end of issue 27's changes ─────────────────────────────────────────────────────────────────────────
-
 
 def parse_card(result: FileResult, text: str) -> None:
     ctx = _Ctx(result)
@@ -583,7 +521,7 @@ def parse_card(result: FileResult, text: str) -> None:
         aliases=_aliases(ctx, fm.get("aliases"), key_line(fm_text, "aliases"))
         + _aliases(ctx, fm.get("generic_aliases"), key_line(fm_text, "generic_aliases"), generic=True),
         parent=_parent_field(ctx, fm, name, key_line(fm_text, "parent")),
-        changes=_changes(ctx, fm.get("changes"), name, key_line(fm_text, "changes")),
+        changes=entry_changes(ctx, fm.get("changes"), name, key_line(fm_text, "changes")),
     )
     result.entities.append(entity)
     result.documents.append(
@@ -661,7 +599,7 @@ def parse_roster(result: FileResult, text: str) -> None:
                     aliases=_aliases(ctx, item.get("aliases"), line)
                     + _aliases(ctx, item.get("generic_aliases"), line, generic=True),
                     parent=_parent_field(ctx, item, name, line),
-                    changes=_changes(ctx, item.get("changes"), name, line),
+                    changes=entry_changes(ctx, item.get("changes"), name, line),
                 )
             )
 
@@ -726,75 +664,9 @@ def parse_timeline(result: FileResult, text: str) -> None:
                 story_time=row.get("书内时间", ""),
                 event=event,
                 present=names_split(row.get("在场人物", "")),
-                changes=_timeline_changes(ctx, row.get(CHANGES_COLUMN, ""), chapter, chapter_cell, event, line),
+                changes=timeline_changes(ctx, row.get(CHANGES_COLUMN, ""), chapter, chapter_cell, event, line),
             )
         )
-
-
-# ── issue 27: state changes declared in a timeline row (its 状态变化 cell) ─────────────────────────────
-
-CHANGES_COLUMN = "状态变化"
-CHANGE_ENTRY = re.compile(r"^(?P<name>\S+)\s+(?P<op>[a-z]+)\s+(?P<field>[^=\s]+)\s*(?:=\s*(?P<value>.*))?$")
-
-
-def _timeline_value(raw: str) -> Any:
-    """A cell's value read as a card's YAML value would be (``3`` a number, ``[a, b]`` a list), else
-    the text itself."""
-    try:
-        value = yaml.safe_load(raw)
-    except yaml.YAMLError:
-        return raw
-    return raw if value is None or isinstance(value, dict) else jsonable(value)
-
-
-def _timeline_changes(
-    ctx: _Ctx, cell: str, chapter: int | None, chapter_cell: str, event: str, line: int | None
-) -> list[StateChangeData]:
-    """``关羽 set status=死亡；关羽 remove possessions=青龙刀；关兴 add possessions=青龙刀`` — entries
-    separated by ``；`` or ``;``, each ``名字 操作 字段=值`` with a card's operations (``unset 字段`` takes
-    no value; ``inc`` a number). Each applies from the end of the row's chapter on, as a card's
-    ``changes:`` entry would; the row's 事件 is its note."""
-    entries = [e.strip() for e in re.split(r"[；;]", cell or "") if e.strip()]
-    if not entries:
-        return []
-    where = f"时间线第 {line} 行的状态变化" if line else "时间线的状态变化"
-    if chapter is None:
-        if not chapter_cell:
-            ctx.issue("invalid_value", f"{where}没有章号（「章」列为空），不知从第几章起生效", line=line)
-        return []
-    out: list[StateChangeData] = []
-    for entry in entries:
-        match = CHANGE_ENTRY.match(entry)
-        if match is None:
-            ctx.issue(
-                "invalid_value",
-                f"{where}「{entry}」应写成「名字 操作 字段=值」（如「关羽 set status=死亡」）",
-                line=line,
-            )
-            continue
-        name, op, key, raw = match.group("name", "op", "field", "value")
-        if op not in CHANGE_OPS:
-            ctx.issue("invalid_value", f"{where}「{entry}」的操作 {op} 未知（可用 {'、'.join(CHANGE_OPS)}）", line=line)
-            continue
-        if op == "unset":
-            if raw is not None:
-                ctx.issue("invalid_value", f"{where}「{entry}」：unset 不带值（写「{name} unset {key}」）", line=line)
-                continue
-            out.append(StateChangeData(chapter, op, key, None, event, entity=name, line=line))
-            continue
-        if raw is None or not raw.strip():
-            ctx.issue("invalid_value", f"{where}「{entry}」缺少值（{op} {key}=…）", line=line)
-            continue
-        value = _timeline_value(raw.strip())
-        if op == "inc" and (isinstance(value, bool) or not isinstance(value, int | float)):
-            ctx.issue("invalid_value", f"{where}「{entry}」：inc 的值应为数字，实际为 {raw.strip()!r}", line=line)
-            continue
-        values = value if op in ("add", "remove") and isinstance(value, list) else [value]
-        out += [StateChangeData(chapter, op, key, v, event, entity=name, line=line) for v in values]
-    return out
-
-
-# ── end of issue 27's timeline changes ────────────────────────────────────────────────────────────────
 
 
 def file_parse(result: FileResult, text: str, *, folder_name: str) -> FileResult:
