@@ -34,7 +34,7 @@ from core.models import Book
 from entities.generic import alias_is_generic
 from entities.models import Entity, StateChange, TagApplication
 from entities.selectors import alias_resolve, entity_get
-from entities.services.writes import alias_add, entity_create, state_change_record
+from entities.services.writes import alias_add, entity_create, state_change_record, state_changes_renumber
 from kernel.exceptions import DomainError
 
 _ATTR = re.compile(r"(?<![\w-])([A-Za-z_][\w-]*)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
@@ -151,19 +151,8 @@ def _tags_first(*, book: Book, chapter: int) -> None:
     the others after them in their order: a rebuild writes the chapter file's rows before it replays
     the journal's, so a chapter re-applied by sync after a curated change moved into it must number
     them the same way (issue 24). Declared rows (a card's or timeline's, seq 0) stay where they are."""
-    rows = StateChange.objects.filter(book=book, chapter=chapter, seq__gt=0).order_by("entity_id", "seq", "pk")
-    by_entity: dict[int, list[StateChange]] = {}
-    for row in rows:
-        by_entity.setdefault(row.entity_id, []).append(row)
-    moved = []
-    for group in by_entity.values():
-        ordered = sorted(group, key=lambda r: (r.source != StateChange.Source.TAG, r.seq, r.pk))
-        for seq, row in enumerate(ordered, start=1):
-            if row.seq != seq:
-                row.seq = seq
-                moved.append(row)
-    if moved:
-        StateChange.objects.bulk_update(moved, ["seq"])
+    rows = StateChange.objects.filter(book=book, chapter=chapter, seq__gt=0)
+    state_changes_renumber(rows=rows, rank=lambda row: 0 if row.source == StateChange.Source.TAG else 1)
 
 
 def _entity_tag(book, chapter, line, parsed, applied, problems) -> int:

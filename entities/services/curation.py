@@ -27,6 +27,7 @@ from entities.services.writes import (
     entity_create,
     relationship_summary_refresh,
     state_change_check,
+    state_changes_renumber,
 )
 from kernel.exceptions import InvalidInput, NotFound
 
@@ -360,19 +361,9 @@ def state_changes_order_restore(*, book: Book, chapter: int, ingested_at: dateti
             return 2
         return 1 if row.created_at <= ingested_at else 3
 
-    by_entity: dict[int, list[StateChange]] = {}
     # the declared rows are re-derived at seq 0, always first
     rows_now = StateChange.objects.filter(book=book, chapter=chapter).exclude(source__in=DECLARED_SOURCES)
-    for row in rows_now.order_by("entity_id", "seq", "pk"):
-        by_entity.setdefault(row.entity_id, []).append(row)
-    moved = []
-    for rows in by_entity.values():
-        for seq, row in enumerate(sorted(rows, key=lambda r: (rank(r), r.seq, r.pk)), start=1):
-            if row.seq != seq:
-                row.seq = seq
-                moved.append(row)
-    StateChange.objects.bulk_update(moved, ["seq"])
-    return len(moved)
+    return state_changes_renumber(rows=rows_now, rank=rank)
 
 
 # --- relationships -------------------------------------------------------------------------------

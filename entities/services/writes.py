@@ -11,7 +11,7 @@ previous extraction wrote, so curated, tagged and migrated data survive re-inges
 """
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.db import transaction
@@ -311,6 +311,23 @@ def state_change_insert(
         confidence=confidence,
         source=source,
     )
+
+
+def state_changes_renumber(*, rows: Iterable[StateChange], rank: Callable[[StateChange], int]) -> int:
+    """Number each entity's ``rows`` (all at one chapter) 1, 2, … in (``rank``, seq, pk) order, the order a
+    replay of the folder and its journal gives them; returns how many moved."""
+    by_entity: dict[int, list[StateChange]] = defaultdict(list)
+    for row in rows:
+        by_entity[row.entity_id].append(row)
+    moved = []
+    for group in by_entity.values():
+        for seq, row in enumerate(sorted(group, key=lambda r: (rank(r), r.seq, r.pk)), start=1):
+            if row.seq != seq:
+                row.seq = seq
+                moved.append(row)
+    if moved:
+        StateChange.objects.bulk_update(moved, ["seq"])
+    return len(moved)
 
 
 # --- relationships --------------------------------------------------------------------------------
