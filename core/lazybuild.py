@@ -49,7 +49,11 @@ def book_folder_find(ref: str, *, paths: bool = False) -> Path | None:
     if _FOLDER_NAME.match(ref) and ".." not in ref:
         candidates.append(Path(settings.WEBNOVEL_BOOKS_DIR) / ref)
     for candidate in candidates:
-        if (candidate / "book.yaml").is_file():
+        try:
+            found = (candidate / "book.yaml").is_file()
+        except OSError:  # a name no file system holds (over 255 bytes, say): no such folder
+            continue
+        if found:
             return candidate.resolve()
     return None
 
