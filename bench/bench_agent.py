@@ -313,6 +313,11 @@ def main(argv: list[str] | None = None) -> int:
     floor = process_measure([sys.executable, "-c", "import json, pathlib, re"], times=processes, env=env)
     # Issue 29's floor of a `story` process: Django's own start with this project's settings and apps.
     setup = process_measure([sys.executable, "-c", "import django; django.setup()"], times=processes, env=env)
+    # The same start as every command of this tree makes it (webnovel.cli.django_start: the collector paused,
+    # then the start's objects frozen): what is left of a read beside the start itself.
+    start = process_measure(
+        [sys.executable, "-c", "from webnovel.cli import django_start; django_start()"], times=processes, env=env
+    )
 
     rows = []
     for name in calls:
@@ -338,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
             row[f"wall p50 ms ({label})"] = story[label][name]["p50"] * 1000
             row[f"CPU p50 ms ({label})"] = story[label][name]["cpu_p50"] * 1000
         row["CPU × django.setup()"] = story["this tree"][name]["cpu_p50"] / setup["cpu_p50"]
+        row["CPU × django_start()"] = story["this tree"][name]["cpu_p50"] / start["cpu_p50"]
         if len(trees) == 2:
             base = next(label for label in trees if label != "this tree")
             row["CPU × base"] = story["this tree"][name]["cpu_p50"] / story[base][name]["cpu_p50"]
@@ -352,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
         f"story-system-search process CPU {story['this tree']['story-system-search']['cpu_p50'] * 1000:.0f} ms vs the "
         f"P0 read processes {min(plain) * 1000:.0f}–{max(plain) * 1000:.0f} ms; "
         f"a bare Python process (the old plugin's per-script floor) p50 {floor['p50'] * 1000:.0f} ms; "
-        f"a bare django.setup() process CPU p50 {setup['cpu_p50'] * 1000:.0f} ms (issue 29: a read ≤ 1.05× it)."
+        f"a bare django.setup() process CPU p50 {setup['cpu_p50'] * 1000:.0f} ms (issue 29: a read ≤ 1.05× it), "
+        f"the tree's own start (django_start, GC paused) {start['cpu_p50'] * 1000:.0f} ms."
     )
     bench.extra.update(
         {
@@ -361,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
             "story": story,
             "python_floor": floor,
             "django_setup": setup,
+            "django_start": start,
             "calls": calls,
             "rebuild_s": rebuilt["seconds"],
             "library": library,
