@@ -221,23 +221,27 @@ def tree_export(rev: str, dest: Path) -> Path:
 
 
 def story_measure(
-    *, trees: dict[str, Path], book: str, argvs: dict, times: int, envs: dict[str, dict]
+    *, trees: dict[str, Path], book: str, argvs: dict, times: int, envs: dict[str, dict], floors: dict | None = None
 ) -> dict[str, dict]:
     """tree label -> read -> ``process_measure`` figures. Round-robin: every round runs each read of each
     tree once, so a change of the machine's load in the middle of the phase moves every figure alike
-    (a plain read and ``story-system-search`` are compared within a few milliseconds)."""
+    (a plain read and ``story-system-search`` are compared within a few milliseconds). ``floors`` (name ->
+    argv, run in this tree) join the same rounds, under the label "floor"."""
     runs = {
         (label, name): [sys.executable, "manage.py", "story", *[book if a == "__BOOK__" else a for a in cli]]
         for label in trees
         for name, cli in argvs.items()
     }
+    here = next(iter(trees))
+    trees, envs = {**trees, "floor": trees[here]}, {**envs, "floor": envs[here]}
+    runs |= {("floor", name): argv for name, argv in (floors or {}).items()}
     for (label, _), argv in runs.items():  # untimed: leaves what a first call leaves on disk
         process_measure(argv, times=1, env=envs[label], cwd=trees[label])
     samples: dict[tuple[str, str], list[dict]] = {key: [] for key in runs}
     for _ in range(times):
         for (label, name), argv in runs.items():
             samples[label, name].append(process_measure(argv, times=1, env=envs[label], cwd=trees[label]))
-    out: dict[str, dict] = {label: {} for label in trees}
+    out: dict[str, dict] = {label: {} for label, _ in runs}
     for (label, name), measured in samples.items():
         out[label][name] = {
             **stats([m["p50"] for m in measured]),
@@ -305,19 +309,23 @@ def main(argv: list[str] | None = None) -> int:
             )
         except Exception as exc:  # noqa: BLE001 — a tree without the HTTP door (older) is measured over stdio only
             bench.note(f"{label}: HTTP not measured ({type(exc).__name__}: {str(exc)[:200]})")
-    bench.log(f"story processes ×{processes} each, round-robin over {len(trees)} tree(s)")
-    story = story_measure(trees=trees, book=samples["book"], argvs=story_argv, times=processes, envs=envs)
+    bench.log(f"story processes ×{processes} each, round-robin over {len(trees)} tree(s) and the floors")
+    # Issue 29's floor of a `story` process: Django's own start with this project's settings and apps; beside
+    # it the start every command of this tree makes (webnovel.cli.django_start: the collector paused, then the
+    # start's objects frozen). Both in the same rounds as the reads.
+    floors = {
+        "django.setup()": [sys.executable, "-c", "import django; django.setup()"],
+        "django_start()": [sys.executable, "-c", "from webnovel.cli import django_start; django_start()"],
+    }
+    story = story_measure(
+        trees=trees, book=samples["book"], argvs=story_argv, times=processes, envs=envs, floors=floors
+    )
+    floors_measured = story.pop("floor")
+    setup, start = floors_measured["django.setup()"], floors_measured["django_start()"]
     inproc = phase_run(
         "bench.bench_agent:inprocess_phase", {"book": samples["book"], "calls": calls, "repeat": repeat}, db=db
     )["result"]
     floor = process_measure([sys.executable, "-c", "import json, pathlib, re"], times=processes, env=env)
-    # Issue 29's floor of a `story` process: Django's own start with this project's settings and apps.
-    setup = process_measure([sys.executable, "-c", "import django; django.setup()"], times=processes, env=env)
-    # The same start as every command of this tree makes it (webnovel.cli.django_start: the collector paused,
-    # then the start's objects frozen): what is left of a read beside the start itself.
-    start = process_measure(
-        [sys.executable, "-c", "from webnovel.cli import django_start; django_start()"], times=processes, env=env
-    )
 
     rows = []
     for name in calls:
