@@ -7,9 +7,9 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webnovel.settings")
-    from django.core.management import execute_from_command_line
+    from webnovel.cli import command_run  # Django's start without the garbage collector's passes over it
 
-    execute_from_command_line(sys.argv)
+    command_run(sys.argv)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 read (or a new field of ``Arg``, like bounds) reaches the agents without touching this module beyond
 ``arg_json_schema``, the one place an argument becomes JSON Schema."""
 
+import json
+import re
 from functools import cache
 from typing import Any
 
@@ -56,6 +58,56 @@ def interface_input_schema(spec: Interface) -> dict[str, Any]:
     return schema
 
 
+# The keywords of a JSON Schema object whose values are one schema, a list of schemas, or a dict of them.
+_ONE = ("items", "additionalProperties", "not", "contains", "propertyNames")
+_MANY = ("anyOf", "oneOf", "allOf", "prefixItems")
+_NAMED = ("properties", "patternProperties", "$defs")
+_REF = re.compile(r'"#/\$defs/([^"]+)"')
+
+
+def schema_lean(schema: dict[str, Any]) -> dict[str, Any]:
+    """The same schema, cheaper to check: every host's client validates each answer against it (the SDK's
+    with ``jsonschema``: ~0.1 ms per row of a long list), and the cost is in ``$ref`` lookups and ``anyOf``
+    branches. A ``$ref`` to a definition is replaced by the definition (kept as a ``$ref`` where it refers to
+    itself), and an ``anyOf`` of bare types (pydantic's ``X | None``) becomes one ``type`` list: both are
+    the same constraint in JSON Schema, titles and descriptions are kept."""
+    defs = schema.get("$defs", {})
+
+    def lean(node: Any, open_refs: tuple[str, ...]) -> Any:
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and len(node) == 1:
+            name = ref.removeprefix("#/$defs/")
+            if name in defs and name not in open_refs:
+                return lean(defs[name], (*open_refs, name))
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "$defs":
+                continue
+            if key in _ONE and isinstance(value, dict):
+                out[key] = lean(value, open_refs)
+            elif key in _MANY and isinstance(value, list):
+                out[key] = [lean(v, open_refs) for v in value]
+            elif key in _NAMED and isinstance(value, dict):
+                out[key] = {k: lean(v, open_refs) for k, v in value.items()}
+            else:
+                out[key] = value
+        branches = out.get("anyOf")
+        if "type" not in out and branches and all(list(b) == ["type"] and isinstance(b["type"], str) for b in branches):
+            types_ = [b["type"] for b in out.pop("anyOf")]
+            out = {"type": types_, **out}
+        return out
+
+    result = lean(schema, ())
+    # The definitions still referred to (one that refers to itself, or a $ref where no keyword above reaches).
+    kept: dict[str, Any] = {}
+    while missing := {n for n in _REF.findall(json.dumps([result, kept])) if n in defs} - set(kept):
+        kept |= {name: lean(defs[name], (name,)) for name in sorted(missing)}
+    return {**result, "$defs": kept} if kept else result
+
+
 @cache
 def _output(spec: Interface) -> tuple[dict[str, Any] | None, bool]:
     """The output schema and whether it wraps the answer as ``{"result": ...}``."""
@@ -63,7 +115,7 @@ def _output(spec: Interface) -> tuple[dict[str, Any] | None, bool]:
         return None, False
     # format=markdown etc. answers text
     answer = response_union(spec.response, *([str] if spec.formats else []))
-    schema = TypeAdapter(answer).json_schema(mode="serialization")
+    schema = schema_lean(TypeAdapter(answer).json_schema(mode="serialization"))
     if schema.get("type") == "object":
         schema.pop("title", None)
         return schema, False

@@ -221,23 +221,27 @@ def tree_export(rev: str, dest: Path) -> Path:
 
 
 def story_measure(
-    *, trees: dict[str, Path], book: str, argvs: dict, times: int, envs: dict[str, dict]
+    *, trees: dict[str, Path], book: str, argvs: dict, times: int, envs: dict[str, dict], floors: dict | None = None
 ) -> dict[str, dict]:
     """tree label -> read -> ``process_measure`` figures. Round-robin: every round runs each read of each
     tree once, so a change of the machine's load in the middle of the phase moves every figure alike
-    (a plain read and ``story-system-search`` are compared within a few milliseconds)."""
+    (a plain read and ``story-system-search`` are compared within a few milliseconds). ``floors`` (name ->
+    argv, run in this tree) join the same rounds, under the label "floor"."""
     runs = {
         (label, name): [sys.executable, "manage.py", "story", *[book if a == "__BOOK__" else a for a in cli]]
         for label in trees
         for name, cli in argvs.items()
     }
+    here = next(iter(trees))
+    trees, envs = {**trees, "floor": trees[here]}, {**envs, "floor": envs[here]}
+    runs |= {("floor", name): argv for name, argv in (floors or {}).items()}
     for (label, _), argv in runs.items():  # untimed: leaves what a first call leaves on disk
         process_measure(argv, times=1, env=envs[label], cwd=trees[label])
     samples: dict[tuple[str, str], list[dict]] = {key: [] for key in runs}
     for _ in range(times):
         for (label, name), argv in runs.items():
             samples[label, name].append(process_measure(argv, times=1, env=envs[label], cwd=trees[label]))
-    out: dict[str, dict] = {label: {} for label in trees}
+    out: dict[str, dict] = {label: {} for label, _ in runs}
     for (label, name), measured in samples.items():
         out[label][name] = {
             **stats([m["p50"] for m in measured]),
@@ -305,14 +309,23 @@ def main(argv: list[str] | None = None) -> int:
             )
         except Exception as exc:  # noqa: BLE001 — a tree without the HTTP door (older) is measured over stdio only
             bench.note(f"{label}: HTTP not measured ({type(exc).__name__}: {str(exc)[:200]})")
-    bench.log(f"story processes ×{processes} each, round-robin over {len(trees)} tree(s)")
-    story = story_measure(trees=trees, book=samples["book"], argvs=story_argv, times=processes, envs=envs)
+    bench.log(f"story processes ×{processes} each, round-robin over {len(trees)} tree(s) and the floors")
+    # Issue 29's floor of a `story` process: Django's own start with this project's settings and apps; beside
+    # it the start every command of this tree makes (webnovel.cli.django_start: the collector paused, then the
+    # start's objects frozen). Both in the same rounds as the reads.
+    floors = {
+        "django.setup()": [sys.executable, "-c", "import django; django.setup()"],
+        "django_start()": [sys.executable, "-c", "from webnovel.cli import django_start; django_start()"],
+    }
+    story = story_measure(
+        trees=trees, book=samples["book"], argvs=story_argv, times=processes, envs=envs, floors=floors
+    )
+    floors_measured = story.pop("floor")
+    setup, start = floors_measured["django.setup()"], floors_measured["django_start()"]
     inproc = phase_run(
         "bench.bench_agent:inprocess_phase", {"book": samples["book"], "calls": calls, "repeat": repeat}, db=db
     )["result"]
     floor = process_measure([sys.executable, "-c", "import json, pathlib, re"], times=processes, env=env)
-    # Issue 29's floor of a `story` process: Django's own start with this project's settings and apps.
-    setup = process_measure([sys.executable, "-c", "import django; django.setup()"], times=processes, env=env)
 
     rows = []
     for name in calls:
@@ -338,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
             row[f"wall p50 ms ({label})"] = story[label][name]["p50"] * 1000
             row[f"CPU p50 ms ({label})"] = story[label][name]["cpu_p50"] * 1000
         row["CPU × django.setup()"] = story["this tree"][name]["cpu_p50"] / setup["cpu_p50"]
+        row["CPU × django_start()"] = story["this tree"][name]["cpu_p50"] / start["cpu_p50"]
         if len(trees) == 2:
             base = next(label for label in trees if label != "this tree")
             row["CPU × base"] = story["this tree"][name]["cpu_p50"] / story[base][name]["cpu_p50"]
@@ -352,7 +366,8 @@ def main(argv: list[str] | None = None) -> int:
         f"story-system-search process CPU {story['this tree']['story-system-search']['cpu_p50'] * 1000:.0f} ms vs the "
         f"P0 read processes {min(plain) * 1000:.0f}–{max(plain) * 1000:.0f} ms; "
         f"a bare Python process (the old plugin's per-script floor) p50 {floor['p50'] * 1000:.0f} ms; "
-        f"a bare django.setup() process CPU p50 {setup['cpu_p50'] * 1000:.0f} ms (issue 29: a read ≤ 1.05× it)."
+        f"a bare django.setup() process CPU p50 {setup['cpu_p50'] * 1000:.0f} ms (issue 29: a read ≤ 1.05× it), "
+        f"the tree's own start (django_start, GC paused) {start['cpu_p50'] * 1000:.0f} ms."
     )
     bench.extra.update(
         {
@@ -361,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
             "story": story,
             "python_floor": floor,
             "django_setup": setup,
+            "django_start": start,
             "calls": calls,
             "rebuild_s": rebuilt["seconds"],
             "library": library,

@@ -6,13 +6,14 @@ Each read exists once, here; ``entities.interfaces`` registers the ones exposed 
 """
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 
 from core.models import Book, Document, TimelineRow
-from core.selectors import book_current_chapter, document_section, timeline_volume_check
+from core.selectors import document_section, timeline_volume_check
+from entities.character_rows import CharacterRow, character_changes, character_parts, characters_named
 from entities.models import (
     Alias,
     AmbiguousMention,
@@ -27,6 +28,8 @@ from entities.models import (
 )
 from entities.replay import state_replay
 from kernel.exceptions import Ambiguous, InvalidInput, NotFound
+
+_Named = TypeVar("_Named", Entity, CharacterRow)  # an entity, or the character read's plain row of one
 
 
 def _alias_matches(*, book: Book, alias: str, type: str | None, chapter: int | None) -> QuerySet[Entity]:
@@ -51,7 +54,7 @@ def alias_resolve(*, book: Book, alias: str, type: str | None = None, chapter: i
     return _the_one(list(_alias_matches(book=book, alias=alias, type=type, chapter=chapter)), alias=alias, type=type)
 
 
-def _the_one(candidates: list[Entity], *, alias: str, type: str | None) -> Entity:
+def _the_one(candidates: list[_Named], *, alias: str, type: str | None) -> _Named:
     """``alias_resolve``'s answer from its candidates (in ``_alias_matches``' order)."""
     if not candidates:
         raise NotFound(f"别名 '{alias}' 没有对应的实体", extra={"alias": alias, "type": type})
@@ -317,7 +320,7 @@ def _card(*, book: Book, name: str) -> tuple[Entity, Document]:
     return entity, document
 
 
-def _character_source(entity: Entity, has_card: bool) -> str:
+def _character_source(entity: Entity | CharacterRow, has_card: bool) -> str:
     if has_card:
         return "角色卡"
     if entity.source_path.endswith("名册.yaml"):
@@ -334,36 +337,32 @@ def character_meta(*, book: Book, name: str, as_of: int | None = None) -> dict:
     "source", "source_path", "as_of", "current_chapter", "state", "changed_in", "sections"}``;
     ``as_of`` is the chapter the state is as of (the current chapter when omitted; None when the
     book has no finalized chapter: the initial state), ``changed_in`` the chapter of each state key's
-    last change up to then, ``sections`` the card's ``##`` headings ([] without a card)."""
+    last change up to then, ``sections`` the card's ``##`` headings ([] without a card).
+    Plain rows in three queries (``entities.character_rows``): an agent calls it before every chapter."""
     _chapter_check(as_of)
-    entity = _character(book=book, name=name)
-    current = book_current_chapter(book=book)
-    changes = list(_changes(entity=entity, chapter=as_of).values("chapter", "op", "field", "new"))
+    found = characters_named(book=book, name=name)
+    entity = next((row for row in found if row.entity_id == name), None) or _the_one(
+        found, alias=name, type=Entity.Type.CHARACTER
+    )
+    current, headings, aliases = character_parts(book=book, entity=entity)
+    changes = character_changes(entity=entity, chapter=as_of)
     changed_in: dict[str, int] = {}
     for change in changes:
         changed_in[change["field"]] = change["chapter"]
-    # The card and its headings in one query (a card without sections gives one row, heading None).
-    card = (
-        Document.objects.filter(book=book, kind=Document.Kind.CHARACTER_CARD, key=entity.canonical_name)
-        .order_by("sections__order")
-        .values_list("pk", "sections__heading")
-    )
-    headings = list(card)
-    sections = [heading for _, heading in headings if heading]
     return {
         "id": entity.entity_id,
         "name": entity.canonical_name,
-        "aliases": sorted(entity.aliases.order_by().values_list("alias", flat=True)),
+        "aliases": sorted(aliases),
         "tier": entity.tier,
         "protagonist": entity.is_protagonist,
         "description": entity.description,
-        "source": _character_source(entity, bool(headings)),
+        "source": _character_source(entity, headings is not None),
         "source_path": entity.source_path,
         "as_of": as_of if as_of is not None else current,
         "current_chapter": current,
         "state": _card_ordered(state_replay(entity.base_state, changes)),
         "changed_in": _card_ordered(changed_in),
-        "sections": sections,
+        "sections": [heading for heading in headings or () if heading],
     }
 
 

@@ -6,8 +6,11 @@ import warnings
 
 from django.core.asgi import get_asgi_application
 
+from webnovel.cli import django_start
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webnovel.settings")
-django_application = get_asgi_application()  # sets Django up: import the MCP mount after it
+django_start()  # the start's objects frozen: the collector's full passes in the server never scan them
+django_application = get_asgi_application()  # Django is set up: import the MCP mount after it
 
 from agents.http import McpMount  # noqa: E402
 

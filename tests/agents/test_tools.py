@@ -6,14 +6,24 @@ import json
 from pathlib import Path
 
 import pytest
+from jsonschema.validators import validator_for
+from pydantic import TypeAdapter
 
-from agents.reads import arg_json_schema, interface_arguments, interface_input_schema, interface_tool
+from agents.reads import (
+    arg_json_schema,
+    interface_arguments,
+    interface_input_schema,
+    interface_output_schema,
+    interface_tool,
+    schema_lean,
+)
 from agents.server import Access, tools_for
 from agents.writes import write_tools
 from entities.extraction_schema import extraction_json_schema, schema_undocumented
 from entities.management.commands.extraction_schema import schema_text
 from kernel.exceptions import InvalidInput
 from kernel.interfaces import Arg, interfaces_load
+from kernel.responses import response_union
 from tests.conftest import REPO
 
 
@@ -147,3 +157,37 @@ def test_reads_carry_their_declared_response_as_output_schema():
     master = tools["story-system-master"].output_schema["properties"]["result"]["anyOf"]
     assert {"type": "string"} in master and len(master) == 2
     assert all(tools[name].output_schema is None for name, spec in registry.items() if spec.text)
+
+
+def test_output_schemas_are_lean_and_accept_what_the_declared_response_accepts():
+    # Every host's client checks each answer against the output schema: no $ref to look up, and pydantic's
+    # `X | None` as a type list — the same constraint, so the same answers pass and fail.
+    registry = interfaces_load()
+    overdue = interface_output_schema(registry["thread-overdue"])
+    assert "$ref" not in json.dumps(overdue) and "$defs" not in overdue
+    row = overdue["properties"]["threads"]["items"]
+    assert row["properties"]["last_activity_chapter"] == {"type": ["integer", "null"], "title": "Last Activity Chapter"}
+    assert row["properties"]["title"] == {"title": "Title", "type": "string"}  # a property named "title" stays
+    full = TypeAdapter(response_union(registry["thread-overdue"].response)).json_schema(mode="serialization")
+    good = {"id": "F1", "type": "伏笔", "title": "甲", "strength": "强", "last_activity_chapter": None, "hang": 9}
+    good |= {"threshold": 5, "planned_end_chapter": 3, "past_planned_end": True, "overdue_reason": "", "over_by": 4}
+    answers = [
+        {"current_chapter": 9, "threads": [good]},
+        {"current_chapter": None, "threads": []},
+        {"current_chapter": "9", "threads": []},
+        {"current_chapter": 9, "threads": [{**good, "last_activity_chapter": "3"}]},
+        {"current_chapter": 9, "threads": [{k: v for k, v in good.items() if k != "hang"}]},
+        {"current_chapter": 9, "threads": [{**good, "hang": None}]},
+    ]
+    lean, declared = validator_for(overdue)(overdue), validator_for(full)(full)
+    assert [lean.is_valid(a) for a in answers] == [declared.is_valid(a) for a in answers]
+    assert [lean.is_valid(a) for a in answers] == [True, True, False, False, False, False]
+    # A definition that refers to itself stays a $ref, with its definition.
+    node = {"type": "object", "properties": {"kids": {"items": {"$ref": "#/$defs/Node"}}}}
+    assert schema_lean(
+        {"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}}, "$defs": {"Node": node}}
+    ) == {
+        "type": "object",
+        "properties": {"root": {"type": "object", "properties": {"kids": {"items": {"$ref": "#/$defs/Node"}}}}},
+        "$defs": {"Node": {"type": "object", "properties": {"kids": {"items": {"$ref": "#/$defs/Node"}}}}},
+    }
