@@ -1,6 +1,7 @@
 """Full rebuild speed and memory, against the floor of just reading and parsing the same files.
 
     python bench/bench_rebuild.py [--quick] [--json] [--keep] [--chapters 300,3000]
+    python bench/bench_rebuild.py --base /tmp/base-tree [--rounds 3] [--chapters 3000]
 
 Cases: 西游记 (../shared/corpus/xiyouji.txt, imported into a book folder first), and synthetic books
 of 300 and 3,000 chapters (bench/gen_book.py, seed 1). For each case, in fresh subprocesses on a
@@ -19,10 +20,15 @@ The journal case (issue 14 item 7): a copy of the synthetic book of 3,000 chapte
 whose ``.journal/`` holds one Data Agent extraction ingested per chapter (written as the journal writes
 them, ``core/journal.py``), rebuilt cold into an empty database, against the same book without the
 journal rebuilt cold into another: the replay's cost. Goal: ≤ 1.5×.
+
+``--base TREE``: only the comparison of this tree with another checkout (``git archive`` of a commit into
+a folder) on the synthetic book, floor / cold rebuild / tables only, alternating tree by tree for
+``--rounds`` rounds, CPU seconds per round and their median (issue 29's figures).
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -200,6 +206,41 @@ def case_measure(bench: Bench, label: str, root: Path) -> dict:
     }
 
 
+def base_compare(bench: Bench, base: Path, root: Path, rounds: int) -> list[dict]:
+    """This tree beside ``base`` (another checkout) on the same book, phase by phase alternating
+    (base, this, base, this, …: a loaded machine drifts, alternation spreads the drift over both):
+    the floor, the cold rebuild and the tables-only rebuild, each in a fresh process on a fresh
+    database. Returns one row per (tree, phase) with the CPU seconds of each round and their median."""
+    page_cache_warm(root)
+    cpu: dict[tuple[str, str], list[float]] = {}
+    wall: dict[tuple[str, str], list[float]] = {}
+    phases = [("floor", "floor_phase"), ("rebuild", "rebuild_phase"), ("tables", "tables_phase")]
+    for i in range(rounds):
+        for phase, fn in phases:
+            for label, tree in (("base", base), ("new", REPO)):
+                db = bench.database(label=f"cmp-{label}-{phase}-{i}")
+                r = phase_run(f"bench.bench_rebuild:{fn}", {"root": str(root)}, db=db, tree=tree)
+                cpu.setdefault((label, phase), []).append(r["cpu_seconds"])
+                wall.setdefault((label, phase), []).append(r["seconds"])
+                bench.log(f"round {i + 1} {phase} {label}: cpu {r['cpu_seconds']:.2f}s wall {r['seconds']:.2f}s")
+    rows = []
+    for label in ("base", "new"):
+        floor = statistics.median(cpu[(label, "floor")])
+        for phase, _ in phases:
+            values = cpu[(label, phase)]
+            rows.append(
+                {
+                    "tree": label,
+                    "phase": phase,
+                    "cpu s (each round)": " ".join(f"{v:.2f}" for v in values),
+                    "cpu s median": statistics.median(values),
+                    "wall s median": statistics.median(wall[(label, phase)]),
+                    "× floor cpu": statistics.median(values) / floor if floor else None,
+                }
+            )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     bench = Bench("rebuild", description=__doc__, argv=argv)
     bench.parser.add_argument(
@@ -212,7 +253,16 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="chapters of the journal case (an extraction per chapter; default 3000, --quick 300; 0 skips it)",
     )
+    bench.parser.add_argument(
+        "--base", default=None, help="another checkout to measure beside this one, alternating (e.g. /tmp/base)"
+    )
+    bench.parser.add_argument("--rounds", type=int, default=3, help="rounds of the --base comparison (default 3)")
     args = bench.args
+    if args.base:
+        n = int((args.chapters or "3000").split(",")[0])
+        rows = base_compare(bench, Path(args.base).resolve(), synthetic_book(n), args.rounds)
+        bench.table(f"This tree vs --base {args.base}, {n:,} chapters, alternating, CPU seconds", rows)
+        return bench.finish()
     sizes = [int(s) for s in (args.chapters or ("300" if args.quick else "300,3000")).split(",") if s]
 
     cases = []

@@ -197,8 +197,10 @@ def phase_run(
     db: str,
     timeout: float | None = None,
     profile: Path | None = None,
+    tree: Path | None = None,
 ) -> dict:
-    """Run ``module:function(**kwargs)`` in a fresh Python process set up against ``db``.
+    """Run ``module:function(**kwargs)`` in a fresh Python process set up against ``db`` (``tree``:
+    in another checkout, with that tree's code and its own ``bench`` package, e.g. a base to compare).
 
     Returns ``{"seconds", "cpu_seconds", "peak_rss_mb", "baseline_rss_mb", "result"}``: the wall
     time of the call alone (not the interpreter start or ``django.setup()``), the CPU time (user +
@@ -213,7 +215,7 @@ def phase_run(
         cmd += ["--db", db, "--out", str(out)]
         if profile:
             cmd += ["--profile", str(profile)]
-        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, cwd=tree or REPO, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             raise PhaseError(f"phase {target} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
         return json.loads(out.read_text(encoding="utf-8"))

@@ -5,6 +5,7 @@ computed at read time). Keys: docs/book-format.md, "Fingerprints".
 Deterministic: the same body gives the same counts (no clock, no randomness, ties of the common
 phrases broken by the phrase itself)."""
 
+import operator
 import re
 from collections import Counter
 
@@ -70,7 +71,7 @@ def _sentence_lengths(body: str) -> list[int]:
     # A sentence ends at an end mark or a line break; its length counts its characters without
     # whitespace and punctuation, so a closing quote is not a sentence of its own.
     not_counted = _NOT_COUNTED if "." in body else _NOT_COUNTED_NO_DOT
-    return [len(part) for part in _SENTENCE_SPLIT.split(not_counted.sub("", body)) if part]
+    return list(filter(None, map(len, _SENTENCE_SPLIT.split(not_counted.sub("", body)))))
 
 
 def _phrases(body: str) -> Counter:
@@ -78,16 +79,17 @@ def _phrases(body: str) -> Counter:
     return Counter(_PHRASE.findall(body))
 
 
-def _phrase_counts(body: str) -> tuple[dict[str, int], int]:
-    """(the phrases used at least PHRASE_MIN times with their counts, how many phrases the body has) — what
-    ``_phrases`` gives, counted with numpy: each phrase as one 64-bit number (its four UTF-16 units; every
-    Chinese character of _CJK_RUN is one), kept where all four are Chinese, counted by ``np.unique``. A
-    rebuild fingerprints every chapter, and the phrase count was half of it (3,000 chapters: ~1 s)."""
+def _phrase_codes(body: str):
+    """(the phrases used at least PHRASE_MIN times as numbers, ascending — which is their text order —,
+    their counts, how many phrases the body has), counted with numpy: each phrase as one 64-bit number
+    (its four UTF-16 units; every Chinese character of _CJK_RUN is one), kept where all four are Chinese,
+    counted by ``np.unique``. A rebuild fingerprints every chapter, and the phrase count was half of it
+    (3,000 chapters: ~1 s)."""
     import numpy as np  # noqa: PLC0415 — numpy is a dependency, but every process imports this module: only the writers pay it
 
     units = np.frombuffer(body.encode("utf-16-be", "surrogatepass"), dtype=">u2").astype(np.uint64)
     if units.size < PHRASE_SIZE:
-        return {}, 0
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), 0
     chinese = np.zeros(units.size, dtype=bool)
     for low, high in _CJK_RANGES:
         chinese |= (units >= low) & (units <= high)
@@ -99,12 +101,37 @@ def _phrase_counts(body: str) -> tuple[dict[str, int], int]:
         codes |= units[k : k + starts] << np.uint64(16 * (PHRASE_SIZE - 1 - k))
     values, counts = np.unique(codes[whole], return_counts=True)
     keep = counts >= PHRASE_MIN
-    # The kept numbers back to text in one decode: their units side by side, PHRASE_SIZE per phrase.
-    kept = values[keep]
+    return values[keep], counts[keep], int(counts.sum())
+
+
+def _phrase_texts(codes) -> list[str]:
+    """Phrase numbers back to text in one decode: their units side by side, PHRASE_SIZE per phrase."""
+    import numpy as np  # noqa: PLC0415 — see _phrase_codes
+
     shifts = np.arange(PHRASE_SIZE - 1, -1, -1, dtype=np.uint64) * np.uint64(16)
-    text = ((kept[:, None] >> shifts) & np.uint64(0xFFFF)).astype(">u2").tobytes().decode("utf-16-be")
-    phrases = [text[i : i + PHRASE_SIZE] for i in range(0, len(text), PHRASE_SIZE)]
-    return dict(zip(phrases, counts[keep].tolist(), strict=True)), int(counts.sum())
+    text = ((codes[:, None] >> shifts) & np.uint64(0xFFFF)).astype(">u2").tobytes().decode("utf-16-be")
+    return [text[i : i + PHRASE_SIZE] for i in range(0, len(text), PHRASE_SIZE)]
+
+
+def _phrase_counts(body: str) -> tuple[dict[str, int], int]:
+    """(the phrases used at least PHRASE_MIN times with their counts, how many phrases the body has) — what
+    ``_phrases`` gives (``_phrase_codes``)."""
+    kept, counts, ngrams = _phrase_codes(body)
+    return dict(zip(_phrase_texts(kept), counts.tolist(), strict=True)), ngrams
+
+
+def _phrase_top(body: str) -> tuple[list[tuple[str, int]], int, int]:
+    """(the PHRASE_TOP most used of the phrases ``_phrase_counts`` keeps, most used first, ties by the
+    phrase; the sum of all their counts; how many phrases the body has): what sorting
+    ``_phrase_counts`` gives, ordered in numpy and only the top ones turned back to text (a
+    chapter can repeat hundreds of phrases: one string, tuple and sort key each was a third of it)."""
+    import numpy as np  # noqa: PLC0415 — see _phrase_codes
+
+    kept, counts, ngrams = _phrase_codes(body)
+    # kept is ascending, which is the phrases' text order (one BMP character per unit): a stable sort
+    # by count, highest first, keeps ties in text order.
+    top = np.argsort(-counts, kind="stable")[:PHRASE_TOP]
+    return list(zip(_phrase_texts(kept[top]), counts[top].tolist(), strict=True)), int(counts.sum()), ngrams
 
 
 def _richness_types(cjk: str, windows: int) -> int:
@@ -133,13 +160,12 @@ def fingerprint_compute(body: str) -> dict:
     cjk = "".join(runs)
     lengths = _sentence_lengths(body)
     windows = len(cjk) // RICHNESS_WINDOW
-    repeated, ngrams = _phrase_counts(body)
-    common = sorted(repeated.items(), key=lambda pn: (-pn[1], pn[0]))
+    common, repeats, ngrams = _phrase_top(body)
     return {
         "chars": chars,
         "cjk_chars": len(cjk),
         "sentences": len(_SENTENCE_END.findall(body)) + dots,
-        "paragraphs": sum(1 for line in body.split("\n") if line.strip()),
+        "paragraphs": sum(map(bool, map(str.strip, body.split("\n")))),
         "dialogue_chars": dialogue,
         "exclamations": body.count("！") + body.count("!"),
         "questions": body.count("？") + body.count("?"),
@@ -147,12 +173,12 @@ def fingerprint_compute(body: str) -> dict:
         "commas": body.count("，") + body.count(","),
         "sentence_lengths": len(lengths),
         "sentence_length_sum": sum(lengths),
-        "sentence_length_sq": sum(n * n for n in lengths),
+        "sentence_length_sq": sum(map(operator.mul, lengths, lengths)),
         "richness_windows": windows,
         "richness_types": _richness_types(cjk, windows),
         "phrase_ngrams": ngrams,
-        "phrase_repeats": sum(n for _, n in common),
-        "phrases": dict(common[:PHRASE_TOP]),
+        "phrase_repeats": repeats,
+        "phrases": dict(common),
     }
 
 

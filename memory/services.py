@@ -46,6 +46,26 @@ def _check_category(category: str) -> None:
         raise InvalidInput(f"未知的事实类别 '{category}'，可选：{'、'.join(CATEGORIES)}", extra={"category": category})
 
 
+# What groups_resolve reads of a fact: not its evidence or extra (JSON decoded per row, a third of the
+# cost when a rebuild resolves every group of the book).
+_RESOLVE_FIELDS = (
+    "id",
+    "key",
+    "category",
+    "subject",
+    "field",
+    "value",
+    "status",
+    "source_chapter",
+    "confidence",
+    "origin",
+    "revises_id",
+    "superseded_by_id",
+    "closed_chapter",
+    "decided_at",
+)
+
+
 def groups_resolve(*, book: Book, groups: Iterable[GroupKey]) -> int:
     """Re-run the resolver on these groups and store the statuses; returns how many facts changed."""
     groups = sorted(set(groups))
@@ -57,7 +77,7 @@ def groups_resolve(*, book: Book, groups: Iterable[GroupKey]) -> int:
     # One query per ~500 subjects instead of one per group (derivation touches thousands of groups).
     subject_list = sorted(subjects)
     for start in range(0, len(subject_list), 500):
-        rows = Fact.objects.filter(book=book, subject__in=subject_list[start : start + 500])
+        rows = Fact.objects.filter(book=book, subject__in=subject_list[start : start + 500]).only(*_RESOLVE_FIELDS)
         for fact in rows:
             g = (fact.category, fact.subject, fact.field)
             by_group.setdefault(g, []).append(fact)

@@ -37,6 +37,21 @@ def test_phrase_counts_and_richness_match_on_random_text():
         ]
 
 
+def test_phrase_top_is_the_sorted_head_of_the_phrase_counts():
+    # ties (3 and 3) in text order, the highest count first; the repeats sum every kept phrase, not only the top
+    body = "他嘴角微微上扬。他嘴角微微上扬！她嘴角微微上扬……𠀀嘴角微微😀嘴角微微，嘴角微微a嘴角微微"
+    assert fingerprint._phrase_top(body) == ([("嘴角微微", 7), ("微微上扬", 3), ("角微微上", 3)], 13, 16)
+    assert sum(fingerprint._phrases(body).values()) == 16
+    assert fingerprint._phrase_top("") == ([], 0, 0)
+    rnd = random.Random(11)
+    alphabet = "林风剑。，" + "".join(chr(c) for c in range(0x4E00, 0x4E06))
+    for _ in range(100):
+        body = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 3000)))
+        repeated, ngrams = fingerprint._phrase_counts(body)
+        ordered = sorted(repeated.items(), key=lambda pn: (-pn[1], pn[0]))
+        assert fingerprint._phrase_top(body) == (ordered[: fingerprint.PHRASE_TOP], sum(repeated.values()), ngrams)
+
+
 def test_a_chapter_s_counts():
     counts = fingerprint_compute("林风拔剑。林风拔剑！林风拔剑？" * 2)
     assert (counts["phrase_ngrams"], counts["phrase_repeats"], counts["phrases"]) == (6, 6, {"林风拔剑": 6})

@@ -102,3 +102,26 @@ def test_two_books_keep_their_own_lines(book):
 
 def test_body_lines_numbers_non_blank_lines():
     assert search.body_lines("甲\n\n  \n乙") == [(1, "甲"), (4, "乙")]
+
+
+def test_a_bulk_pass_gives_fts5_a_larger_hash_and_the_same_hits(book, monkeypatch):
+    # A full pass of FTS_BULK_CHAPTERS chapters or more writes with FTS5's 'hashsize' raised (fewer,
+    # larger segments); what the index answers is the same as with the default.
+    for n in (1, 2, 3):
+        chapter(book, n, f"第{n}行青铜剑\n\n铁剑{n}", f"h{n}")
+    monkeypatch.setattr(search, "FTS_BULK_CHAPTERS", 4)
+    assert search.search_index_update(book=book) == 6  # 3 chapters: below the bulk size
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cur:
+            cur.execute(f"SELECT v FROM {search.FTS_TABLE}_config WHERE k = 'hashsize'")
+            assert cur.fetchall() == []
+    small = hits(book, "青铜剑"), hits(book, "铁剑2")
+    monkeypatch.setattr(search, "FTS_BULK_CHAPTERS", 3)
+    Chapter.objects.filter(book=book).update(content_hash="changed")
+    assert search.search_index_update(book=book) == 6
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cur:
+            cur.execute(f"SELECT v FROM {search.FTS_TABLE}_config WHERE k = 'hashsize'")
+            assert cur.fetchall() == [(16 << 20,)]
+    assert (hits(book, "青铜剑"), hits(book, "铁剑2")) == small == ((3, [(1, 1), (2, 1), (3, 1)]), (1, [(2, 3)]))
+    assert fts_rows() == 3

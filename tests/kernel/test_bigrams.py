@@ -22,3 +22,25 @@ def test_both_indexes_share_the_bigrams_and_keep_their_own_terms():
     bigrams = list(cjk_bigrams("退婚流怎么写"))
     assert bigrams == ["退婚", "婚流", "流怎", "怎么", "么写"]
     assert tokenize("退婚流怎么写") == ["退婚流怎么写", "退婚", "婚流", "流怎"]
+
+
+def test_bigram_lines_give_each_text_its_joined_cjk_bigrams():
+    from kernel.bigrams import CJK_RUN, bigram_lines
+
+    def one_by_one(text: str) -> str:
+        return " ".join(term for run in CJK_RUN.findall(text) for term in cjk_bigrams(run))
+
+    texts = ["断剑青岚", "剑", "", "OK 林风，拾剑x2。一", "㐀\u9fff\uf900\ufaff\ufb00😀中文", "  中  ", "中a文"]
+    assert bigram_lines(texts) == [
+        "断剑 剑青 青岚",
+        "剑",
+        "",
+        "林风 拾剑 一",
+        "㐀\u9fff \u9fff\uf900 \uf900\ufaff 中文",
+        "中",
+        "中 文",
+    ]
+    assert bigram_lines(texts) == [one_by_one(t) for t in texts]
+    # a text holding the batch's separator is still cut right (the one-by-one path)
+    assert bigram_lines(["中\x00文", "林风"]) == ["中 文", "林风"]
+    assert bigram_lines([]) == []

@@ -180,3 +180,22 @@ def test_the_name_index_is_the_entities_automaton_and_follows_its_invalidation(b
     assert fresh.characters["林师兄"] == (lin.pk,)
     assert list(fresh.found("林师兄与苏晴，风起")) == ["林师兄", "苏晴"]
     assert text_terms("林师兄", names=fresh) == ["林师", "师兄", "@林师兄"]
+
+
+def test_chunk_terms_are_the_joined_text_terms_of_each_text(book):
+    """The rebuild's batch (numpy bigrams, a names-only automaton) gives each chunk exactly the terms
+    string the text-by-text tokenizer gives, overlapping names, ASCII words and odd characters included."""
+    from entities.models import Alias, Entity
+    from memory.retrieval import chunk_terms, name_index
+
+    lin = Entity.objects.get(book=book, entity_id="linfeng")
+    Alias.objects.create(book=book, entity=lin, alias="林师兄")
+    Alias.objects.create(book=book, entity=lin, alias="师兄")  # ends where 林师兄 ends: both are terms
+    Alias.objects.create(book=book, entity=lin, alias="风")  # one character: never a term
+    names = name_index(book=book)
+    texts = ["林师兄与苏晴，风起 OK x2", "", "剑", "abc", "㐀丂\uf900😀师兄\n林风", "林风拾剑"]
+    got = chunk_terms(texts, names=names)
+    assert got == [" ".join(text_terms(t, names=names)) for t in texts]
+    assert got[0] == "林师 师兄 兄与 与苏 苏晴 风起 ok x2 @林师兄 @师兄 @苏晴"
+    assert got[1:4] == ["", "剑", "abc"]
+    assert names.name_terms("林师兄") == ["@林师兄", "@师兄"]
