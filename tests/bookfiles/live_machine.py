@@ -200,18 +200,23 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
         path.write_text(path.read_text(encoding="utf-8") + "\n" + line + "\n", encoding="utf-8")
         self._sync()
 
-    @rule(summary=st.sampled_from(LINES))
-    def edit_extraction_then_sync(self, summary: str) -> None:
+    @rule(index=st.integers(0, 20), reason=st.sampled_from(LINES), refused=st.booleans())
+    def edit_extraction_then_sync(self, index: int, reason: str, refused: bool) -> None:
+        """An extraction file edited by hand: a field the ingestion knows (applied again), or an unknown
+        one (refused: sync and rebuild apply the event as logged, and go on); the next valid edit of a
+        refused file drops the unknown field."""
         self._trace(locals())
-        files = sorted((self.root / ".journal" / "extractions").glob("*.json"))
-        if not files:
+        path = _pick(sorted((self.root / ".journal" / "extractions").glob("*.json")), index)
+        if path is None:
             return
-        path = files[0]
         data = json.loads(path.read_text(encoding="utf-8"))
-        data["summary"] = summary
+        data.pop("summary", None)
+        if refused:
+            data["summary"] = reason  # not a field of an extraction
+        for change in data.get("state_changes", [])[:1]:
+            change["reason"] = reason
         path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        report = book_sync(book=self.book)
-        assert report["ok"] or report.get("errors"), report
+        self._sync()
 
     # --- agents ------------------------------------------------------------------------------------
 
