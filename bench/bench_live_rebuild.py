@@ -51,6 +51,7 @@ def main() -> int:
     started = time.perf_counter()
     machine = LiveEqualsRebuild
     machine.snapshot = True
+    machine.child_db = os.environ["DATABASE_URL"]  # a file database (or $DATABASE_URL): children can open it
     machine.TestCase.settings = settings(
         max_examples=sequences,
         stateful_step_count=steps,
@@ -70,6 +71,7 @@ def main() -> int:
                 "sequences": counts["sequences"],
                 "steps checked": counts["steps"],
                 "divergences": len(found),
+                "writers killed": counts.get("killed", 0),
                 "seconds": round(seconds, 1),
                 "s / step": round(seconds / max(counts["steps"], 1), 2),
             }

@@ -26,8 +26,9 @@ from pathlib import Path
 
 from django.db import connection, transaction
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from bench.bench_faults import child_kill_at_pause
 from bookfiles.rebuilder import book_dump, book_rebuild, book_sync, chapter_finalize
 from continuity.services import waiver_add
 from core.models import Book
@@ -90,6 +91,9 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
     # copy of that database (sqlite3's backup) and of the folder as the build left it, in the same
     # place; the same state as a fresh copy and rebuild, ~10 s cheaper.
     snapshot = False
+    # The long run: the database URL a child process opens (a file database), for the writer killed by
+    # SIGKILL at a random write statement of its transaction (``killed_child_then_healed``)
+    child_db: str | None = None
     _seed: tuple[Path, Path, sqlite3.Connection] | None = None
 
     def __init__(self) -> None:
@@ -364,6 +368,48 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
                 raise Killed
         except (Killed, DomainError):
             pass
+        if heal_by_sync:
+            self._sync()
+        else:  # the next writer heals first
+            self._try(
+                fact_observe,
+                book=self.book,
+                category="open_loops",
+                subject="断剑",
+                field="来历",
+                value="残剑",
+                chapter=3,
+            )
+
+    @precondition(lambda self: self.child_db is not None)
+    @rule(
+        op=st.sampled_from(("ingest", "fact", "confirm")),
+        chapter=st.sampled_from((3, 6, 8)),
+        band=st.sampled_from(BANDS),
+        at=st.integers(1, 60),
+        heal_by_sync=st.booleans(),
+    )
+    def killed_child_then_healed(self, op: str, chapter: int, band: float, at: int, heal_by_sync: bool) -> None:
+        """A real writer (``bench/bench_faults.py child``: the CLI's ingest, a memory fact, a confirm)
+        SIGKILLed after its ``at``-th write statement inside its transaction (or finished, when it makes
+        fewer), then healed by the next sync or by the next writer."""
+        self._trace(locals())
+        args: tuple[str, ...] = (op, SLUG)
+        if op == "ingest":
+            payload = extraction_parse(raw=(DEMO_EXTRACTIONS / f"第{chapter:04d}章.json").read_bytes())
+            path = self.tmp / f"killed-{self.steps}.json"
+            path.write_text(json.dumps(_banded(payload, band), ensure_ascii=False), encoding="utf-8")
+            args = (op, SLUG, str(chapter), str(path))
+        elif op == "fact":
+            args = (op, SLUG, str(chapter))
+        elif not PendingItem.objects.filter(book=self.book, status="pending").exists():
+            return
+        pause = self.tmp / f"paused-{self.steps}"
+        try:
+            child_kill_at_pause(*args, db_url=self.child_db, pause_file=pause, pause_after=at)
+            LiveEqualsRebuild.counts["killed"] = LiveEqualsRebuild.counts.get("killed", 0) + 1
+        except RuntimeError:
+            pass  # it made fewer writes: it finished (or refused), nothing to heal
         if heal_by_sync:
             self._sync()
         else:  # the next writer heals first
