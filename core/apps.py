@@ -12,6 +12,8 @@ class CoreConfig(AppConfig):
     verbose_name = "书籍（核心）"
 
     def ready(self) -> None:
-        from kernel.indexing import chapter_indexer_register
+        from kernel.indexing import chapter_indexer_register, follow_up_store_register
 
         chapter_indexer_register("core.search.search_index_update")  # the line search index, in the transaction
+        # after-commit hooks recorded in the write's transaction, completed by the next sync if a writer dies
+        follow_up_store_register(add="core.followups.follow_up_add", done="core.followups.follow_up_done")

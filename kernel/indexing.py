@@ -103,6 +103,45 @@ def hook_failure_message(*, book: Model, path: str, exc: BaseException) -> str:
     )
 
 
+def follow_up_store_register(*, add: str, done: str) -> None:
+    """Where a scheduled hook run is recorded durably (the calling app's functions): ``add(book=, numbers=,
+    removed=, entities=)`` inside the write's transaction returns a token, ``done(pk=token)`` once the
+    hooks ran without failing. The core registers ``core.followups``; without one, hooks are best effort."""
+    app = sys._getframe(1).f_globals.get("__name__", "").split(".")[0]
+    if add.split(".")[0] != app or done.split(".")[0] != app:
+        raise RuntimeError(f"{add} / {done} are outside {app}'s app (each app registers its own functions)")
+    _store["add"], _store["done"] = add, done
+
+
+_store: dict[str, str] = {}
+
+
+def after_chapter_hooks_run(
+    *,
+    book: Model,
+    numbers: list[int] | None,
+    removed: list[int],
+    report: dict[str, Any] | None = None,
+    entities: list[str] | None = None,
+    hooks: list[tuple[str, Callable[..., object]]] | None = None,
+) -> bool:
+    """Run every configured hook now; True when none failed. A failure is logged and appended to
+    ``report["hook_failures"]`` (when a report is given), never raised."""
+    extra = {"entities": entities} if entities else {}
+    ok = True
+    for path, fn in _load("WEBNOVEL_AFTER_CHAPTER_HOOKS") if hooks is None else hooks:
+        try:
+            fn(book=book, numbers=numbers, removed=removed, **extra)
+        except Exception as exc:  # best effort by design: a hook never fails a committed chapter
+            ok = False
+            logger.warning("after-chapter hook %s failed for book %s", path, book.slug, exc_info=True)
+            if report is not None:
+                report.setdefault("hook_failures", []).append(
+                    {"hook": path, "message": hook_failure_message(book=book, path=path, exc=exc)}
+                )
+    return ok
+
+
 def after_chapter_hooks_schedule(
     *,
     book: Model,
@@ -115,22 +154,23 @@ def after_chapter_hooks_schedule(
     committed by then); it is logged and appended to ``report["hook_failures"]`` when a report is
     given — the caller returns that dict after its transaction, so the failure reaches its answer.
     ``entities`` (entity ids) names the entities a curator's write changed as a whole (a merge, a
-    rename): a hook re-derives every chapter that depends on them, not only ``numbers``."""
+    rename): a hook re-derives every chapter that depends on them, not only ``numbers``. With a
+    registered store (``follow_up_store_register``) the run is recorded in the caller's transaction
+    and the record dropped once the hooks succeeded: a run a killed writer never made is made by the
+    next sync."""
     hooks = _load("WEBNOVEL_AFTER_CHAPTER_HOOKS")
     if report is not None:
         report["hook_failures"] = []
-    extra = {"entities": entities} if entities else {}
+    token = None
+    if hooks and _store:
+        token = import_string(_store["add"])(book=book, numbers=numbers, removed=removed, entities=entities or [])
 
     def run() -> None:
-        for path, fn in hooks:
-            try:
-                fn(book=book, numbers=numbers, removed=removed, **extra)
-            except Exception as exc:  # best effort by design: a hook never fails a committed chapter
-                logger.warning("after-chapter hook %s failed for book %s", path, book.slug, exc_info=True)
-                if report is not None:
-                    report["hook_failures"].append(
-                        {"hook": path, "message": hook_failure_message(book=book, path=path, exc=exc)}
-                    )
+        ok = after_chapter_hooks_run(
+            book=book, numbers=numbers, removed=removed, report=report, entities=entities, hooks=hooks
+        )
+        if ok and token is not None:
+            import_string(_store["done"])(pk=token)
 
     if hooks:
         transaction.on_commit(run)

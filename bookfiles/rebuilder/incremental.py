@@ -33,6 +33,7 @@ from bookfiles.rebuilder.rebuild import book_rebuild
 from bookfiles.rebuilder.replay import journal_replay
 from bookfiles.rebuilder.rows import DOCUMENT_KINDS
 from core import rows as core_rows
+from core.followups import follow_ups_complete
 from core.models import Book, Chapter, Document, SourceFile, TimelineRow, Volume
 from kernel.exceptions import Conflict, NotFound
 from kernel.indexing import (
@@ -244,7 +245,9 @@ def book_sync(*, book: Book, replace: bool = False) -> dict[str, Any]:
     """Re-read only the files whose sha256 differs from SourceFile (and new ones), drop the rows of
     deleted files; a changed book.yaml means a full rebuild. Unreadable files are reported and skipped.
     A sync that would drop more than half of the book's chapters (an emptied or unmounted folder) is
-    refused with a ``would_delete`` error unless ``replace``."""
+    refused with a ``would_delete`` error unless ``replace``. First, the follow-ups a killed writer left
+    (``core.followups``) are completed."""
+    follow_ups_complete(book=book)
     root = _root(book)
     report = _report(book)
     listing = book_files_list(root, limits=read_limits())

@@ -17,9 +17,14 @@ it, and a later sync tries it again.
 
 An extraction file an author edited by hand after it was applied (its sha256 differs from the one
 recorded with ``JournalApplied``) is applied again, by rebuild over a database and by sync, through
-the re-ingestion (replace) path; a file that is not valid JSON or that the ingestion refuses stops the
-sync with an error naming it (nothing changes). A later decision on an item the edited file no longer
-holds keeps its result and is reported as a warning (a rebuild into an empty database skips it).
+the re-ingestion (replace) path; a file that is not valid JSON stops the sync with an error naming it
+(nothing changes), as it stops a rebuild. A valid file the ingestion refuses (an unknown field, an
+unknown entity) is, by sync and by a rebuild into an empty database alike, set aside for the event's own
+record (the payload its log line carries): the event is applied as it was logged, a
+``journal_edit_refused`` warning names the file, the log line and the reason, and the author's edit stays
+in the file until they fix it (the next sync then applies it). A later decision on an item the edited
+file no longer holds keeps its result and is reported as a warning (a rebuild into an empty database
+skips it).
 
 Writers also call ``journal_heal_apply`` (through ``core.journal.journal_heal``) before they write:
 the events a crashed writer left after the last applied one are applied first, so a retried write
@@ -146,7 +151,17 @@ def _events_apply(
         except InvalidInput as exc:
             raise InvalidInput(f"{where}：{exc.message}", extra={"path": LOG_PATH, "line": line, **exc.extra}) from None
         try:
-            _apply(declared, book, data, event, state)
+            try:
+                _apply(declared, book, data, event, state)
+            except DomainError as exc:
+                if not _as_logged(declared, event, data):
+                    raise
+                if marks:  # the run's state is read again: the refused attempt may have changed it
+                    journal_applied_mark_many(book=book, marks=marks)
+                    marks = []
+                state = declared.run_state(book=book) if declared.run_state is not None else None
+                _apply(declared, book, event["data"], event, state)
+                _refused_warn(warnings, event=event, exc=exc)
         except KeyError as exc:
             raise InvalidInput(f"{where}：缺少字段 {exc.args[0]}", extra={"path": LOG_PATH, "line": line}) from None
         except (TypeError, ValueError, AttributeError) as exc:
@@ -231,8 +246,16 @@ def _edited_apply(
             continue
         declared = ops[event["op"]]
         try:
-            with transaction.atomic():
-                declared.reapply(book, event, data)
+            try:
+                with transaction.atomic():
+                    declared.reapply(book, event, data)
+            except DomainError as refused:
+                if not _as_logged(declared, event, data):
+                    raise
+                with transaction.atomic():  # as a rebuild applies it: the event as its line recorded it
+                    declared.reapply(book, event, event["data"])
+                _refused_warn(warnings, event=event, exc=refused)
+                data = event["data"]
         except DomainError as exc:
             raise InvalidInput(
                 f"{relative}（{where}）修改后无法应用，未做任何改动：{exc.message}",
@@ -244,6 +267,26 @@ def _edited_apply(
         _orphans_warn(declared=declared, event=event, data=data, events=events, warnings=warnings)
         reapplied.append(event)
     return reapplied
+
+
+def _as_logged(declared: JournalOp, event: dict[str, Any], data: Any) -> bool:
+    """Whether a refused attachment falls back to the event's own record: an attachment the ops
+    re-apply (an extraction), hand-edited (it differs from the ``data`` its log line carries)."""
+    return declared.reapply is not None and "data" in event and data != event["data"]
+
+
+def _refused_warn(warnings: list[dict] | None, *, event: dict[str, Any], exc: DomainError) -> None:
+    """A hand-edited attachment the write refuses: sync and rebuild alike apply the event as its log line
+    recorded it, and say so (the edit stays in the file; once fixed, the next sync applies it)."""
+    relative = journal_attachment_path(event=event)
+    _warn(
+        warnings,
+        "journal_edit_refused",
+        LOG_PATH,
+        f"{relative} 修改后无法应用（{exc.message.removesuffix('；未做任何改动')}），已按 {_where(event)} 记录的原内容应用；"
+        "文件中的修改保留，改正后再 sync 即按修改后的内容应用",
+        line=event["_line"],
+    )
 
 
 def _orphans_warn(

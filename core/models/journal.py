@@ -25,3 +25,24 @@ class JournalApplied(models.Model):
 
     def __str__(self) -> str:
         return f"{self.book_id}#{self.seq}"
+
+
+class FollowUp(models.Model):
+    """An after-commit re-derivation (``kernel.indexing.after_chapter_hooks_schedule``: memory facts,
+    chunks) written in the transaction of the write it follows and deleted once its hooks have run.
+
+    A row left over is a follow-up that never completed (the writer was killed after its commit, or a
+    hook failed): the next sync, or the next writer's journal heal, runs it (``core.followups``), so
+    derived state never stays behind the rows it is derived from."""
+
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="follow_ups", verbose_name="书")
+    numbers = models.JSONField(null=True, blank=True, verbose_name="章节")  # None: every chapter
+    removed = models.JSONField(default=list, blank=True, verbose_name="删除的章节")
+    entities = models.JSONField(default=list, blank=True, verbose_name="实体")
+
+    class Meta:
+        verbose_name = "待补的派生更新"
+        verbose_name_plural = verbose_name
+
+    def __str__(self) -> str:
+        return f"{self.book_id}:{self.numbers}"

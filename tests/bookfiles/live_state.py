@@ -75,6 +75,15 @@ class _Shower:
 
     def __init__(self) -> None:
         self.cache: dict[tuple[str, int], str] = {}
+        # rows already read (every table of the book is read once, whole), so that a foreign key to
+        # one of them costs no query: (label, pk) → the row's values
+        self.rows: dict[tuple[str, int], dict[str, Any]] = {}
+
+    def keep(self, model: type[models.Model], rows: list[dict[str, Any]]) -> None:
+        attname = model._meta.pk.attname
+        label = model._meta.label
+        for row in rows:
+            self.rows[(label, row[attname])] = row
 
     def fields(self, model: type[models.Model]) -> list[models.Field]:
         skipped = SKIPPED.get(model._meta.label, set())
@@ -93,7 +102,9 @@ class _Shower:
         key = (model._meta.label, pk)
         if key not in self.cache:
             self.cache[key] = ""  # a cycle shows as empty rather than recursing
-            row = model.objects.filter(pk=pk).values().first()
+            row = self.rows.get(key)
+            if row is None:
+                row = model.objects.filter(pk=pk).values().first()
             self.cache[key] = self.show(model, row) if row is not None else "<gone>"
         return self.cache[key]
 
@@ -122,8 +133,10 @@ def book_tables(*, book: Book) -> dict[str, Counter]:
     tables: dict[str, Counter] = {}
     row = Book.objects.filter(pk=book.pk).values().first()
     tables["webnovel.Book"] = Counter([shower.full(Book, row)])
-    for model, lookup in _book_models():
-        rows = model.objects.filter(**{lookup: book.pk}).values()
+    read = [(model, list(model.objects.filter(**{lookup: book.pk}).values())) for model, lookup in _book_models()]
+    for model, rows in read:
+        shower.keep(model, rows)
+    for model, rows in read:
         tables[model._meta.label] = Counter(shower.full(model, r) for r in rows)
     return tables
 
@@ -142,12 +155,16 @@ def tables_diff(live: dict[str, Counter], other: dict[str, Counter], *, limit: i
     return out
 
 
-def live_and_rebuild(*, slug: str, root: Path) -> tuple[list[str], list[str]]:
+def live_and_rebuild(
+    *, slug: str, root: Path, before: dict[str, Counter] | None = None, dump_before: str | None = None
+) -> tuple[list[str], list[str]]:
     """Compare the live book with a rebuild of ``root`` into an empty database: (table differences,
     dump differences). The rebuilt book replaces the live one (equal, when the lists are empty). The
-    caller must not hold a transaction: the rebuild's after-commit hooks (memory) must run."""
+    caller must not hold a transaction: the rebuild's after-commit hooks (memory) must run. ``before``
+    and ``dump_before``: the live book's tables and dump, when the caller has just read them."""
     book = Book.objects.get(slug=slug)
-    before, dump_before = book_tables(book=book), book_dump(book=book)
+    before = book_tables(book=book) if before is None else before
+    dump_before = book_dump(book=book) if dump_before is None else dump_before
     Book.objects.filter(pk=book.pk).delete()
     report = book_rebuild(root=root)
     if not report["ok"]:

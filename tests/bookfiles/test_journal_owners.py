@@ -288,7 +288,7 @@ def test_sync_applies_a_hand_edited_extraction_as_a_rebuild_does(folder):
     assert _from_scratch(folder) == synced
 
 
-def test_a_broken_hand_edit_is_named_and_changes_nothing(folder):
+def test_a_broken_hand_edit_is_named_and_changes_nothing_a_refused_one_applies_as_logged(folder):
     book = _session(folder)
     before = book_dump(book=book)
     path = folder / ".journal" / "extractions" / "0003-000001.json"
@@ -301,16 +301,19 @@ def test_a_broken_hand_edit_is_named_and_changes_nothing(folder):
         f".journal/log.jsonl 第2行（seq 1，extraction.ingest）：.journal/extractions/0003-000001.json "
         f"第{line}行第21列：JSON 无效（Expecting value）"
     )
-    # valid JSON the ingestion refuses: named too, nothing changes
+    assert book_dump(book=_book()) == before
+    # valid JSON the ingestion refuses: named, and the event applied as its log line recorded it (as a
+    # rebuild into an empty database applies it: tests/bookfiles/test_live_drifts.py)
     bad = json.loads(text)
     bad["state_changes"][0]["entity_id"] = "nobody"
     path.write_text(json.dumps(bad, ensure_ascii=False, indent=2), encoding="utf-8")
-    with pytest.raises(InvalidInput) as err:
-        book_sync(book=book)
-    assert err.value.message.startswith(
-        ".journal/extractions/0003-000001.json（.journal/log.jsonl 第2行（seq 1，extraction.ingest））修改后无法应用，"
-        "未做任何改动：state_changes[0].entity_id: 未知实体 'nobody'"
-    )
+    report = book_sync(book=book)
+    assert report["ok"], report["errors"]
+    assert [w["message"] for w in report["warnings"] if w["code"] == "journal_edit_refused"] == [
+        ".journal/extractions/0003-000001.json 修改后无法应用（state_changes[0].entity_id: 未知实体 'nobody'），"
+        "已按 .journal/log.jsonl 第2行（seq 1，extraction.ingest） 记录的原内容应用；"
+        "文件中的修改保留，改正后再 sync 即按修改后的内容应用"
+    ]
     assert book_dump(book=_book()) == before
 
 

@@ -1,6 +1,7 @@
 """The drifts issue 24 found by hand, each now a sequence whose live answers equal a rebuild of the
 same folder into an empty database (tests/bookfiles/live_state.py)."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from django.db import transaction
 from bookfiles.rebuilder import book_rebuild, book_sync, chapter_finalize
 from core.models import Book
 from entities.discovery.services import book_discover, discovery_merge, discovery_split
-from entities.models import Alias, AmbiguousMention, Entity, PendingItem
+from entities.models import Alias, AmbiguousMention, Entity, PendingItem, StateChange
 from entities.services.curation import entity_add, relationship_save, state_change_edit
 from entities.services.ingest import extraction_ingest, extraction_parse
 from entities.services.marks import entity_merge
@@ -178,4 +179,42 @@ def test_a_curated_change_moved_into_a_tagged_chapter_numbers_like_a_rebuild_aft
         (3, "tag", "possessions"),
         (4, "curation", "mood"),
     ]
+    _same(root)
+
+
+def test_an_extraction_file_edited_with_an_unknown_field_is_applied_as_logged_live_and_rebuilt(root):
+    """Found by the long run: a hand edit the ingestion refuses (an unknown field) stopped sync (live kept
+    the ingestion) while a rebuild of the same folder skipped the event (the chapter's ingestion gone).
+    Now both apply the event as its log line recorded it, and both say so, naming the file and the line;
+    the author's edit stays in the file, and a fixed file is applied by the next sync."""
+    demo_extractions_ingest(book=_book())
+    path = sorted((root / ".journal" / "extractions").glob("0003-*.json"))[0]
+    relative = f".journal/extractions/{path.name}"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["summary"] = "作者手改"
+    data["state_changes"][0]["reason"] = "作者订正"
+    edited = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    path.write_text(edited, encoding="utf-8")
+    report = book_sync(book=_book())
+    assert report["ok"], report["errors"]
+    refused = [w for w in report["warnings"] if w["code"] == "journal_edit_refused"]
+    assert [(w["file"], w["line"]) for w in refused] == [(".journal/log.jsonl", 2)]
+    assert refused[0]["message"].startswith(f"{relative} 修改后无法应用（")
+    assert "summary" in refused[0]["message"] and ".journal/log.jsonl 第2行" in refused[0]["message"]
+    assert not StateChange.objects.filter(book=_book(), chapter=3, reason="作者订正").exists()
+    assert StateChange.objects.filter(book=_book(), chapter=3, source="extraction").exists()
+    assert path.read_text(encoding="utf-8") == edited  # the author's edit is theirs: never rewritten
+    assert book_sync(book=_book())["journal"] == {}  # said once; nothing changed since
+    _same(root)
+    _book().delete()  # into an empty database: the rebuild says the same
+    rebuilt = book_rebuild(root=root)
+    assert [(w["code"], w["file"], w["line"]) for w in rebuilt["warnings"] if w["code"].startswith("journal_")] == [
+        ("journal_edit_refused", ".journal/log.jsonl", 2)
+    ]
+    assert [w["message"] for w in rebuilt["warnings"] if w["code"] == "journal_edit_refused"] == [refused[0]["message"]]
+    # the author removes the unknown field: the next sync applies the edit, as a rebuild does
+    del data["summary"]
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    assert book_sync(book=_book())["journal"] == {"extraction.edited": 1}
+    assert StateChange.objects.filter(book=_book(), chapter=3, reason="作者订正").exists()
     _same(root)
