@@ -25,7 +25,10 @@ BOUNDARY = "#"  # what stands next to an n-gram at a punctuation mark or a line'
 # Characters that begin a group (众人, 诸将, 群臣): the language's collective prefixes, a fixed list.
 GROUP_PREFIX = frozenset("众诸群各每")
 # Written after a plural subject (众人都…, 二人皆…, 师徒们): a word followed by these often is a group.
-PLURAL_AFTER = frozenset("都皆俱齐等们各")
+# Not 等: after a name it means "and the others with him" (宋江等, in 15 % of 宋江's uses in 水浒传 第71–120回),
+# so the leader of any band would be a group.
+PLURAL_AFTER = frozenset("都皆俱齐们各")
+PLURAL_MIN = 3  # … at least this many times (a minor name followed once by 各 in 12 uses is no group)
 NUMERALS = frozenset("一二三四五六七八九十两几数百千")
 PLURAL_SHARE = 0.08  # names are followed by 都 / 皆 … in ≤ 2 % of their uses (西游记), groups in ≥ 10 %
 EDGE_LIFT = 4.0  # an edge character follows (precedes) names this many times more often than text at large
@@ -299,7 +302,8 @@ def name_candidates(
 def group_words(st: TextStats, words: Iterable[str]) -> set[str]:
     """Words that name a group, not a person: begun by a collective prefix (众人, 诸将), a numeral +
     a character that follows three or more numerals in the book (二人, 三人, 两人), or followed by a
-    plural adverb (都 / 皆 / 们 …) in ≥ 8 % of their uses (师徒都…)."""
+    plural adverb (都 / 皆 / 们 …) in ≥ 8 % of their uses and at least 3 times (师徒都…; not 等, which
+    follows a leader's name: 宋江等)."""
     after_numeral: Counter[str] = Counter(
         g[1] for g, n in st.gram.items() if len(g) == 2 and g[0] in NUMERALS and n >= 2
     )
@@ -311,7 +315,7 @@ def group_words(st: TextStats, words: Iterable[str]) -> set[str]:
             out.add(w)
         elif st.gram.get(w, 0) >= 10:
             plural = sum(k for c, k in st.right[w].items() if c in PLURAL_AFTER)
-            if plural >= PLURAL_SHARE * st.gram[w]:
+            if plural >= max(PLURAL_MIN, PLURAL_SHARE * st.gram[w]):
                 out.add(w)
     return out
 

@@ -94,6 +94,14 @@ def test_group_words():
     assert T.group_words(st, ["众人", "二人", "三人", "宋江", "师徒"]) == {"众人", "二人", "三人"}
 
 
+def test_group_words_a_leader_followed_by_deng_is_no_group():
+    # 宋江等 ("宋江 and the others"): 等 follows a leader's name; 们 / 都 follow a group.
+    text = chapters("宋江等众将都来了。\n宋江大喜。\n宋江等商议。\n师徒们都来了。\n师徒们走了。\n师徒三人。", 5)
+    st = T.text_stats(text, 3)
+    assert st.gram["宋江"] == 15 and st.right["宋江"]["等"] == 10
+    assert T.group_words(st, ["宋江", "师徒"]) == {"师徒"}
+
+
 def test_engine_finds_the_name_and_cuts_the_glued_form():
     found = {p.name for p in discover(chapters(XIREN, 4), min_count=5, types=["角色"])}
     assert "袭人" in found
