@@ -151,12 +151,18 @@ def _compound_add(st: _Stats, person: set[str], a: str, b: str, n: int) -> None:
     st.chapters[compound] = st.adjacent_chapters[(a, b)]
 
 
+AGENCY_WEIGHT = 0.7
+
+
 def _voice(p: Proposal) -> float:
     """How much a group behaves like a person: heard speaking, or introduced by a naming pattern
     (名唤红孩儿，号圣婴大王) — a narrator names people, not things."""
     if "party_pct" in p.signals:
         return 1.0  # travels with the protagonists: acts as one of them (_party_join)
-    voice = 0.1 + 0.9 * min(1.0, p.signals["speaker"] / max(1.0, 0.05 * p.count))
+    # Heard speaking, or (at most AGENCY_WEIGHT of it) the subject of the narration while tagged a name
+    # (textstats.agency × person-tag share): a warrior who fights more than he talks.
+    speech = min(1.0, p.signals["speaker"] / max(1.0, 0.05 * p.count))
+    voice = 0.1 + 0.9 * max(speech, AGENCY_WEIGHT * p.signals.get("agency_pct", 0) / 100)
     named = p.signals["named"]
     return voice * (1 + min(named, 4) / 2) if named >= 2 else voice
 

@@ -58,6 +58,7 @@ class _Cast:
     min_count: int
     lexicon: Mapping[str, int]
     group_words: frozenset[str]
+    agency: Mapping[str, float] = field(default_factory=dict)
     person: set[str] = field(default_factory=set)
     groups: _Groups | None = None
     links: object = None
@@ -75,11 +76,12 @@ def _persons(
     limit: int,
     lexicon: Mapping[str, int],
     group_words: frozenset[str] = frozenset(),
+    agency: Mapping[str, float] | None = None,
 ) -> list[Proposal]:
     """The characters of the book: who is a person (``_person_words``, ``_titled_persons``), then which names
     are one person, step by step over one union-find (``_groups_start`` … ``_variant_join``), then one proposal
     per group (``_proposals_build``)."""
-    cx = _Cast(st, chapters, min_count, lexicon, group_words)
+    cx = _Cast(st, chapters, min_count, lexicon, group_words, agency or {})
     for step in (
         _person_words,
         _titled_persons,
@@ -684,6 +686,7 @@ def _proposals_build(cx: _Cast, limit: int) -> list[Proposal]:
         spk = sum(st.speaker[w] for w in names)
         chaps = set().union(*(st.chapters[w] for w in names))
         nr = sum(_share(st.tag[w], PERSON_TAGS) * count[w] for w in names) / total
+        acts = sum(cx.agency.get(w, 0.0) * count[w] for w in names) / total
         confidence = round(min(0.99, 0.35 * nr + 0.35 * min(1.0, spk / max(1, 0.05 * total)) + 0.3 * _spread(chaps)), 2)
         # An uncertain link of one of its names to another group: the lower band, with the link as reason.
         link = next(
@@ -715,6 +718,7 @@ def _proposals_build(cx: _Cast, limit: int) -> list[Proposal]:
                 signals={
                     "speaker": spk,
                     "person_tag_share_pct": round(100 * nr),
+                    "agency_pct": round(100 * acts * nr),
                     "named": sum(st.named[w] for w in names),
                 },
             )

@@ -25,7 +25,10 @@ BOUNDARY = "#"  # what stands next to an n-gram at a punctuation mark or a line'
 # Characters that begin a group (众人, 诸将, 群臣): the language's collective prefixes, a fixed list.
 GROUP_PREFIX = frozenset("众诸群各每")
 # Written after a plural subject (众人都…, 二人皆…, 师徒们): a word followed by these often is a group.
-PLURAL_AFTER = frozenset("都皆俱齐等们各")
+# Not 等: after a name it means "and the others with him" (宋江等, in 15 % of 宋江's uses in 水浒传 第71–120回),
+# so the leader of any band would be a group.
+PLURAL_AFTER = frozenset("都皆俱齐们各")
+PLURAL_MIN = 3  # … at least this many times (a minor name followed once by 各 in 12 uses is no group)
 NUMERALS = frozenset("一二三四五六七八九十两几数百千")
 PLURAL_SHARE = 0.08  # names are followed by 都 / 皆 … in ≤ 2 % of their uses (西游记), groups in ≥ 10 %
 EDGE_LIFT = 4.0  # an edge character follows (precedes) names this many times more often than text at large
@@ -299,7 +302,8 @@ def name_candidates(
 def group_words(st: TextStats, words: Iterable[str]) -> set[str]:
     """Words that name a group, not a person: begun by a collective prefix (众人, 诸将), a numeral +
     a character that follows three or more numerals in the book (二人, 三人, 两人), or followed by a
-    plural adverb (都 / 皆 / 们 …) in ≥ 8 % of their uses (师徒都…)."""
+    plural adverb (都 / 皆 / 们 …) in ≥ 8 % of their uses and at least 3 times (师徒都…; not 等, which
+    follows a leader's name: 宋江等)."""
     after_numeral: Counter[str] = Counter(
         g[1] for g, n in st.gram.items() if len(g) == 2 and g[0] in NUMERALS and n >= 2
     )
@@ -311,8 +315,29 @@ def group_words(st: TextStats, words: Iterable[str]) -> set[str]:
             out.add(w)
         elif st.gram.get(w, 0) >= 10:
             plural = sum(k for c, k in st.right[w].items() if c in PLURAL_AFTER)
-            if plural >= PLURAL_SHARE * st.gram[w]:
+            if plural >= max(PLURAL_MIN, PLURAL_SHARE * st.gram[w]):
                 out.add(w)
+    return out
+
+
+HEAD_FULL = 0.5  # a character heads a clause in about half of its narrated uses (张清挺枪…, ，琼英道)
+VARIETY_FULL = 15  # … and is followed by many different characters (the verbs it does)
+
+
+def agency(st: TextStats, words: Iterable[str]) -> dict[str, float]:
+    """How much each string acts as the subject of the narration, 0–1: the share of its uses that head a
+    clause (after punctuation or a line's start), against ``HEAD_FULL``, times the number of different
+    characters after it (right accessor variety), against ``VARIETY_FULL``. A character who seldom
+    speaks (a warrior of a battle chapter) still heads clauses with many verbs; a common noun jieba
+    tagged as a name (言语, 备细) does neither. Strings not counted (fewer uses than the floor) get 0."""
+    out = {}
+    for w in words:
+        n = st.gram.get(w, 0)
+        if not n:
+            continue
+        head = st.left[w].get(BOUNDARY, 0) / n
+        variety = sum(1 for c in st.right[w] if c != BOUNDARY)
+        out[w] = round(min(1.0, head / HEAD_FULL) * min(1.0, variety / VARIETY_FULL), 3)
     return out
 
 
@@ -392,5 +417,6 @@ def book_repair(
         "split": len(split),
         "joined": sorted(joins),
         "groups": sorted(group_words(st, [w for w, n in count.items() if n >= min_count])),
+        "agency": agency(st, [w for w, n in count.items() if n >= min_count]),
     }
     return repaired, learned

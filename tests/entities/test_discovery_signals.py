@@ -94,6 +94,14 @@ def test_group_words():
     assert T.group_words(st, ["众人", "二人", "三人", "宋江", "师徒"]) == {"众人", "二人", "三人"}
 
 
+def test_group_words_a_leader_followed_by_deng_is_no_group():
+    # 宋江等 ("宋江 and the others"): 等 follows a leader's name; 们 / 都 follow a group.
+    text = chapters("宋江等众将都来了。\n宋江大喜。\n宋江等商议。\n师徒们都来了。\n师徒们走了。\n师徒三人。", 5)
+    st = T.text_stats(text, 3)
+    assert st.gram["宋江"] == 15 and st.right["宋江"]["等"] == 10
+    assert T.group_words(st, ["宋江", "师徒"]) == {"师徒"}
+
+
 def test_engine_finds_the_name_and_cuts_the_glued_form():
     found = {p.name for p in discover(chapters(XIREN, 4), min_count=5, types=["角色"])}
     assert "袭人" in found
@@ -193,3 +201,35 @@ def test_a_courtesy_name_introduced_by_zi_joins_its_person():
     assert by_name["关羽"].names() == ["关羽", "云长"]
     assert by_name["关羽"].aliases[0].why == "「关羽，字云长」（表字句式 1 次）"
     assert "云长" not in by_name  # no proposal of its own
+
+
+def test_agency_a_subject_of_many_verbs_against_a_noun():
+    # 张清 heads every clause and does many different things; 言语 follows its verb and is followed by 。 only.
+    verbs = "挺拔走看骂笑追拿跑打逃杀喝回叫望"
+    text = "\n".join(f"，张清{v}了。他不言语。" for v in verbs)
+    st = T.text_stats(chapters(text, 2), 3)
+    assert st.gram["张清"] == 32 and st.left["张清"][T.BOUNDARY] == 32
+    assert len(st.right["张清"]) == 16
+    out = T.agency(st, ["张清", "言语", "无此词"])
+    assert out == {"张清": 1.0, "言语": 0.0}
+
+
+def test_agency_half_the_variety_is_half_the_agency():
+    text = "\n".join(f"，琼英{v}了。" for v in "挺拔走看骂笑追") + "\n" + "\n".join("她见琼英来了。" for _ in range(7))
+    st = T.text_stats(chapters(text, 2), 3)
+    # 14 of 28 uses head a clause (0.5 → full), 8 different characters after it (8 / 15)
+    assert T.agency(st, ["琼英"]) == {"琼英": round(8 / 15, 3)}
+
+
+def test_voice_a_silent_subject_ranks_below_a_speaker_above_a_noun():
+    from entities.discovery.links import _voice
+    from entities.discovery.vocab import Proposal
+
+    def p(speaker: int, agency_pct: int) -> Proposal:
+        signals = {"speaker": speaker, "named": 0, "agency_pct": agency_pct}
+        return Proposal(type="角色", name="某", count=100, first_chapter=1, chapters=5, confidence=0.9, signals=signals)
+
+    assert _voice(p(5, 0)) == 1.0  # speaks in 5 % of its uses: full voice
+    assert round(_voice(p(0, 100)), 3) == 0.73  # never speaks, heads its clauses: 0.1 + 0.9 × 0.7
+    assert round(_voice(p(0, 0)), 3) == 0.1  # neither: a noun jieba tagged as a name
+    assert round(_voice(p(1, 10)), 3) == 0.28  # speech (1/5) above its agency (0.07)
