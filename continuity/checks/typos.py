@@ -11,6 +11,7 @@ from typing import Any
 import ahocorasick
 
 from continuity.canon import CHARACTER, Canon
+from continuity.checks.clauses import is_function_char, is_personal_name
 from continuity.checks.common import CJK, INFO, WARNING, Mentions, finding
 from continuity.text import Draft
 
@@ -291,17 +292,26 @@ def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severit
     if (words.get(variant) or 0) > 0:
         return False
     changed = [k for k in range(len(variant)) if k >= len(name) or variant[k] != name[k]]
-    if any(variant[k] in FUNCTION_CHARS for k in changed) and len(variant) == 2:
+    if len(variant) == 2 and any(variant[k] in FUNCTION_CHARS or is_function_char(variant[k]) for k in changed):
         return False
-    s_start, s_end = draft.sentence(i, j)
-    s_start, s_end = max(s_start, i - 40), min(s_end, j + 40)
-    pos = s_start
-    for token in _cut(prose[s_start:s_end]):
+    # the sentence (at most 40 characters each side), across line breaks and without them or the
+    # indents: an e-book wrapped at a fixed width breaks words (做别⏎样之事 is 别样 + 之 + 事, not 样之事)
+    s_start = max((prose.rfind(mark, max(0, i - 40), i) + 1 for mark in SENTENCE_ENDS), default=0)
+    s_start = max(s_start, i - 40, 0)
+    ends = [k for k in (prose.find(mark, j, j + 40) for mark in SENTENCE_ENDS) if k != -1]
+    s_end = min([*ends, j + 40, len(prose)])
+    kept = [k for k in range(s_start, s_end) if not prose[k].isspace()]
+    at = {k: n for n, k in enumerate(kept)}
+    if i not in at or j - 1 not in at:
+        return True
+    i_, j_ = at[i], at[j - 1] + 1
+    pos = 0
+    for token in _cut("".join(prose[k] for k in kept)):
         start, pos = pos, pos + len(token)
-        if start < i < pos:
+        if start < i_ < pos:
             return False  # the variant's first character ends a word (主公今日: 主公)
         if len(token) >= 2 and (
-            (start == i and not name.startswith(token)) or (i < start and pos <= j and token not in name)
+            (start == i_ and not name.startswith(token)) or (i_ < start and pos <= j_ and token not in name)
         ):
             return False  # it starts a word (高卧隆中: 高卧), or holds one (林教师: 教师)
     if severity == INFO:
@@ -311,6 +321,44 @@ def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severit
                 if len(pair) == 2 and pair not in name and (words.get(pair) or 0) > 0:
                     return False
     return True
+
+
+SENTENCE_ENDS = "。！？!?"
+# what separates the items of a list of names (王英，张青，孙新 / 张青、孙二娘 / 关胜与花荣)
+LIST_MARKS = frozenset("，,、和与及同")
+
+
+def _own_name(draft: Draft, canon: Canon, mentions: Mentions, i: int, j: int, entity: Any, name_count: int) -> str:
+    """Why ``prose[i:j]`` reads as a name of its own rather than a slip (empty: no reason): it stands in
+    a list of names (a known name, or a list item the tagger reads as a personal name, beside it), or
+    the name it resembles is not yet used in the book, this chapter included (张青 in 第56回, where 张清
+    first appears in 第70回). Precision first: such a variant is at most an info."""
+    prose = draft.prose
+    if any(e == i for _, e, _ in mentions.spans) or any(s == j for s, _, _ in mentions.spans):
+        return "紧挨已知人名"
+    names = {n for _, _, n in mentions.spans}
+    for item in (_list_item(prose, i - 1, -1), _list_item(prose, j, 1)):
+        if item and (item in names or is_personal_name(item)):
+            return f"与人名「{item}」并列"
+    if entity is not None and not name_count:
+        chapter = mentions.chapter
+        if not any(bisect.bisect_left(canon.chapters_with(n), chapter) for n in entity.names if len(n) >= 2):
+            return f"「{entity.name}」本书前文尚未出现"
+    return ""
+
+
+def _list_item(prose: str, mark: int, step: int) -> str:
+    """The whole list item (two to four characters) on the far side of a list mark at ``mark``, going
+    ``step`` (−1: the item before it, 1: after it); empty when ``prose[mark]`` is no list mark."""
+    if not 0 <= mark < len(prose) or prose[mark] not in LIST_MARKS:
+        return ""
+    pos, size = mark + step, 0
+    while 0 <= pos < len(prose) and size < 5 and CJK.match(prose[pos]) and prose[pos] not in LIST_MARKS:
+        pos, size = pos + step, size + 1
+    whole = not (0 <= pos < len(prose)) or not CJK.match(prose[pos]) or prose[pos] in LIST_MARKS
+    if not whole or not 2 <= size <= 4:
+        return ""
+    return prose[mark + 1 : pos] if step == 1 else prose[pos + 1 : mark]
 
 
 def _typo_finding(
@@ -333,8 +381,9 @@ def _typo_finding(
     # the book's own spelling (used again and again, or in earlier chapters): a new name, not a typo
     name_count = sum(1 for _, _, n in mentions.spans if entity is not None and n in entity.names)
     earlier = bisect.bisect_left(canon.chapters_with(variant), mentions.chapter)
-    if earlier >= 2 or (len(places) >= 3 and len(places) >= name_count):
-        evidence["fact"] += f"；「{variant}」此前 {earlier} 章也用过"
+    why = _own_name(draft, canon, mentions, i, j, entity, name_count)
+    if earlier >= 2 or (len(places) >= 3 and len(places) >= name_count) or why:
+        evidence["fact"] += f"；「{variant}」此前 {earlier} 章也用过" + (f"；{why}" if why else "")
         return finding(
             kind="name_typo",
             severity=INFO,
