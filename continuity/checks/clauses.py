@@ -94,6 +94,16 @@ def is_personal_name(text: str) -> bool:
     return len(tokens) == 1 and tokens[0][1] == "nr"
 
 
+def edge_name(text: str, *, last: bool) -> str:
+    """The last (or first) word of ``text`` when the tagger reads it as a personal name of two or more
+    characters, else empty."""
+    tokens = [t for t in _tokens(text) if t[0].strip()]
+    if not tokens:
+        return ""
+    word, flag = tokens[-1] if last else tokens[0]
+    return word if flag == "nr" and len(word) >= 2 else ""
+
+
 def _tokens(text: str) -> list[tuple[str, str]]:
     return [(pair.word, pair.flag) for pair in _tagger().lcut(text)]
 

@@ -11,7 +11,7 @@ from typing import Any
 import ahocorasick
 
 from continuity.canon import CHARACTER, Canon
-from continuity.checks.clauses import is_function_char, is_personal_name
+from continuity.checks.clauses import edge_name, is_function_char, is_personal_name
 from continuity.checks.common import CJK, INFO, WARNING, Mentions, finding
 from continuity.text import Draft
 
@@ -274,53 +274,67 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                 severity = INFO
             if not names or (variant, names[0]) in seen:
                 continue
-            if not _typo_plausible(prose, draft, i, j, names[0], severity):
+            band = _typo_plausible(prose, draft, i, j, names[0], severity)
+            if band is None:
                 continue
             seen.add((variant, names[0]))
             covered[i:j] = b"\x01" * (j - i)
-            found.append(_typo_finding(draft, canon, mentions, i, j, names[0], severity))
+            found.append(_typo_finding(draft, canon, mentions, i, j, names[0], band))
     return found
 
 
-def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severity: str) -> bool:
-    """Whether ``prose[i:j]`` may be a misspelt ``name``: no word of the dictionary, its first character
-    no word's tail in its sentence's segmentation (主公今日 holds no 公今), no word starting with it or held in it
-    (林教师: 教师), and, for a one-character variant, the changed character no word with its neighbour
-    (白日间: 日间); a two-character variant's changed character no function character (马中 is 马 + 中)."""
+def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severity: str) -> str | None:
+    """The band ``prose[i:j]`` may be a misspelt ``name`` in (None: no typo): no word of the dictionary,
+    its first character no word's tail in its sentence's segmentation (主公今日 holds no 公今), no word
+    starting with it or held in it (林教师: 教师), and, for a one-character variant, the changed character
+    no word with its neighbour (白日间: 日间); a two-character variant's changed character no function
+    character (马中 is 马 + 中). A variant the sentence's segmentation across its line breaks rules out
+    (an e-book wrapped at a fixed width: 做别⏎样之事 is 别样 + 之 + 事), but its line's does not, is unsure:
+    an info (the line before may be a list or a verse that ends without a mark)."""
     variant = prose[i:j]
     words = _words()
     if (words.get(variant) or 0) > 0:
-        return False
+        return None
     changed = [k for k in range(len(variant)) if k >= len(name) or variant[k] != name[k]]
     if len(variant) == 2 and any(variant[k] in FUNCTION_CHARS or is_function_char(variant[k]) for k in changed):
-        return False
-    # the sentence (at most 40 characters each side), across line breaks and without them or the
-    # indents: an e-book wrapped at a fixed width breaks words (做别⏎样之事 is 别样 + 之 + 事, not 样之事)
-    s_start = max((prose.rfind(mark, max(0, i - 40), i) + 1 for mark in SENTENCE_ENDS), default=0)
-    s_start = max(s_start, i - 40, 0)
-    ends = [k for k in (prose.find(mark, j, j + 40) for mark in SENTENCE_ENDS) if k != -1]
-    s_end = min([*ends, j + 40, len(prose)])
-    kept = [k for k in range(s_start, s_end) if not prose[k].isspace()]
-    at = {k: n for n, k in enumerate(kept)}
-    if i not in at or j - 1 not in at:
-        return True
-    i_, j_ = at[i], at[j - 1] + 1
-    pos = 0
-    for token in _cut("".join(prose[k] for k in kept)):
-        start, pos = pos, pos + len(token)
-        if start < i_ < pos:
-            return False  # the variant's first character ends a word (主公今日: 主公)
-        if len(token) >= 2 and (
-            (start == i_ and not name.startswith(token)) or (i_ < start and pos <= j_ and token not in name)
-        ):
-            return False  # it starts a word (高卧隆中: 高卧), or holds one (林教师: 教师)
+        return None
     if severity == INFO:
         for k in changed:
             for a, b in ((i + k - 1, i + k + 1), (i + k, i + k + 2)):
                 pair = prose[max(a, 0) : b]
                 if len(pair) == 2 and pair not in name and (words.get(pair) or 0) > 0:
-                    return False
-    return True
+                    return None
+    line_start, line_end = draft.sentence(i, j)
+    line_start, line_end = max(line_start, i - 40), min(line_end, j + 40)
+    if _cut_rules_out(prose, i, j, name, line_start, line_end):
+        return None
+    # the sentence across line breaks (at most 40 characters each side)
+    wide_start = max(max(prose.rfind(mark, max(0, i - 40), i) + 1 for mark in SENTENCE_ENDS), i - 40, 0)
+    ends = [k for k in (prose.find(mark, j, j + 40) for mark in SENTENCE_ENDS) if k != -1]
+    wide_end = min([*ends, j + 40, len(prose)])
+    if (wide_start, wide_end) != (line_start, line_end) and _cut_rules_out(prose, i, j, name, wide_start, wide_end):
+        return INFO
+    return severity
+
+
+def _cut_rules_out(prose: str, i: int, j: int, name: str, lo: int, hi: int) -> bool:
+    """Whether the segmentation of ``prose[lo:hi]`` (line breaks and indents left out) puts the variant
+    ``prose[i:j]`` inside other words: its first character ends a word, a word starts with it or sits in it."""
+    kept = [k for k in range(lo, hi) if not prose[k].isspace()]
+    at = {k: n for n, k in enumerate(kept)}
+    if i not in at or j - 1 not in at:
+        return False
+    i_, j_ = at[i], at[j - 1] + 1
+    pos = 0
+    for token in _cut("".join(prose[k] for k in kept)):
+        start, pos = pos, pos + len(token)
+        if start < i_ < pos:
+            return True  # the variant's first character ends a word (主公今日: 主公)
+        if len(token) >= 2 and (
+            (start == i_ and not name.startswith(token)) or (i_ < start and pos <= j_ and token not in name)
+        ):
+            return True  # it starts a word (高卧隆中: 高卧), or holds one (林教师: 教师)
+    return False
 
 
 SENTENCE_ENDS = "。！？!?"
@@ -340,6 +354,10 @@ def _own_name(draft: Draft, canon: Canon, mentions: Mentions, i: int, j: int, en
     for item in (_list_item(prose, i - 1, -1), _list_item(prose, j, 1)):
         if item and (item in names or is_personal_name(item)):
             return f"与人名「{item}」并列"
+    # a run of names without marks (邹渊邹润张青): the tagger reads the word just before as a name
+    before = edge_name(prose[max(0, i - 6) : i], last=True)
+    if before:
+        return f"紧接人名「{before}」"
     if entity is not None and not name_count:
         chapter = mentions.chapter
         if not any(bisect.bisect_left(canon.chapters_with(n), chapter) for n in entity.names if len(n) >= 2):
