@@ -296,7 +296,7 @@ def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severit
     if (words.get(variant) or 0) > 0:
         return None
     changed = [k for k in range(len(variant)) if k >= len(name) or variant[k] != name[k]]
-    if len(variant) == 2 and any(variant[k] in FUNCTION_CHARS or is_function_char(variant[k]) for k in changed):
+    if len(variant) == 2 and any(variant[k] in FUNCTION_CHARS for k in changed):
         return None
     if severity == INFO:
         for k in changed:
@@ -314,6 +314,9 @@ def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severit
     wide_end = min([*ends, j + 40, len(prose)])
     if (wide_start, wide_end) != (line_start, line_end) and _cut_rules_out(prose, i, j, name, wide_start, wide_end):
         return INFO
+    # last, as it loads the tagger (~1 s once per process): a character the dictionary tags a function word
+    if len(variant) == 2 and any(is_function_char(variant[k]) for k in changed):
+        return None
     return severity
 
 
@@ -399,8 +402,10 @@ def _typo_finding(
     # the book's own spelling (used again and again, or in earlier chapters): a new name, not a typo
     name_count = sum(1 for _, _, n in mentions.spans if entity is not None and n in entity.names)
     earlier = bisect.bisect_left(canon.chapters_with(variant), mentions.chapter)
-    why = _own_name(draft, canon, mentions, i, j, entity, name_count)
-    if earlier >= 2 or (len(places) >= 3 and len(places) >= name_count) or why:
+    own = earlier >= 2 or (len(places) >= 3 and len(places) >= name_count)
+    # only a warning asks why it may be a name of its own (the tagger is loaded on first use)
+    why = "" if own or severity == INFO else _own_name(draft, canon, mentions, i, j, entity, name_count)
+    if own or why:
         evidence["fact"] += f"；「{variant}」此前 {earlier} 章也用过" + (f"；{why}" if why else "")
         return finding(
             kind="name_typo",
