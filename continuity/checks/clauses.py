@@ -66,6 +66,44 @@ def _second_chars() -> tuple[str, ...]:
     return tuple({w[1] for w in _tagger().word_tag_tab if len(w) == 2})
 
 
+# the dictionary's tags of words that make no part of a name: adverb, preposition, conjunction,
+# particle, modal, interjection, pronoun (将 in 宋将乱撺 is 把 or a noun's head; not a classifier: 林封, 周壶)
+FUNCTION_TAGS = frozenset("dpcuyer")
+
+
+@lru_cache(maxsize=4096)
+def is_function_char(char: str) -> bool:
+    """Whether the dictionary tags the lone character ``char`` a function word (将 d, 之 u, 其 r)."""
+    return _tagger().word_tag_tab.get(char, "x")[:1] in FUNCTION_TAGS
+
+
+def is_common_noun(word: str) -> bool:
+    """Whether ``word`` is a noun of the dictionary (禅杖, 戒刀, 板斧: a kind of thing many may own, not
+    one named object such as 赛唐猊 or 寒星剑)."""
+    tagger = _tagger()
+    return (
+        (tagger.tokenizer.FREQ.get(word) or 0) > 0
+        and tagger.word_tag_tab.get(word, "")[:1] == "n"
+        and (tagger.word_tag_tab.get(word) != "nr")
+    )
+
+
+def is_personal_name(text: str) -> bool:
+    """Whether the tagger reads ``text`` (two to four characters) as one personal name (nr)."""
+    tokens = _tokens(text)
+    return len(tokens) == 1 and tokens[0][1] == "nr"
+
+
+def edge_name(text: str, *, last: bool) -> str:
+    """The last (or first) word of ``text`` when the tagger reads it as a personal name of two or more
+    characters, else empty."""
+    tokens = [t for t in _tokens(text) if t[0].strip()]
+    if not tokens:
+        return ""
+    word, flag = tokens[-1] if last else tokens[0]
+    return word if flag == "nr" and len(word) >= 2 else ""
+
+
 def _tokens(text: str) -> list[tuple[str, str]]:
     return [(pair.word, pair.flag) for pair in _tagger().lcut(text)]
 

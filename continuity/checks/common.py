@@ -151,6 +151,21 @@ class Mentions:
         return False
 
 
+# a preposition or object marker right before a name: the name is its object (在晁盖恐托胆称王 / 把晁盖
+# 葬了 / 对晁盖道), not the clause's subject
+OBJECT_OF = frozenset("在于对向把将给替")
+# a dream, a vision, a ghost told anywhere in the paragraph: the dead who speak in it are seen, not alive
+# (是夜……闪闪走出一人……却是天王晁盖……晁盖道：『兄弟不知……』……却是南柯一梦)
+VISION = re.compile(r"梦|幻影|幻象|幻境|魂|魄|鬼|显圣|显灵|托梦|附体|英灵|亡灵")
+
+
+def _vision(prose: str, start: int, end: int) -> bool:
+    """Whether the paragraph around prose[start:end] tells a dream, a vision or a ghost."""
+    first = prose.rfind("\n", 0, start) + 1
+    last = prose.find("\n", end)
+    return bool(VISION.search(prose, first, len(prose) if last == -1 else last))
+
+
 def _acts(draft: Draft, start: int, end: int) -> bool:
     """Whether the name at prose[start:end] speaks or acts there (not merely mentioned)."""
     prose = draft.prose
@@ -164,6 +179,8 @@ def _acts(draft: Draft, start: int, end: int) -> bool:
     if MENTION_ONLY.search(prose[sentence_start:start]):
         return False
     prefix = prose[clause:start]
+    if prefix[-1:] in OBJECT_OF or _vision(prose, start, end):
+        return False
     speech = SPEECH.match(after)
     if speech:
         # 冷笑道 / 缓缓说道, not 旧居门上写道 (the name modifies a noun before the verb)

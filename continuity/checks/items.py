@@ -3,11 +3,12 @@
 import bisect
 
 from continuity.canon import Canon
-from continuity.checks.clauses import has_verb, starts_with_verb
+from continuity.checks.clauses import has_verb, is_common_noun, starts_with_verb
 from continuity.checks.common import (
     CJK,
     CLAUSE_BREAK,
     ERROR,
+    INFO,
     ITEM_FOLLOWERS,
     MENTION_ONLY,
     OBJECT_MARKERS,
@@ -62,6 +63,10 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
             evidence = canon.holding_evidence(holder, item)
             evidence["fact"] = f"「{item}」截至第{canon.as_of}章在 {holder.name} 手中"
             severity, message = WARNING, f"「{item}」在 {holder.name} 手中，{user.name} 却在使用"
+            if is_common_noun(item):
+                # a kind of thing (a 禅杖, a 戒刀), not one named object: the user may have one of their own
+                severity = INFO
+                message += f"（「{item}」是常见器物，也许是另一件）"
         else:
             continue
         found.append(

@@ -1,6 +1,7 @@
 """secret_early and pov_knowledge: a secret's keyword before the reader is told, or known by a
 point-of-view character who is no knower."""
 
+from dataclasses import dataclass
 from typing import Any
 
 from continuity.canon import Canon
@@ -25,6 +26,18 @@ def _knowers(canon: Canon, secret, chapter: int) -> set[int]:
         if entity is not None:
             pks.add(entity.pk)
     return pks
+
+
+@dataclass(frozen=True)
+class _Undeclared:
+    """A point-of-view character the canon has no card for: no knower of any secret but by name."""
+
+    name: str
+    pk: None = None
+
+
+def _named_knower(secret, name: str) -> bool:
+    return any((entry if isinstance(entry, str) else entry.get("name")) == name for entry in secret.known_to or [])
 
 
 def _is_name(canon: Canon, keyword: str, chapter: int) -> bool:
@@ -102,6 +115,10 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     chapter = mentions.chapter
     found = []
     pov = mentions.who(draft.perspective) if draft.perspective else None
+    if pov is None and draft.perspective:
+        # a point of view without a card is no declared knower (known_to names knowers; it may name
+        # this one without a card)
+        pov = _Undeclared(draft.perspective)
     hits = _keyword_hits(draft, canon)
     # keyword → (first evidence offset, count, evidence, the indexes of the secrets it leaks): one finding per keyword
     early: dict[str, tuple[int, int, dict[str, Any], list[int]]] = {}
@@ -153,7 +170,7 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                     continue
                 if index not in knowers:
                     knowers[index] = _knowers(canon, secret, chapter)
-                if pov.pk in knowers[index]:
+                if pov.pk in knowers[index] or (pov.pk is None and _named_knower(secret, pov.name)):
                     break
                 evidence = _secret_evidence(canon, secret, keyword)
                 evidence["line"] = canon.source_line(secret.source_path, "known_to")

@@ -15,21 +15,33 @@ NESTED = {"“”": "‘’", "「」": "『』"}
 # chapter) or half of them (the book's convention: nothing said)
 BOOK_MARK_MIN_CHAPTERS = 2
 MIXED_LINES_SHOWN = 5
+# a chapter using a mark on this many lines has a habit of its own, not a slip (one info, not a warning
+# per line)
+CHAPTER_HABIT_LINES = 3
+# the longest speaker clause before a colon at a paragraph's start (张三道 / 卢俊义冷笑道 / 那汉子大喝道)
+SPEAKER_MAX = 10
 
 
-def _inside(draft: Draft, pos: int, opening: str) -> bool:
-    """Whether ``pos`` is inside a quotation opened by ``opening``."""
-    i = bisect.bisect_right(draft._quote_starts, pos) - 1
-    if i < 0:
+def _nested(body: str, pos: int, wanted: tuple[str, str], names: set[int]) -> bool:
+    """Whether the mark at ``body[pos]`` stands inside a quotation in the style's own marks: the nearest
+    of the style's marks before it opens one and the nearest after it closes one. Read over the whole
+    chapter, not paragraph by paragraph: an e-book wrapped at a fixed width breaks a speech over several
+    paragraphs (“公明哥哥，⏎休怪小弟……说道：‘我家佛⏎堂底下……’”)."""
+    opening, closing = wanted
+    if opening == closing:
+        return body.count(opening, 0, pos) % 2 == 1
+    before = max(body.rfind(opening, 0, pos), body.rfind(closing, 0, pos))
+    if before == -1 or body[before] != opening:
         return False
-    start, end = draft._quotes[i]
-    if not start < pos < end:
+    # a paragraph that opens with a name speaking (花荣道：『…』) starts a speech, whatever was left open
+    # before it (``names``: where a character's name starts)
+    paragraph = body.rfind("\n", 0, pos) + 1
+    head = body[paragraph:pos]
+    speaker = paragraph + len(head) - len(head.lstrip())
+    if before < paragraph and speaker in names and pos - speaker <= SPEAKER_MAX + 1 and body[pos - 1] in "：:":
         return False
-    # a paragraph continuing a speech starts at its newline: the opening is the speech's first mark
-    while draft.prose[start] == "\n" and i > 0:
-        i -= 1
-        start = draft._quotes[i][0]
-    return draft.prose[start] == opening
+    after = [i for i in (body.find(opening, pos + 1), body.find(closing, pos + 1)) if i != -1]
+    return bool(after) and body[min(after)] == closing
 
 
 def check_style(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
@@ -62,27 +74,34 @@ def check_style(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
 
 
 def book_quote_use(canon: Canon, opening: str, chapter: int) -> tuple[int, int]:
-    """(chapters using ``opening``, finalized chapters) among the book's chapters before ``chapter``:
-    how much the book's own text already uses a quotation mark (one query per mark and canon)."""
+    """(chapters opening a speech with ``opening``, finalized chapters) among the book's chapters before
+    ``chapter``: how much the book's own text already quotes with a mark. A speech opens after a colon
+    (道：『) or at a paragraph's start; a mark only ever nested inside the style's own (“今日认得『神箭将军』了”) is no such use,
+    so a planted 宋江道：『且住。』 is still seen in a book that nests 『』 everywhere (one query per mark
+    and canon)."""
     numbers = canon.__dict__.setdefault("_numbers", sorted(canon.chapters))
     total = bisect.bisect_left(numbers, chapter)
-    return bisect.bisect_left(canon.chapters_with(opening), chapter), total
+    opening_speech = sorted(set(canon.chapters_with("：" + opening)) | set(canon.chapters_with("\n" + opening)))
+    return bisect.bisect_left(opening_speech, chapter), total
 
 
 def _quote_style(draft: Draft, canon: Canon, mentions: Mentions, *, offset: int, body: str) -> list[dict]:
     rules = canon.rules
     found = []
     wanted = QUOTE_PAIRS[rules.quotes]
+    names: set[int] | None = None
     for key, (opening, closing) in QUOTE_PAIRS.items():
-        if key == rules.quotes or opening in wanted:
+        if key == rules.quotes or opening in wanted or opening not in body:
             continue
-        inner = NESTED.get(rules.quotes) == key
+        if names is None:
+            names = {start - offset for start, _, _, _ in mentions.characters()}
         per_line: dict[int, list[int]] = {}
         for m in re.finditer(re.escape(opening), body):
-            pos = m.start() + offset
-            # the standard nesting (‘’ inside “”, 『』 inside 「」) is the style, not a breach of it
-            if inner and _inside(draft, pos, wanted[0]):
+            # a quotation inside one in the style's own marks (‘’ inside “”, the standard nesting, or
+            # 『』 inside “”): the author's nesting, on which the style's one pair does not rule
+            if _nested(body, m.start(), wanted, names):
                 continue
+            pos = m.start() + offset
             per_line.setdefault(draft.line_of(pos), []).append(pos)
         if opening == closing:
             per_line = {line: pos for line, pos in per_line.items() if len(pos) >= 2}
@@ -96,32 +115,13 @@ def _quote_style(draft: Draft, canon: Canon, mentions: Mentions, *, offset: int,
         }
         used, total = book_quote_use(canon, opening, mentions.chapter)
         if used >= BOOK_MARK_MIN_CHAPTERS and used * 2 >= total:
-            # the book's own convention: most of its chapters already use this mark
+            # the book's own convention: most of its chapters already open speeches with this mark
             continue
-        if used >= BOOK_MARK_MIN_CHAPTERS and used * 10 >= total:
-            # a mixed convention: one info for the chapter, with the count and the first lines
-            lines = sorted(per_line)
-            count = sum(len(p) // 2 if opening == closing else len(p) for p in per_line.values())
-            where = "、".join(str(n) for n in lines[:MIXED_LINES_SHOWN]) + (
-                "…" if len(lines) > MIXED_LINES_SHOWN else ""
-            )
-            evidence["fact"] += f"；本书前文 {used}/{total} 章也用 {key}"
-            found.append(
-                finding(
-                    kind="quote_style",
-                    severity=INFO,
-                    draft=draft,
-                    start=per_line[lines[0]][0],
-                    end=per_line[lines[0]][0] + 1,
-                    term=key,
-                    message=(
-                        f"本章 {len(lines)} 行用了 {key} 引号 {count} 处（第 {where} 行），文风规定为 {rules.quotes}；"
-                        f"本书前文 {used}/{total} 章也这样用，引号体例不一"
-                    ),
-                    evidence=evidence,
-                    suggestion=f"统一引号体例：把 {opening}{closing} 换成 {wanted[0]}{wanted[1]}，或在文风文件中改 quotes",
-                )
-            )
+        mixed = used >= BOOK_MARK_MIN_CHAPTERS and used * 10 >= total
+        if mixed or len(per_line) >= CHAPTER_HABIT_LINES:
+            # a mixed convention (the book's, or this chapter's own: a book's first chapters have no
+            # earlier ones to learn from): one info for the chapter, with the count and the first lines
+            found.append(_mixed(draft, key, per_line, evidence, wanted=wanted, used=used, total=total))
             continue
         for _, positions in sorted(per_line.items()):
             start, count = positions[0], len(positions)
@@ -141,3 +141,33 @@ def _quote_style(draft: Draft, canon: Canon, mentions: Mentions, *, offset: int,
                 )
             )
     return found
+
+
+def _mixed(
+    draft: Draft, key: str, per_line: dict[int, list[int]], evidence: dict, *, wanted: tuple, used: int, total: int
+) -> dict:
+    """The one info of a chapter whose use of a mark is a habit (the book's or its own), not a slip."""
+    opening, closing = QUOTE_PAIRS[key]
+    lines = sorted(per_line)
+    count = sum(len(p) // 2 if opening == closing else len(p) for p in per_line.values())
+    where = "、".join(str(n) for n in lines[:MIXED_LINES_SHOWN]) + ("…" if len(lines) > MIXED_LINES_SHOWN else "")
+    style = wanted[0] + wanted[1]
+    if used >= BOOK_MARK_MIN_CHAPTERS:
+        evidence["fact"] += f"；本书前文 {used}/{total} 章也用 {key}"
+        habit = f"本书前文 {used}/{total} 章也这样用"
+    else:
+        evidence["fact"] += f"；本章 {len(lines)} 行一贯用 {key}"
+        habit = "本章用得一贯"
+    return finding(
+        kind="quote_style",
+        severity=INFO,
+        draft=draft,
+        start=per_line[lines[0]][0],
+        end=per_line[lines[0]][0] + 1,
+        term=key,
+        message=(
+            f"本章 {len(lines)} 行用了 {key} 引号 {count} 处（第 {where} 行），文风规定为 {style}；{habit}，引号体例不一"
+        ),
+        evidence=evidence,
+        suggestion=f"统一引号体例：把 {opening}{closing} 换成 {style}，或在文风文件中改 quotes",
+    )

@@ -11,6 +11,7 @@ from typing import Any
 import ahocorasick
 
 from continuity.canon import CHARACTER, Canon
+from continuity.checks.clauses import edge_name, is_function_char, is_personal_name
 from continuity.checks.common import CJK, INFO, WARNING, Mentions, finding
 from continuity.text import Draft
 
@@ -273,44 +274,112 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                 severity = INFO
             if not names or (variant, names[0]) in seen:
                 continue
-            if not _typo_plausible(prose, draft, i, j, names[0], severity):
+            band = _typo_plausible(prose, draft, i, j, names[0], severity)
+            if band is None:
                 continue
             seen.add((variant, names[0]))
             covered[i:j] = b"\x01" * (j - i)
-            found.append(_typo_finding(draft, canon, mentions, i, j, names[0], severity))
+            found.append(_typo_finding(draft, canon, mentions, i, j, names[0], band))
     return found
 
 
-def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severity: str) -> bool:
-    """Whether ``prose[i:j]`` may be a misspelt ``name``: no word of the dictionary, its first character
-    no word's tail in its sentence's segmentation (主公今日 holds no 公今), no word starting with it or held in it
-    (林教师: 教师), and, for a one-character variant, the changed character no word with its neighbour
-    (白日间: 日间); a two-character variant's changed character no function character (马中 is 马 + 中)."""
+def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severity: str) -> str | None:
+    """The band ``prose[i:j]`` may be a misspelt ``name`` in (None: no typo): no word of the dictionary,
+    its first character no word's tail in its sentence's segmentation (主公今日 holds no 公今), no word
+    starting with it or held in it (林教师: 教师), and, for a one-character variant, the changed character
+    no word with its neighbour (白日间: 日间); a two-character variant's changed character no function
+    character (马中 is 马 + 中). A variant the sentence's segmentation across its line breaks rules out
+    (an e-book wrapped at a fixed width: 做别⏎样之事 is 别样 + 之 + 事), but its line's does not, is unsure:
+    an info (the line before may be a list or a verse that ends without a mark)."""
     variant = prose[i:j]
     words = _words()
     if (words.get(variant) or 0) > 0:
-        return False
+        return None
     changed = [k for k in range(len(variant)) if k >= len(name) or variant[k] != name[k]]
-    if any(variant[k] in FUNCTION_CHARS for k in changed) and len(variant) == 2:
-        return False
-    s_start, s_end = draft.sentence(i, j)
-    s_start, s_end = max(s_start, i - 40), min(s_end, j + 40)
-    pos = s_start
-    for token in _cut(prose[s_start:s_end]):
-        start, pos = pos, pos + len(token)
-        if start < i < pos:
-            return False  # the variant's first character ends a word (主公今日: 主公)
-        if len(token) >= 2 and (
-            (start == i and not name.startswith(token)) or (i < start and pos <= j and token not in name)
-        ):
-            return False  # it starts a word (高卧隆中: 高卧), or holds one (林教师: 教师)
+    if len(variant) == 2 and any(variant[k] in FUNCTION_CHARS for k in changed):
+        return None
     if severity == INFO:
         for k in changed:
             for a, b in ((i + k - 1, i + k + 1), (i + k, i + k + 2)):
                 pair = prose[max(a, 0) : b]
                 if len(pair) == 2 and pair not in name and (words.get(pair) or 0) > 0:
-                    return False
-    return True
+                    return None
+    line_start, line_end = draft.sentence(i, j)
+    line_start, line_end = max(line_start, i - 40), min(line_end, j + 40)
+    if _cut_rules_out(prose, i, j, name, line_start, line_end):
+        return None
+    # the sentence across line breaks (at most 40 characters each side)
+    wide_start = max(max(prose.rfind(mark, max(0, i - 40), i) + 1 for mark in SENTENCE_ENDS), i - 40, 0)
+    ends = [k for k in (prose.find(mark, j, j + 40) for mark in SENTENCE_ENDS) if k != -1]
+    wide_end = min([*ends, j + 40, len(prose)])
+    if (wide_start, wide_end) != (line_start, line_end) and _cut_rules_out(prose, i, j, name, wide_start, wide_end):
+        return INFO
+    # last, as it loads the tagger (~1 s once per process): a character the dictionary tags a function word
+    if len(variant) == 2 and any(is_function_char(variant[k]) for k in changed):
+        return None
+    return severity
+
+
+def _cut_rules_out(prose: str, i: int, j: int, name: str, lo: int, hi: int) -> bool:
+    """Whether the segmentation of ``prose[lo:hi]`` (line breaks and indents left out) puts the variant
+    ``prose[i:j]`` inside other words: its first character ends a word, a word starts with it or sits in it."""
+    kept = [k for k in range(lo, hi) if not prose[k].isspace()]
+    at = {k: n for n, k in enumerate(kept)}
+    if i not in at or j - 1 not in at:
+        return False
+    i_, j_ = at[i], at[j - 1] + 1
+    pos = 0
+    for token in _cut("".join(prose[k] for k in kept)):
+        start, pos = pos, pos + len(token)
+        if start < i_ < pos:
+            return True  # the variant's first character ends a word (主公今日: 主公)
+        if len(token) >= 2 and (
+            (start == i_ and not name.startswith(token)) or (i_ < start and pos <= j_ and token not in name)
+        ):
+            return True  # it starts a word (高卧隆中: 高卧), or holds one (林教师: 教师)
+    return False
+
+
+SENTENCE_ENDS = "。！？!?"
+# what separates the items of a list of names (王英，张青，孙新 / 张青、孙二娘 / 关胜与花荣)
+LIST_MARKS = frozenset("，,、和与及同")
+
+
+def _own_name(draft: Draft, canon: Canon, mentions: Mentions, i: int, j: int, entity: Any, name_count: int) -> str:
+    """Why ``prose[i:j]`` reads as a name of its own rather than a slip (empty: no reason): it stands in
+    a list of names (a known name, or a list item the tagger reads as a personal name, beside it), or
+    the name it resembles is not yet used in the book, this chapter included (张青 in 第56回, where 张清
+    first appears in 第70回). Precision first: such a variant is at most an info."""
+    prose = draft.prose
+    if any(e == i for _, e, _ in mentions.spans) or any(s == j for s, _, _ in mentions.spans):
+        return "紧挨已知人名"
+    names = {n for _, _, n in mentions.spans}
+    for item in (_list_item(prose, i - 1, -1), _list_item(prose, j, 1)):
+        if item and (item in names or is_personal_name(item)):
+            return f"与人名「{item}」并列"
+    # a run of names without marks (邹渊邹润张青): the tagger reads the word just before as a name
+    before = edge_name(prose[max(0, i - 6) : i], last=True)
+    if before:
+        return f"紧接人名「{before}」"
+    if entity is not None and not name_count:
+        chapter = mentions.chapter
+        if not any(bisect.bisect_left(canon.chapters_with(n), chapter) for n in entity.names if len(n) >= 2):
+            return f"「{entity.name}」本书前文尚未出现"
+    return ""
+
+
+def _list_item(prose: str, mark: int, step: int) -> str:
+    """The whole list item (two to four characters) on the far side of a list mark at ``mark``, going
+    ``step`` (−1: the item before it, 1: after it); empty when ``prose[mark]`` is no list mark."""
+    if not 0 <= mark < len(prose) or prose[mark] not in LIST_MARKS:
+        return ""
+    pos, size = mark + step, 0
+    while 0 <= pos < len(prose) and size < 5 and CJK.match(prose[pos]) and prose[pos] not in LIST_MARKS:
+        pos, size = pos + step, size + 1
+    whole = not (0 <= pos < len(prose)) or not CJK.match(prose[pos]) or prose[pos] in LIST_MARKS
+    if not whole or not 2 <= size <= 4:
+        return ""
+    return prose[mark + 1 : pos] if step == 1 else prose[pos + 1 : mark]
 
 
 def _typo_finding(
@@ -333,8 +402,11 @@ def _typo_finding(
     # the book's own spelling (used again and again, or in earlier chapters): a new name, not a typo
     name_count = sum(1 for _, _, n in mentions.spans if entity is not None and n in entity.names)
     earlier = bisect.bisect_left(canon.chapters_with(variant), mentions.chapter)
-    if earlier >= 2 or (len(places) >= 3 and len(places) >= name_count):
-        evidence["fact"] += f"；「{variant}」此前 {earlier} 章也用过"
+    own = earlier >= 2 or (len(places) >= 3 and len(places) >= name_count)
+    # only a warning asks why it may be a name of its own (the tagger is loaded on first use)
+    why = "" if own or severity == INFO else _own_name(draft, canon, mentions, i, j, entity, name_count)
+    if own or why:
+        evidence["fact"] += f"；「{variant}」此前 {earlier} 章也用过" + (f"；{why}" if why else "")
         return finding(
             kind="name_typo",
             severity=INFO,
