@@ -52,7 +52,7 @@ SHARED = Path(os.environ.get("WEBNOVEL_SHARED", REPO.parent / "shared"))
 CORPUS = SHARED / "corpus"
 SCENES = REPO / "bench" / "recall-set" / "scenes.json"
 MODES = ("keyword", "bm25", "semantic", "hybrid")
-SPLITS = ("dev", "blind", "blind2")
+SPLITS = ("dev", "blind", "blind2", "blind3")
 
 
 def scheme_set(name: str) -> None:
