@@ -319,7 +319,12 @@ def test_a_write_pack_recalls_the_facts_its_outline_points_to_and_says_so(mini, 
     with _recall_on(folder), django_capture_on_commit_callbacks(execute=True):
         assert book_rebuild(root=root)["ok"]
         fact_observe(
-            book=book, category="character_facts", subject="老马夫", field="藏身处", value="后山瀑布后面的石洞", chapter=5
+            book=book,
+            category="character_facts",
+            subject="老马夫",
+            field="藏身处",
+            value="后山瀑布后面的石洞",
+            chapter=5,
         )
     with _recall_on(folder):
         pack = build_memory_pack(book=book, chapter=7, task="write")
@@ -331,3 +336,36 @@ def test_a_write_pack_recalls_the_facts_its_outline_points_to_and_says_so(mini, 
     off = build_memory_pack(book=book, chapter=7, task="write")  # recall off (the suite's default)
     assert not [it for it in off["items"] if it["title"].endswith("【检索】")]
     assert "事实" not in off["retrieval"]
+
+
+def test_the_salient_digest_keeps_the_sentences_that_say_most_in_their_order_and_is_cached(tmp_path):
+    """SCHEME_SALIENT: windows gathered into passages of 1,200 characters, the model reads the passage's
+    sentences that weigh most (rare in the segmenter's dictionary, frequent in the chapter) up to 96
+    characters, in their order. Their digests are cached by body (``DigestCache``), a damaged line ignored."""
+    from recall.vectors import DigestCache
+    from recall.windows import SCHEME_SALIENT, digests_key, salient_digest, sentences, word_weights
+
+    assert sentences("他说：“走吧。”她没有回答！\n天黑了") == ["他说：“走吧。”", "她没有回答！", "天黑了"]
+    body = (
+        "我们今天还是一样的好。\n铁匠把烧红的犁铧浸进水槽，犁铧嘶嘶作响。\n他们也都说好的。\n铁匠又抡起锤子敲打犁铧。"
+    )
+    weights = word_weights(body)
+    assert weights["犁铧"] > weights["铁匠"] > weights["我们"]  # rarer in the language, and said three times
+    assert salient_digest(body, weights, 35) == "铁匠把烧红的犁铧浸进水槽，犁铧嘶嘶作响。铁匠又抡起锤子敲打犁铧。"
+    windows = chapter_windows(number=2, summary="", body=body, scheme=SCHEME_SALIENT)
+    assert len(windows) == 1 and windows[0].embed_text == salient_digest(body, weights, 96)
+    assert windows[0].key == recall_windows.text_key("t96:" + windows[0].embed_text)
+    made: list[str] = []
+    chapter_windows(number=2, summary="", body=body, scheme=SCHEME_SALIENT, digests_out=made)
+    cache = DigestCache(tmp_path)
+    key = digests_key(body, SCHEME_SALIENT)
+    cache.put({key: made})
+    with open(tmp_path / "digests.jsonl", "a", encoding="utf-8") as f:
+        f.write('{"k": "broken"\n')
+    again = DigestCache(tmp_path)
+    again.refresh()
+    assert again.get(key) == made and again.get("broken") is None
+    # a cached digest is used as it is (no segmenting); one of the wrong length is ignored
+    assert chapter_windows(number=2, summary="", body=body, scheme=SCHEME_SALIENT, digests=["甲"])[0].embed_text == "甲"
+    wrong = chapter_windows(number=2, summary="", body=body, scheme=SCHEME_SALIENT, digests=["甲", "乙"])
+    assert wrong[0].embed_text == made[0]
