@@ -45,6 +45,7 @@ from threads.selectors import thread_hangs
 
 MIN_TRUNCATED = 60
 RETRIEVE = 8
+WRITE_FACTS_RECALLED = 4  # a pack without a query recalls fewer facts: its query is the outline, not a question
 LAYER_ORDER = {"working": 0, "scratchpad": 1, "episodic": 2}
 
 C = Fact.Category
@@ -407,20 +408,25 @@ def _fact_items(
     return items
 
 
-def _recalled_fact_items(*, book: Book, query: str, as_of: int, items: list[Item]) -> tuple[list[Item], str]:
-    """Issue 32: on a query, the facts that hybrid recall (memory/fact_recall.py) finds and the pack
-    did not list yet (a story fact of a character off stage, a rule the outline does not name). Only
+def _recalled_fact_items(
+    *, book: Book, query: str, as_of: int, items: list[Item], task: str
+) -> tuple[list[Item], str]:
+    """Issue 32: the facts that hybrid recall (memory/fact_recall.py) finds for the pack's retrieval query
+    (the caller's query; for a write pack, the outline and the names on stage) and the pack did not list
+    yet (a story fact of a character off stage, a rule the outline does not name). A query pack ranks them
+    high (70 down to 40, up to 8); any other pack fewer (4) and below its own facts (45 down to 30). Only
     with vectors: without them the pack is what it was."""
     if not recall_status()[0]:
         return [], "bm25"  # no vectors at all: nothing to add, and nothing spent on it
-    hits, method = facts_search(book=book, query=query, as_of=as_of, limit=RETRIEVE)
+    limit = RETRIEVE if task == "query" else WRITE_FACTS_RECALLED
+    hits, method = facts_search(book=book, query=query, as_of=as_of, limit=limit)
     if method != METHOD_HYBRID:
         return [], method
     listed = {it.id for it in items}
     out = []
     for rank, hit in enumerate(h for h in hits if f"fact:{h['key']}" not in listed):
         title = _fact_title(SimpleNamespace(**hit)) + "【检索】"
-        priority = max(40, 70 - 3 * rank)
+        priority = max(40, 70 - 3 * rank) if task == "query" else max(30, 45 - 3 * rank)
         out.append(
             Item(
                 id=f"fact:{hit['key']}",
@@ -567,8 +573,10 @@ def _assemble(
             book=book, chapter=chapter, task=task, as_of=as_of, query=retrieval_query, skip=recent
         )
         items += episodic
-        if task == "query" and query.strip():
-            recalled, fact_method = _recalled_fact_items(book=book, query=query, as_of=as_of, items=items)
+        if retrieval_query.strip():
+            recalled, fact_method = _recalled_fact_items(
+                book=book, query=retrieval_query, as_of=as_of, items=items, task=task
+            )
             if recalled:
                 items += recalled
                 retrieval = f"{retrieval}；事实：{fact_method}"

@@ -24,6 +24,7 @@ from django.db import connection
 from core.models import Book, Chapter
 from kernel.bigrams import text_bigrams
 from recall import vectors
+from recall import windows as recall_windows
 from recall.windows import Window, chapter_windows
 
 RRF_K = 60
@@ -97,9 +98,22 @@ def _parts_read(*, book: Book, numbers) -> dict[int, ChapterPart]:
         rows = rows.filter(number__in=list(numbers))
     out: dict[int, ChapterPart] = {}
     fields = ("number", "content_hash", "summary", "body")
+    scheme = recall_windows.SCHEME
+    cache = vectors.digest_cache() if recall_windows.digest_costly(scheme) and vectors.status()[0] else None
+    fresh: dict[str, list[str]] = {}
     for number, content_hash, summary, body in rows.values_list(*fields).iterator(chunk_size=200):
-        windows = chapter_windows(number=number, summary=summary, body=body)
+        if cache is None:
+            windows = chapter_windows(number=number, summary=summary, body=body)
+        else:
+            key, made = recall_windows.digests_key(body or "", scheme), []
+            windows = chapter_windows(
+                number=number, summary=summary, body=body, digests=cache.get(key), digests_out=made
+            )
+            if cache.get(key) != made:
+                fresh[key] = made
         out[number] = ChapterPart(content_hash, windows, [w.key for w in windows])
+    if fresh:
+        cache.put(fresh)
     return out
 
 

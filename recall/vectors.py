@@ -18,6 +18,7 @@ says why, and every caller falls back to keywords.
 """
 
 import fcntl
+import json
 import logging
 import os
 import threading
@@ -165,6 +166,67 @@ class VectorStore:
     def matrix(self, keys: list[str]):
         """The float32 rows of ``keys`` (each must be stored), in that order."""
         return self.rows[[self.index[k] for k in keys]].astype(self.np.float32)
+
+
+class DigestCache:
+    """The passage digests of each chapter body, for a scheme whose digest needs the segmenter
+    (``recall.windows.digest_costly``): ``digests.jsonl`` beside the vectors, one chapter a line
+    (``{"k": windows.digests_key, "d": [digest, ...]}``), appended under the store's lock. A search that
+    builds a book's index reads the digests (and so the vector keys) from here instead of segmenting
+    every chapter again in every process; a body not found is digested and appended."""
+
+    def __init__(self, folder: Path):
+        self.path = folder / "digests.jsonl"
+        self.folder = folder
+        self.digests: dict[str, list[str]] = {}
+        self._size = 0
+
+    def refresh(self) -> None:
+        if not self.path.exists():
+            return
+        size = self.path.stat().st_size
+        if size <= self._size:
+            return
+        with open(self.path, "rb") as f:
+            f.seek(self._size)
+            chunk = f.read(size - self._size)
+        end = chunk.rfind(b"\n") + 1  # a line still being written is read next time
+        for line in chunk[:end].splitlines():
+            try:
+                row = json.loads(line)
+                self.digests[row["k"]] = row["d"]
+            except (ValueError, KeyError, TypeError):
+                continue  # a damaged line: that chapter is digested again
+        self._size += end
+
+    def get(self, key: str) -> list[str] | None:
+        return self.digests.get(key)
+
+    def put(self, rows: dict[str, list[str]]) -> None:
+        rows = {k: d for k, d in rows.items() if self.digests.get(k) != d}
+        if not rows:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        text = "".join(json.dumps({"k": k, "d": d}, ensure_ascii=False) + "\n" for k, d in rows.items())
+        with open(self.folder / "lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            with open(self.path, "a", encoding="utf-8") as out:
+                out.write(text)
+        self.digests.update(rows)
+
+
+_digest_caches: dict[str, DigestCache] = {}
+
+
+def digest_cache() -> DigestCache:
+    """The digest cache beside the installed model's store (check ``status`` first)."""
+    folder = store_get().folder
+    with _lock:
+        cache = _digest_caches.get(str(folder))
+        if cache is None:
+            cache = _digest_caches[str(folder)] = DigestCache(folder)
+    cache.refresh()
+    return cache
 
 
 def store_get() -> VectorStore:

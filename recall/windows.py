@@ -10,7 +10,12 @@ each window alone, its first 128 characters. Two cheaper schemes were measured i
 (``vectors.tokens_cut``), a third of the cost — held on the dev half and fell on both blind halves; and
 ``SCHEME_PASSAGES`` — consecutive windows of a scene gathered into passages of up to 1,200 characters, the
 head of each window in equal shares, 96 tokens a passage, every window of a passage taking its vector —
-weaker than the default on the dev half already. The engine's cost is linear in tokens (about a millisecond
+weaker than the default on the dev half already. Session 8 measured a third, ``SCHEME_SALIENT`` — passages
+of up to 1,200 characters, the model reading each passage's most salient sentences (``salient_digest``:
+words rare in the segmenter's dictionary and frequent in the chapter), 96 characters a passage, a quarter
+of the default's tokens — and did not take it either: it held on the dev half and blind2 and fell on the
+first blind half (hybrid 18 → 12 of 23). Its digests need the segmenter, so they are cached by chapter body
+(``recall.vectors.DigestCache``) for the index a search builds. The engine's cost is linear in tokens (about a millisecond
 of one core per token on this machine class; batching and threads do not lower the CPU time).
 
 The vector cache is keyed by the hash of the embedded text and its token budget (``Window.key``), so the memory
@@ -19,6 +24,7 @@ digest that did not change is never embedded twice. Pure: no Django.
 """
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass
 
@@ -34,7 +40,8 @@ class Scheme:
     passage_chars: int
     embed_chars: int
     embed_tokens: int | None
-    digest: str  # "head": the passage's first characters; "heads": each window's head, in equal shares
+    digest: str  # "head": the passage's first characters; "heads": each window's head, in equal shares;
+    # "salient": the passage's most salient sentences (``salient_digest``), in their order
 
     @property
     def tag(self) -> str:
@@ -49,7 +56,15 @@ SCHEME_HEAD32 = Scheme(passage_chars=0, embed_chars=40, embed_tokens=32, digest=
 # Measured on the dev half and not taken: windows gathered into passages of up to 1,200 characters, each
 # window's head in equal shares, 96 tokens a passage.
 SCHEME_PASSAGES = Scheme(passage_chars=1200, embed_chars=117, embed_tokens=96, digest="heads")
+# Windows gathered into passages of up to 1,200 characters; the model reads the passage's most salient
+# sentences, up to 96 characters (cut at 96 tokens).
+SCHEME_SALIENT = Scheme(passage_chars=1200, embed_chars=96, embed_tokens=96, digest="salient")
 SCHEME = SCHEME_WINDOW_HEAD
+
+
+def digest_costly(scheme: Scheme) -> bool:
+    """Whether the scheme's digests are worth caching (they need the segmenter)."""
+    return scheme.digest == "salient"
 
 
 @dataclass(frozen=True)
@@ -125,17 +140,82 @@ def passages_group(texts: list[str], *, breaks: set[int], limit: int) -> list[li
     return groups
 
 
-def digest(texts: list[str], *, scheme: Scheme) -> str:
+SENTENCE = re.compile(r"[^。！？!?；;\n]*(?:[。！？!?；;]+[”’」』\"]*|$)")
+_PUNCT = re.compile(r"^[\W_]+$")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``: cut after 。！？； (and a closing quote that follows) and at line ends."""
+    return [m.group(0).strip() for m in SENTENCE.finditer(text) if m.group(0).strip()]
+
+
+def word_weights(body: str) -> dict[str, float]:
+    """How much each word of ``body`` says about it: rare in the language (the segmenter's dictionary
+    frequency; a word it does not know counts as seen once) times frequent in the chapter (log-damped)."""
+    import jieba  # noqa: PLC0415 — loaded only by the salient scheme (its dictionary is ~0.8 s the first time)
+
+    jieba.setLogLevel(60)
+    tk = jieba.dt
+    tk.check_initialized()
+    total = float(tk.total)
+    counts: dict[str, int] = {}
+    for word in tk.cut(body, HMM=False):
+        if len(word) >= 2 and not _PUNCT.match(word):
+            counts[word] = counts.get(word, 0) + 1
+    return {w: math.log(total / (tk.FREQ.get(w) or 1)) * (1.0 + math.log(c)) for w, c in counts.items()}
+
+
+def salient_digest(text: str, weights: dict[str, float], limit: int) -> str:
+    """The sentences of ``text`` that weigh most for their length (Σ weight of their distinct words over
+    the square root of their length), picked best first up to ``limit`` characters, kept in their order."""
+    import jieba  # noqa: PLC0415 — see word_weights
+
+    sents = sentences(text)
+    scored = []
+    for i, sent in enumerate(sents):
+        words = {w for w in jieba.dt.cut(sent, HMM=False) if w in weights}
+        scored.append((sum(weights[w] for w in words) / math.sqrt(len(sent) + 4), i))
+    chosen, size = [], 0
+    for _score, i in sorted(scored, key=lambda x: (-x[0], x[1])):
+        if size + len(sents[i]) <= limit:
+            chosen.append(i)
+            size += len(sents[i])
+        if size >= limit - 4:
+            break
+    if not chosen:
+        return text[:limit]
+    return "".join(sents[i] for i in sorted(chosen))
+
+
+def digest(texts: list[str], *, scheme: Scheme, weights: dict[str, float] | None = None) -> str:
     """The text the model reads of a passage of ``texts`` (see the module's docstring)."""
+    if scheme.digest == "salient":
+        return salient_digest("\n".join(texts), weights or {}, scheme.embed_chars)
     if scheme.digest == "head" or len(texts) == 1:
         return "\n".join(texts)[: scheme.embed_chars]
     share = scheme.embed_chars // len(texts)
     return "\n".join(t[:share] for t in texts)
 
 
-def chapter_windows(*, number: int, summary: str, body: str, scheme: Scheme | None = None) -> list[Window]:
+def digests_key(body: str, scheme: Scheme) -> str:
+    """What a chapter's passage digests are cached under (``chapter_windows``'s ``digests``): the scheme and
+    the body (a changed body is cut and digested again)."""
+    return text_key(f"{scheme.passage_chars}:{scheme.embed_chars}:{scheme.digest}:{scheme.tag}" + body)
+
+
+def chapter_windows(
+    *,
+    number: int,
+    summary: str,
+    body: str,
+    scheme: Scheme | None = None,
+    digests: list[str] | None = None,
+    digests_out: list[str] | None = None,
+) -> list[Window]:
     """The summary (when the author wrote one) and the body windows of one chapter, each with the digest
-    of its passage."""
+    of its passage. ``digests``: the passages' digests computed before for this body and scheme (a cache,
+    ``recall.vectors.DigestCache``: the salient digest costs the segmenter a pass, the others nothing);
+    a list of the wrong length is ignored. ``digests_out``, when given, receives the digests used."""
     scheme = scheme or SCHEME
     windows = []
     summary = (summary or "").strip()
@@ -144,7 +224,12 @@ def chapter_windows(*, number: int, summary: str, body: str, scheme: Scheme | No
     breaks: list[int] = []
     split = windows_split(body, breaks=breaks)
     texts = [text for _, text in split]
-    for group in passages_group(texts, breaks=set(breaks), limit=scheme.passage_chars):
-        embed = digest([texts[i] for i in group], scheme=scheme)
+    groups = passages_group(texts, breaks=set(breaks), limit=scheme.passage_chars)
+    if digests is None or len(digests) != len(groups):
+        weights = word_weights(body) if scheme.digest == "salient" else None
+        digests = [digest([texts[i] for i in group], scheme=scheme, weights=weights) for group in groups]
+    if digests_out is not None:
+        digests_out.extend(digests)
+    for group, embed in zip(groups, digests, strict=True):
         windows += [Window(number, "scene", i, split[i][0], texts[i], embed, scheme.tag) for i in group]
     return windows

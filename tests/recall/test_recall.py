@@ -303,3 +303,69 @@ def test_facts_are_embedded_when_observed_or_revised_and_hybrid_recall_finds_the
         recalled = [it for it in pack["items"] if it["title"].endswith("【检索】")]
         assert recalled and recalled[0]["included"] and "山脚下的破庙" in pack["text"]
         assert pack["retrieval"].endswith("；事实：" + METHOD_HYBRID)
+
+
+def test_a_write_pack_recalls_the_facts_its_outline_points_to_and_says_so(mini, django_capture_on_commit_callbacks):
+    """Issue 32: the pack for writing a chapter asks hybrid recall of the scratchpad facts with its retrieval
+    query (the outline and the names on stage): a fact of a character the outline does not name is added
+    below the pack's own facts, and ``retrieval`` says how facts were recalled. Recall off: nothing added."""
+    from bookfiles.rebuilder import book_rebuild
+    from memory.fact_recall import METHOD_HYBRID
+    from memory.orchestrator import build_memory_pack
+    from memory.services import fact_observe
+
+    root, book, folder = mini
+    book_write(root, "大纲/卷纲/第2卷.md", "## 第7章\n众人上山，去找那个养马的老人藏身的地方。\n")
+    with _recall_on(folder), django_capture_on_commit_callbacks(execute=True):
+        assert book_rebuild(root=root)["ok"]
+        fact_observe(
+            book=book,
+            category="character_facts",
+            subject="老马夫",
+            field="藏身处",
+            value="后山瀑布后面的石洞",
+            chapter=5,
+        )
+    with _recall_on(folder):
+        pack = build_memory_pack(book=book, chapter=7, task="write")
+    recalled = {it["title"]: it for it in pack["items"] if it["title"].endswith("【检索】")}
+    hide = recalled["角色事实·老马夫·藏身处（第5章）【检索】"]
+    assert hide["included"] and 30 <= hide["priority"] <= 45 and "后山瀑布后面的石洞" in pack["text"]
+    assert len(recalled) <= 4 and all(it["priority"] <= 45 for it in recalled.values())
+    assert pack["retrieval"].endswith("；事实：" + METHOD_HYBRID)
+    off = build_memory_pack(book=book, chapter=7, task="write")  # recall off (the suite's default)
+    assert not [it for it in off["items"] if it["title"].endswith("【检索】")]
+    assert "事实" not in off["retrieval"]
+
+
+def test_the_salient_digest_keeps_the_sentences_that_say_most_in_their_order_and_is_cached(tmp_path):
+    """SCHEME_SALIENT: windows gathered into passages of 1,200 characters, the model reads the passage's
+    sentences that weigh most (rare in the segmenter's dictionary, frequent in the chapter) up to 96
+    characters, in their order. Their digests are cached by body (``DigestCache``), a damaged line ignored."""
+    from recall.vectors import DigestCache
+    from recall.windows import SCHEME_SALIENT, digests_key, salient_digest, sentences, word_weights
+
+    assert sentences("他说：“走吧。”她没有回答！\n天黑了") == ["他说：“走吧。”", "她没有回答！", "天黑了"]
+    body = (
+        "我们今天还是一样的好。\n铁匠把烧红的犁铧浸进水槽，犁铧嘶嘶作响。\n他们也都说好的。\n铁匠又抡起锤子敲打犁铧。"
+    )
+    weights = word_weights(body)
+    assert weights["犁铧"] > weights["铁匠"] > weights["我们"]  # rarer in the language, and said three times
+    assert salient_digest(body, weights, 35) == "铁匠把烧红的犁铧浸进水槽，犁铧嘶嘶作响。铁匠又抡起锤子敲打犁铧。"
+    windows = chapter_windows(number=2, summary="", body=body, scheme=SCHEME_SALIENT)
+    assert len(windows) == 1 and windows[0].embed_text == salient_digest(body, weights, 96)
+    assert windows[0].key == recall_windows.text_key("t96:" + windows[0].embed_text)
+    made: list[str] = []
+    chapter_windows(number=2, summary="", body=body, scheme=SCHEME_SALIENT, digests_out=made)
+    cache = DigestCache(tmp_path)
+    key = digests_key(body, SCHEME_SALIENT)
+    cache.put({key: made})
+    with open(tmp_path / "digests.jsonl", "a", encoding="utf-8") as f:
+        f.write('{"k": "broken"\n')
+    again = DigestCache(tmp_path)
+    again.refresh()
+    assert again.get(key) == made and again.get("broken") is None
+    # a cached digest is used as it is (no segmenting); one of the wrong length is ignored
+    assert chapter_windows(number=2, summary="", body=body, scheme=SCHEME_SALIENT, digests=["甲"])[0].embed_text == "甲"
+    wrong = chapter_windows(number=2, summary="", body=body, scheme=SCHEME_SALIENT, digests=["甲", "乙"])
+    assert wrong[0].embed_text == made[0]
