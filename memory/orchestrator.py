@@ -408,9 +408,7 @@ def _fact_items(
     return items
 
 
-def _recalled_fact_items(
-    *, book: Book, query: str, as_of: int, items: list[Item], task: str
-) -> tuple[list[Item], str]:
+def _recalled_fact_items(*, book: Book, query: str, as_of: int, items: list[Item], task: str) -> tuple[list[Item], str]:
     """Issue 32: the facts that hybrid recall (memory/fact_recall.py) finds for the pack's retrieval query
     (the caller's query; for a write pack, the outline and the names on stage) and the pack did not list
     yet (a story fact of a character off stage, a rule the outline does not name). A query pack ranks them
