@@ -79,13 +79,15 @@ def is_function_char(char: str) -> bool:
 
 def is_common_noun(word: str) -> bool:
     """Whether ``word`` is a noun of the dictionary (禅杖, 戒刀, 板斧: a kind of thing many may own, not
-    one named object such as 赛唐猊 or 寒星剑)."""
-    tagger = _tagger()
-    return (
-        (tagger.tokenizer.FREQ.get(word) or 0) > 0
-        and tagger.word_tag_tab.get(word, "")[:1] == "n"
-        and (tagger.word_tag_tab.get(word) != "nr")
-    )
+    one named object such as 赛唐猊 or 寒星剑). The dictionary's frequencies first: a word it lacks (most
+    named items) never loads the tagger."""
+    import jieba  # noqa: PLC0415
+
+    jieba.dt.check_initialized()
+    if not (jieba.dt.FREQ.get(word) or 0):
+        return False
+    tag = _tagger().word_tag_tab.get(word, "")
+    return tag[:1] == "n" and tag != "nr"
 
 
 def is_personal_name(text: str) -> bool:

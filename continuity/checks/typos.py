@@ -296,7 +296,8 @@ def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severit
     if (words.get(variant) or 0) > 0:
         return None
     changed = [k for k in range(len(variant)) if k >= len(name) or variant[k] != name[k]]
-    if len(variant) == 2 and any(variant[k] in FUNCTION_CHARS for k in changed):
+    # before the segmentation (a cut per candidate costs more than the tag once the tagger is loaded)
+    if len(variant) == 2 and any(variant[k] in FUNCTION_CHARS or is_function_char(variant[k]) for k in changed):
         return None
     if severity == INFO:
         for k in changed:
@@ -314,9 +315,6 @@ def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severit
     wide_end = min([*ends, j + 40, len(prose)])
     if (wide_start, wide_end) != (line_start, line_end) and _cut_rules_out(prose, i, j, name, wide_start, wide_end):
         return INFO
-    # last, as it loads the tagger (~1 s once per process): a character the dictionary tags a function word
-    if len(variant) == 2 and any(is_function_char(variant[k]) for k in changed):
-        return None
     return severity
 
 
