@@ -4,13 +4,13 @@ the same rules and journal as the REST routes and the admin's 待确认队列.""
 
 from core.commands import BookCommand
 from entities import selectors
-from entities.discovery.services import discovery_merge
+from entities.discovery.services import HIGH, LOW, discovery_merge
 from entities.models import PendingItem
 from entities.services.pending import pending_items_bulk
 from kernel.exceptions import InvalidInput
 
 BANDS = ("高", "中", "低")
-HIGH, LOW = 0.8, 0.5  # the bands of extraction and discovery alike (> 0.8 高, 0.5–0.8 中, < 0.5 低)
+# The bands of extraction and discovery alike (> HIGH 高, LOW–HIGH 中, < LOW 低): discovery's own thresholds.
 
 
 def band_of(confidence: float | None) -> str:
