@@ -131,7 +131,7 @@ def extraction_ingest_run(book: Book, arguments: dict[str, Any]) -> dict[str, An
     # refused here exactly as in a POST body (a host's JSON parser lets NaN through).
     text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
     payload = ingest.extraction_parse(raw=text)
-    return _answer(IngestOut, ingest.extraction_ingest(book=book, chapter=chapter, payload=payload))
+    return _answer(IngestOut, ingest.extraction_ingest(book=book, number=chapter, payload=payload))
 
 
 def _ingest_schema() -> dict[str, Any]:

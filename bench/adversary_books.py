@@ -375,7 +375,7 @@ def case_run(case: Case, workdir: Path) -> dict:
     report = book_rebuild(root=root)
     assert report["ok"], report["errors"]
     book = Book.objects.get(slug=SLUG)
-    extraction_ingest(book=book, chapter=3, payload=EXTRACTION)
+    extraction_ingest(book=book, number=3, payload=EXTRACTION)
     if case.operation == "persist":
         call_command("story_system", "玄幻退婚流", "--book", SLUG, "--persist", stdout=io.StringIO())
     case.plant(root, outside)

@@ -146,7 +146,7 @@ class Plant:
 
 def _lines_insert(text: str, line: str, rng: random.Random) -> tuple[str, int]:
     """``text`` with ``line`` inserted after a random body line (never inside the front matter)."""
-    from continuity.text import draft_parse
+    from continuity.draft import draft_parse
 
     lines = text.split("\n")
     draft = draft_parse(text)
@@ -167,7 +167,7 @@ def _front_matter_edit(text: str, advances: list[str]) -> tuple[str, str, int]:
     """(planted, baseline, line): the same front matter re-dumped, the planted one advancing ``advances`` too."""
     import yaml
 
-    from bookfiles.parser.text import front_matter_split
+    from bookfiles.parser.markup import front_matter_split
 
     fm, _, body, _ = front_matter_split(text)
 
@@ -203,7 +203,7 @@ def _homophone(name: str, canon, pool: str) -> str | None:
 
 
 def _unique(canon, name: str, chapter: int) -> bool:
-    entity = canon.entity_of(name, chapter=chapter)
+    entity = canon.entity_of(name, number=chapter)
     return entity is not None and name == entity.name
 
 

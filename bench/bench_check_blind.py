@@ -51,7 +51,7 @@ def _yaml(data) -> str:
 
 
 def _front(text: str) -> tuple[dict, str]:
-    from bookfiles.parser.text import front_matter_split
+    from bookfiles.parser.markup import front_matter_split
 
     fm, _, body, _ = front_matter_split(text)
     return dict(fm or {}), body

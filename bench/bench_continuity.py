@@ -67,8 +67,8 @@ def _draft_text(book) -> tuple[str, int]:
 
 
 def draft_phase(root: str, repeat: int) -> dict:
+    from continuity.draft import draft_parse
     from continuity.selectors import draft_check
-    from continuity.text import draft_parse
 
     book = _book(root)
     text, number = _draft_text(book)

@@ -85,7 +85,7 @@ def scan_compare(chapters: list[tuple[int, str, str]], names: dict[str, list[str
     def ac() -> int:
         found = 0
         for number, title, body in chapters:
-            scan = chapter_scan(matcher=matcher, chapter=number, body=body, title=title)
+            scan = chapter_scan(matcher=matcher, number=number, body=body, title=title)
             found += sum(hit["count"] for hit in scan.entities.values())
         return found
 
@@ -215,12 +215,12 @@ def ingest_phase(root: str, repeat: int, seed: int, hooks: bool = False) -> dict
     times = []
     for n in numbers:
         t0 = time.perf_counter()
-        extraction_ingest(book=book, chapter=n, payload=payloads[n])
+        extraction_ingest(book=book, number=n, payload=payloads[n])
         times.append(time.perf_counter() - t0)
     again = []
     for _ in range(max(3, repeat // 4)):
         t0 = time.perf_counter()
-        result = extraction_ingest(book=book, chapter=numbers[0], payload=payloads[numbers[0]])
+        result = extraction_ingest(book=book, number=numbers[0], payload=payloads[numbers[0]])
         again.append(time.perf_counter() - t0)
     return {"cold": times[0], "warm": stats(times[1:]), "reingest": stats(again), "replaced": result["replaced"]}
 
@@ -242,7 +242,7 @@ def rescan_phase(root: str, repeat: int) -> dict:
 
 
 def tags_phase() -> list[dict]:
-    from bookfiles.parser.text import entity_tags_strip
+    from bookfiles.parser.markup import entity_tags_strip
 
     rows = []
     for n in (20_000, 40_000):

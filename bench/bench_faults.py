@@ -246,7 +246,7 @@ def curate(op: str, slug: str, *args: str) -> None:
     elif op == "fact":
         i = int(args[0])
         fact_observe(
-            book=book, category="open_loops", subject=f"信物{i}", field="下落", value=f"藏于第{i}处", chapter=1 + i % 5
+            book=book, category="open_loops", subject=f"信物{i}", field="下落", value=f"藏于第{i}处", number=1 + i % 5
         )
 
 

@@ -91,13 +91,13 @@ def ingest_phase(root: str, shape: str, runs: int, hooks: bool, seed: int = 1) -
     else:
         calls = [(n, _payload(book, n, rng)) for n in numbers]
         if shape == "replace":
-            extraction_ingest(book=book, chapter=numbers[0], payload=calls[0][1])
+            extraction_ingest(book=book, number=numbers[0], payload=calls[0][1])
             calls = [calls[0]] * runs
     times, queries, shapes, shape_time = [], [], Counter(), Counter()
     for n, payload in calls:
         with CaptureQueriesContext(connection) as captured:
             start = time.perf_counter()
-            extraction_ingest(book=book, chapter=n, payload=payload)
+            extraction_ingest(book=book, number=n, payload=payload)
             times.append(time.perf_counter() - start)
         queries.append(len(captured.captured_queries))
         for q in captured.captured_queries:

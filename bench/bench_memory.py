@@ -105,7 +105,7 @@ def cold_phase(slug: str, chapter: int) -> dict:
 
     book = Book.objects.get(slug=slug)
     start = time.perf_counter()
-    build_memory_pack(book=book, chapter=chapter, budget_tokens=BUDGETS[1])
+    build_memory_pack(book=book, number=chapter, budget_tokens=BUDGETS[1])
     return {"seconds": time.perf_counter() - start}
 
 
@@ -139,7 +139,7 @@ def packs_phase(slug: str, packs: int) -> dict:
     step = max(1, last // packs)
     chapters = [min(last + 1, 1 + i * step + step // 2) for i in range(packs)]
     start = time.perf_counter()
-    build_memory_pack(book=book, chapter=chapters[0], budget_tokens=BUDGETS[0])
+    build_memory_pack(book=book, number=chapters[0], budget_tokens=BUDGETS[0])
     cold = time.perf_counter() - start
     samples: dict[int, list[float]] = {b: [] for b in BUDGETS}
     within = total = 0
@@ -150,7 +150,7 @@ def packs_phase(slug: str, packs: int) -> dict:
     for chapter in chapters:
         for budget in BUDGETS:
             t0 = time.perf_counter()
-            pack = build_memory_pack(book=book, chapter=chapter, task="write", budget_tokens=budget)
+            pack = build_memory_pack(book=book, number=chapter, task="write", budget_tokens=budget)
             samples[budget].append(time.perf_counter() - t0)
             total += 1
             within += pack["used_tokens"] <= budget

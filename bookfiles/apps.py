@@ -17,4 +17,4 @@ class BookfilesConfig(AppConfig):
         book_rebuilder_register("bookfiles.rebuilder.book_rebuild")
         # A journaling writer first applies the events a crashed writer left (core/journal.py): the core
         # cannot import the replay, so it is registered here, by path for the same reason.
-        journal_healer_register("bookfiles.rebuilder.replay.journal_heal_apply")
+        journal_healer_register("bookfiles.rebuilder.journal_replay.journal_heal_apply")

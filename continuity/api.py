@@ -31,6 +31,6 @@ def draft_check(request: HttpRequest, book: str, payload: DraftIn):
 def waiver_add(request: HttpRequest, book: str, payload: WaiverIn):
     """Mark a finding intended; written into the book folder (.continuity/waivers.yaml)."""
     result = services.waiver_add(
-        book=book_get(slug=book), chapter=payload.chapter, kind=payload.kind, term=payload.term, note=payload.note
+        book=book_get(slug=book), number=payload.chapter, kind=payload.kind, term=payload.term, note=payload.note
     )
     return Status(201, result)

@@ -19,7 +19,7 @@ from continuity.rules import Rules, rules_from
 from core.models import Book, Chapter, Document
 from entities.mentions import Matcher, matcher_get
 from entities.models import Alias, Entity, StateChange
-from entities.replay import op_apply
+from entities.state_ops import op_apply
 from kernel.safefs import regular_file_read
 from threads.models import Secret, Thread
 
@@ -191,24 +191,24 @@ class Canon:
             value = self._inactive[key] = self.rules.inactive(status)
         return value
 
-    def entity_of(self, name: str, *, chapter: int, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
-        """The one entity of ``types`` that ``name`` names at ``chapter`` (windows applied), or None."""
+    def entity_of(self, name: str, *, number: int, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
+        """The one entity of ``types`` that ``name`` names at ``number`` (windows applied), or None."""
         key = (name, types)
         if key in self._timeless:
             return self._timeless[key]
         entries = self.matcher.names.get(name, ())
         if all(e[2] is None and e[3] is None for e in entries):
             # no window: the answer is the same in every chapter (the retcon mode asks it thousands of times)
-            value = self._timeless[key] = self._entity_of(name, chapter=chapter, types=types)
+            value = self._timeless[key] = self._entity_of(name, number=number, types=types)
             return value
-        return self._entity_of(name, chapter=chapter, types=types)
+        return self._entity_of(name, number=number, types=types)
 
-    def _entity_of(self, name: str, *, chapter: int, types: tuple[str, ...]) -> EntityRow | None:
+    def _entity_of(self, name: str, *, number: int, types: tuple[str, ...]) -> EntityRow | None:
         if name not in self.matcher.names:
             return None
         found = {
             pk
-            for pk, _, generic in self.matcher.candidates(name, chapter)
+            for pk, _, generic in self.matcher.candidates(name, number)
             if not generic and pk in self.entities and self.entities[pk].type in types
         }
         return self.entities[found.pop()] if len(found) == 1 else None
@@ -384,48 +384,48 @@ class Canon:
             numbers += [c for c in (thread.opened_chapter,) if c is not None]
         return max(numbers, default=0)
 
-    def tags_of(self, chapter: int) -> list[dict[str, Any]]:
+    def tags_of(self, number: int) -> list[dict[str, Any]]:
         """A chapter's entity tags (text, line), read on first use: a draft check needs the tags of
         the few chapters its evidence cites, not the whole book's."""
-        if chapter not in self._tags:
-            value = Chapter.objects.filter(book=self.book, number=chapter).values_list("entity_tags", flat=True).first()
-            self._tags[chapter] = value or []
-        return self._tags[chapter]
+        if number not in self._tags:
+            value = Chapter.objects.filter(book=self.book, number=number).values_list("entity_tags", flat=True).first()
+            self._tags[number] = value or []
+        return self._tags[number]
 
     def chapter_evidence(
-        self, chapter: int, *, entity: EntityRow | None = None, key: str = "", value: Any = None
+        self, number: int, *, entity: EntityRow | None = None, key: str = "", value: Any = None
     ) -> dict[str, Any]:
-        if entity is not None and (entity.pk, chapter) in self.declared:
+        if entity is not None and (entity.pk, number) in self.declared:
             wanted = str(value) if value is not None else None
             declared = [
                 where
-                for f, v, where in self.declared[(entity.pk, chapter)]
+                for f, v, where in self.declared[(entity.pk, number)]
                 if (not key or f == key) and (wanted is None or v == wanted)
             ]
             if declared:
                 timeline = TIMELINE_WHERE.match(declared[0])
                 if timeline:  # declared in a timeline row: its file and line
-                    return {"chapter": chapter, "file": timeline.group(1), "line": int(timeline.group(2))}
+                    return {"chapter": number, "file": timeline.group(1), "line": int(timeline.group(2))}
                 # declared in the entity's file: its ``changes:`` entry for that chapter
                 path = entity.source_path
-                line = self._file_line(path, f"chapter: {chapter}") or self._file_line(path, "changes:")
-                return {"chapter": chapter, "file": path, "line": line}
-        row = self.chapters.get(chapter) or {}
+                line = self._file_line(path, f"chapter: {number}") or self._file_line(path, "changes:")
+                return {"chapter": number, "file": path, "line": line}
+        row = self.chapters.get(number) or {}
         line = None
         needles = [n for n in (f'"{key}"' if key else "", str(value) if value is not None else "") if n]
-        for tag in self.tags_of(chapter):
+        for tag in self.tags_of(number):
             text = tag.get("text", "")
             if all(n in text for n in needles):
                 line = tag.get("line")
         if line is None and entity is not None:
             # the tag's operation sits under its <entity-update> head, a few lines down
-            for tag in self.tags_of(chapter):
+            for tag in self.tags_of(number):
                 if any(name in tag.get("text", "") for name in (entity.entity_id, *entity.names)):
                     line = tag.get("line")
-        return {"chapter": chapter, "file": row.get("source_path", ""), "line": line}
+        return {"chapter": number, "file": row.get("source_path", ""), "line": line}
 
-    def threads_planned_to_end(self, chapter: int) -> list[str]:
-        """The threads whose ``planned_end`` (a chapter, or its volume's last chapter) is ``chapter``,
+    def threads_planned_to_end(self, number: int) -> list[str]:
+        """The threads whose ``planned_end`` (a chapter, or its volume's last chapter) is ``number``,
         in the book's thread order; worked out once per canon (asked for every chapter)."""
         if self._planned is None:
             self._planned = defaultdict(list)
@@ -436,7 +436,7 @@ class Canon:
                     planned = ends.get(thread.planned_end_volume)
                 if planned is not None:
                     self._planned[planned].append(tid)
-        return self._planned.get(chapter, [])
+        return self._planned.get(number, [])
 
     def source_line(self, path: str, needle: str) -> int | None:
         return self._file_line(path, needle)

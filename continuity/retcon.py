@@ -35,8 +35,8 @@ import ahocorasick
 
 from bookfiles.parser.files import file_kind
 from continuity.canon import Canon, as_list
+from continuity.draft import DraftError
 from continuity.selectors import ChapterFiles, chapter_draft, draft_findings
-from continuity.text import DraftError
 from continuity.waivers import waivers_apply, waivers_read
 from core.models import Book, Chapter
 
@@ -135,9 +135,9 @@ class _Reach:
         self.numbers: set[int] = set()  # checked anyway
         self.every = False  # check every chapter from ``start``
 
-    def at(self, chapter: int | None) -> None:
-        chapter = chapter or 1
-        self.start = chapter if self.start is None else min(self.start, chapter)
+    def at(self, number: int | None) -> None:
+        number = number or 1
+        self.start = number if self.start is None else min(self.start, number)
 
 
 def changes_differing(old: tuple, new: tuple) -> set:
@@ -259,10 +259,10 @@ def _report(*, book: Book, old: Canon, new: Canon, written: set[int]) -> dict[st
             continue  # the range check reports an unreadable chapter; this report is about the change
         old.advance(to=row.number - 1)
         new.advance(to=row.number - 1)
-        earlier = draft_findings(draft=draft, canon=old, chapter=row.number)
-        after = draft_findings(draft=draft, canon=new, chapter=row.number)
-        waivers_apply(earlier, chapter=row.number, waivers=waivers)
-        waivers_apply(after, chapter=row.number, waivers=waivers)
+        earlier = draft_findings(draft=draft, canon=old, number=row.number)
+        after = draft_findings(draft=draft, canon=new, number=row.number)
+        waivers_apply(earlier, number=row.number, waivers=waivers)
+        waivers_apply(after, number=row.number, waivers=waivers)
         before, now = {_key(f) for f in earlier}, {_key(f) for f in after}
         for item in after:
             if not item["waived"] and _key(item) not in before:

@@ -10,7 +10,7 @@ from typing import Any
 
 from continuity.canon import Canon
 from continuity.checks import BODY_CHECKS, ERROR, INFO, WARNING, Mentions, check_front_matter
-from continuity.text import Draft, DraftError, draft_parse
+from continuity.draft import Draft, DraftError, draft_parse
 from continuity.waivers import waivers_apply, waivers_read
 from core.models import Book, Chapter
 from core.selectors import book_current_chapter, book_get
@@ -35,12 +35,12 @@ def _counts(findings: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def draft_findings(*, draft: Draft, canon: Canon, chapter: int) -> list[dict[str, Any]]:
-    mentions = Mentions(draft, canon, chapter)
+def draft_findings(*, draft: Draft, canon: Canon, number: int) -> list[dict[str, Any]]:
+    mentions = Mentions(draft, canon, number)
     findings: list[dict[str, Any]] = []
     for check in BODY_CHECKS:
         findings += check(draft, canon, mentions)
-    findings += check_front_matter(draft, canon, mentions, chapter=chapter)
+    findings += check_front_matter(draft, canon, mentions, chapter=number)
     findings.sort(key=lambda f: (f["line"], SEVERITY_ORDER[f["severity"]], f["kind"]))
     return findings
 
@@ -73,9 +73,9 @@ def draft_check(*, book: Book | str, text: str, chapter: int | None = None) -> d
     number = chapter or draft.chapter or (book_current_chapter(book=book) or 0) + 1
     canon = Canon(book=book)
     canon.advance(to=number - 1)
-    findings = draft_findings(draft=draft, canon=canon, chapter=number)
+    findings = draft_findings(draft=draft, canon=canon, number=number)
     waivers, problems = waivers_read(root=book.root)
-    waivers_apply(findings, chapter=number, waivers=waivers)
+    waivers_apply(findings, number=number, waivers=waivers)
     return {
         "book": book.slug,
         "chapter": number,
@@ -154,8 +154,8 @@ def chapters_check(*, book: Book | str, start: int, end: int | None = None) -> d
         except DraftError as exc:
             problems.append(f"第{row.number}章（{row.source_path}）第{exc.line or 1}行：{exc.message}")
             continue
-        findings = draft_findings(draft=draft, canon=canon, chapter=row.number)
-        waivers_apply(findings, chapter=row.number, waivers=waivers)
+        findings = draft_findings(draft=draft, canon=canon, number=row.number)
+        waivers_apply(findings, number=row.number, waivers=waivers)
         counts = _counts(findings)
         for key, value in counts.items():
             totals[key] += value

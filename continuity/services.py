@@ -19,12 +19,12 @@ TERM_MAX = 200
 
 
 @transaction.atomic
-def waiver_add(*, book: Book, chapter: int, kind: str, term: str, note: str = "") -> dict[str, Any]:
-    """Mark the findings of ``kind`` about ``term`` in ``chapter`` intended (这是有意安排); replaces an earlier waiver of the same."""
+def waiver_add(*, book: Book, number: int, kind: str, term: str, note: str = "") -> dict[str, Any]:
+    """Mark the findings of ``kind`` about ``term`` in ``number`` intended (这是有意安排); replaces an earlier waiver of the same."""
     if kind not in KINDS:
         raise InvalidInput(f"未知的机检类别 {kind!r}，可用：{'、'.join(KINDS)}", extra={"field": "kind"})
-    if isinstance(chapter, bool) or not isinstance(chapter, int) or not 1 <= chapter <= NUMBER_MAX:
-        raise InvalidInput(f"chapter 应为 1…{NUMBER_MAX} 的章节号，实际为 {chapter!r}", extra={"field": "chapter"})
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= NUMBER_MAX:
+        raise InvalidInput(f"chapter 应为 1…{NUMBER_MAX} 的章节号，实际为 {number!r}", extra={"field": "chapter"})
     term = str(term or "").strip()
     if not term or len(term) > TERM_MAX:
         raise InvalidInput(f"term 应为 1…{TERM_MAX} 字符（机检结果中的 term）", extra={"field": "term"})
@@ -36,9 +36,9 @@ def waiver_add(*, book: Book, chapter: int, kind: str, term: str, note: str = ""
     waivers, problems = waivers_read(root=book.root)
     if problems and (Path(book.root) / WAIVERS_FILE).exists():
         raise InvalidInput(f"{problems[0]}：请先修好该文件，以免覆盖", extra={"file": WAIVERS_FILE})
-    waivers = [w for w in waivers if (w["chapter"], w["kind"], str(w["term"])) != (chapter, kind, term)]
+    waivers = [w for w in waivers if (w["chapter"], w["kind"], str(w["term"])) != (number, kind, term)]
     waiver = {
-        "chapter": chapter,
+        "chapter": number,
         "kind": kind,
         "term": term,
         "note": note or "这是有意安排",

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from bookfiles.parser.text import yaml_load
+from bookfiles.parser.markup import yaml_load
 from kernel.safefs import regular_file_read
 
 WAIVERS_FILE = ".continuity/waivers.yaml"
@@ -44,8 +44,8 @@ def waivers_read(*, root: str | Path | None) -> tuple[list[dict[str, Any]], list
     return waivers, problems
 
 
-def waivers_apply(findings: list[dict[str, Any]], *, chapter: int, waivers: list[dict[str, Any]]) -> None:
-    index = {(w["kind"], str(w["term"])): w for w in waivers if w["chapter"] == chapter}
+def waivers_apply(findings: list[dict[str, Any]], *, number: int, waivers: list[dict[str, Any]]) -> None:
+    index = {(w["kind"], str(w["term"])): w for w in waivers if w["chapter"] == number}
     for item in findings:
         waiver = index.get((item["kind"], str(item["term"])))
         if waiver is not None:

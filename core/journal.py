@@ -1,6 +1,6 @@
 """The book folder's journal: every write that does not come from the author's files, as plain files
 in ``<book>/.journal/`` (a dot folder the parser and the author's tools skip), so that a rebuild into
-an empty database gives back what agents and curators wrote (``bookfiles.rebuilder.replay``).
+an empty database gives back what agents and curators wrote (``bookfiles.rebuilder.journal_replay``).
 
 Layout (docs/book-format.md):
 

@@ -222,7 +222,7 @@ def fact_confirm(*, fact: Fact, user: str) -> str:
             subject=fact.subject,
             field=fact.field,
             value=fact.value,
-            chapter=fact.source_chapter,
+            number=fact.source_chapter,
             confidence=1.0,
             evidence=[{"kind": "curator", "chapter": fact.source_chapter, "reason": f"仪表盘确认（{user}）"}],
             origin=fact.origin,
@@ -250,7 +250,7 @@ def memory_fact_action(request: HttpRequest, slug: str, key: str, action: str) -
             if fact.status == Fact.Status.OUTDATED:
                 raise InvalidInput(f"事实 {fact.key} 已经是已过时", extra={"fact": fact.key})
             chapter = _chapter(request.POST.get("chapter", ""), default=max(current, fact.source_chapter))
-            memory_services.fact_close(fact=fact, chapter=chapter, reason=f"仪表盘标为过时（{user}）")
+            memory_services.fact_close(fact=fact, number=chapter, reason=f"仪表盘标为过时（{user}）")
             text = f"已将「{fact.subject} · {fact.field}」标为过时（第{chapter}章起）"
         elif action == "edit":
             value = request.POST.get("value", "").strip()
@@ -260,7 +260,7 @@ def memory_fact_action(request: HttpRequest, slug: str, key: str, action: str) -
             new = memory_services.fact_revise(
                 fact=fact,
                 value=value,
-                chapter=chapter,
+                number=chapter,
                 reason=request.POST.get("reason", "").strip() or f"仪表盘修订（{user}）",
             )
             text = f"已修订「{fact.subject} · {fact.field}」为「{new.value}」（第{chapter}章起）"

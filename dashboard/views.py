@@ -457,7 +457,7 @@ def context_preview(request: HttpRequest, slug: str) -> HttpResponse:
         max_budget=MAX_BUDGET,
     )
     try:
-        pack = build_memory_pack(book=book, chapter=chapter, task=task, budget_tokens=budget)
+        pack = build_memory_pack(book=book, number=chapter, task=task, budget_tokens=budget)
     except InvalidInput as exc:  # keep the form on the page so the value can be corrected
         ctx.update(pack=None, error=exc.message)
         return render(request, "dashboard/context.html", ctx, status=exc.status_code)

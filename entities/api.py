@@ -54,7 +54,7 @@ def extraction_ingest(request: HttpRequest, book: str, number: int):
     0.5–0.8 adopted with a warning, < 0.5 held in the pending queue. Re-posting replaces the chapter's
     previous extraction. Invalid JSON or unknown references → 422 naming the field."""
     payload = ingest.extraction_parse(raw=request.body)
-    return ingest.extraction_ingest(book=book_get(slug=book), chapter=number, payload=payload)
+    return ingest.extraction_ingest(book=book_get(slug=book), number=number, payload=payload)
 
 
 @router.post("{book}/entities/merge", response=S.MergeOut, summary="合并两个实体")

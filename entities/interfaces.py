@@ -18,11 +18,6 @@ def extraction_schema(*, book: Book) -> dict:
     return extraction_json_schema()
 
 
-def extraction(*, book: Book, number: int) -> dict:
-    """The last extraction ingested for chapter ``number``: counts, warnings, scenes, chapter_meta, uncertain."""
-    return selectors.extraction_get(book=book, chapter=number)
-
-
 REF = Arg("ref", str, required=True, positional=True, help="实体 id 或别名")
 AS_OF = Arg("as_of", int, minimum=0, help="截至第几章（默认：当前）")
 DEPTH = Arg("depth", int, default=1, minimum=1, maximum=5, help="层数 1–5")
@@ -176,7 +171,7 @@ interface(
     path="/chapters/{number}/extraction",
     response="entities.schemas:ExtractionOut",
     summary="一章的抽取结果",
-)(extraction)
+)(selectors.extraction_get)
 
 # ── characters: the P0 reads of 设定 (card or roster entry, state replayed) ──
 NAME = Arg("name", str, required=True, positional=True, help="角色正名、别名或实体 id")

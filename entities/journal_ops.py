@@ -1,7 +1,7 @@
 """The entities app's journaled writes, each declared once with its replayer (``kernel.journal_ops``):
 ingestion, the pending queue, curation (entities, aliases, state changes, relationships), merges and
 archives, the old plugin's state import and discovery's queue. Registered in ``EntitiesConfig.ready()``
-and imported on the first replay; the rebuild and the heal (``bookfiles.rebuilder.replay``) apply an
+and imported on the first replay; the rebuild and the heal (``bookfiles.rebuilder.journal_replay``) apply an
 event through the declaration of its op.
 
 A replayer takes ``(book, attachment or None, event)`` and names rows by the event's stable keys
@@ -49,7 +49,7 @@ def _entity(book: Book, ref: str | None) -> Entity | None:
 
 
 def _pending(book: Book, key: dict[str, Any]) -> PendingItem:
-    return pending_item_find(book=book, chapter=key["chapter"], kind=key["kind"], payload=key["payload"])
+    return pending_item_find(book=book, number=key["chapter"], kind=key["kind"], payload=key["payload"])
 
 
 # ── the extraction: re-applied when the author edits its file ──
@@ -60,9 +60,9 @@ def extraction_reapply(book: Book, event: dict[str, Any], payload: Any) -> None:
     re-ingested rows last."""
     chapter = event["chapter"]
     since = Extraction.objects.filter(book=book, chapter=chapter).values_list("updated_at", flat=True).first()
-    extraction_ingest(book=book, chapter=chapter, payload=payload, journal=False, hooks=False)
+    extraction_ingest(book=book, number=chapter, payload=payload, journal=False, hooks=False)
     if since is not None:
-        state_changes_order_restore(book=book, chapter=chapter, ingested_at=since)
+        state_changes_order_restore(book=book, number=chapter, ingested_at=since)
 
 
 _SECTIONS = {
@@ -106,7 +106,7 @@ def extraction_orphans(event: dict[str, Any], data: Any, events: list[dict[str, 
     reapply_orphans=extraction_orphans,
 )
 def _extraction_ingest(book: Book, payload: Any, e: dict, state: IngestKnown | None = None) -> None:
-    extraction_ingest(book=book, chapter=e["chapter"], payload=payload, journal=False, hooks=False, known=state)
+    extraction_ingest(book=book, number=e["chapter"], payload=payload, journal=False, hooks=False, known=state)
 
 
 # ── the pending queue ──
@@ -192,7 +192,7 @@ def _aliases_generic(book: Book, data: Any, e: dict) -> None:
 def _state_change(book: Book, data: Any, e: dict) -> None:
     state_change_curate(
         entity=_entity(book, e["entity"]),
-        chapter=e["chapter"],
+        number=e["chapter"],
         field=e["field"],
         op=e["change"],
         new=e.get("new"),
@@ -248,7 +248,7 @@ def _alias_delete(book: Book, data: Any, e: dict) -> None:
 def _state_change_edit(book: Book, data: Any, e: dict) -> None:
     state_change_edit(
         change=state_change_find(book=book, key=e["key"]),
-        chapter=e["chapter"],
+        number=e["chapter"],
         field=e["field"],
         op=e["change"],
         new=e.get("new"),

@@ -30,9 +30,9 @@ from entities.models import (
     RelationshipEvent,
     StateChange,
 )
-from entities.replay import state_replay
 from entities.selectors import entity_state_as_of
 from entities.services.writes import entity_appearance_refresh, relationship_summary_refresh
+from entities.state_ops import state_replay
 from kernel.exceptions import InvalidInput, NotFound
 from kernel.safefs import regular_file_read
 
@@ -241,18 +241,16 @@ def _current_reconcile(run: _Run, pending: list[tuple[Entity, dict]], fallback_c
     return reconciled
 
 
-def _state_change(
-    run: _Run, entity: Entity, chapter: int, field: str, op: str, old: Any, new: Any, reason: str
-) -> None:
+def _state_change(run: _Run, entity: Entity, number: int, field: str, op: str, old: Any, new: Any, reason: str) -> None:
     existing = StateChange.objects.filter(
-        entity=entity, chapter=chapter, field=field, op=op, source=StateChange.Source.MIGRATION
+        entity=entity, chapter=number, field=field, op=op, source=StateChange.Source.MIGRATION
     )
     if any(row.new == new and row.old == old for row in existing):
         run.count("state_changes", False)
         return
-    seq = (StateChange.objects.filter(entity=entity, chapter=chapter).aggregate(m=Max("seq"))["m"] or 0) + 1
+    seq = (StateChange.objects.filter(entity=entity, chapter=number).aggregate(m=Max("seq"))["m"] or 0) + 1
     StateChange.objects.create(
-        book=run.book, entity=entity, chapter=chapter, seq=seq, field=field, op=op, old=old, new=new,
+        book=run.book, entity=entity, chapter=number, seq=seq, field=field, op=op, old=old, new=new,
         reason=reason, source=StateChange.Source.MIGRATION,
     )  # fmt: skip
     run.count("state_changes", True)
@@ -303,10 +301,10 @@ def _state_changes(run: _Run, data: Any) -> dict:
     return {"status": "mapped", "rows": len(data), "unmapped": len(unmapped)}
 
 
-def _relationship(run: _Run, src: Entity, dst: Entity, type_: str, description: str, chapter: int | None) -> None:
+def _relationship(run: _Run, src: Entity, dst: Entity, type_: str, description: str, number: int | None) -> None:
     rel, _ = Relationship.objects.get_or_create(from_entity=src, to_entity=dst, type=type_, defaults={"book": run.book})
     event, created = RelationshipEvent.objects.get_or_create(
-        relationship=rel, chapter=chapter, description=description, source=RelationshipEvent.Source.MIGRATION
+        relationship=rel, chapter=number, description=description, source=RelationshipEvent.Source.MIGRATION
     )
     run.count("relationships", created)
     if created:

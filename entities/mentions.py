@@ -68,12 +68,12 @@ class Matcher:
         for end, name in self.automaton.iter_long(text):
             yield end - len(name) + 1, name
 
-    def candidates(self, name: str, chapter: int | None) -> list[tuple[int, str, bool]]:
-        """(pk, entity_id, generic) of every entity the name may mean at ``chapter``."""
+    def candidates(self, name: str, number: int | None) -> list[tuple[int, str, bool]]:
+        """(pk, entity_id, generic) of every entity the name may mean at ``number``."""
         out = []
         for pk, entity_id, valid_from, valid_to, generic in self.names[name]:
-            if chapter is not None and (
-                (valid_from is not None and chapter < valid_from) or (valid_to is not None and chapter > valid_to)
+            if number is not None and (
+                (valid_from is not None and number < valid_from) or (valid_to is not None and number > valid_to)
             ):
                 continue
             out.append((pk, entity_id, generic))
@@ -169,7 +169,7 @@ def _name_counts(automaton: ahocorasick.Automaton | None, text: str) -> tuple[di
     return counts, first
 
 
-def chapter_scan(*, matcher: Matcher, chapter: int | None, body: str, title: str = "") -> ChapterScan:
+def chapter_scan(*, matcher: Matcher, number: int | None, body: str, title: str = "") -> ChapterScan:
     """Scan one chapter's title and body (pure: no database access)."""
     scan = ChapterScan()
     body_counts, body_first = _name_counts(matcher.automaton, body)
@@ -177,7 +177,7 @@ def chapter_scan(*, matcher: Matcher, chapter: int | None, body: str, title: str
     for name in title_counts.keys() | body_counts.keys():
         count = title_counts.get(name, 0) + body_counts.get(name, 0)
         offset = body_first.get(name)
-        candidates = matcher.candidates(name, chapter)
+        candidates = matcher.candidates(name, number)
         generic = any(c[2] for c in candidates)
         if len(candidates) == 1 and not generic:
             pk = candidates[0][0]
@@ -230,20 +230,20 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
     if numbers is not None:
         chapters = chapters.filter(number__in=numbers)
     for number in removed:
-        chapter_tags_clear(book=book, chapter=number)
+        chapter_tags_clear(book=book, number=number)
     tagged = chapters.exclude(entity_tags=[]).only("number", "entity_tags", "source_path").order_by("number")
     if numbers is None:
         # A full rebuild: tags of chapters that no longer carry any are cleared too.
-        chapter_tags_clear(book=book, chapter=None, keep=set(tagged.values_list("number", flat=True)))
+        chapter_tags_clear(book=book, number=None, keep=set(tagged.values_list("number", flat=True)))
     elif numbers:
         for number in set(numbers) - set(tagged.values_list("number", flat=True)):
-            chapter_tags_clear(book=book, chapter=number)
+            chapter_tags_clear(book=book, number=number)
     warnings: list[dict] = []
     # A tag may give a name (an alias another entity has, a new entity): the other chapters where the
     # names that changed occur are rescanned too, as a scan of every chapter (a rebuild) gives them.
     before = mentions_names_before(book=book) if numbers is not None and tagged.exists() else None
     for chapter in tagged:
-        result = chapter_tags_apply(book=book, chapter=chapter.number, tags=chapter.entity_tags)
+        result = chapter_tags_apply(book=book, number=chapter.number, tags=chapter.entity_tags)
         warnings += [_tag_warning(chapter, issue) for issue in result["issues"]]
     if before is not None:
         after = names_load(book=book)
@@ -271,7 +271,7 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
     for number, title, body in (
         chapters.order_by("number").values_list("number", "title", "body").iterator(chunk_size=200)
     ):
-        scan = chapter_scan(matcher=matcher, chapter=number, body=body, title=title)
+        scan = chapter_scan(matcher=matcher, number=number, body=body, title=title)
         for pk, hit in scan.entities.items():
             appearances.append(
                 {

@@ -26,18 +26,18 @@ from entities.models import (
     StateChange,
     TagApplication,
 )
-from entities.replay import state_replay
+from entities.state_ops import state_replay
 from kernel.exceptions import Ambiguous, InvalidInput, NotFound
 
 _Named = TypeVar("_Named", Entity, CharacterRow)  # an entity, or the character read's plain row of one
 
 
-def _alias_matches(*, book: Book, alias: str, type: str | None, chapter: int | None) -> QuerySet[Entity]:
+def _alias_matches(*, book: Book, alias: str, type: str | None, number: int | None) -> QuerySet[Entity]:
     # One query: the aliases (within their window) as a subquery, or the canonical name.
     rows = Alias.objects.filter(book=book, alias=alias)
-    if chapter is not None:
-        rows = rows.filter(Q(valid_from__isnull=True) | Q(valid_from__lte=chapter))
-        rows = rows.filter(Q(valid_to__isnull=True) | Q(valid_to__gte=chapter))
+    if number is not None:
+        rows = rows.filter(Q(valid_from__isnull=True) | Q(valid_from__lte=number))
+        rows = rows.filter(Q(valid_to__isnull=True) | Q(valid_to__gte=number))
     # The book inside each arm of the OR, not around it: SQLite then looks each arm up in its index (a
     # multi-index OR) instead of reading every entity of the book (1,000 entities: 0.5 → 0.03 ms).
     matches = Entity.objects.filter(
@@ -48,10 +48,10 @@ def _alias_matches(*, book: Book, alias: str, type: str | None, chapter: int | N
     return matches.order_by("type", "entity_id")
 
 
-def alias_resolve(*, book: Book, alias: str, type: str | None = None, chapter: int | None = None) -> Entity:
+def alias_resolve(*, book: Book, alias: str, type: str | None = None, number: int | None = None) -> Entity:
     """The one entity named ``alias`` (canonical name or alias, optionally of ``type`` and valid at
-    ``chapter``). Several → Ambiguous listing the candidates; none → NotFound."""
-    return _the_one(list(_alias_matches(book=book, alias=alias, type=type, chapter=chapter)), alias=alias, type=type)
+    ``number``). Several → Ambiguous listing the candidates; none → NotFound."""
+    return _the_one(list(_alias_matches(book=book, alias=alias, type=type, number=number)), alias=alias, type=type)
 
 
 def _the_one(candidates: list[_Named], *, alias: str, type: str | None) -> _Named:
@@ -90,33 +90,33 @@ def alias_index(*, book: Book) -> dict[str, set[int]]:
     return dict(index)
 
 
-def _chapter_check(chapter: int | None, name: str = "as_of") -> None:
-    if chapter is not None and chapter < 0:
-        raise InvalidInput(f"{name} 必须是非负整数章节号", extra={name: chapter})
+def _chapter_check(number: int | None, name: str = "as_of") -> None:
+    if number is not None and number < 0:
+        raise InvalidInput(f"{name} 必须是非负整数章节号", extra={name: number})
 
 
 # --- state over time -------------------------------------------------------------------------
 
 
-def _changes(*, entity: Entity, chapter: int | None) -> QuerySet[StateChange]:
+def _changes(*, entity: Entity, number: int | None) -> QuerySet[StateChange]:
     rows = StateChange.objects.filter(entity=entity)
-    if chapter is not None:
-        rows = rows.filter(chapter__lte=chapter)
+    if number is not None:
+        rows = rows.filter(chapter__lte=number)
     return rows.order_by("chapter", "seq", "id")
 
 
-def entity_state_as_of(*, entity: Entity, chapter: int | None = None) -> dict:
-    """The state of ``entity`` at the end of ``chapter`` (None = now): base state + replayed changes."""
-    _chapter_check(chapter)
-    return state_replay(entity.base_state, _changes(entity=entity, chapter=chapter).values("op", "field", "new"))
+def entity_state_as_of(*, entity: Entity, number: int | None = None) -> dict:
+    """The state of ``entity`` at the end of ``number`` (None = now): base state + replayed changes."""
+    _chapter_check(number)
+    return state_replay(entity.base_state, _changes(entity=entity, number=number).values("op", "field", "new"))
 
 
-def entity_states_as_of(*, entities: list[Entity], chapter: int | None = None) -> dict[int, dict]:
+def entity_states_as_of(*, entities: list[Entity], number: int | None = None) -> dict[int, dict]:
     """``entity_state_as_of`` of several entities in one query: entity pk → state."""
-    _chapter_check(chapter)
+    _chapter_check(number)
     rows = StateChange.objects.filter(entity__in=[e.pk for e in entities])
-    if chapter is not None:
-        rows = rows.filter(chapter__lte=chapter)
+    if number is not None:
+        rows = rows.filter(chapter__lte=number)
     # Plain rows, not models: a context pack or an entity list replays hundreds of changes.
     changes: dict[int, list[dict]] = defaultdict(list)
     for change in rows.order_by("chapter", "seq", "id").values("entity_id", "op", "field", "new"):
@@ -193,7 +193,7 @@ def _alias_list(entity: Entity) -> list[dict]:
 def entity_detail(*, book: Book, ref: str, type: str | None = None, as_of: int | None = None) -> dict:
     """An entity (by id, else by alias) with its aliases and its state now or as of a chapter."""
     entity = entity_get(book=book, ref=ref, type=type)
-    data = entity_to_dict(entity, state=entity_state_as_of(entity=entity, chapter=as_of))
+    data = entity_to_dict(entity, state=entity_state_as_of(entity=entity, number=as_of))
     data["as_of"] = as_of
     return data
 
@@ -245,7 +245,7 @@ def entity_list_core(*, book: Book) -> list[dict]:
 
 def entities_by_alias(*, book: Book, alias: str, type: str | None = None, chapter: int | None = None) -> dict:
     """Every entity an alias names (no error on ambiguity): ``resolved`` is the id when exactly one."""
-    candidates = list(_alias_matches(book=book, alias=alias, type=type, chapter=chapter))
+    candidates = list(_alias_matches(book=book, alias=alias, type=type, number=chapter))
     return {
         "alias": alias,
         "type": type,
@@ -383,7 +383,7 @@ def character_section(*, book: Book, name: str, heading: str) -> str:
 def alias_lookup(*, book: Book, alias: str, type: str | None = None, chapter: int | None = None) -> dict:
     """Resolve an alias (or canonical name) to its entity: ``{"alias", "id", "type", "canonical_name"}``.
     Several entities → 409 listing the candidates."""
-    entity = alias_resolve(book=book, alias=alias, type=type or None, chapter=chapter)
+    entity = alias_resolve(book=book, alias=alias, type=type or None, number=chapter)
     return {"alias": alias, "id": entity.entity_id, "type": entity.type, "canonical_name": entity.canonical_name}
 
 
@@ -696,11 +696,11 @@ def pending_list(*, book: Book, status: str | None = "pending") -> list[dict]:
     return [pending_to_dict(p) for p in items]
 
 
-def extraction_get(*, book: Book, chapter: int) -> dict:
-    """The last extraction ingested for a chapter: counts, warnings, scenes, chapter_meta, uncertain."""
-    row = Extraction.objects.filter(book=book, chapter=chapter).first()
+def extraction_get(*, book: Book, number: int) -> dict:
+    """The last extraction ingested for chapter ``number``: counts, warnings, scenes, chapter_meta, uncertain."""
+    row = Extraction.objects.filter(book=book, chapter=number).first()
     if row is None:
-        raise NotFound(f"第{chapter}章还没有抽取结果", extra={"chapter": chapter})
+        raise NotFound(f"第{number}章还没有抽取结果", extra={"chapter": number})
     return {
         "chapter": row.chapter,
         "source": row.source,

@@ -99,22 +99,22 @@ def tag_parse(text: str) -> dict[str, Any]:
     return {"kind": kind, "attrs": _attrs(head), "inner": inner.strip(), "ops": ops, "aliases": aliases}
 
 
-def _target(book: Book, attrs: dict[str, str], chapter: int) -> Entity:
+def _target(book: Book, attrs: dict[str, str], number: int) -> Entity:
     if attrs.get("id"):
         return entity_get(book=book, ref=attrs["id"], type=attrs.get("type"))
     ref = attrs.get("ref") or attrs.get("name")
     if not ref:
         raise ValueError("缺少 id 或 ref 属性")
     entity = Entity.objects.filter(book=book, entity_id=ref).first()
-    return entity or alias_resolve(book=book, alias=ref, type=attrs.get("type"), chapter=chapter)
+    return entity or alias_resolve(book=book, alias=ref, type=attrs.get("type"), number=number)
 
 
-def chapter_tags_clear(*, book: Book, chapter: int | None, keep: set[int] | None = None) -> None:
+def chapter_tags_clear(*, book: Book, number: int | None, keep: set[int] | None = None) -> None:
     """Drop what the tags of a chapter (None: every chapter not in ``keep``) wrote before."""
     changes = StateChange.objects.filter(book=book, source=StateChange.Source.TAG)
     apps = TagApplication.objects.filter(book=book)
-    if chapter is not None:
-        changes, apps = changes.filter(chapter=chapter), apps.filter(chapter=chapter)
+    if number is not None:
+        changes, apps = changes.filter(chapter=number), apps.filter(chapter=number)
     elif keep:
         changes, apps = changes.exclude(chapter__in=keep), apps.exclude(chapter__in=keep)
     changes.delete()
@@ -122,11 +122,11 @@ def chapter_tags_clear(*, book: Book, chapter: int | None, keep: set[int] | None
 
 
 @transaction.atomic
-def chapter_tags_apply(*, book: Book, chapter: int, tags: list[dict]) -> dict:
+def chapter_tags_apply(*, book: Book, number: int, tags: list[dict]) -> dict:
     """Apply a chapter's raw tags (replacing what they wrote before); returns what was applied and
     the issues (bad tags are skipped and reported, never raised; ``partial`` marks a tag of which
     only some parts applied)."""
-    chapter_tags_clear(book=book, chapter=chapter)
+    chapter_tags_clear(book=book, number=number)
     applied: list[str] = []
     issues: list[dict] = []
     for tag in tags:
@@ -136,22 +136,22 @@ def chapter_tags_apply(*, book: Book, chapter: int, tags: list[dict]) -> dict:
         try:
             parsed = tag_parse(raw)
             handler = {"entity": _entity_tag, "entity-alias": _alias_tag, "entity-update": _update_tag}
-            done = handler[parsed["kind"]](book, chapter, line, parsed, applied, problems)
+            done = handler[parsed["kind"]](book, number, line, parsed, applied, problems)
         except (ValueError, DomainError) as exc:
             problems.append(exc.message if isinstance(exc, DomainError) else str(exc))
         for message in problems:
             issues.append({"line": line, "text": raw, "message": message, "partial": done > 0})
-    TagApplication.objects.create(book=book, chapter=chapter, applied=applied, issues=issues)
-    _tags_first(book=book, chapter=chapter)
-    return {"chapter": chapter, "applied": applied, "issues": issues}
+    TagApplication.objects.create(book=book, chapter=number, applied=applied, issues=issues)
+    _tags_first(book=book, number=number)
+    return {"chapter": number, "applied": applied, "issues": issues}
 
 
-def _tags_first(*, book: Book, chapter: int) -> None:
-    """Put the chapter's tag-made changes first among each entity's changes at ``chapter`` (seq 1…),
+def _tags_first(*, book: Book, number: int) -> None:
+    """Put the chapter's tag-made changes first among each entity's changes at ``number`` (seq 1…),
     the others after them in their order: a rebuild writes the chapter file's rows before it replays
     the journal's, so a chapter re-applied by sync after a curated change moved into it must number
     them the same way (issue 24). Declared rows (a card's or timeline's, seq 0) stay where they are."""
-    rows = StateChange.objects.filter(book=book, chapter=chapter, seq__gt=0)
+    rows = StateChange.objects.filter(book=book, chapter=number, seq__gt=0)
     state_changes_renumber(rows=rows, rank=lambda row: 0 if row.source == StateChange.Source.TAG else 1)
 
 
@@ -227,7 +227,7 @@ def _update_tag(book, chapter, line, parsed, applied, problems) -> int:
             with transaction.atomic():
                 state_change_record(
                     entity=entity,
-                    chapter=chapter,
+                    number=chapter,
                     field=field,
                     op=name,
                     new=_value(raw),

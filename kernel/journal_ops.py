@@ -8,7 +8,7 @@ app's ``journal_ops.py``::
     def _entity_merge(book, data, event): ...
 
 and the app registers that module here from its ``AppConfig.ready()`` (``journal_ops_register``). The
-book-files app replays and heals the journal through this registry (``bookfiles.rebuilder.replay``)
+book-files app replays and heals the journal through this registry (``bookfiles.rebuilder.journal_replay``)
 and imports no app's services: the replayers live with the services they call.
 
 The modules are named, not imported, in ``ready()``: they import their app's services (ingestion,

@@ -115,9 +115,7 @@ class FactAdmin(admin.ModelAdmin):
                 continue
             latest = fact.book.chapters.order_by("-number").values_list("number", flat=True).first() or 0
             try:
-                fact_close(
-                    fact=fact, chapter=max(latest, fact.source_chapter), reason=f"后台标为过时（{request.user}）"
-                )
+                fact_close(fact=fact, number=max(latest, fact.source_chapter), reason=f"后台标为过时（{request.user}）")
                 done += 1
             except DomainError as exc:
                 self.message_user(request, exc.message, level=messages.WARNING)

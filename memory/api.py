@@ -42,7 +42,7 @@ def context_hit_record(request: HttpRequest, book: str, number: int, payload: Co
 def fact_revise(request: HttpRequest, book: str, key: str, payload: ReviseIn):
     """Explicitly revise a fact: the new fact supersedes the old one and links to it."""
     fact = selectors.fact_get(book=book_get(slug=book), key=key)
-    new = services.fact_revise(fact=fact, value=payload.value, chapter=payload.chapter, reason=payload.reason)
+    new = services.fact_revise(fact=fact, value=payload.value, number=payload.chapter, reason=payload.reason)
     return Status(201, selectors.fact_to_dict(new))
 
 
@@ -50,7 +50,7 @@ def fact_revise(request: HttpRequest, book: str, key: str, payload: ReviseIn):
 def fact_close(request: HttpRequest, book: str, key: str, payload: CloseIn):
     """Close an open loop (or lift a constraint) at a chapter."""
     fact = selectors.fact_get(book=book_get(slug=book), key=key)
-    return selectors.fact_to_dict(services.fact_close(fact=fact, chapter=payload.chapter, reason=payload.reason))
+    return selectors.fact_to_dict(services.fact_close(fact=fact, number=payload.chapter, reason=payload.reason))
 
 
 @router.post("{book}/memory/facts/{key}/decide", response=FactOut, summary="裁决矛盾")

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from core.models import Book, Chapter, Document, SourceFile, TimelineRow
 from entities.models import Entity, Extraction, RelationshipEvent, StateChange
-from entities.replay import op_apply
+from entities.state_ops import op_apply
 from kernel.bulk import rows_insert, rows_update
 from memory.models import DerivationStamp, Fact, FactEvent, FactTombstone
 from memory.services import GroupKey, events_insert, fact_key_make, facts_delete, groups_resolve, setting_facts_state
@@ -410,7 +410,7 @@ def _apply(
             category=obs.category,
             subject=obs.subject,
             field=obs.field,
-            chapter=obs.chapter,
+            number=obs.chapter,
             value=obs.value,
         )
         if key in desired:

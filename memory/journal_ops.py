@@ -17,7 +17,7 @@ def _fact_add_door(book: Book, body: Any) -> dict[str, Any]:
         subject=body.subject,
         field=body.field,
         value=body.value,
-        chapter=body.chapter,
+        number=body.chapter,
         confidence=body.confidence,
         evidence=body.evidence,
         entity_ref=body.entity,
@@ -51,7 +51,7 @@ def _fact_observe(book: Book, data: Any, e: dict) -> None:
         subject=e["subject"],
         field=e["field"],
         value=e["value"],
-        chapter=e["chapter"],
+        number=e["chapter"],
         confidence=e.get("confidence", 1.0),
         evidence=e.get("evidence") or [],
         origin=e.get("origin", "manual"),
@@ -67,7 +67,7 @@ def _fact_revise(book: Book, data: Any, e: dict) -> None:
     fact_revise(
         fact=fact_get(book=book, key=e["fact"]),
         value=e["value"],
-        chapter=e["chapter"],
+        number=e["chapter"],
         reason=e.get("reason", ""),
         journal=False,
     )
@@ -75,7 +75,7 @@ def _fact_revise(book: Book, data: Any, e: dict) -> None:
 
 @journal_op("memory.fact.close", service=fact_close, schema="memory.schemas:CloseIn")
 def _fact_close(book: Book, data: Any, e: dict) -> None:
-    fact_close(fact=fact_get(book=book, key=e["fact"]), chapter=e["chapter"], reason=e.get("reason", ""), journal=False)
+    fact_close(fact=fact_get(book=book, key=e["fact"]), number=e["chapter"], reason=e.get("reason", ""), journal=False)
 
 
 @journal_op("memory.fact.decide", service=fact_decide, schema="memory.schemas:DecideIn")

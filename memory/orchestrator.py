@@ -78,11 +78,11 @@ def pack_mode() -> str:
     return "simple" if str(value).strip().lower() in {"simple", "off", "0", "false"} else "full"
 
 
-def _check(*, chapter: int, task: str, budget_tokens: int) -> None:
+def _check(*, number: int, task: str, budget_tokens: int) -> None:
     if task not in TASKS:
         raise InvalidInput(f"未知的任务 '{task}'，可选：{'、'.join(TASKS)}", extra={"task": task})
-    if chapter < 1:
-        raise InvalidInput(f"章节号必须是正整数，收到 {chapter}", extra={"chapter": chapter})
+    if number < 1:
+        raise InvalidInput(f"章节号必须是正整数，收到 {number}", extra={"chapter": number})
     if not MIN_BUDGET <= budget_tokens <= MAX_BUDGET:
         raise InvalidInput(
             f"预算必须在 {MIN_BUDGET} 到 {MAX_BUDGET} tokens 之间，收到 {budget_tokens}",
@@ -111,20 +111,20 @@ def _fact_title(fact: Any) -> str:
 STORY_SYSTEM_PRIORITY = 86
 
 
-def _story_system_item(*, book: Book, chapter: int) -> Item:
+def _story_system_item(*, book: Book, number: int) -> Item:
     """The chapter's effective Story System (the master setting merged with the chapter's override):
     tone, pacing and the other constraint fields, then the merged anti-patterns."""
     item = Item(
         id="story_system",
         layer="working",
         kind="story_system",
-        title=f"故事系统·第{chapter}章生效设定",
+        title=f"故事系统·第{number}章生效设定",
         text="",
         priority=STORY_SYSTEM_PRIORITY,
         truncatable=True,
     )
     try:
-        effective = chapter_effective(book=book, chapter=chapter)
+        effective = chapter_effective(book=book, number=number)
     except NotFound:
         # in words, not the command that makes one (the pack is read on the dashboard as well as by agents)
         item.reason = (
@@ -160,10 +160,10 @@ def _story_system_item(*, book: Book, chapter: int) -> Item:
 
 
 def _working_items(
-    *, book: Book, chapter: int, task: str, as_of: int, simple: bool, states: dict[str, dict[str, Any]]
+    *, book: Book, number: int, task: str, as_of: int, simple: bool, states: dict[str, dict[str, Any]]
 ) -> tuple[list[Item], str, list]:
     items: list[Item] = []
-    outline = selectors.chapter_outline(book=book, chapter=chapter)
+    outline = selectors.chapter_outline(book=book, number=number)
     outline_text = "\n".join(f"{s['heading']}\n{s['body']}" for s in outline["sections"])
     label = "本卷大纲" if outline["whole_volume"] else "本章大纲"
     for s in outline["sections"]:
@@ -179,19 +179,19 @@ def _working_items(
             )
         )
     if task != "write":
-        own = selectors.chapter_row(book=book, chapter=chapter)
+        own = selectors.chapter_row(book=book, number=number)
         if own and own["summary"]:
             items.append(
                 Item(
-                    id=f"summary:{chapter}",
+                    id=f"summary:{number}",
                     layer="working",
                     kind="summary",
-                    title=f"本章摘要（第{chapter}章 {own['title']}）",
+                    title=f"本章摘要（第{number}章 {own['title']}）",
                     text=own["summary"],
                     priority=97,
                 )
             )
-    recent = selectors.chapters_recent(book=book, before=chapter, count=3 if simple else selectors.RECENT_CHAPTERS)
+    recent = selectors.chapters_recent(book=book, before=number, count=3 if simple else selectors.RECENT_CHAPTERS)
     for i, r in enumerate(recent):
         if r["summary"]:
             items.append(
@@ -219,9 +219,7 @@ def _working_items(
             )
     heroes = selectors.protagonists(book=book)
     on_stage = (
-        []
-        if simple
-        else selectors.characters_on_stage(book=book, chapter=chapter, task=task, outline_text=outline_text)
+        [] if simple else selectors.characters_on_stage(book=book, number=number, task=task, outline_text=outline_text)
     )
     # Every state shown below in one query (was one query per character).
     by_pk = selectors.entity_states(entities=[*heroes, *on_stage], as_of=as_of)
@@ -259,7 +257,7 @@ def _working_items(
         shown.append(e)
         rank += 1
     if not simple:
-        p = selectors.pacing_signals(book=book, chapter=chapter)
+        p = selectors.pacing_signals(book=book, chapter=number)
         lines = []
         if p["too_few_chapters"]:
             lines.append(
@@ -285,7 +283,7 @@ def _working_items(
         items.append(
             Item(id="pacing", layer="working", kind="pacing", title="节奏信号", text="\n".join(lines), priority=76)
         )
-        items.append(_story_system_item(book=book, chapter=chapter))
+        items.append(_story_system_item(book=book, number=number))
         for s in selectors.master_outline(book=book):
             items.append(
                 Item(
@@ -303,11 +301,11 @@ def _working_items(
 
 
 def _fact_items(
-    *, book: Book, chapter: int, task: str, as_of: int, context_text: str, on_stage: list, state_fields: dict
+    *, book: Book, number: int, task: str, as_of: int, context_text: str, on_stage: list, state_fields: dict
 ) -> list[Item]:
     items: list[Item] = []
     names = {e.canonical_name for e in on_stage}
-    subjects = names | {"书内时间", "章末钩子"} | {f"第{n}章" for n in range(max(1, chapter - 5), chapter + 1)}
+    subjects = names | {"书内时间", "章末钩子"} | {f"第{n}章" for n in range(max(1, number - 5), number + 1)}
     rows = selectors.facts_as_of(
         book=book, as_of=as_of, categories=[C.CONSTRAINT, C.WORLD_RULE, C.OPEN_LOOP, C.READER_PROMISE]
     )
@@ -371,7 +369,7 @@ def _fact_items(
             # the loops this chapter should think about first.
             hang = hangs.get(fact.subject)
             planned = hang["planned_end_chapter"] if hang else None
-            due = planned is not None and planned <= chapter + 5
+            due = planned is not None and planned <= number + 5
             overdue = bool(hang and hang["overdue"])
             if overdue:
                 item.title += f"【超期：{hang['overdue_reason']}】"
@@ -439,7 +437,7 @@ def _recalled_fact_items(*, book: Book, query: str, as_of: int, items: list[Item
 
 
 def _episodic_items(
-    *, book: Book, chapter: int, task: str, as_of: int, query: str, skip: set[int]
+    *, book: Book, number: int, task: str, as_of: int, query: str, skip: set[int]
 ) -> tuple[list[Item], str]:
     if not query.strip():
         return [], "bm25（无查询文本）"
@@ -512,7 +510,7 @@ def context_pack(
     item is listed as included or skipped with its layer, priority, token cost and reason
     (``format=text``: the human rendering)."""
     return build_memory_pack(
-        book=book, chapter=number, task=task, budget_tokens=budget_tokens, query=query or "", mode=mode
+        book=book, number=number, task=task, budget_tokens=budget_tokens, query=query or "", mode=mode
     )
 
 
@@ -526,35 +524,35 @@ def context_diff(
 def build_memory_pack(
     *,
     book: Book,
-    chapter: int,
+    number: int,
     task: str = "write",
     budget_tokens: int = DEFAULT_BUDGET,
     query: str = "",
     mode: str | None = None,
 ) -> dict[str, Any]:
-    """The context pack for writing / reviewing / querying ``chapter`` within ``budget_tokens``."""
-    return _assemble(book=book, chapter=chapter, task=task, budget_tokens=budget_tokens, query=query, mode=mode)[0]
+    """The context pack for writing / reviewing / querying ``number`` within ``budget_tokens``."""
+    return _assemble(book=book, number=number, task=task, budget_tokens=budget_tokens, query=query, mode=mode)[0]
 
 
 def _assemble(
-    *, book: Book, chapter: int, task: str, budget_tokens: int, query: str, mode: str | None
+    *, book: Book, number: int, task: str, budget_tokens: int, query: str, mode: str | None
 ) -> tuple[dict[str, Any], dict[str, str]]:
-    _check(chapter=chapter, task=task, budget_tokens=budget_tokens)
+    _check(number=number, task=task, budget_tokens=budget_tokens)
     mode = mode or pack_mode()
     if mode not in {"full", "simple"}:
         raise InvalidInput(f"未知的模式 '{mode}'，可选 full / simple", extra={"mode": mode})
     simple = mode == "simple"
-    as_of = chapter - 1 if task == "write" else chapter
+    as_of = number - 1 if task == "write" else number
     states: dict[str, dict[str, Any]] = {}
     items, (outline_text, recent_text), on_stage = _working_items(
-        book=book, chapter=chapter, task=task, as_of=as_of, simple=simple, states=states
+        book=book, number=number, task=task, as_of=as_of, simple=simple, states=states
     )
     retrieval = ""
     if not simple:
         state_fields = {e.entity_id: set(states[e.entity_id]) for e in on_stage}
         items += _fact_items(
             book=book,
-            chapter=chapter,
+            number=number,
             task=task,
             as_of=as_of,
             context_text=outline_text + "\n" + recent_text,
@@ -566,9 +564,9 @@ def _assemble(
         # The recent summaries are in the pack already: recall what the outline and the cast point to.
         retrieval_query = query if query.strip() else (outline_text + "\n" + names)
         # Summaries already in the working layer are not recalled again (an explicit query recalls anything).
-        recent = set() if task == "query" else set(range(max(1, chapter - selectors.RECENT_CHAPTERS), chapter + 1))
+        recent = set() if task == "query" else set(range(max(1, number - selectors.RECENT_CHAPTERS), number + 1))
         episodic, retrieval = _episodic_items(
-            book=book, chapter=chapter, task=task, as_of=as_of, query=retrieval_query, skip=recent
+            book=book, number=number, task=task, as_of=as_of, query=retrieval_query, skip=recent
         )
         items += episodic
         if retrieval_query.strip():
@@ -586,7 +584,7 @@ def _assemble(
     layers = {layer: sum(it.tokens for it in rendered if it.layer == layer) for layer in LAYER_ORDER}
     pack = {
         "book": book.slug,
-        "chapter": chapter,
+        "chapter": number,
         "task": task,
         "as_of": as_of,
         "budget_tokens": budget_tokens,
@@ -633,8 +631,8 @@ def pack_diff(
 ) -> dict[str, Any]:
     """What changes between the packs of two chapters: items only in one, items in both whose text
     changed (e.g. a character's state), and the token totals."""
-    a, text_a = _assemble(book=book, chapter=chapter_a, task=task, budget_tokens=budget_tokens, query="", mode=None)
-    b, text_b = _assemble(book=book, chapter=chapter_b, task=task, budget_tokens=budget_tokens, query="", mode=None)
+    a, text_a = _assemble(book=book, number=chapter_a, task=task, budget_tokens=budget_tokens, query="", mode=None)
+    b, text_b = _assemble(book=book, number=chapter_b, task=task, budget_tokens=budget_tokens, query="", mode=None)
     inc_a = {it["id"]: it for it in a["items"] if it["included"]}
     inc_b = {it["id"]: it for it in b["items"] if it["included"]}
 
@@ -670,7 +668,7 @@ def context_hit_record(
     """Log which facts and chunks chapter ``number``'s pack holds (the memory hit log): the explicit write
     an agent makes after using a pack, since the context read itself has no side effect."""
     pack = build_memory_pack(
-        book=book, chapter=number, task=task, budget_tokens=budget_tokens, query=query or "", mode=mode
+        book=book, number=number, task=task, budget_tokens=budget_tokens, query=query or "", mode=mode
     )
     hit = memory_hit_record(book=book, pack=pack)
     return {

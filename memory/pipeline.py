@@ -57,11 +57,11 @@ def _state_dependents(*, book: Book, chapters: set[int]) -> set[int]:
     )
     given = sorted(chapters)
 
-    def active(barriers: list[int], chapter: int) -> bool:
+    def active(barriers: list[int], number: int) -> bool:
         # a given chapter at or before ``chapter`` with no barrier (a set) strictly between them
-        since = max((b for b in barriers if b < chapter), default=-1)
+        since = max((b for b in barriers if b < number), default=-1)
         i = bisect.bisect_right(given, since)
-        return i < len(given) and given[i] <= chapter
+        return i < len(given) and given[i] <= number
 
     barriers: dict[tuple[int, str], list[int]] = {}
     for pk, field, chapter, op in later:

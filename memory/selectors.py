@@ -174,13 +174,13 @@ def facts_as_of(
 # --- working layer -------------------------------------------------------------------------------
 
 
-def chapter_volume(*, book: Book, chapter: int) -> int | None:
-    """The volume of ``chapter``: its own row, else the volume range containing it, else the last volume."""
-    row = Chapter.objects.filter(book=book, number=chapter).values_list("volume", flat=True).first()
+def chapter_volume(*, book: Book, number: int) -> int | None:
+    """The volume of ``number``: its own row, else the volume range containing it, else the last volume."""
+    row = Chapter.objects.filter(book=book, number=number).values_list("volume", flat=True).first()
     if row:
         return row
     vol = (
-        Volume.objects.filter(book=book, start_chapter__lte=chapter, end_chapter__gte=chapter)
+        Volume.objects.filter(book=book, start_chapter__lte=number, end_chapter__gte=number)
         .values_list("number", flat=True)
         .first()
     )
@@ -189,10 +189,10 @@ def chapter_volume(*, book: Book, chapter: int) -> int | None:
     return vol
 
 
-def chapter_outline(*, book: Book, chapter: int) -> dict[str, Any]:
+def chapter_outline(*, book: Book, number: int) -> dict[str, Any]:
     """This chapter's outline: the 卷纲 sections whose heading names the chapter (第N章, 第A-B章) or, when
     no heading does, the volume outline's sections that name no chapter (flagged ``whole_volume``)."""
-    volume = chapter_volume(book=book, chapter=chapter)
+    volume = chapter_volume(book=book, number=number)
     doc = (
         Document.objects.filter(book=book, kind=Document.Kind.VOLUME_OUTLINE, key=str(volume)).first()
         if volume is not None
@@ -206,7 +206,7 @@ def chapter_outline(*, book: Book, chapter: int) -> dict[str, Any]:
         for m in _RANGE.finditer(s["heading"] or ""):
             lo = int(m.group(1))
             hi = int(m.group(2) or lo)
-            if lo <= chapter <= hi:
+            if lo <= number <= hi:
                 mine.append(s)
                 break
     whole = not mine
@@ -247,15 +247,15 @@ def chapters_recent(*, book: Book, before: int, count: int = RECENT_CHAPTERS) ->
     return out
 
 
-def chapter_row(*, book: Book, chapter: int) -> dict[str, Any] | None:
+def chapter_row(*, book: Book, number: int) -> dict[str, Any] | None:
     return (
-        Chapter.objects.filter(book=book, number=chapter)
+        Chapter.objects.filter(book=book, number=number)
         .values("number", "title", "summary", "perspective", "mood_position", "hook_type", "story_time")
         .first()
     )
 
 
-def characters_on_stage(*, book: Book, chapter: int, task: str, outline_text: str) -> list[Entity]:
+def characters_on_stage(*, book: Book, number: int, task: str, outline_text: str) -> list[Entity]:
     """Who is on stage, most important first: named in this chapter's outline, in its timeline row,
     its point of view, then (write) the previous chapter's appearances or (review/query) its own."""
     names = name_index(book=book)
@@ -269,10 +269,10 @@ def characters_on_stage(*, book: Book, chapter: int, task: str, outline_text: st
 
     for name in names.found(outline_text):
         bump(names.characters.get(name, ()), 100)
-    for present in TimelineRow.objects.filter(book=book, chapter=chapter).values_list("present", flat=True):
+    for present in TimelineRow.objects.filter(book=book, chapter=number).values_list("present", flat=True):
         for name in present or []:
             bump(names.characters.get(name, ()), 50)
-    appearances_chapter = chapter - 1 if task == "write" else chapter
+    appearances_chapter = number - 1 if task == "write" else number
     pov = Chapter.objects.filter(book=book, number=appearances_chapter).values_list("perspective", flat=True).first()
     bump(names.characters.get(pov or "", ()), 30)
     live = {pk for pks in names.characters.values() for pk in pks}
@@ -292,7 +292,7 @@ def protagonists(*, book: Book) -> list[Entity]:
 
 def entity_states(*, entities: list[Entity], as_of: int) -> dict[int, dict[str, Any]]:
     """The states of several entities as of a chapter (one query): entity pk → state."""
-    return entity_states_as_of(entities=list({e.pk: e for e in entities}.values()), chapter=as_of)
+    return entity_states_as_of(entities=list({e.pk: e for e in entities}.values()), number=as_of)
 
 
 def pacing_signals(*, book: Book, chapter: int, window: int = 10) -> dict[str, Any]:

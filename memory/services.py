@@ -35,9 +35,9 @@ STATUSES = [s.value for s in Fact.Status]
 GroupKey = tuple[str, str, str]
 
 
-def fact_key_make(*, prefix: str, category: str, subject: str, field: str, chapter: int, value: str) -> str:
+def fact_key_make(*, prefix: str, category: str, subject: str, field: str, number: int, value: str) -> str:
     """A stable key for a fact: the same observation always gets the same key."""
-    raw = "\x1f".join([category, subject, field, str(chapter), value])
+    raw = "\x1f".join([category, subject, field, str(number), value])
     return f"{prefix}-{hashlib.sha1(raw.encode('utf-8')).hexdigest()[:16]}"
 
 
@@ -238,7 +238,7 @@ def fact_observe(
     subject: str,
     field: str,
     value: str,
-    chapter: int,
+    number: int,
     confidence: float = 1.0,
     evidence: list[dict[str, Any]] | None = None,
     origin: str = Fact.Origin.MANUAL,
@@ -247,7 +247,7 @@ def fact_observe(
     key: str | None = None,
     journal: bool = True,
 ) -> Fact:
-    """Record that ``subject``'s ``field`` is ``value`` as of ``chapter`` and resolve its group.
+    """Record that ``subject``'s ``field`` is ``value`` as of ``number`` and resolve its group.
 
     Observing the same thing twice adds the evidence to the existing fact instead of duplicating it.
     Journaled (``memory.fact.observe``) unless ``journal`` is False (a replay, or fact_revise's own event)."""
@@ -260,11 +260,9 @@ def fact_observe(
         raise InvalidInput("事实的 subject、field、value 都不能为空", extra={"subject": subject, "field": field})
     if not 0.0 <= confidence <= 1.0:
         raise InvalidInput(f"置信度必须在 0 到 1 之间，收到 {confidence}", extra={"confidence": confidence})
-    if chapter < 0:
-        raise InvalidInput(f"章节号不能为负：{chapter}", extra={"chapter": chapter})
-    key = key or fact_key_make(
-        prefix="m", category=category, subject=subject, field=field, chapter=chapter, value=value
-    )
+    if number < 0:
+        raise InvalidInput(f"章节号不能为负：{number}", extra={"chapter": number})
+    key = key or fact_key_make(prefix="m", category=category, subject=subject, field=field, number=number, value=value)
     evidence = list(evidence or [])
     fact = Fact.objects.filter(book=book, key=key).first()
     if fact is None:
@@ -275,14 +273,14 @@ def fact_observe(
             subject=subject,
             field=field,
             value=value,
-            source_chapter=chapter,
+            source_chapter=number,
             confidence=confidence,
             evidence=evidence,
             origin=origin,
             entity_ref=entity_ref,
             revises=revises,
         )
-        FactEvent.objects.create(fact=fact, action="created", new_status=fact.status, chapter=chapter, note=value)
+        FactEvent.objects.create(fact=fact, action="created", new_status=fact.status, chapter=number, note=value)
         # issue 32: its vector, once committed (a revision is a new fact: only the new text is embedded)
         facts_embed_after_commit([fact_text(subject=subject, field=field, value=value)])
     else:
@@ -291,7 +289,7 @@ def fact_observe(
             fact.evidence = fact.evidence + new
             fact.confidence = max(fact.confidence, confidence)
             fact.save(update_fields=["evidence", "confidence", "updated_at"])
-            FactEvent.objects.create(fact=fact, action="evidence", chapter=chapter, note=f"新增证据 {len(new)} 条")
+            FactEvent.objects.create(fact=fact, action="evidence", chapter=number, note=f"新增证据 {len(new)} 条")
     groups_resolve(book=book, groups=[(category, subject, field)])
     fact.refresh_from_db()
     if journal:
@@ -303,7 +301,7 @@ def fact_observe(
             subject=subject,
             field=field,
             value=value,
-            chapter=chapter,
+            chapter=number,
             confidence=confidence,
             evidence=evidence,
             origin=origin,
@@ -314,27 +312,27 @@ def fact_observe(
 
 
 @transaction.atomic
-def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "", journal: bool = True) -> Fact:
+def fact_revise(*, fact: Fact, value: str, number: int, reason: str = "", journal: bool = True) -> Fact:
     """Explicitly revise a fact (typically a world rule): the new fact supersedes it and links to it.
     Journaled (``memory.fact.revise``)."""
     if journal:
         _event_bound(book=fact.book, op="memory.fact.revise", texts=(value, reason))
     if journal_lock(book=fact.book, heal=journal):  # a crashed writer's event first (core/journal.py)
         fact.refresh_from_db()
-    if chapter < fact.source_chapter:
+    if number < fact.source_chapter:
         raise InvalidInput(
-            f"修订章节（第{chapter}章）早于原事实的来源章节（第{fact.source_chapter}章）",
-            extra={"fact": fact.key, "chapter": chapter},
+            f"修订章节（第{number}章）早于原事实的来源章节（第{fact.source_chapter}章）",
+            extra={"fact": fact.key, "chapter": number},
         )
-    FactEvent.objects.create(fact=fact, action="revised", chapter=chapter, note=reason or f"修订为：{value}")
+    FactEvent.objects.create(fact=fact, action="revised", chapter=number, note=reason or f"修订为：{value}")
     new = fact_observe(
         book=fact.book,
         category=fact.category,
         subject=fact.subject,
         field=fact.field,
         value=value,
-        chapter=chapter,
-        evidence=[{"kind": "revision", "of": fact.key, "reason": reason, "chapter": chapter}],
+        number=number,
+        evidence=[{"kind": "revision", "of": fact.key, "reason": reason, "chapter": number}],
         origin=Fact.Origin.MANUAL,
         entity_ref=fact.entity_ref,
         revises=fact,
@@ -347,24 +345,24 @@ def fact_revise(*, fact: Fact, value: str, chapter: int, reason: str = "", journ
     new.refresh_from_db()
     if journal:
         journal_append(
-            book=fact.book, op="memory.fact.revise", fact=fact.key, value=value, chapter=chapter, reason=reason
+            book=fact.book, op="memory.fact.revise", fact=fact.key, value=value, chapter=number, reason=reason
         )
     return new
 
 
 @transaction.atomic
-def fact_close(*, fact: Fact, chapter: int, reason: str = "", journal: bool = True) -> Fact:
-    """Close an open loop (or lift a constraint) at ``chapter`` by hand; later derivations keep it closed.
+def fact_close(*, fact: Fact, number: int, reason: str = "", journal: bool = True) -> Fact:
+    """Close an open loop (or lift a constraint) at ``number`` by hand; later derivations keep it closed.
     Journaled (``memory.fact.close``)."""
     if journal_lock(book=fact.book, heal=journal):  # a crashed writer's event first (core/journal.py)
         fact.refresh_from_db()
-    fact.closed_chapter = chapter
+    fact.closed_chapter = number
     fact.save(update_fields=["closed_chapter", "updated_at"])
-    FactEvent.objects.create(fact=fact, action="author_closed", chapter=chapter, note=reason or f"第{chapter}章收尾")
+    FactEvent.objects.create(fact=fact, action="author_closed", chapter=number, note=reason or f"第{number}章收尾")
     groups_resolve(book=fact.book, groups=[(fact.category, fact.subject, fact.field)])
     fact.refresh_from_db()
     if journal:
-        journal_append(book=fact.book, op="memory.fact.close", fact=fact.key, chapter=chapter, reason=reason)
+        journal_append(book=fact.book, op="memory.fact.close", fact=fact.key, chapter=number, reason=reason)
     return fact
 
 
@@ -683,7 +681,7 @@ def _scratchpad_fact_save(*, book: Book, category: str, data: dict[str, Any]) ->
         category=category,
         subject=data["subject"],
         field=data["field"],
-        chapter=chapter,
+        number=chapter,
         value=data["value"],
     )
     defaults = {

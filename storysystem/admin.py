@@ -135,7 +135,7 @@ class StorySettingForm(forms.ModelForm):
             "add_anti_patterns": data.get("added_anti_patterns") or [],
             "persist": persist,
         }
-        return services.story_setting_build(chapter=data.get("chapter"), **common)
+        return services.story_setting_build(number=data.get("chapter"), **common)
 
 
 @admin.register(StorySetting)
@@ -162,7 +162,7 @@ class StorySettingAdmin(admin.ModelAdmin):
         if not obj.pk:
             return "保存后生成"
         try:
-            data = obj.data if obj.chapter is None else selectors.chapter_story(book=obj.book, chapter=obj.chapter)
+            data = obj.data if obj.chapter is None else selectors.chapter_story(book=obj.book, number=obj.chapter)
             text = story_markdown(data)
         except (DomainError, KeyError):
             text = json.dumps(obj.data, ensure_ascii=False, indent=2)

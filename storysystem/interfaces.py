@@ -1,21 +1,10 @@
 """Read interfaces of the story system (REST, ``python manage.py story <name> <book> …``, agent tools)."""
 
-from core.models import Book
 from kernel.interfaces import NUMBER, Arg, Rendering, interface
 from storysystem import selectors
 from storysystem.markdown import story_markdown
 
 MARKDOWN = {"markdown": Rendering(story_markdown, media="text/markdown")}
-
-
-def story_chapter(*, book: Book, number: int) -> dict:
-    """A chapter's stored setting as a StorySystemDict merged with the current master."""
-    return selectors.chapter_story(book=book, chapter=number)
-
-
-def story_effective(*, book: Book, number: int) -> dict:
-    """The effective setting for a chapter: master merged with the chapter override, each field with its origin."""
-    return selectors.chapter_effective(book=book, chapter=number)
 
 
 interface(
@@ -63,7 +52,7 @@ interface(
     formats=MARKDOWN,
     response="storysystem.schemas:ChapterStoryOut",
     summary="章节设定",
-)(story_chapter)
+)(selectors.chapter_story)
 interface(
     "story-system-effective",
     help="某章的生效设定：每个字段的值与来源（总设定/本章）",
@@ -72,4 +61,4 @@ interface(
     path="/story-system/chapters/{number}/effective",
     response="storysystem.schemas:EffectiveOut",
     summary="某章的生效设定",
-)(story_effective)
+)(selectors.chapter_effective)

@@ -11,7 +11,7 @@ from storysystem.services import story_setting_build, story_setting_save
 def _build_door(book: Book, body: Any) -> dict[str, Any]:
     data, files = story_setting_build(
         book=book,
-        chapter=body.chapter,
+        number=body.chapter,
         query=body.query,
         genre=body.genre,
         overrides=body.set,
@@ -46,7 +46,7 @@ def _story_setting(book: Book, data: Any, e: dict) -> None:
         raise TypeError("story.setting.save 的附件应是 JSON 对象")
     story_setting_save(
         book=book,
-        chapter=e["chapter"],
+        number=e["chapter"],
         query=e["query"],
         explicit_genre=e["explicit_genre"],
         overrides=e["overrides"],

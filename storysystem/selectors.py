@@ -82,29 +82,28 @@ def master_get(*, book: Book) -> StorySetting:
     return setting
 
 
-def chapter_setting_get(*, book: Book, chapter: int) -> StorySetting:
-    setting = StorySetting.objects.filter(book=book, chapter=chapter).first()
+def chapter_setting_get(*, book: Book, number: int) -> StorySetting:
+    setting = StorySetting.objects.filter(book=book, chapter=number).first()
     if setting is None:
         raise NotFound(
-            f"《{book.title or book.slug}》第{chapter}章没有章节设定", extra={"book": book.slug, "chapter": chapter}
+            f"《{book.title or book.slug}》第{number}章没有章节设定", extra={"book": book.slug, "chapter": number}
         )
     return setting
 
 
-def chapter_effective(*, book: Book, chapter: int) -> dict[str, Any]:
-    """The effective setting for chapter ``chapter``: the master merged with the chapter's override
-    (if any) under the override policy, with the origin of every field and anti-pattern."""
-    if chapter < 1:
-        raise InvalidInput(f"章号必须为正整数（收到 {chapter}）", extra={"chapter": chapter})
+def chapter_effective(*, book: Book, number: int) -> dict[str, Any]:
+    """The effective setting for a chapter: master merged with the chapter override, each field with its origin."""
+    if number < 1:
+        raise InvalidInput(f"章号必须为正整数（收到 {number}）", extra={"chapter": number})
     master = master_get(book=book).data
-    setting = StorySetting.objects.filter(book=book, chapter=chapter).first()
+    setting = StorySetting.objects.filter(book=book, chapter=number).first()
     contributions = (setting.data.get("contributions") if setting else None) or {}
     policy = override_policy_for(book=book)
     merged = effective_merge(master=master, contributions=contributions, policy=policy)
     has_dynamic = bool(setting and contributions.get("dynamic_context"))
     return {
         "book": book.slug,
-        "chapter": chapter,
+        "chapter": number,
         "has_chapter_override": setting is not None,
         "chapter_query": setting.query if setting else None,
         "master_constraints": {name: f["value"] for name, f in merged["fields"].items()},
@@ -118,12 +117,12 @@ def chapter_effective(*, book: Book, chapter: int) -> dict[str, Any]:
     }
 
 
-def chapter_story(*, book: Book, chapter: int) -> dict[str, Any]:
-    """The stored chapter setting as a StorySystemDict (merged with the current master)."""
+def chapter_story(*, book: Book, number: int) -> dict[str, Any]:
+    """A chapter's stored setting as a StorySystemDict merged with the current master."""
     master = master_get(book=book).data
-    setting = chapter_setting_get(book=book, chapter=chapter)
+    setting = chapter_setting_get(book=book, number=number)
     return chapter_compose(
-        book=book, chapter=chapter, master=master, record=setting.data, policy=override_policy_for(book=book)
+        book=book, number=number, master=master, record=setting.data, policy=override_policy_for(book=book)
     )
 
 

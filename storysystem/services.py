@@ -199,8 +199,8 @@ def _json_text(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def chapter_file_stem(chapter: int) -> str:
-    return f"chapter_{chapter:03d}"
+def chapter_file_stem(number: int) -> str:
+    return f"chapter_{number:03d}"
 
 
 def _markdown_current(*, root: Path, relative: str) -> str | None:
@@ -249,7 +249,7 @@ def story_files_render(*, book: Book) -> list[tuple[str, str]]:
 
     add(f"{STORY_DIR}/MASTER_SETTING", master.data, f"《{book.title or book.slug}》故事系统总设定")
     for setting in StorySetting.objects.filter(book=book, chapter__isnull=False).order_by("chapter"):
-        data = selectors.chapter_story(book=book, chapter=setting.chapter)
+        data = selectors.chapter_story(book=book, number=setting.chapter)
         add(
             f"{STORY_DIR}/chapters/{chapter_file_stem(setting.chapter)}",
             data,
@@ -271,7 +271,7 @@ def story_files_put(*, book: Book, files: list[tuple[str, str]]) -> list[str]:
 def story_setting_build(
     *,
     book: Book,
-    chapter: int | None,
+    number: int | None,
     query: str,
     genre: str | None = None,
     overrides: dict[str, Any] | None = None,
@@ -279,15 +279,15 @@ def story_setting_build(
     remove_anti_patterns: list[str] | None = None,
     persist: bool = False,
 ) -> tuple[dict[str, Any], list[str]]:
-    """The master setting (``chapter`` None) or chapter ``chapter``'s, as every write door builds it (REST,
+    """The master setting (``number`` None) or chapter ``number``'s, as every write door builds it (REST,
     the MCP tool, the admin). Returns (the dict, files written)."""
     common = {"book": book, "query": query, "genre": genre, "overrides": overrides, "persist": persist}
-    if chapter is None:
+    if number is None:
         if remove_anti_patterns:
             raise InvalidInput("remove_anti_patterns 只适用于章节（且总被拒绝）；总设定请直接重建")
         return story_master_build(add_anti_patterns=add_anti_patterns, **common)
     return story_chapter_build(
-        chapter=chapter, add_anti_patterns=add_anti_patterns, remove_anti_patterns=remove_anti_patterns, **common
+        number=number, add_anti_patterns=add_anti_patterns, remove_anti_patterns=remove_anti_patterns, **common
     )
 
 
@@ -310,7 +310,7 @@ def story_master_build(
         return data, []
     files = _setting_persist(
         book=book,
-        chapter=None,
+        number=None,
         query=query,
         explicit_genre=genre or "",
         overrides=storydict.overrides_clean(overrides=overrides),
@@ -324,7 +324,7 @@ def story_master_build(
 def story_chapter_build(
     *,
     book: Book,
-    chapter: int,
+    number: int,
     query: str,
     genre: str | None = None,
     overrides: dict[str, Any] | None = None,
@@ -332,10 +332,10 @@ def story_chapter_build(
     remove_anti_patterns: list[str] | None = None,
     persist: bool = False,
 ) -> tuple[dict[str, Any], list[str]]:
-    """Build chapter ``chapter``'s setting on top of the master. A chapter may refine: a locked
+    """Build chapter ``number``'s setting on top of the master. A chapter may refine: a locked
     field it tries to change, or an anti-pattern it tries to remove, is refused (InvalidInput)."""
-    if chapter < 1:
-        raise InvalidInput(f"章号必须为正整数（收到 {chapter}）", extra={"chapter": chapter})
+    if number < 1:
+        raise InvalidInput(f"章号必须为正整数（收到 {number}）", extra={"chapter": number})
     master = selectors.master_get(book=book).data
     policy = storydict.override_policy_for(book=book)
     explicit = storydict.overrides_clean(overrides=overrides)
@@ -343,14 +343,14 @@ def story_chapter_build(
         master_value = master["master_constraints"].get(name)
         if name in policy["locked"] and value != master_value:
             raise InvalidInput(
-                f"第{chapter}章不能修改锁定字段「{name}」：锁定字段只认总设定"
+                f"第{number}章不能修改锁定字段「{name}」：锁定字段只认总设定"
                 f"（总设定：{_show(master_value)}；本章请求：{_show(value)}）。如需修改，请重建总设定。",
                 extra={"field": name, "policy": "locked", "master": master_value, "requested": value},
             )
     removals = [t for t in (remove_anti_patterns or []) if t.strip()]
     if removals:
         raise InvalidInput(
-            f"第{chapter}章不能删除毒点：章节只能追加毒点，不能删除总设定的毒点（请求删除：{'、'.join(removals)}）",
+            f"第{number}章不能删除毒点：章节只能追加毒点，不能删除总设定的毒点（请求删除：{'、'.join(removals)}）",
             extra={"field": "anti_patterns", "policy": "append_only", "requested_removal": removals},
         )
     contributions, route, trace = storydict.chapter_contributions(
@@ -361,7 +361,7 @@ def story_chapter_build(
             "query": query,
             "explicit_genre": genre or None,
             "inferred_genre": route["genre"],
-            "chapter": chapter,
+            "chapter": number,
             "generated_at": timezone.now().isoformat(timespec="seconds"),
         },
         "route": route,
@@ -369,35 +369,35 @@ def story_chapter_build(
         "source_trace": trace,
     }
     if not persist:
-        return storydict.chapter_compose(book=book, chapter=chapter, master=master, record=record, policy=policy), []
+        return storydict.chapter_compose(book=book, number=number, master=master, record=record, policy=policy), []
     files = _setting_persist(
         book=book,
-        chapter=chapter,
+        number=number,
         query=query,
         explicit_genre=genre or "",
         overrides=explicit,
         added_anti_patterns=list(add_anti_patterns or []),
         data=record,
     )
-    return selectors.chapter_story(book=book, chapter=chapter), files
+    return selectors.chapter_story(book=book, number=number), files
 
 
 def story_setting_save(
     *,
     book: Book,
-    chapter: int | None,
+    number: int | None,
     query: str,
     explicit_genre: str,
     overrides: dict[str, Any],
     added_anti_patterns: list[str],
     data: dict[str, Any],
 ) -> StorySetting:
-    """Store the master (``chapter`` None) or a chapter's setting as built — the row a persisting build
+    """Store the master (``number`` None) or a chapter's setting as built — the row a persisting build
     writes and the journal's ``story.setting.save`` gives back on a rebuild (the built dict itself, so a
     library changed since does not change what the book had)."""
     setting, _ = StorySetting.objects.update_or_create(
         book=book,
-        chapter=chapter,
+        chapter=number,
         defaults={
             "query": query,
             "explicit_genre": explicit_genre,
@@ -409,18 +409,18 @@ def story_setting_save(
     return setting
 
 
-def _setting_persist(*, book: Book, chapter: int | None, data: dict[str, Any], **fields: Any) -> list[str]:
+def _setting_persist(*, book: Book, number: int | None, data: dict[str, Any], **fields: Any) -> list[str]:
     """Store a built setting, journal it (``story.setting.save``, the built dict as its attachment: a
     setting is a write no author's file holds), then write its ``.story-system/`` rendering (not read
     back). Returns the files written."""
     journal_lock(book=book)
-    story_setting_save(book=book, chapter=chapter, data=data, **fields)
+    story_setting_save(book=book, number=number, data=data, **fields)
     # The journal before the files: a journal that refuses the write (another book's log, an event too
     # large, a log that is not a file) leaves no rendering of a setting the book does not have. What
     # could refuse the files (markers, symlinks) is checked before either is written.
     files = story_files_render(book=book)
-    stem = "MASTER_SETTING" if chapter is None else chapter_file_stem(chapter)
-    journal_append(book=book, op="story.setting.save", attachment=(f"story/{stem}", data), chapter=chapter, **fields)
+    stem = "MASTER_SETTING" if number is None else chapter_file_stem(number)
+    journal_append(book=book, op="story.setting.save", attachment=(f"story/{stem}", data), chapter=number, **fields)
     return story_files_put(book=book, files=files)
 
 

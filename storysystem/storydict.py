@@ -440,7 +440,7 @@ def _chapter_contributions(
 
 
 def chapter_compose(
-    *, book: Book, chapter: int, master: dict[str, Any], record: dict[str, Any], policy: dict[str, list[str]]
+    *, book: Book, number: int, master: dict[str, Any], record: dict[str, Any], policy: dict[str, list[str]]
 ) -> dict[str, Any]:
     """The chapter's StorySystemDict: the chapter's meta and route, the effective constraints and
     anti-patterns (with origins), the master's base context and the chapter's dynamic context."""
@@ -465,7 +465,7 @@ def chapter_compose(
             "explicit_genre": meta.get("explicit_genre"),
             "inferred_genre": meta.get("inferred_genre"),
             "chapter_mode": "chapter",
-            "chapter": chapter,
+            "chapter": number,
             "book": book.slug,
             "generated_at": meta.get("generated_at"),
             "library_version": master["meta"].get("library_version"),

@@ -611,16 +611,16 @@ def _canonical(*, book: Book, name: str, cache: dict[str, str]) -> str:
 
 
 def _leak_reasons(
-    *, secret: Secret, knowers: dict[str, int | None], chapter: int, pov: tuple[str, str] | None
+    *, secret: Secret, knowers: dict[str, int | None], number: int, pov: tuple[str, str] | None
 ) -> list[str]:
-    """Why a keyword of ``secret`` in ``chapter`` is a leak ([]: it is not)."""
+    """Why a keyword of ``secret`` in ``number`` is a leak ([]: it is not)."""
     reasons = []
     told = secret.reader_told_chapter
-    if (told is None and not secret.reader_knows) or (told is not None and chapter < told):
+    if (told is None and not secret.reader_knows) or (told is not None and number < told):
         reasons.append("reader_not_told")
     if pov is not None:
         who = pov[1]
-        if who not in knowers or (knowers[who] is not None and chapter < knowers[who]):
+        if who not in knowers or (knowers[who] is not None and number < knowers[who]):
             reasons.append("pov_unaware")
     return reasons
 
@@ -678,17 +678,17 @@ def leak_scan(*, book: Book, secret: str | None = None, limit: int = LEAK_DEFAUL
         for index in sorted(set().union(*(rules_of[k] for k in present))):  # secret id order
             item, knowers, keywords = rules[index]
             hit = [k for k, folded in keywords if folded in present]
-            reasons = _leak_reasons(secret=item, knowers=knowers, chapter=number, pov=pov)
+            reasons = _leak_reasons(secret=item, knowers=knowers, number=number, pov=pov)
             if not reasons:
                 continue
             total += 1
             if len(leaks) < limit:
-                leaks.append(_leak_row(secret=item, chapter=number, pov=pov, reasons=reasons, keywords=hit, body=body))
+                leaks.append(_leak_row(secret=item, number=number, pov=pov, reasons=reasons, keywords=hit, body=body))
     return {"secrets_scanned": len(secrets), "total": total, "leaks": leaks}
 
 
 def _leak_row(
-    *, secret: Secret, chapter: int, pov: tuple[str, str] | None, reasons: list[str], keywords: list[str], body: str
+    *, secret: Secret, number: int, pov: tuple[str, str] | None, reasons: list[str], keywords: list[str], body: str
 ) -> dict:
     folded = [k.casefold() for k in keywords]
     hits = [(line, text) for line, text in search.body_lines(body) if any(k in text.casefold() for k in folded)]
@@ -697,7 +697,7 @@ def _leak_row(
     at = max(0, text.casefold().find(keyword.casefold()))
     return {
         "secret": secret.secret_id,
-        "chapter": chapter,
+        "chapter": number,
         "perspective": pov[0] if pov else None,
         "reasons": reasons,
         "keywords": keywords,

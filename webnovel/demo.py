@@ -30,6 +30,6 @@ def demo_extractions_ingest(*, book: Book, folder: Path = DEMO_EXTRACTIONS) -> l
     """Ingest every sample extraction into ``book`` (one ``extraction_ingest`` per chapter file);
     returns the ingestion results in chapter order."""
     return [
-        extraction_ingest(book=book, chapter=number, payload=extraction_parse(raw=path.read_bytes()))
+        extraction_ingest(book=book, number=number, payload=extraction_parse(raw=path.read_bytes()))
         for number, path in demo_extraction_files(folder=folder)
     ]

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from bookfiles.parser.text import FrontMatterError, front_matter_split, numeral_parse
+from bookfiles.parser.markup import FrontMatterError, front_matter_split, numeral_parse
 from kernel.safefs import book_file_write
 
 OLD_CHAPTERS = Path("正文")

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from bookfiles.parser.text import numeral_parse
+from bookfiles.parser.markup import numeral_parse
 
 _NUMERAL = "[0-9０-９零〇一二两三四五六七八九十百千万]+"
 _VOLUME = re.compile(rf"第\s*({_NUMERAL})\s*卷")

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from bookfiles.parser.text import jsonable
+from bookfiles.parser.markup import jsonable
 from bookfiles.parser.types import StateChangeData
 
 
@@ -93,7 +93,7 @@ def _timeline_value(raw: str) -> Any:
 
 
 def timeline_changes(
-    ctx: Any, cell: str, chapter: int | None, chapter_cell: str, event: str, line: int | None
+    ctx: Any, cell: str, number: int | None, chapter_cell: str, event: str, line: int | None
 ) -> list[StateChangeData]:
     """``关羽 set status=死亡；关羽 remove possessions=青龙刀；关兴 add possessions=青龙刀`` — entries
     separated by ``；`` or ``;``, each ``名字 操作 字段=值`` with a card's operations (``unset 字段`` takes
@@ -103,7 +103,7 @@ def timeline_changes(
     if not entries:
         return []
     where = f"时间线第 {line} 行的状态变化" if line else "时间线的状态变化"
-    if chapter is None:
+    if number is None:
         if not chapter_cell:
             ctx.issue("invalid_value", f"{where}没有章号（「章」列为空），不知从第几章起生效", line=line)
         return []
@@ -125,7 +125,7 @@ def timeline_changes(
             if raw is not None:
                 ctx.issue("invalid_value", f"{where}「{entry}」：unset 不带值（写「{name} unset {key}」）", line=line)
                 continue
-            out.append(StateChangeData(chapter, op, key, None, event, entity=name, line=line))
+            out.append(StateChangeData(number, op, key, None, event, entity=name, line=line))
             continue
         if raw is None or not raw.strip():
             ctx.issue("invalid_value", f"{where}「{entry}」缺少值（{op} {key}=…）", line=line)
@@ -135,5 +135,5 @@ def timeline_changes(
             ctx.issue("invalid_value", f"{where}「{entry}」：inc 的值应为数字，实际为 {raw.strip()!r}", line=line)
             continue
         values = value if op in ("add", "remove") and isinstance(value, list) else [value]
-        out += [StateChangeData(chapter, op, key, v, event, entity=name, line=line) for v in values]
+        out += [StateChangeData(number, op, key, v, event, entity=name, line=line) for v in values]
     return out

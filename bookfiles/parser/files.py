@@ -7,7 +7,7 @@ from typing import Any
 import yaml
 
 from bookfiles.parser.changes import CHANGES_COLUMN, entry_changes, timeline_changes
-from bookfiles.parser.text import (
+from bookfiles.parser.markup import (
     NUMERAL,
     FrontMatterError,
     entity_tags_strip,

@@ -11,7 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from bookfiles.parser.files import file_kind, file_parse
-from bookfiles.parser.text import key_line
+from bookfiles.parser.markup import key_line
 from bookfiles.parser.types import (
     DEFAULT_LIMITS,
     ERROR,

@@ -26,13 +26,13 @@ from bookfiles.parser import (
     file_sha256,
 )
 from bookfiles.parser.files import CHAPTER_NAME, VOLUME_NAME
+from bookfiles.parser.markup import numeral_parse
 from bookfiles.parser.reader import REFUSED_KINDS, refused_issue
-from bookfiles.parser.text import numeral_parse
-from bookfiles.rebuilder import rows
+from bookfiles.rebuilder import file_rows
+from bookfiles.rebuilder.file_rows import DOCUMENT_KINDS
+from bookfiles.rebuilder.journal_replay import journal_replay
 from bookfiles.rebuilder.rebuild import book_rebuild
-from bookfiles.rebuilder.replay import journal_replay
-from bookfiles.rebuilder.rows import DOCUMENT_KINDS
-from core import rows as core_rows
+from core import writers as core_writers
 from core.followups import follow_ups_complete
 from core.models import Book, Chapter, Document, SourceFile, TimelineRow, Volume
 from kernel.exceptions import Conflict, NotFound
@@ -237,7 +237,7 @@ def chapter_finalize(*, book: Book, number: int) -> dict[str, Any]:
         return _rebuild_instead(book, root, report)
     changes_apply(book=book, root=root, results=results, removed=removed, listing=listing, report=report, full=False)
     if report["ok"]:
-        core_rows.source_files_touch(book=book, touched=touched)
+        core_writers.source_files_touch(book=book, touched=touched)
     return report
 
 
@@ -277,7 +277,7 @@ def book_sync(*, book: Book, replace: bool = False) -> dict[str, Any]:
         return _rebuild_instead(book, root, report, replace=replace)
     changes_apply(book=book, root=root, results=results, removed=removed, listing=listing, report=report, full=True)
     if report["ok"]:
-        core_rows.source_files_touch(book=book, touched=touched)
+        core_writers.source_files_touch(book=book, touched=touched)
     return report
 
 
@@ -345,7 +345,7 @@ class _Batch:
     def __init__(self, results: list[FileResult], removed: list[tuple[str, str]]) -> None:
         self.results = results
         self.removed = removed
-        self.by_kind = rows.group_by_kind([(r.info.path, r.info.kind) for r in results] + list(removed))
+        self.by_kind = file_rows.group_by_kind([(r.info.path, r.info.kind) for r in results] + list(removed))
         self.chapters = [r.chapter for r in results if r.chapter is not None]
         self.threads = [r.thread for r in results if r.thread is not None]
         self.secrets = [r.secret for r in results if r.secret is not None]
@@ -361,7 +361,7 @@ def _volumes_update(*, book: Book, root: Path, batch: "_Batch", full: bool, know
     finalize: only add the volume a new chapter names, if it is missing."""
     if not full:
         numbers = {v.number for v in known}
-        extra = rows.volumes_merge(
+        extra = file_rows.volumes_merge(
             [],
             (
                 (c.number, c.volume, c.folder_volume_name if c.folder_volume == c.volume else "")
@@ -369,11 +369,11 @@ def _volumes_update(*, book: Book, root: Path, batch: "_Batch", full: bool, know
                 if c.volume not in numbers
             ),
         )
-        return core_rows.volumes_add(book=book, volumes=extra)
+        return core_writers.volumes_add(book=book, volumes=extra)
     config = (
         file_read(root, "book.yaml", "book", limits=read_limits()).config if (root / "book.yaml").is_file() else None
     )
-    merged = rows.volumes_merge(
+    merged = file_rows.volumes_merge(
         config.volumes if config else [],
         (
             (number, volume, _folder_name(path, volume))
@@ -387,7 +387,7 @@ def _volumes_update(*, book: Book, root: Path, batch: "_Batch", full: bool, know
     ]
     if current == [(v.number, v.name, v.start_chapter, v.end_chapter) for v in merged]:
         return 0
-    return core_rows.volumes_replace(book=book, volumes=merged)
+    return core_writers.volumes_replace(book=book, volumes=merged)
 
 
 def _references_check(
@@ -443,7 +443,7 @@ def changes_apply(
 ) -> None:
     """Replace the rows of the changed / removed files. ``full`` (sync) also re-derives volumes and
     re-checks thread references across all chapters; finalize keeps to the rows it touched."""
-    book = core_rows.book_lock(slug=book.slug, defaults={"root": str(root)})
+    book = core_writers.book_lock(slug=book.slug, defaults={"root": str(root)})
     batch = _Batch(results, removed)
     issues: list[Issue] = [i for r in results for i in r.issues]
     issues += _duplicates_find(book=book, batch=batch)
@@ -467,7 +467,7 @@ def changes_apply(
     if entities_changed or batch.paths("timeline"):
         fresh_timelines = {r.info.path: r for r in results if r.info.kind == "timeline"}
         gone_paths = {p for p, _ in removed}
-        timeline_changes = rows.timeline_changes_of(
+        timeline_changes = file_rows.timeline_changes_of(
             row
             for p, k in listing
             if k == "timeline" and p not in gone_paths
@@ -495,9 +495,9 @@ def changes_apply(
     old_thread_ids = set(
         Thread.objects.filter(book=book, source_path__in=thread_paths).order_by().values_list("thread_id", flat=True)
     )
-    written = rows.file_rows_write(
+    written = file_rows.file_rows_write(
         book=book,
-        rows=rows.FileRows(
+        rows=file_rows.FileRows(
             chapters=batch.chapters,
             threads=batch.threads,
             secrets=batch.secrets,

@@ -8,9 +8,9 @@ from django.db import transaction
 
 from bookfiles.conf import read_limits
 from bookfiles.parser import ERROR, Issue, ParsedBook, book_read
-from bookfiles.rebuilder import rows
-from bookfiles.rebuilder.replay import journal_replay
-from core import rows as core_rows
+from bookfiles.rebuilder import file_rows
+from bookfiles.rebuilder.journal_replay import journal_replay
+from core import writers as core_writers
 from core.models import Book, Chapter
 from entities.roster import roster_removal_preview
 from kernel.exceptions import InvalidInput
@@ -129,7 +129,7 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any], replace: bo
     """Write a parsed book (no errors) over the previous data of that book; unless ``replace``, a
     ``rebuild_guard`` refusal leaves everything as it was and is reported as an error."""
     config = parsed.config
-    book = core_rows.book_lock(slug=config.slug, defaults={"root": str(parsed.root)})
+    book = core_writers.book_lock(slug=config.slug, defaults={"root": str(parsed.root)})
     if not replace:
         refusal = rebuild_guard(book=book, parsed=parsed)
         if refusal is not None:
@@ -138,22 +138,22 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any], replace: bo
             report["would_delete"] = deletion_summary(book=book, parsed=parsed)
             return book
     counts = report["counts"]
-    written = rows.file_rows_write(
+    written = file_rows.file_rows_write(
         book=book,
-        rows=rows.FileRows(
+        rows=file_rows.FileRows(
             chapters=parsed.chapters,
             threads=parsed.threads,
             secrets=parsed.secrets,
             documents=parsed.documents,
             timeline=parsed.timeline,
             entities=parsed.entities,
-            timeline_changes=rows.timeline_changes_of(parsed.timeline),
+            timeline_changes=file_rows.timeline_changes_of(parsed.timeline),
             files=parsed.files,
         ),
         counts=counts,
-        volumes=lambda: core_rows.volumes_replace(
+        volumes=lambda: core_writers.volumes_replace(
             book=book,
-            volumes=rows.volumes_merge(
+            volumes=file_rows.volumes_merge(
                 config.volumes,
                 (
                     (c.number, c.volume, c.folder_volume_name if c.folder_volume == c.volume else "")
@@ -165,12 +165,12 @@ def book_parsed_write(*, parsed: ParsedBook, report: dict[str, Any], replace: bo
     )
     counts["words"], counts["fingerprints"], removed = written.words, counts["chapters"], written.removed_numbers
     report["warnings"] += [i.as_dict() for i in written.issues]
-    core_rows.book_config_apply(book=book, root=str(parsed.root), config=config, report=report)
+    core_writers.book_config_apply(book=book, root=str(parsed.root), config=config, report=report)
     # indexers see the finished core tables and the updated book row (thresholds, config)
     stored = len(report["warnings"])
     report["indexers"] = chapter_indexers_run(book=book, numbers=None, removed=removed, warnings=report["warnings"])
     if len(report["warnings"]) != stored:  # skipped manual tags join the stored report
-        core_rows.book_report_save(book=book, report={**report, "warnings": list(report["warnings"])})
+        core_writers.book_report_save(book=book, report={**report, "warnings": list(report["warnings"])})
     # what agents and curators wrote (the folder's journal), over the finished file-derived rows
     report["journal"] = journal_replay(book=book, root=parsed.root, warnings=report["warnings"])
     report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=None, removed=removed, report=report)

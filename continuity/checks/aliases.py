@@ -5,7 +5,7 @@ from collections import Counter
 
 from continuity.canon import Canon
 from continuity.checks.common import INFO, WARNING, Mentions, finding
-from continuity.text import Draft
+from continuity.draft import Draft
 
 _VERSE_BREAK = re.compile("[，,。；;！!？?、\\s]+")
 

@@ -13,7 +13,7 @@ import re
 import threading
 from functools import lru_cache
 
-from continuity.text import Draft
+from continuity.draft import Draft
 
 # the marks a speaking clause ends with (the quotation follows)
 SPEECH_END = frozenset("：:“「『")

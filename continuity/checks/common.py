@@ -13,7 +13,7 @@ from typing import Any
 
 from continuity.canon import CHARACTER, Canon, EntityRow
 from continuity.checks.clauses import clause_subject_acts, modifies_noun
-from continuity.text import Draft
+from continuity.draft import Draft
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
@@ -108,7 +108,7 @@ def _where(evidence: dict[str, Any]) -> str:
 class Mentions:
     """Every leftmost-longest name match of the draft, resolved at the draft's chapter."""
 
-    def __init__(self, draft: Draft, canon: Canon, chapter: int) -> None:
+    def __init__(self, draft: Draft, canon: Canon, number: int) -> None:
         automaton = canon.matcher.automaton
         self.spans: list[tuple[int, int, str]] = (
             [(end - len(name) + 1, end + 1, name) for end, name in automaton.iter_long(draft.prose)]
@@ -116,7 +116,7 @@ class Mentions:
             else []
         )
         self._starts = [start for start, _, _ in self.spans]
-        self.chapter = chapter
+        self.chapter = number
         self.canon = canon
         self._who: dict[tuple[str, tuple[str, ...]], EntityRow | None] = {}
         self._characters: list[tuple[int, int, str, EntityRow]] | None = None
@@ -131,7 +131,7 @@ class Mentions:
     def who(self, name: str, types: tuple[str, ...] = (CHARACTER,)) -> EntityRow | None:
         key = (name, types)
         if key not in self._who:
-            self._who[key] = self.canon.entity_of(name, chapter=self.chapter, types=types)
+            self._who[key] = self.canon.entity_of(name, number=self.chapter, types=types)
         return self._who[key]
 
     def characters(self) -> list[tuple[int, int, str, EntityRow]]:

@@ -17,7 +17,7 @@ from continuity.checks.common import (
     Mentions,
     finding,
 )
-from continuity.text import Draft
+from continuity.draft import Draft
 
 
 def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:

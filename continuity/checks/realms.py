@@ -4,8 +4,8 @@ import bisect
 
 from continuity.canon import Canon
 from continuity.checks.common import BREAKTHROUGH, ERROR, PAST_REALM, REALM_PREDICATE, WARNING, Mentions, finding
+from continuity.draft import Draft
 from continuity.rules import realm_parse, realm_pattern
-from continuity.text import Draft
 
 
 def check_realms(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:

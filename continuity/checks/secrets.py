@@ -6,23 +6,23 @@ from typing import Any
 
 from continuity.canon import Canon
 from continuity.checks.common import KNOWS, WARNING, Mentions, finding
-from continuity.text import Draft
+from continuity.draft import Draft
 
 
-def _secret_known(secret, chapter: int) -> bool:
+def _secret_known(secret, number: int) -> bool:
     if secret.reader_told_chapter is not None:
-        return secret.reader_told_chapter <= chapter
+        return secret.reader_told_chapter <= number
     return bool(secret.reader_knows)
 
 
-def _knowers(canon: Canon, secret, chapter: int) -> set[int]:
+def _knowers(canon: Canon, secret, number: int) -> set[int]:
     pks = set()
     for entry in secret.known_to or []:
         name, since = (entry, None) if isinstance(entry, str) else (entry.get("name"), entry.get("since"))
         since = since if since is not None else secret.registered_chapter
-        if since is not None and since > chapter:
+        if since is not None and since > number:
             continue
-        entity = canon.entity_of(str(name or ""), chapter=chapter) or canon.entity_of(str(name or ""), chapter=10**7)
+        entity = canon.entity_of(str(name or ""), number=number) or canon.entity_of(str(name or ""), number=10**7)
         if entity is not None:
             pks.add(entity.pk)
     return pks
@@ -40,8 +40,8 @@ def _named_knower(secret, name: str) -> bool:
     return any((entry if isinstance(entry, str) else entry.get("name")) == name for entry in secret.known_to or [])
 
 
-def _is_name(canon: Canon, keyword: str, chapter: int) -> bool:
-    """Whether the keyword is a name the reader already uses at ``chapter``: an entity's name or a
+def _is_name(canon: Canon, keyword: str, number: int) -> bool:
+    """Whether the keyword is a name the reader already uses at ``number``: an entity's name or a
     (non-generic) alias inside its window."""
     entries = canon.matcher.names.get(keyword)
     if not entries:
@@ -49,7 +49,7 @@ def _is_name(canon: Canon, keyword: str, chapter: int) -> bool:
     timeless = all(e[2] is None and e[3] is None for e in entries)
     if timeless and keyword in canon.name_keywords:
         return canon.name_keywords[keyword]
-    value = any(not generic and pk in canon.entities for pk, _, generic in canon.matcher.candidates(keyword, chapter))
+    value = any(not generic and pk in canon.entities for pk, _, generic in canon.matcher.candidates(keyword, number))
     if timeless:
         canon.name_keywords[keyword] = value
     return value
@@ -60,9 +60,9 @@ def _secret_evidence(canon: Canon, secret, keyword: str) -> dict[str, Any]:
     return {"chapter": None, "file": secret.source_path, "line": line}
 
 
-def _names_only(canon: Canon, secret, chapter: int) -> bool:
-    """Whether every keyword of the secret is a name at ``chapter`` (then names are its only evidence)."""
-    return all(_is_name(canon, k, chapter) for k in canon.keywords_of(secret))
+def _names_only(canon: Canon, secret, number: int) -> bool:
+    """Whether every keyword of the secret is a name at ``number`` (then names are its only evidence)."""
+    return all(_is_name(canon, k, number) for k in canon.keywords_of(secret))
 
 
 def _cooccurring(draft: Draft, keyword: str, starts: list[int], keywords: list[str]) -> list[int]:

@@ -2,7 +2,7 @@
 
 from continuity.canon import Canon
 from continuity.checks.common import ERROR, Mentions, _acts, _where, finding
-from continuity.text import Draft
+from continuity.draft import Draft
 
 
 def check_inactive(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:

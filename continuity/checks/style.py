@@ -5,8 +5,8 @@ import re
 
 from continuity.canon import Canon
 from continuity.checks.common import INFO, WARNING, Mentions, finding
+from continuity.draft import Draft
 from continuity.rules import QUOTE_PAIRS
-from continuity.text import Draft
 
 # the quotation marks nested inside each style's own (GB/T 15834: 双引号 outside, 单引号 inside)
 NESTED = {"“”": "‘’", "「」": "『』"}
@@ -73,16 +73,16 @@ def check_style(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
     return found
 
 
-def book_quote_use(canon: Canon, opening: str, chapter: int) -> tuple[int, int]:
+def book_quote_use(canon: Canon, opening: str, number: int) -> tuple[int, int]:
     """(chapters opening a speech with ``opening``, finalized chapters) among the book's chapters before
-    ``chapter``: how much the book's own text already quotes with a mark. A speech opens after a colon
+    ``number``: how much the book's own text already quotes with a mark. A speech opens after a colon
     (道：『) or at a paragraph's start; a mark only ever nested inside the style's own (“今日认得『神箭将军』了”) is no such use,
     so a planted 宋江道：『且住。』 is still seen in a book that nests 『』 everywhere (one query per mark
     and canon)."""
     numbers = canon.__dict__.setdefault("_numbers", sorted(canon.chapters))
-    total = bisect.bisect_left(numbers, chapter)
+    total = bisect.bisect_left(numbers, number)
     opening_speech = sorted(set(canon.chapters_with("：" + opening)) | set(canon.chapters_with("\n" + opening)))
-    return bisect.bisect_left(opening_speech, chapter), total
+    return bisect.bisect_left(opening_speech, number), total
 
 
 def _quote_style(draft: Draft, canon: Canon, mentions: Mentions, *, offset: int, body: str) -> list[dict]:

@@ -2,7 +2,7 @@
 
 from continuity.canon import WEAK_HOOK, Canon
 from continuity.checks.common import ERROR, INFO, KINDS, WARNING, Mentions
-from continuity.text import Draft
+from continuity.draft import Draft
 
 Thread_ABANDONED = "已放弃"
 

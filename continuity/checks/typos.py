@@ -13,7 +13,7 @@ import ahocorasick
 from continuity.canon import CHARACTER, Canon
 from continuity.checks.clauses import edge_name, is_function_char, is_personal_name
 from continuity.checks.common import CJK, INFO, WARNING, Mentions, finding
-from continuity.text import Draft
+from continuity.draft import Draft
 
 
 class _Syllables(dict):

@@ -13,7 +13,7 @@ class JournalApplied(models.Model):
     book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="journal_applied", verbose_name="书")
     seq = models.PositiveIntegerField(verbose_name="序号")
     # the event's attachment (an extraction's payload) as it was when applied: a sync that finds the
-    # file changed (an author's hand edit) applies it again (bookfiles/rebuilder/replay.py)
+    # file changed (an author's hand edit) applies it again (bookfiles/rebuilder/journal_replay.py)
     attachment_hash = models.CharField(max_length=64, blank=True, verbose_name="附件哈希")
     attachment_size = models.PositiveBigIntegerField(null=True, blank=True, verbose_name="附件大小")
     attachment_mtime_ns = models.BigIntegerField(null=True, blank=True, verbose_name="附件修改时间")

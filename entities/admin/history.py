@@ -30,7 +30,7 @@ class StateChangeForm(forms.ModelForm):
             try:
                 state_change_check(
                     entity=data.get("entity") or self.instance.entity,
-                    chapter=data["chapter"],
+                    number=data["chapter"],
                     field=data["field"],
                     op=data["op"],
                     new=data.get("new"),
@@ -60,7 +60,7 @@ class StateChangeAdmin(FileOwnedAdmin, admin.ModelAdmin):
             return declared_change_note(obj)
         if obj.source != StateChange.Source.TAG:
             return None
-        return chapter_file_note(book_id=obj.book_id, chapter=obj.chapter)
+        return chapter_file_note(book_id=obj.book_id, number=obj.chapter)
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))
@@ -80,7 +80,7 @@ class StateChangeAdmin(FileOwnedAdmin, admin.ModelAdmin):
             data = form.cleaned_data
             state_change_edit(
                 change=StateChange.objects.get(pk=obj.pk),
-                chapter=data["chapter"],
+                number=data["chapter"],
                 field=data["field"],
                 op=data["op"],
                 new=data.get("new"),
@@ -91,7 +91,7 @@ class StateChangeAdmin(FileOwnedAdmin, admin.ModelAdmin):
         try:
             saved = state_change_curate(
                 entity=obj.entity,
-                chapter=obj.chapter,
+                number=obj.chapter,
                 field=obj.field,
                 op=obj.op,
                 new=obj.new,
@@ -163,7 +163,7 @@ class RelationshipAdmin(FileOwnedAdmin, admin.ModelAdmin):
         chapter = obj.events.filter(source=RelationshipEvent.Source.TAG).values_list("chapter", flat=True).first()
         if chapter is None and not obj.events.filter(source=RelationshipEvent.Source.TAG).exists():
             return None
-        return chapter_file_note(book_id=obj.book_id, chapter=chapter or 0, what="实体标签")
+        return chapter_file_note(book_id=obj.book_id, number=chapter or 0, what="实体标签")
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))

@@ -60,7 +60,7 @@ class AppearanceAdmin(FileOwnedAdmin, admin.ModelAdmin):
     def file_origin(self, obj: Appearance) -> str | None:
         if obj.source not in (Appearance.Source.SCAN, Appearance.Source.TAG):
             return None
-        return chapter_file_note(book_id=obj.book_id, chapter=obj.chapter, what="正文（扫描提及与实体标签）")
+        return chapter_file_note(book_id=obj.book_id, number=obj.chapter, what="正文（扫描提及与实体标签）")
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -111,7 +111,7 @@ class TagApplicationAdmin(FileOwnedAdmin, admin.ModelAdmin):
     show_full_result_count = False
 
     def file_origin(self, obj: TagApplication) -> str | None:
-        return chapter_file_note(book_id=obj.book_id, chapter=obj.chapter)
+        return chapter_file_note(book_id=obj.book_id, number=obj.chapter)
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -6,7 +6,7 @@ would undo the edit (one owner for every field, docs/book-format.md).
 
 Each service takes the journaling writer's lock (``core.journal.journal_lock``), writes, and journals
 its event naming rows by stable keys (entity ids, an alias's text, a state change's content, a
-relationship's (from, to, type)), never a database id, so ``bookfiles.rebuilder.replay`` applies it
+relationship's (from, to, type)), never a database id, so ``bookfiles.rebuilder.journal_replay`` applies it
 again after a rebuild. Above ``entities.mentions``: a new or changed name rescans the chapters where it occurs.
 """
 
@@ -45,9 +45,9 @@ def entity_file_note(entity: Entity) -> str:
     return f"来自 {path}，请在文件中修改"
 
 
-def chapter_file_note(*, book_id: int, chapter: int, what: str = "实体标签") -> str:
-    path = Chapter.objects.filter(book_id=book_id, number=chapter).values_list("source_path", flat=True).first()
-    return f"来自 {path or f'第{chapter}章的文件'} 中的{what}，请在文件中修改"
+def chapter_file_note(*, book_id: int, number: int, what: str = "实体标签") -> str:
+    path = Chapter.objects.filter(book_id=book_id, number=number).values_list("source_path", flat=True).first()
+    return f"来自 {path or f'第{number}章的文件'} 中的{what}，请在文件中修改"
 
 
 def _refuse_file_entity(entity: Entity) -> None:
@@ -283,7 +283,7 @@ def _refuse_tag_change(change: StateChange) -> None:
         raise InvalidInput(note, extra={"entity": change.entity.entity_id, "chapter": change.chapter})
     if change.source == StateChange.Source.TAG:
         raise InvalidInput(
-            f"这条状态变更{chapter_file_note(book_id=change.book_id, chapter=change.chapter)}",
+            f"这条状态变更{chapter_file_note(book_id=change.book_id, number=change.chapter)}",
             extra={"entity": change.entity.entity_id, "chapter": change.chapter},
         )
 
@@ -292,7 +292,7 @@ def _refuse_tag_change(change: StateChange) -> None:
 def state_change_edit(
     *,
     change: StateChange,
-    chapter: int,
+    number: int,
     field: str,
     op: str,
     new: Any = None,
@@ -306,12 +306,12 @@ def state_change_edit(
     change = StateChange.objects.select_related("entity").get(pk=change.pk)
     _refuse_tag_change(change)
     key = state_change_key(change=change)
-    state_change_check(entity=change.entity, chapter=chapter, field=field, op=op, new=new)
-    if chapter != change.chapter:
-        top = StateChange.objects.filter(entity=change.entity, chapter=chapter).aggregate(m=Max("seq"))["m"]
+    state_change_check(entity=change.entity, number=number, field=field, op=op, new=new)
+    if number != change.chapter:
+        top = StateChange.objects.filter(entity=change.entity, chapter=number).aggregate(m=Max("seq"))["m"]
         change.seq = (top or 0) + 1
     change.chapter, change.field, change.op, change.new, change.old, change.reason = (
-        chapter,
+        number,
         field,
         op,
         new,
@@ -325,7 +325,7 @@ def state_change_edit(
             book=change.entity.book,
             op="state_change.edit",
             key=key,
-            chapter=chapter,
+            chapter=number,
             field=field,
             change=op,
             new=new,
@@ -348,8 +348,8 @@ def state_change_delete(*, change: StateChange, journal: bool = True) -> None:
         journal_append(book=entity.book, op="state_change.delete", key=key)
 
 
-def state_changes_order_restore(*, book: Book, chapter: int, ingested_at: datetime.datetime) -> int:
-    """After a re-ingestion of ``chapter`` whose previous ingestion was written at ``ingested_at``, put
+def state_changes_order_restore(*, book: Book, number: int, ingested_at: datetime.datetime) -> int:
+    """After a re-ingestion of ``number`` whose previous ingestion was written at ``ingested_at``, put
     each entity's changes at that chapter back in the order a replay of the journal gives them: a
     chapter tag's first, then those written before that ingestion, the ingested ones, those written
     after it (the replace path alone appends the re-ingested rows last). Returns how many moved."""
@@ -362,7 +362,7 @@ def state_changes_order_restore(*, book: Book, chapter: int, ingested_at: dateti
         return 1 if row.created_at <= ingested_at else 3
 
     # the declared rows are re-derived at seq 0, always first
-    rows_now = StateChange.objects.filter(book=book, chapter=chapter).exclude(source__in=DECLARED_SOURCES)
+    rows_now = StateChange.objects.filter(book=book, chapter=number).exclude(source__in=DECLARED_SOURCES)
     return state_changes_renumber(rows=rows_now, rank=rank)
 
 
@@ -390,7 +390,7 @@ def _refuse_tag_relationship(rel: Relationship) -> None:
         chapter = tagged[0]
         raise InvalidInput(
             f"关系 {' / '.join(relationship_key(relationship=rel))} 含"
-            f"{chapter_file_note(book_id=rel.book_id, chapter=chapter or 0, what='实体标签事件')}",
+            f"{chapter_file_note(book_id=rel.book_id, number=chapter or 0, what='实体标签事件')}",
             extra={"relationship": relationship_key(relationship=rel)},
         )
 

@@ -55,9 +55,9 @@ class _Refs:
     """Resolves entity references of one extraction: id, then an entities_new item of the same
     payload (by suggested_id or name), then a unique alias. Unknown / ambiguous → 422 naming the field."""
 
-    def __init__(self, book: Book, chapter: int, new_items: dict[str, int], suggestions: list[Any]) -> None:
+    def __init__(self, book: Book, number: int, new_items: dict[str, int], suggestions: list[Any]) -> None:
         self.book = book
-        self.chapter = chapter
+        self.chapter = number
         self.new_items = new_items  # suggested_id / name → index in entities_new
         self.suggestions = suggestions  # the entities_new items
         self.created: dict[int, Entity] = {}  # entities_new index → entity (once created)
@@ -81,7 +81,7 @@ class _Refs:
         if entity is not None:
             return entity
         try:
-            return selectors.alias_resolve(book=self.book, alias=ref, type=type, chapter=self.chapter)
+            return selectors.alias_resolve(book=self.book, alias=ref, type=type, number=self.chapter)
         except NotFound:
             raise InvalidInput(f"{field}: 未知实体 '{ref}'", extra={"field": field, "ref": ref}) from None
         except Ambiguous as exc:
@@ -126,25 +126,25 @@ def ingest_known_load(*, book: Book) -> IngestKnown:
     )
 
 
-def _chapter_rows_clear(*, book: Book, chapter: int) -> dict[str, int]:
+def _chapter_rows_clear(*, book: Book, number: int) -> dict[str, int]:
     """Remove what the previous extraction of this chapter wrote (its own source only)."""
     touched_entities = set(
-        StateChange.objects.filter(book=book, chapter=chapter, source=StateChange.Source.EXTRACTION).values_list(
+        StateChange.objects.filter(book=book, chapter=number, source=StateChange.Source.EXTRACTION).values_list(
             "entity_id", flat=True
         )
     )
-    changes, _ = StateChange.objects.filter(book=book, chapter=chapter, source=StateChange.Source.EXTRACTION).delete()
-    appearance_qs = Appearance.objects.filter(book=book, chapter=chapter, source=Appearance.Source.EXTRACTION)
+    changes, _ = StateChange.objects.filter(book=book, chapter=number, source=StateChange.Source.EXTRACTION).delete()
+    appearance_qs = Appearance.objects.filter(book=book, chapter=number, source=Appearance.Source.EXTRACTION)
     touched_entities |= set(appearance_qs.values_list("entity_id", flat=True))
     appearances, _ = appearance_qs.delete()
     events = RelationshipEvent.objects.filter(
-        relationship__book=book, chapter=chapter, source=RelationshipEvent.Source.EXTRACTION
+        relationship__book=book, chapter=number, source=RelationshipEvent.Source.EXTRACTION
     )
     rel_pks = set(events.values_list("relationship_id", flat=True))
     events.delete()
     relationship_summary_refresh(relationship_pks=rel_pks)
     pending, _ = PendingItem.objects.filter(
-        book=book, chapter=chapter, source="extraction", status=PendingItem.Status.PENDING
+        book=book, chapter=number, source="extraction", status=PendingItem.Status.PENDING
     ).delete()
     entity_appearance_refresh(entity_pks=touched_entities)
     return {
@@ -177,13 +177,13 @@ def _decision_key(kind: str, payload: dict) -> str:
 
 
 def _hold(
-    *, book: Book, chapter: int, kind: str, payload: dict, confidence: float | None, note: str, decided: set
+    *, book: Book, number: int, kind: str, payload: dict, confidence: float | None, note: str, decided: set
 ) -> int:
     """Queue a held write unless a human already decided the same item for this chapter."""
     if _decision_key(kind, payload) in decided:
         return 0
     PendingItem.objects.create(
-        book=book, chapter=chapter, kind=kind, payload=payload, confidence=confidence, note=note, source="extraction"
+        book=book, chapter=number, kind=kind, payload=payload, confidence=confidence, note=note, source="extraction"
     )
     return 1
 
@@ -229,7 +229,7 @@ def _entity_new_write(run: _Ingestion, i: int, item: Any, entities: tuple[Entity
     known = run.known
     entity, created = entity_from_suggestion(
         book=run.book,
-        chapter=run.chapter,
+        number=run.chapter,
         item=item,
         taken=run.taken,
         names=known.names if known is not None else None,
@@ -256,7 +256,7 @@ def _appeared_write(run: _Ingestion, i: int, a: Any, entities: tuple[Entity, ...
 def _state_change_write(run: _Ingestion, i: int, c: Any, entities: tuple[Entity, ...]) -> str:
     (entity,) = entities
     where = f"state_changes[{i}]"
-    before = selectors.entity_state_as_of(entity=entity, chapter=run.chapter).get(c.field)
+    before = selectors.entity_state_as_of(entity=entity, number=run.chapter).get(c.field)
     if c.old is not None and c.op == "set" and before is not None and before != c.old:
         run.warn(
             f"{where}.old",
@@ -265,7 +265,7 @@ def _state_change_write(run: _Ingestion, i: int, c: Any, entities: tuple[Entity,
         )
     state_change_insert(
         entity=entity,
-        chapter=run.chapter,
+        number=run.chapter,
         field=c.field,
         op=c.op,
         new=c.new,
@@ -287,7 +287,7 @@ def _relationship_write(run: _Ingestion, i: int, r: Any, entities: tuple[Entity,
         to_entity=to_entity,
         type=r.type,
         description=r.description,
-        chapter=run.chapter,
+        number=run.chapter,
         source=RelationshipEvent.Source.EXTRACTION,
     )
     run.relationship_pks.add(rel.pk)
@@ -366,7 +366,7 @@ SECTIONS: dict[str, _Section] = {
 }
 
 
-def _references_resolve(*, book: Book, chapter: int, data: ExtractionIn) -> tuple[_Refs, dict[str, list[tuple]]]:
+def _references_resolve(*, book: Book, number: int, data: ExtractionIn) -> tuple[_Refs, dict[str, list[tuple]]]:
     """Every entity reference of the payload resolved, section by section (section → per item, the
     targets of its references: an entity, an entities_new index, or None), or the 422 of the first bad one."""
     new_items: dict[str, int] = {}
@@ -374,7 +374,7 @@ def _references_resolve(*, book: Book, chapter: int, data: ExtractionIn) -> tupl
         for key in (item.suggested_id, item.name):
             if key:
                 new_items.setdefault(key, i)
-    refs = _Refs(book, chapter, new_items, data.entities_new)
+    refs = _Refs(book, number, new_items, data.entities_new)
     refs.prefetch(
         ref
         for name, section in SECTIONS.items()
@@ -402,7 +402,7 @@ def _references_resolve(*, book: Book, chapter: int, data: ExtractionIn) -> tupl
 def extraction_ingest(
     *,
     book: Book,
-    chapter: int,
+    number: int,
     payload: dict,
     journal: bool = True,
     hooks: bool = True,
@@ -416,46 +416,46 @@ def extraction_ingest(
     rebuild replaying that journal); ``hooks`` False skips the after-chapter hooks (the rebuild runs
     them once for the whole book); ``known`` (a replay of consecutive ingestions) answers the lookups
     of chapters, extractions, decisions and entities that it can without a query."""
-    if not 1 <= chapter <= CHAPTER_MAX:
-        raise InvalidInput(f"章节号应在 1 到 {CHAPTER_MAX} 之间，收到 {chapter}", extra={"chapter": chapter})
+    if not 1 <= number <= CHAPTER_MAX:
+        raise InvalidInput(f"章节号应在 1 到 {CHAPTER_MAX} 之间，收到 {number}", extra={"chapter": number})
     data = extraction_validate(payload)
     # First, before reading anything: a second ingestion of the chapter (an agent retrying) or a
     # rebuild / sync of the book in flight finishes before this one reads, so it replaces their rows
     # instead of writing beside them (PostgreSQL; SQLite's IMMEDIATE transactions serialize writers).
     journal_lock(book=book, heal=journal)  # and a crashed writer's event applied first
     exists = (
-        chapter in known.chapters if known is not None else Chapter.objects.filter(book=book, number=chapter).exists()
+        number in known.chapters if known is not None else Chapter.objects.filter(book=book, number=number).exists()
     )
     if not exists:
         raise NotFound(
-            f"第{chapter}章不存在（《{book.title or book.slug}》）", extra={"book": book.slug, "chapter": chapter}
+            f"第{number}章不存在（《{book.title or book.slug}》）", extra={"book": book.slug, "chapter": number}
         )
     names_before = mentions_names_before(book=book)
     previous = (
-        Extraction.objects.filter(book=book, chapter=chapter).first()
-        if known is None or chapter in known.extracted
+        Extraction.objects.filter(book=book, chapter=number).first()
+        if known is None or number in known.extracted
         else None
     )
     if previous is not None:
-        _chapter_rows_clear(book=book, chapter=chapter)
+        _chapter_rows_clear(book=book, number=number)
     decided = (
         {
             _decision_key(p.kind, p.payload)
-            for p in PendingItem.objects.filter(book=book, chapter=chapter, source="extraction").exclude(
+            for p in PendingItem.objects.filter(book=book, chapter=number, source="extraction").exclude(
                 status=PendingItem.Status.PENDING
             )
         }
-        if known is None or chapter in known.decided
+        if known is None or number in known.decided
         else set()
     )
 
     # 1. Resolve every reference before writing anything, so an unknown one is a clean 422.
-    refs, targets = _references_resolve(book=book, chapter=chapter, data=data)
+    refs, targets = _references_resolve(book=book, number=number, data=data)
 
     # 2. Adopt or hold each item, section by section.
     run = _Ingestion(
         book=book,
-        chapter=chapter,
+        chapter=number,
         refs=refs,
         previously_created=set(previous.summary.get("created_entities", [])) if previous is not None else set(),
         known=known,
@@ -470,7 +470,7 @@ def extraction_ingest(
             if band == "hold" or blocked:
                 pending += _hold(
                     book=book,
-                    chapter=chapter,
+                    number=number,
                     kind=section.kind,
                     payload=payload[name][i],
                     confidence=item.confidence,
@@ -483,7 +483,7 @@ def extraction_ingest(
             if band == "warn":
                 run.warn(f"{name}[{i}]", item.confidence, message)
     relationship_summary_refresh(relationship_pks=run.relationship_pks)
-    appearances_write(chapter=chapter, source=Appearance.Source.EXTRACTION, appearances=list(run.appearances.values()))
+    appearances_write(number=number, source=Appearance.Source.EXTRACTION, appearances=list(run.appearances.values()))
 
     if previous is not None:
         _orphans_drop(book=book, entity_ids=run.previously_created, keep=run.suggested_ids)
@@ -512,20 +512,20 @@ def extraction_ingest(
     # No update_or_create (a SAVEPOINT, a SELECT … FOR UPDATE and a RELEASE): ``previous`` was read
     # after the chapter's lock (PostgreSQL) or inside the single writer's transaction (SQLite).
     if previous is None:
-        Extraction.objects.create(book=book, chapter=chapter, **values)
+        Extraction.objects.create(book=book, chapter=number, **values)
         if known is not None:
-            known.extracted.add(chapter)
+            known.extracted.add(number)
     else:
         for name, value in values.items():
             setattr(previous, name, value)
         previous.save(update_fields=[*values, "updated_at"])
     if journal:
         journal_append(
-            book=book, op="extraction.ingest", attachment=(f"extractions/{chapter:04d}", payload), chapter=chapter
+            book=book, op="extraction.ingest", attachment=(f"extractions/{number:04d}", payload), chapter=number
         )
     result = {
         "book": book.slug,
-        "chapter": chapter,
+        "chapter": number,
         "adopted": {name: adopted.get(name, 0) for name in SECTIONS},
         "pending": pending,
         "warnings": run.warnings,
@@ -534,5 +534,5 @@ def extraction_ingest(
     }
     # The hook fills result["hook_failures"] after the commit, before the caller reads the result.
     if hooks:
-        after_chapter_hooks_schedule(book=book, numbers=[chapter], removed=[], report=result)
+        after_chapter_hooks_schedule(book=book, numbers=[number], removed=[], report=result)
     return result

@@ -38,15 +38,15 @@ def pending_item_key(*, item: PendingItem) -> dict[str, Any]:
     return {"chapter": item.chapter, "kind": item.kind, "payload": item.payload}
 
 
-def pending_item_find(*, book: Book, chapter: int | None, kind: str, payload: dict) -> PendingItem:
+def pending_item_find(*, book: Book, number: int | None, kind: str, payload: dict) -> PendingItem:
     """The first pending item of ``book`` with this key (identical items: the oldest first)."""
     wanted = json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
     for item in PendingItem.objects.filter(
-        book=book, chapter=chapter, kind=kind, status=PendingItem.Status.PENDING
+        book=book, chapter=number, kind=kind, status=PendingItem.Status.PENDING
     ).order_by("pk"):
         if json.dumps(item.payload, ensure_ascii=False, sort_keys=True, default=str) == wanted:
             return item
-    raise NotFound(f"第{chapter}章没有与日志记录一致的待确认项（{kind}）", extra={"chapter": chapter, "kind": kind})
+    raise NotFound(f"第{number}章没有与日志记录一致的待确认项（{kind}）", extra={"chapter": number, "kind": kind})
 
 
 def _payload_ref(item: PendingItem, key: str) -> str | None:
@@ -76,7 +76,7 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, jou
             aliases_add(entity=entity, aliases=aliases, source="curation")
             target = entity
         else:
-            target, _ = entity_from_suggestion(book=book, chapter=chapter or 0, item=data, taken=set())
+            target, _ = entity_from_suggestion(book=book, number=chapter or 0, item=data, taken=set())
             Entity.objects.filter(pk=target.pk, source="extraction").update(source="curation")
         result["entity"] = target.entity_id
     elif item.kind == PendingItem.Kind.STATE_CHANGE:
@@ -84,7 +84,7 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, jou
         target = entity or _pending_resolve(book, data.entity_id, chapter, "entity_id")
         state_change_record(
             entity=target,
-            chapter=chapter or 0,
+            number=chapter or 0,
             field=data.field,
             op=data.op,
             new=data.new,
@@ -103,7 +103,7 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, jou
             to_entity=dst,
             type=data.type,
             description=data.description,
-            chapter=chapter,
+            number=chapter,
             source=RelationshipEvent.Source.CURATION,
         )
         result["relationship"] = [src.entity_id, rel.type, dst.entity_id]
@@ -123,7 +123,7 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, jou
             mention = payload.get("mention")
             appearance_add(
                 entity=target,
-                chapter=chapter,
+                number=chapter,
                 count=1,
                 source=Appearance.Source.CURATION,
                 aliases=[mention] if isinstance(mention, str) else None,
@@ -147,12 +147,12 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, jou
     return result
 
 
-def _pending_resolve(book: Book, ref: str, chapter: int | None, field: str) -> Entity:
+def _pending_resolve(book: Book, ref: str, number: int | None, field: str) -> Entity:
     """Within a chapter's held items a reference may name a new-entity suggestion of the same chapter
     (by suggested_id or name): once confirmed, that is the entity it became (perhaps under another
     id). Otherwise an entity by id or alias."""
     confirmed = PendingItem.objects.filter(
-        book=book, chapter=chapter, kind=PendingItem.Kind.ENTITY_NEW, status=PendingItem.Status.CONFIRMED
+        book=book, chapter=number, kind=PendingItem.Kind.ENTITY_NEW, status=PendingItem.Status.CONFIRMED
     )
     for item in confirmed.order_by("-resolved_at", "-pk"):
         if ref in (item.payload.get("suggested_id"), item.payload.get("name")) and item.resolution.get("entity"):

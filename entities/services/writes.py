@@ -23,7 +23,7 @@ from entities import selectors
 from entities.generic import alias_is_generic
 from entities.ids import entity_id_base, entity_ids_assign
 from entities.models import Alias, Appearance, Entity, Relationship, RelationshipEvent, StateChange
-from entities.replay import OPS, is_number
+from entities.state_ops import OPS, is_number
 from kernel.exceptions import InvalidInput
 
 # --- ids --------------------------------------------------------------------------------------
@@ -184,19 +184,19 @@ def entity_appearance_refresh(*, entity_pks: Iterable[int]) -> None:
 
 
 def state_change_check(
-    *, entity: Entity, chapter: int, field: str, op: str, new: Any, where: str = "state_change"
+    *, entity: Entity, number: int, field: str, op: str, new: Any, where: str = "state_change"
 ) -> None:
     """Raise InvalidInput (naming ``where``) when the change cannot be recorded."""
     if op not in OPS:
         raise InvalidInput(f"{where}.op: 未知操作 '{op}'，可选 {'/'.join(OPS)}", extra={"field": f"{where}.op"})
-    if chapter is None or chapter < 0:
+    if number is None or number < 0:
         raise InvalidInput(f"{where}.chapter: 章节号无效", extra={"field": f"{where}.chapter"})
     if op in {"set", "add", "remove"} and new is None:
         raise InvalidInput(f"{where}.new: {op} 需要 new 值", extra={"field": f"{where}.new"})
     if op == "inc":
         if not is_number(new):
             raise InvalidInput(f"{where}.new: inc 的增量必须是数字，收到 {new!r}", extra={"field": f"{where}.new"})
-        current = selectors.entity_state_as_of(entity=entity, chapter=chapter).get(field)
+        current = selectors.entity_state_as_of(entity=entity, number=number).get(field)
         if current is not None and not is_number(current):
             raise InvalidInput(
                 f"{where}.field: '{field}' 当前值 {current!r} 不是数字，不能 inc",
@@ -208,7 +208,7 @@ def state_change_check(
 def state_change_record(
     *,
     entity: Entity,
-    chapter: int,
+    number: int,
     field: str,
     op: str = "set",
     new: Any = None,
@@ -218,10 +218,10 @@ def state_change_record(
     source: str = StateChange.Source.CURATION,
     where: str = "state_change",
 ) -> StateChange:
-    """Record one change of one field at ``chapter`` (after the chapter's existing changes)."""
+    """Record one change of one field at ``number`` (after the chapter's existing changes)."""
     return state_change_insert(
         entity=entity,
-        chapter=chapter,
+        number=number,
         field=field,
         op=op,
         new=new,
@@ -237,7 +237,7 @@ def state_change_record(
 def state_change_curate(
     *,
     entity: Entity,
-    chapter: int,
+    number: int,
     field: str,
     op: str = "set",
     new: Any = None,
@@ -245,12 +245,12 @@ def state_change_curate(
     reason: str = "",
     journal: bool = True,
 ) -> StateChange:
-    """A curator's change of one field at ``chapter`` (the admin): ``state_change_record`` with source
+    """A curator's change of one field at ``number`` (the admin): ``state_change_record`` with source
     curation, journaled (``state_change.record``) so a rebuild brings it back."""
     journal_lock(book=entity.book, heal=journal)
     row = state_change_insert(
         entity=entity,
-        chapter=chapter,
+        number=number,
         field=field,
         op=op,
         new=new,
@@ -265,7 +265,7 @@ def state_change_curate(
             book=entity.book,
             op="state_change.record",
             entity=entity.entity_id,
-            chapter=chapter,
+            chapter=number,
             field=field,
             change=op,
             new=new,
@@ -278,7 +278,7 @@ def state_change_curate(
 def state_change_insert(
     *,
     entity: Entity,
-    chapter: int,
+    number: int,
     field: str,
     op: str,
     new: Any,
@@ -289,19 +289,19 @@ def state_change_insert(
     where: str,
     seqs: dict[int, int] | None = None,
 ) -> StateChange:
-    """``seqs`` (entity pk → last seq at ``chapter``) spares the MAX(seq) query for an entity whose
+    """``seqs`` (entity pk → last seq at ``number``) spares the MAX(seq) query for an entity whose
     changes at this chapter this caller has already written."""
-    state_change_check(entity=entity, chapter=chapter, field=field, op=op, new=new, where=where)
+    state_change_check(entity=entity, number=number, field=field, op=op, new=new, where=where)
     if seqs is not None and entity.pk in seqs:
         seq = seqs[entity.pk] + 1
     else:
-        seq = (StateChange.objects.filter(entity=entity, chapter=chapter).aggregate(m=Max("seq"))["m"] or 0) + 1
+        seq = (StateChange.objects.filter(entity=entity, chapter=number).aggregate(m=Max("seq"))["m"] or 0) + 1
     if seqs is not None:
         seqs[entity.pk] = seq
     return StateChange.objects.create(
         book_id=entity.book_id,
         entity=entity,
-        chapter=chapter,
+        chapter=number,
         seq=seq,
         field=field,
         op=op,
@@ -374,12 +374,12 @@ def relationship_record(
     to_entity: Entity,
     type: str,
     description: str = "",
-    chapter: int | None = None,
+    number: int | None = None,
     source: str = RelationshipEvent.Source.CURATION,
 ) -> Relationship:
     """Create the (from, to, type) relationship or add an event to it."""
     rel = relationship_event_add(
-        from_entity=from_entity, to_entity=to_entity, type=type, description=description, chapter=chapter, source=source
+        from_entity=from_entity, to_entity=to_entity, type=type, description=description, number=number, source=source
     )
     relationship_summary_refresh(relationship_pks=[rel.pk])
     rel.refresh_from_db()
@@ -387,7 +387,7 @@ def relationship_record(
 
 
 def relationship_event_add(
-    *, from_entity: Entity, to_entity: Entity, type: str, description: str, chapter: int | None, source: str
+    *, from_entity: Entity, to_entity: Entity, type: str, description: str, number: int | None, source: str
 ) -> Relationship:
     """The event only: the caller refreshes the relationship's summary (once for all its events)."""
     if from_entity.book_id != to_entity.book_id:
@@ -397,7 +397,7 @@ def relationship_event_add(
     rel, _ = Relationship.objects.get_or_create(
         from_entity=from_entity, to_entity=to_entity, type=type.strip(), defaults={"book_id": from_entity.book_id}
     )
-    RelationshipEvent.objects.create(relationship=rel, chapter=chapter, description=description, source=source)
+    RelationshipEvent.objects.create(relationship=rel, chapter=number, description=description, source=source)
     return rel
 
 
@@ -407,7 +407,7 @@ def relationship_event_add(
 def entity_from_suggestion(
     *,
     book: Book,
-    chapter: int,
+    number: int,
     item: Any,
     taken: set[str],
     names: set[tuple[str, str]] | None = None,
@@ -451,7 +451,7 @@ def entity_from_suggestion(
         entity_id=entity_id,
         aliases=aliases,
         base_state=item.state,
-        first_appearance=chapter,
+        first_appearance=number,
         source="extraction",
         id_free=True,  # the suggested id was looked up above, a generated one is fresh
     )
@@ -515,10 +515,10 @@ def _aliases_new(*, entity: Entity, aliases: Iterable[str | dict], source: str) 
         Alias.objects.bulk_create(rows.values())
 
 
-def appearance_add(*, entity: Entity, chapter: int, count: int, source: str, aliases: list[str] | None) -> Appearance:
+def appearance_add(*, entity: Entity, number: int, count: int, source: str, aliases: list[str] | None) -> Appearance:
     row, created = Appearance.objects.get_or_create(
         entity=entity,
-        chapter=chapter,
+        chapter=number,
         source=source,
         defaults={"book_id": entity.book_id, "count": count, "aliases": _alias_counts(aliases)},
     )
@@ -537,7 +537,7 @@ def _appearance_merge(row: Appearance, *, count: int, aliases: list[str] | None)
     row.save(update_fields=["count", "aliases"])
 
 
-def appearances_write(*, chapter: int, source: str, appearances: list[tuple[Entity, int, list[str]]]) -> None:
+def appearances_write(*, number: int, source: str, appearances: list[tuple[Entity, int, list[str]]]) -> None:
     """``appearance_add`` of several entities at one chapter: one query for the rows already there,
     one INSERT for the new ones (was a SELECT, SAVEPOINT, INSERT and RELEASE per entity)."""
     if not appearances:
@@ -545,7 +545,7 @@ def appearances_write(*, chapter: int, source: str, appearances: list[tuple[Enti
     existing = {
         row.entity_id: row
         for row in Appearance.objects.filter(
-            entity_id__in=[e.pk for e, _, _ in appearances], chapter=chapter, source=source
+            entity_id__in=[e.pk for e, _, _ in appearances], chapter=number, source=source
         )
     }
     new = []
@@ -556,7 +556,7 @@ def appearances_write(*, chapter: int, source: str, appearances: list[tuple[Enti
                 Appearance(
                     book_id=entity.book_id,
                     entity=entity,
-                    chapter=chapter,
+                    chapter=number,
                     source=source,
                     count=count,
                     aliases=_alias_counts(aliases),

@@ -228,7 +228,7 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
     def ingest(self, chapter: int, band: float) -> None:
         self._trace(locals())
         payload = extraction_parse(raw=(DEMO_EXTRACTIONS / f"第{chapter:04d}章.json").read_bytes())
-        self._try(extraction_ingest, book=self.book, chapter=chapter, payload=_banded(payload, band))
+        self._try(extraction_ingest, book=self.book, number=chapter, payload=_banded(payload, band))
 
     @rule(action=st.sampled_from(("confirm", "confirm_as", "reject")), index=st.integers(0, 20), who=st.integers(0, 40))
     def pending_decide(self, action: str, index: int, who: int) -> None:
@@ -271,7 +271,7 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
     def state_change_new(self, who: int, chapter: int, field: str, value: str) -> None:
         self._trace(locals())
         entity = _pick(self._entities(), who)
-        self._try(state_change_curate, entity=entity, chapter=chapter, field=field, new=value, reason="校对")
+        self._try(state_change_curate, entity=entity, number=chapter, field=field, new=value, reason="校对")
 
     @rule(index=st.integers(0, 40), chapter=st.integers(1, 24), value=st.sampled_from(VALUES))
     def state_change_change(self, index: int, chapter: int, value: str) -> None:
@@ -279,7 +279,7 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
         change = _pick(list(StateChange.objects.filter(book=self.book).exclude(source="tag").order_by("pk")), index)
         if change is not None:
             self._try(
-                state_change_edit, change=change, chapter=chapter, field=change.field, op="set", new=value, reason="改"
+                state_change_edit, change=change, number=chapter, field=change.field, op="set", new=value, reason="改"
             )
 
     @rule(a=st.integers(0, 40), b=st.integers(0, 40), type=st.sampled_from(TYPES), chapter=st.integers(1, 24))
@@ -330,7 +330,7 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
             subject=subject,
             field="来历",
             value=value,
-            chapter=chapter,
+            number=chapter,
         )
 
     @rule(index=st.integers(0, 10), action=st.sampled_from(("revise", "close", "decide")), chapter=st.integers(1, 24))
@@ -340,21 +340,21 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
         if fact is None:
             return
         if action == "revise":
-            self._try(fact_revise, fact=fact, value=f"改为{chapter}", chapter=chapter, reason="修订")
+            self._try(fact_revise, fact=fact, value=f"改为{chapter}", number=chapter, reason="修订")
         elif action == "close":
-            self._try(fact_close, fact=fact, chapter=chapter, reason="收尾")
+            self._try(fact_close, fact=fact, number=chapter, reason="收尾")
         else:
             self._try(fact_decide, fact=fact, note="定")
 
     @rule(chapter=st.sampled_from((None, 5, 12)))
     def story_setting(self, chapter: int | None) -> None:
         self._trace(locals())
-        self._try(story_setting_build, book=self.book, chapter=chapter, query="剑修 宗门 成长", persist=True)
+        self._try(story_setting_build, book=self.book, number=chapter, query="剑修 宗门 成长", persist=True)
 
     @rule(chapter=st.integers(1, 24), term=st.sampled_from(NAMES))
     def waiver(self, chapter: int, term: str) -> None:
         self._trace(locals())
-        self._try(waiver_add, book=self.book, chapter=chapter, kind="near_name", term=term, note="作者确认")
+        self._try(waiver_add, book=self.book, number=chapter, kind="near_name", term=term, note="作者确认")
 
     # --- a writer killed after its log line, healed by the next sync ------------------------------
 
@@ -364,7 +364,7 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
         payload = extraction_parse(raw=(DEMO_EXTRACTIONS / f"第{chapter:04d}章.json").read_bytes())
         try:
             with transaction.atomic():
-                extraction_ingest(book=self.book, chapter=chapter, payload=_banded(payload, band))
+                extraction_ingest(book=self.book, number=chapter, payload=_banded(payload, band))
                 raise Killed
         except (Killed, DomainError):
             pass
@@ -378,7 +378,7 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
                 subject="断剑",
                 field="来历",
                 value="残剑",
-                chapter=3,
+                number=3,
             )
 
     @precondition(lambda self: self.child_db is not None)
@@ -420,7 +420,7 @@ class LiveEqualsRebuild(RuleBasedStateMachine):
                 subject="断剑",
                 field="来历",
                 value="残剑",
-                chapter=3,
+                number=3,
             )
 
     # --- the invariants ----------------------------------------------------------------------------

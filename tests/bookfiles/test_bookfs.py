@@ -1,7 +1,7 @@
 """bookfiles.parser.book_read: pure parsing of a book folder (no database)."""
 
 from bookfiles.parser import book_read
-from bookfiles.parser.text import entity_tags_strip, numeral_parse, sections_split
+from bookfiles.parser.markup import entity_tags_strip, numeral_parse, sections_split
 from core.fingerprint import fingerprint_compute
 from tests.factories import CHAPTER_1, book_folder_make, chapter_text
 

@@ -76,7 +76,7 @@ def _session(folder: Path) -> Book:
         {"name": "鬼脸人", "type": "角色", "aliases": ["鬼面"], "confidence": 0.9},
         {"name": "灰衣老者", "type": "角色", "confidence": 0.3},
     ]
-    extraction_ingest(book=book, chapter=6, payload=again)
+    extraction_ingest(book=book, number=6, payload=again)
     pending_item_confirm(item=PendingItem.objects.get(book=book, kind="entity_new", status="pending"))
     ghost = Entity.objects.get(book=book, canonical_name="鬼脸人")
     entity_merge(source=ghost, target=Entity.objects.get(book=book, entity_id="shenmo"))
@@ -84,15 +84,15 @@ def _session(folder: Path) -> Book:
     aliases_generic_set(aliases=Alias.objects.filter(book=book, alias="鬼面"), generic=True)
     state_change_curate(
         entity=Entity.objects.get(book=book, entity_id="linfeng"),
-        chapter=5,
+        number=5,
         field="mood",
         new="决意",
         reason="校对补录",
     )
     fact = fact_observe(
-        book=book, category="open_loops", subject="断剑", field="来历", value="剑老生前的佩剑", chapter=3
+        book=book, category="open_loops", subject="断剑", field="来历", value="剑老生前的佩剑", number=3
     )
-    fact_close(fact=fact, chapter=8, reason="第8章揭晓")
+    fact_close(fact=fact, number=8, reason="第8章揭晓")
     return book
 
 
@@ -172,7 +172,7 @@ def test_an_event_whose_transaction_never_committed_is_applied_by_the_next_sync(
 
     # The file is written, then the process "dies" before the commit: rows and JournalApplied vanish.
     with pytest.raises(Crash), transaction.atomic():
-        extraction_ingest(book=book, chapter=3, payload=_payload(3))
+        extraction_ingest(book=book, number=3, payload=_payload(3))
         raise Crash
     assert [e["op"] for e in journal_events(root=folder)] == ["extraction.ingest"]
     assert not StateChange.objects.filter(book=book, chapter=3).exists()
@@ -184,13 +184,13 @@ def test_an_event_whose_transaction_never_committed_is_applied_by_the_next_sync(
     # never doubled: the next sync finds it applied, and a new write continues the seq
     assert book_sync(book=book)["journal"] == {}
     assert StateChange.objects.filter(book=book, chapter=3, field="skills").count() == 1
-    extraction_ingest(book=book, chapter=8, payload=_payload(8))
+    extraction_ingest(book=book, number=8, payload=_payload(8))
     assert [e["seq"] for e in journal_events(root=folder)] == [1, 2]
 
 
 def test_a_hand_edit_of_an_extraction_is_replayed_and_a_broken_one_named(folder):
     assert book_rebuild(root=folder)["ok"]
-    extraction_ingest(book=_book(), chapter=3, payload=_payload(3))
+    extraction_ingest(book=_book(), number=3, payload=_payload(3))
     path = folder / ".journal" / "extractions" / "0003-000001.json"
     # The author fixes the agent's reason by hand: the rebuilt rows carry the fix.
     path.write_text(path.read_text(encoding="utf-8").replace("第一次引气入体", "首次引气入体"), encoding="utf-8")
@@ -215,7 +215,7 @@ def test_an_extraction_copy_a_crash_lost_is_rewritten_from_its_log_line(folder):
     # write fsynced); the pretty file is its readable copy, written without fsync. A machine crash may
     # lose the copy, leave it empty, zeroed or cut short: the replay rewrites it from the line.
     assert book_rebuild(root=folder)["ok"]
-    extraction_ingest(book=_book(), chapter=3, payload=_payload(3))
+    extraction_ingest(book=_book(), number=3, payload=_payload(3))
     (event,) = journal_events(root=folder)
     assert event["data"]["state_changes"][0]["field"] == "skills" and event["file"] == "extractions/0003-000001.json"
     path = folder / ".journal" / event["file"]
@@ -237,7 +237,7 @@ def test_an_extraction_copy_a_crash_lost_is_rewritten_from_its_log_line(folder):
 
 def test_a_broken_log_line_is_named(folder):
     assert book_rebuild(root=folder)["ok"]
-    extraction_ingest(book=_book(), chapter=3, payload=_payload(3))
+    extraction_ingest(book=_book(), number=3, payload=_payload(3))
     log = folder / LOG_PATH
     log.write_text(log.read_text(encoding="utf-8") + '{"seq": 2, "op": "entity.merge"}\n{"seq": 3\n', "utf-8")
     with pytest.raises(InvalidInput) as err:
@@ -251,12 +251,12 @@ def test_a_broken_log_line_is_named(folder):
 
 def test_a_torn_last_line_is_not_an_event_and_the_next_append_drops_it(folder):
     assert book_rebuild(root=folder)["ok"]
-    extraction_ingest(book=_book(), chapter=3, payload=_payload(3))
+    extraction_ingest(book=_book(), number=3, payload=_payload(3))
     log = folder / LOG_PATH
     with open(log, "a", encoding="utf-8") as fh:
         fh.write('{"seq": 2, "op": "extrac')  # the writer died mid-line
     assert [e["seq"] for e in journal_events(root=folder)] == [1]
-    extraction_ingest(book=_book(), chapter=8, payload=_payload(8))
+    extraction_ingest(book=_book(), number=8, payload=_payload(8))
     lines = log.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["seq"] for line in lines] == [0, 1, 2]
 
@@ -264,7 +264,7 @@ def test_a_torn_last_line_is_not_an_event_and_the_next_append_drops_it(folder):
 def test_a_book_without_a_folder_writes_no_journal():
     book = Book.objects.create(slug="nofolder", title="无目录")
     entity = Entity.objects.create(book=book, entity_id="a", type="角色", canonical_name="甲")
-    state_change_curate(entity=entity, chapter=1, field="x", new="1")
+    state_change_curate(entity=entity, number=1, field="x", new="1")
     assert not JournalApplied.objects.filter(book=book).exists()
     assert Fact.objects.filter(book=book).count() == 0
 
@@ -288,8 +288,8 @@ def test_a_command_given_a_folder_whose_book_is_missing_rebuilds_it_first(folder
 
 def test_an_event_that_no_longer_applies_is_skipped_with_a_warning_naming_its_line(folder):
     assert book_rebuild(root=folder)["ok"]
-    extraction_ingest(book=_book(), chapter=24, payload=_payload(3))  # chapter 24 will be deleted
-    extraction_ingest(book=_book(), chapter=3, payload=_payload(3))
+    extraction_ingest(book=_book(), number=24, payload=_payload(3))  # chapter 24 will be deleted
+    extraction_ingest(book=_book(), number=3, payload=_payload(3))
     next(folder.glob("定稿/正文/*/第0024章.md")).unlink()
     Book.objects.filter(slug="demo-book").delete()
     report = book_rebuild(root=folder)

@@ -139,7 +139,7 @@ def test_chapters_threads_and_the_book_are_read_only_naming_their_files(folder, 
 
 def test_an_ingested_entity_stays_editable_and_its_edit_is_journaled(folder, curator):
     assert book_rebuild(root=folder)["ok"]
-    extraction_ingest(book=_book(), chapter=3, payload=_payload(3))
+    extraction_ingest(book=_book(), number=3, payload=_payload(3))
     made = Entity.objects.filter(book=_book()).exclude(source="file").order_by("entity_id").first()
     assert made is not None
     page = curator.get(f"/admin/entities/entity/{made.pk}/change/").content.decode()
@@ -191,7 +191,7 @@ def _curation(book: Book) -> None:
     ingested = StateChange.objects.filter(book=book, source="extraction").order_by("chapter", "seq")
     first, second = ingested[0], ingested[1]
     state_change_edit(
-        change=first, chapter=first.chapter, field=first.field, op=first.op, new=first.new, reason="人工订正"
+        change=first, number=first.chapter, field=first.field, op=first.op, new=first.new, reason="人工订正"
     )
     state_change_delete(change=second)
     rel = relationship_save(
@@ -219,18 +219,16 @@ def _curation(book: Book) -> None:
         book=book,
         data={"character_state": [{"subject": "林风", "field": "佩剑", "value": "断剑青岚", "chapter": 3}]},
     )
-    rule = fact_observe(book=book, category="world_rules", subject="青岚宗", field="门规", value="禁私斗", chapter=2)
-    fact_revise(fact=rule, value="禁私斗，违者逐出", chapter=4, reason="第4章补充")
-    fact_observe(book=book, category="active_constraints", subject="剑老", field="身份", value="残魂", chapter=3)
-    other = fact_observe(
-        book=book, category="active_constraints", subject="剑老", field="身份", value="祖师", chapter=3
-    )
+    rule = fact_observe(book=book, category="world_rules", subject="青岚宗", field="门规", value="禁私斗", number=2)
+    fact_revise(fact=rule, value="禁私斗，违者逐出", number=4, reason="第4章补充")
+    fact_observe(book=book, category="active_constraints", subject="剑老", field="身份", value="残魂", number=3)
+    other = fact_observe(book=book, category="active_constraints", subject="剑老", field="身份", value="祖师", number=3)
     other.refresh_from_db()
     assert other.status == Fact.Status.CONTRADICTED
     fact_decide(fact=other, note="以祖师为准")
     # the Story System: a persisted master, then chapter 9's override on top of it
-    story_setting_build(book=book, chapter=None, query="玄幻 宗门 修炼", persist=True)
-    story_setting_build(book=book, chapter=9, query="本章 打脸", overrides={"本章输出重点": "剑意初成"}, persist=True)
+    story_setting_build(book=book, number=None, query="玄幻 宗门 修炼", persist=True)
+    story_setting_build(book=book, number=9, query="本章 打脸", overrides={"本章输出重点": "剑意初成"}, persist=True)
 
 
 def test_every_op_is_journaled_and_a_rebuild_replays_all_of_them(folder):
@@ -275,7 +273,7 @@ def test_sync_applies_a_hand_edited_extraction_as_a_rebuild_does(folder):
     # a curator recorded a change at chapter 3 after the ingestion: the re-ingested rows stay before it,
     # as a replay orders them (the replace path alone would put them after)
     ingested = StateChange.objects.filter(book=book, chapter=3, source="extraction").order_by("seq").first()
-    confirmed = state_change_curate(entity=ingested.entity, chapter=3, field="心境", new="警觉")
+    confirmed = state_change_curate(entity=ingested.entity, number=3, field="心境", new="警觉")
     assert confirmed.seq > 1
 
     report = book_sync(book=book)
@@ -348,12 +346,12 @@ def test_a_write_after_a_crashed_one_applies_the_crashed_event_first(folder):
 
     first = _payload(3)
     with pytest.raises(Crash), transaction.atomic():  # the agent's first attempt dies before its commit
-        extraction_ingest(book=book, chapter=3, payload=first)
+        extraction_ingest(book=book, number=3, payload=first)
         raise Crash
     assert not JournalApplied.objects.filter(book=book).exists()
     retried = json.loads(json.dumps(first))
     retried["state_changes"][0]["reason"] = "重试时订正"
-    extraction_ingest(book=book, chapter=3, payload=retried)  # retried before any sync
+    extraction_ingest(book=book, number=3, payload=retried)  # retried before any sync
     assert sorted(JournalApplied.objects.filter(book=book).values_list("seq", flat=True)) == [1, 2]
     # the retry is the newer event and its rows are the ones standing, as a replay gives them
     assert StateChange.objects.get(book=book, chapter=3, field="skills").reason == "重试时订正"
@@ -366,7 +364,7 @@ def test_a_write_after_a_crashed_one_applies_the_crashed_event_first(folder):
 def test_a_crashed_decision_is_healed_before_the_next_decision(folder):
     assert book_rebuild(root=folder)["ok"]
     book = _book()
-    extraction_ingest(book=book, chapter=6, payload=_payload(6))
+    extraction_ingest(book=book, number=6, payload=_payload(6))
     held = PendingItem.objects.get(book=book, kind="uncertain", status="pending")
     from entities.services.pending import pending_item_reject
 
@@ -377,7 +375,7 @@ def test_a_crashed_decision_is_healed_before_the_next_decision(folder):
     # the next write of the book (a fact) first applies the crashed rejection
     from memory.services import fact_observe
 
-    fact_observe(book=book, category="open_loops", subject="断剑", field="来历", value="未明", chapter=6)
+    fact_observe(book=book, category="open_loops", subject="断剑", field="来历", value="未明", number=6)
     assert PendingItem.objects.get(pk=held.pk).status == "rejected"
     assert [e["op"] for e in journal_events(root=folder)] == [
         "extraction.ingest",
@@ -416,7 +414,7 @@ def test_a_migrated_old_project_comes_back_from_its_folder(tmp_path):
 def test_admin_adds_and_edits_go_through_the_journaled_services(folder, curator):
     assert book_rebuild(root=folder)["ok"]
     book = _book()
-    extraction_ingest(book=book, chapter=3, payload=_payload(3))
+    extraction_ingest(book=book, number=3, payload=_payload(3))
     lin = Entity.objects.get(book=book, entity_id="linfeng")
     # a new entity (its id generated), then a relationship with one event
     response = curator.post(
@@ -455,7 +453,7 @@ def test_admin_adds_and_edits_go_through_the_journaled_services(folder, curator)
 def test_an_extraction_applied_before_stamps_were_recorded_is_stamped_then_followed(folder):
     assert book_rebuild(root=folder)["ok"]
     book = _book()
-    extraction_ingest(book=book, chapter=3, payload=_payload(3))
+    extraction_ingest(book=book, number=3, payload=_payload(3))
     JournalApplied.objects.filter(book=book).update(attachment_hash="", attachment_size=None, attachment_mtime_ns=None)
     assert book_sync(book=book)["journal"] == {}  # taken as it is
     assert JournalApplied.objects.get(book=book, seq=1).attachment_hash != ""

@@ -1,4 +1,4 @@
-"""A replay's run of consecutive ingestions (``bookfiles.rebuilder.replay``): what the run knows of the
+"""A replay's run of consecutive ingestions (``bookfiles.rebuilder.journal_replay``): what the run knows of the
 book (``IngestKnown``) stays true as its own events write — a chapter ingested twice, a name created by
 an earlier event, an id an earlier event took — and its events are marked applied in one INSERT."""
 
@@ -44,10 +44,10 @@ def _book() -> Book:
 def test_a_run_of_ingestions_replays_as_it_was_written(folder):
     assert book_rebuild(root=folder)["ok"]
     book = _book()
-    extraction_ingest(book=book, chapter=1, payload=_payload(1, "郭可"))  # id guoke
-    extraction_ingest(book=book, chapter=2, payload=_payload(2, "过客"))  # same pinyin: guoke_1
-    extraction_ingest(book=book, chapter=2, payload=_payload(2, "过客", "游僧"))  # chapter 2 again: replaced
-    extraction_ingest(book=book, chapter=3, payload=_payload(3, "郭可"))  # an earlier event's entity, reused
+    extraction_ingest(book=book, number=1, payload=_payload(1, "郭可"))  # id guoke
+    extraction_ingest(book=book, number=2, payload=_payload(2, "过客"))  # same pinyin: guoke_1
+    extraction_ingest(book=book, number=2, payload=_payload(2, "过客", "游僧"))  # chapter 2 again: replaced
+    extraction_ingest(book=book, number=3, payload=_payload(3, "郭可"))  # an earlier event's entity, reused
     live = book_dump(book=book)
     ids = dict(Entity.objects.filter(book=book, source="extraction").values_list("canonical_name", "entity_id"))
     assert ids == {"郭可": "guoke", "过客": "guoke_1", "游僧": "youseng"}

@@ -50,11 +50,11 @@ def _book(slug: str = "demo-book") -> Book:
 
 def _ingest(chapter: int, slug: str = "demo-book") -> None:
     payload = extraction_parse(raw=(DEMO_EXTRACTIONS / f"第{chapter:04d}章.json").read_bytes())
-    extraction_ingest(book=_book(slug), chapter=chapter, payload=payload)
+    extraction_ingest(book=_book(slug), number=chapter, payload=payload)
 
 
 def _fact(value: str = "剑老生前的佩剑", slug: str = "demo-book") -> Fact:
-    return fact_observe(book=_book(slug), category="open_loops", subject="断剑", field="来历", value=value, chapter=3)
+    return fact_observe(book=_book(slug), category="open_loops", subject="断剑", field="来历", value=value, number=3)
 
 
 def _seqs(folder: Path) -> list[int]:

@@ -60,9 +60,9 @@ def test_derived_memory_follows_a_confirm_and_a_reject(root):
 def test_derived_memory_follows_admin_state_changes_relationships_and_new_entities(root):
     demo_extractions_ingest(book=_book())
     linfeng = Entity.objects.get(book=_book(), entity_id="linfeng")
-    change = state_change_curate(entity=linfeng, chapter=5, field="mood", new="决意", reason="校对")
+    change = state_change_curate(entity=linfeng, number=5, field="mood", new="决意", reason="校对")
     assert Fact.objects.filter(book=_book(), subject="林风", field="mood", value="决意", source_chapter=5).exists()
-    state_change_edit(change=change, chapter=7, field="mood", op="set", new="犹豫", reason="改")
+    state_change_edit(change=change, number=7, field="mood", op="set", new="犹豫", reason="改")
     assert not Fact.objects.filter(book=_book(), subject="林风", field="mood", source_chapter=5).exists()
     shenmo = Entity.objects.get(book=_book(), entity_id="shenmo")
     relationship_save(
@@ -83,7 +83,7 @@ def test_a_killed_ingestion_healed_by_sync_re_derives_its_chapter(root):
     payload = _payload(6)
     payload["chapter_meta"] = {"hook": "反转钩"}
     with pytest.raises(RuntimeError), transaction.atomic():
-        extraction_ingest(book=_book(), chapter=6, payload=payload)
+        extraction_ingest(book=_book(), number=6, payload=payload)
         raise RuntimeError("killed after the log line")  # the log line stays, the rows do not
     assert not Fact.objects.filter(book=_book(), subject="章节元数据", value="反转钩").exists()
     assert book_sync(book=_book())["journal"] == {"extraction.ingest": 1}
@@ -167,8 +167,8 @@ def test_a_curated_change_moved_into_a_tagged_chapter_numbers_like_a_rebuild_aft
     """Found by the long run: a curated change moved into chapter 20 (which has tags), then chapter 20
     hand-edited and synced — live numbered the re-applied tag rows after it, a rebuild before it."""
     linfeng = Entity.objects.get(book=_book(), entity_id="linfeng")
-    change = state_change_curate(entity=linfeng, chapter=18, field="mood", new="沉郁", reason="校对")
-    state_change_edit(change=change, chapter=20, field="mood", op="set", new="沉郁", reason="校对")
+    change = state_change_curate(entity=linfeng, number=18, field="mood", new="沉郁", reason="校对")
+    state_change_edit(change=change, number=20, field="mood", op="set", new="沉郁", reason="校对")
     path = root / "定稿" / "正文" / "第2卷" / "第0020章.md"
     path.write_text(path.read_text(encoding="utf-8") + "\n林风收剑入鞘。\n", encoding="utf-8")
     assert book_sync(book=_book())["ok"]

@@ -23,7 +23,7 @@ def demo(db, tmp_path) -> Path:
     root = Path(shutil.copytree(DEMO_BOOK, tmp_path / "books" / "demo-book"))
     assert book_rebuild(root=root)["ok"] is True
     book = Book.objects.get(slug="demo-book")
-    extraction_ingest(book=book, chapter=8, payload=json.loads(EXTRACTION.read_text(encoding="utf-8")))
+    extraction_ingest(book=book, number=8, payload=json.loads(EXTRACTION.read_text(encoding="utf-8")))
     return root
 
 

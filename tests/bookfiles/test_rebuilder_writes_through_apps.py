@@ -1,5 +1,5 @@
 """The book-files app orchestrates: every row it derives from the folder is written by the owning app's
-writer (core.rows, threads.services, entities.roster), never by the rebuilder itself."""
+writer (core.writers, threads.services, entities.roster), never by the rebuilder itself."""
 
 import ast
 from pathlib import Path

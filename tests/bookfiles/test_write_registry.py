@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-import bookfiles.rebuilder.replay as replay_module
+import bookfiles.rebuilder.journal_replay as replay_module
 from bookfiles.rebuilder import book_rebuild
 from core import journal as core_journal
 from core.journal import LOG_PATH, journal_events
@@ -121,7 +121,7 @@ def test_the_replay_imports_no_app_service():
 
 def test_the_healer_is_registered_by_bookfiles_not_by_a_setting():
     assert not hasattr(settings, "WEBNOVEL_JOURNAL_HEALER")
-    assert core_journal._healer == "bookfiles.rebuilder.replay.journal_heal_apply"
+    assert core_journal._healer == "bookfiles.rebuilder.journal_replay.journal_heal_apply"
 
 
 @pytest.mark.django_db
@@ -147,7 +147,7 @@ def test_a_crashed_writers_event_is_healed_through_the_registered_healer(folder)
     assert book_rebuild(root=folder)["ok"]
     book = Book.objects.get(slug="demo-book")
     payload = extraction_parse(raw=(DEMO_EXTRACTIONS / "第0006章.json").read_bytes())
-    extraction_ingest(book=book, chapter=6, payload=payload)
+    extraction_ingest(book=book, number=6, payload=payload)
     held = PendingItem.objects.get(book=book, kind="uncertain", status="pending")
     # the writer died after its line and before its commit: the line is there, its rows and mark are not
     line = {"seq": 2, "op": "pending.reject", "chapter": 6, "kind": "uncertain", "payload": held.payload, "note": "x"}
@@ -164,7 +164,7 @@ def test_an_op_no_app_declares_stops_the_rebuild_naming_its_line(folder):
     assert book_rebuild(root=folder)["ok"]
     book = Book.objects.get(slug="demo-book")
     extraction_ingest(
-        book=book, chapter=3, payload=extraction_parse(raw=(DEMO_EXTRACTIONS / "第0003章.json").read_bytes())
+        book=book, number=3, payload=extraction_parse(raw=(DEMO_EXTRACTIONS / "第0003章.json").read_bytes())
     )
     with (folder / LOG_PATH).open("a", encoding="utf-8") as log:
         log.write(json.dumps({"seq": 2, "op": "nobody.knows", "chapter": 3}) + "\n")

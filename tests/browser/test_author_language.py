@@ -75,7 +75,7 @@ CLIPPED_JS = """() => {
 def demo_logged(demo):  # noqa: F811
     """The demo book with one context pack logged (the memory page's hit log has a row)."""
     book = Book.objects.get(slug="demo-book")
-    memory_hit_record(book=book, pack=build_memory_pack(book=book, chapter=25, task="write", budget_tokens=1200))
+    memory_hit_record(book=book, pack=build_memory_pack(book=book, number=25, task="write", budget_tokens=1200))
     extraction = book.extractions.order_by("chapter").values_list("pk", flat=True).first()
     return {**demo, "extraction": extraction}
 

@@ -239,7 +239,7 @@ def test_a_book_without_a_ladder_has_no_realm_findings(demo):
 
 
 def test_draft_parse_with_the_stored_front_matter_is_the_same_draft():
-    from continuity.text import draft_parse
+    from continuity.draft import draft_parse
 
     text = '---\nchapter: 7\nperspective: 林风\nthreads:\n  closes: [T-1]\n---\n林风道：“走。”\n\n<entity-update id="c1"><set key="status" value="死亡"/></entity-update>\n他走了。\n'
     parsed = draft_parse(text)

@@ -57,7 +57,7 @@ def test_a_retcon_in_chapter_14_is_found_in_later_chapters(demo):
 
 def test_waive_a_finding_writes_the_book_folder_and_reports_it_waived(demo):
     assert draft_check(book=demo, text=DEAD_SPEAKS)["counts"]["error"] == 1
-    result = waiver_add(book=demo, chapter=25, kind="inactive_acts", term="赵乾", note="赵乾的鬼魂托梦")
+    result = waiver_add(book=demo, number=25, kind="inactive_acts", term="赵乾", note="赵乾的鬼魂托梦")
     assert result["file"] == ".continuity/waivers.yaml"
     saved = (Path(demo.root) / ".continuity/waivers.yaml").read_text(encoding="utf-8")
     assert "赵乾的鬼魂托梦" in saved and "kind: inactive_acts" in saved

@@ -9,8 +9,8 @@ import pytest
 from django.test import override_settings
 
 from bookfiles.rebuilder import book_rebuild
+from continuity.draft import draft_parse
 from continuity.selectors import draft_check
-from continuity.text import draft_parse
 from core.models import Book
 from tests.conftest import DEMO_BOOK
 from tests.continuity.conftest import draft

@@ -179,7 +179,7 @@ def test_curation_refuses_to_edit_or_delete_a_timeline_row(root):
     book, _ = _rebuild(root)
     change = StateChange.objects.get(book=book, source="timeline")
     with pytest.raises(InvalidInput, match=f"声明在时间线里（{TIMELINE}:"):
-        state_change_edit(change=change, chapter=21, field="status", op="set", new="死亡")
+        state_change_edit(change=change, number=21, field="status", op="set", new="死亡")
     with pytest.raises(InvalidInput, match="请改文件后同步"):
         state_change_delete(change=change)
     assert StateChange.objects.filter(book=book, source="timeline").count() == 1
@@ -191,7 +191,7 @@ def test_a_re_ingested_chapter_leaves_the_timeline_row_first_as_a_rebuild_does(r
     with override_settings(WEBNOVEL_AFTER_CHAPTER_HOOKS=[]):
         book = _session(root)
         ingested = StateChange.objects.filter(book=book, chapter=3, source="extraction").order_by("seq").first()
-        state_change_curate(entity=ingested.entity, chapter=3, field="心境", new="警觉")
+        state_change_curate(entity=ingested.entity, number=3, field="心境", new="警觉")
         path = root / ".journal" / "extractions" / "0003-000001.json"
         data = json.loads(path.read_text(encoding="utf-8"))
         data["state_changes"][0]["reason"] = "作者订正"

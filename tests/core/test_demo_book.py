@@ -153,9 +153,9 @@ def test_demo_book_protagonist_alias_window(demo):
     assert sorted(Alias.objects.filter(entity=linfeng).values_list("alias", flat=True)) == sorted(
         ["小风", "林师弟", "林小子", "青岚剑子"]
     )
-    assert alias_resolve(book=book, alias="青岚剑子", chapter=13) == linfeng
+    assert alias_resolve(book=book, alias="青岚剑子", number=13) == linfeng
     with pytest.raises(NotFound):
-        alias_resolve(book=book, alias="青岚剑子", chapter=12)
+        alias_resolve(book=book, alias="青岚剑子", number=12)
 
 
 def test_demo_book_entity_types(demo):
@@ -273,7 +273,7 @@ def demo_ingested(demo):
 
 
 def _state(book: Book, entity_id: str, chapter: int | None) -> dict:
-    return entity_state_as_of(entity=Entity.objects.get(book=book, entity_id=entity_id), chapter=chapter)
+    return entity_state_as_of(entity=Entity.objects.get(book=book, entity_id=entity_id), number=chapter)
 
 
 def test_demo_book_tags_apply_without_issues(demo):
@@ -336,9 +336,9 @@ def test_demo_book_other_characters_change(demo_ingested):
 def test_demo_book_alias_from_a_tag_has_a_window(demo):
     _, book = demo
     jianlao = Entity.objects.get(book=book, entity_id="jianlao")
-    assert alias_resolve(book=book, alias="青岚子", chapter=20) == jianlao
+    assert alias_resolve(book=book, alias="青岚子", number=20) == jianlao
     with pytest.raises(NotFound):
-        alias_resolve(book=book, alias="青岚子", chapter=19)
+        alias_resolve(book=book, alias="青岚子", number=19)
 
 
 def test_demo_book_relationships(demo_ingested):

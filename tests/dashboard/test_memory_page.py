@@ -25,12 +25,12 @@ def book():
     # chapter 12 gives 苏晴 two realms: a contradiction; chapter 5 a low-confidence guess about 王伯
     character = {"book": b, "category": "character_facts", "subject": "苏晴", "field": "realm"}
     fact_observe(
-        **character, value="炼气二层", chapter=3, evidence=[{"kind": "state_change", "chapter": 3, "entity": "suqing"}]
+        **character, value="炼气二层", number=3, evidence=[{"kind": "state_change", "chapter": 3, "entity": "suqing"}]
     )
-    fact_observe(**character, value="炼气三层", chapter=12)
-    fact_observe(**character, value="炼气四层", chapter=12)
+    fact_observe(**character, value="炼气三层", number=12)
+    fact_observe(**character, value="炼气四层", number=12)
     fact_observe(
-        book=b, category="story_facts", subject="王伯", field="身世", value="北境遗孤", chapter=5, confidence=0.3
+        book=b, category="story_facts", subject="王伯", field="身世", value="北境遗孤", number=5, confidence=0.3
     )
     return b
 
@@ -140,7 +140,7 @@ def test_actions_need_post_csrf_and_permission(client, book):
 
 
 def test_hit_log_and_health(curator, book):
-    memory_hit_record(book=book, pack=build_memory_pack(book=book, chapter=41, task="write", budget_tokens=4000))
+    memory_hit_record(book=book, pack=build_memory_pack(book=book, number=41, task="write", budget_tokens=4000))
     html = curator.get("/dashboard/qinglan/memory/").content.decode()
     hits = _text(html[html.index('id="hits"') :])
     assert "第41章 写作" in hits

@@ -23,7 +23,7 @@ def book():
     entity_make(book, "jianlao", "剑老")
     extraction_ingest(
         book=book,
-        chapter=2,
+        number=2,
         payload={
             "entities_new": [
                 {"suggested_id": "heiyiren", "name": "黑衣人", "type": "角色", "confidence": 0.2},
@@ -113,7 +113,7 @@ def test_state_change_admin_validates_through_the_service(admin_client, book):
     )
     assert ok.status_code == 302
     assert StateChange.objects.get(source="curation").seq == 1
-    assert entity_state_as_of(entity=lin, chapter=3) == {"hp": 15}
+    assert entity_state_as_of(entity=lin, number=3) == {"hp": 15}
 
 
 def test_alias_admin_marks_generic_through_the_service(admin_client, book):

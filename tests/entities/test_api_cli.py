@@ -147,7 +147,7 @@ def test_cli_ingest_errors(book, tmp_path):
 
 
 def test_merge_over_rest_moves_everything(api, book):
-    extraction_ingest(book=book, chapter=3, payload=PAYLOAD)
+    extraction_ingest(book=book, number=3, payload=PAYLOAD)
     resp = api.post(
         "/api/books/qinglan/entities/merge",
         data=json.dumps({"source": "jianlao", "target": "linfeng"}),
@@ -162,7 +162,7 @@ def test_merge_over_rest_moves_everything(api, book):
 
 
 def test_rest_reject_mermaid_and_reports(api, book):
-    extraction_ingest(book=book, chapter=3, payload=PAYLOAD)
+    extraction_ingest(book=book, number=3, payload=PAYLOAD)
     pk = PendingItem.objects.get().pk
     resp = api.post(
         f"/api/books/qinglan/entities/pending/{pk}/reject",

@@ -134,7 +134,7 @@ def test_extraction_marks_a_new_entitys_alias_generic():
             }
         ]
     }
-    report = extraction_ingest(book=book, chapter=1, payload=payload)
+    report = extraction_ingest(book=book, number=1, payload=payload)
     assert report["created_entities"] == ["zhaoyuan"]
     assert dict(Alias.objects.filter(entity__entity_id="zhaoyuan").values_list("alias", "generic")) == {
         "赵师兄": False,

@@ -127,7 +127,7 @@ def test_an_extraction_gives_its_new_place_a_parent(tmp_path):
             {"name": "后山", "type": "地点", "parent": "无名谷", "confidence": 0.9},
         ]
     }
-    report = extraction_ingest(book=book, chapter=1, payload=new)
+    report = extraction_ingest(book=book, number=1, payload=new)
     assert Entity.objects.get(book=book, canonical_name="藏经阁").parent.canonical_name == "青岚宗"
     assert Entity.objects.get(book=book, canonical_name="后山").parent is None
     assert [w["field"] for w in report["warnings"]] == ["entities_new[1].parent"]
@@ -163,7 +163,7 @@ def test_the_context_pack_names_the_place_s_chain():
 
     assert book_rebuild(root=DEMO_BOOK)["ok"]
     book = Book.objects.get(slug="demo-book")
-    text = pack_text(build_memory_pack(book=book, chapter=16, task="write", budget_tokens=8000))
+    text = pack_text(build_memory_pack(book=book, number=16, task="write", budget_tokens=8000))
     lu = next(line for line in text.split("\n") if line.startswith("【在场角色·陆白鹭"))
     body = text.split(lu, 1)[1].split("\n", 2)[1]
     assert "位置：雾海 > 白鹭洲" in body

@@ -70,7 +70,7 @@ def _payload(**overrides):
 
 
 def test_ingest_adopts_warns_and_holds_by_confidence(book):
-    result = extraction_ingest(book=book, chapter=3, payload=_payload())
+    result = extraction_ingest(book=book, number=3, payload=_payload())
 
     assert result["adopted"] == {
         "entities_new": 1,
@@ -83,8 +83,8 @@ def test_ingest_adopts_warns_and_holds_by_confidence(book):
     assert result["created_entities"] == ["zhaoyuan"]
     assert [w["field"] for w in result["warnings"]] == ["entities_appeared[1]", "state_changes[1]"]
     lin = Entity.objects.get(book=book, entity_id="linfeng")
-    assert entity_state_as_of(entity=lin, chapter=2) == {"realm": "炼气三层"}
-    assert entity_state_as_of(entity=lin, chapter=3) == {"realm": "炼气四层", "location": "青岚宗"}
+    assert entity_state_as_of(entity=lin, number=2) == {"realm": "炼气三层"}
+    assert entity_state_as_of(entity=lin, number=3) == {"realm": "炼气四层", "location": "青岚宗"}
     assert Appearance.objects.get(entity=lin, chapter=3, source="extraction").aliases == {"林风": 2, "小风": 1}
     zhao = Entity.objects.get(book=book, entity_id="zhaoyuan")
     assert (zhao.first_appearance, zhao.source, sorted(zhao.aliases.values_list("alias", flat=True))) == (
@@ -110,15 +110,15 @@ def test_ingest_adopts_warns_and_holds_by_confidence(book):
 
 
 def test_reingest_replaces_the_chapter_and_replay_stays_right(book):
-    extraction_ingest(book=book, chapter=3, payload=_payload())
+    extraction_ingest(book=book, number=3, payload=_payload())
     extraction_ingest(
         book=book,
-        chapter=5,
+        number=5,
         payload={"state_changes": [{"entity_id": "linfeng", "field": "realm", "new": "炼气五层", "confidence": 0.99}]},
     )
     second = extraction_ingest(
         book=book,
-        chapter=3,
+        number=3,
         payload=_payload(
             entities_new=[],
             relationships_new=[],
@@ -127,15 +127,15 @@ def test_reingest_replaces_the_chapter_and_replay_stays_right(book):
     )
     assert second["replaced"] is True
     lin = Entity.objects.get(book=book, entity_id="linfeng")
-    assert entity_state_as_of(entity=lin, chapter=3) == {"realm": "筑基"}
-    assert entity_state_as_of(entity=lin, chapter=None) == {"realm": "炼气五层"}
+    assert entity_state_as_of(entity=lin, number=3) == {"realm": "筑基"}
+    assert entity_state_as_of(entity=lin, number=None) == {"realm": "炼气五层"}
     assert StateChange.objects.filter(book=book, chapter=3).count() == 1
     assert not Entity.objects.filter(book=book, entity_id="zhaoyuan").exists()  # orphan of the first ingest
     assert Relationship.objects.filter(book=book).count() == 0
     # Re-ingesting the identical payload twice gives the same rows (idempotent).
-    extraction_ingest(book=book, chapter=3, payload=_payload())
+    extraction_ingest(book=book, number=3, payload=_payload())
     snapshot = sorted(StateChange.objects.filter(book=book).values_list("chapter", "field", "new"))
-    extraction_ingest(book=book, chapter=3, payload=_payload())
+    extraction_ingest(book=book, number=3, payload=_payload())
     assert sorted(StateChange.objects.filter(book=book).values_list("chapter", "field", "new")) == snapshot
     assert PendingItem.objects.filter(book=book, status="pending").count() == 3
 
@@ -144,7 +144,7 @@ def test_unknown_reference_is_422_naming_the_field_and_nothing_is_written(book):
     payload = _payload()
     payload["state_changes"].append({"entity_id": "nobody", "field": "realm", "new": "x"})
     with pytest.raises(InvalidInput) as exc:
-        extraction_ingest(book=book, chapter=3, payload=payload)
+        extraction_ingest(book=book, number=3, payload=payload)
     assert exc.value.message == "state_changes[3].entity_id: 未知实体 'nobody'"
     assert not Entity.objects.filter(entity_id="zhaoyuan").exists()
     assert StateChange.objects.count() == 0 and not Extraction.objects.exists()
@@ -153,7 +153,7 @@ def test_unknown_reference_is_422_naming_the_field_and_nothing_is_written(book):
 def test_schema_error_names_the_field(book):
     with pytest.raises(InvalidInput) as exc:
         extraction_ingest(
-            book=book, chapter=3, payload={"state_changes": [{"entity_id": "linfeng", "new": 1, "confidence": 2}]}
+            book=book, number=3, payload={"state_changes": [{"entity_id": "linfeng", "new": 1, "confidence": 2}]}
         )
     assert exc.value.message == (
         "抽取 JSON 字段无效：state_changes[0].field 缺少此字段；state_changes[0].confidence 应 ≤ 1.0；未做任何改动"
@@ -162,12 +162,12 @@ def test_schema_error_names_the_field(book):
 
 def test_missing_chapter_is_404(book):
     with pytest.raises(NotFound) as exc:
-        extraction_ingest(book=book, chapter=99, payload={})
+        extraction_ingest(book=book, number=99, payload={})
     assert exc.value.message == "第99章不存在（《青岚剑录》）"
 
 
 def test_confirm_pending_new_entity_applies_the_held_write(book):
-    extraction_ingest(book=book, chapter=3, payload=_payload())
+    extraction_ingest(book=book, number=3, payload=_payload())
     held = PendingItem.objects.get(kind="entity_new")
     assert pending_item_confirm(item=held) == {"pk": held.pk, "kind": "entity_new", "entity": "heiyiren"}
     hei = Entity.objects.get(book=book, entity_id="heiyiren")
@@ -182,19 +182,19 @@ def test_confirm_pending_new_entity_applies_the_held_write(book):
     inc = PendingItem.objects.get(kind="state_change")
     pending_item_confirm(item=inc)
     lin = Entity.objects.get(entity_id="linfeng")
-    assert entity_state_as_of(entity=lin, chapter=3)["hp"] == -5
+    assert entity_state_as_of(entity=lin, number=3)["hp"] == -5
     assert pending_list(book=book) == []
 
     # A re-ingest does not re-queue decided items and keeps the curated rows.
-    extraction_ingest(book=book, chapter=3, payload=_payload())
+    extraction_ingest(book=book, number=3, payload=_payload())
     assert pending_list(book=book) == []
-    assert entity_state_as_of(entity=lin, chapter=3)["hp"] == -5
+    assert entity_state_as_of(entity=lin, number=3)["hp"] == -5
     with pytest.raises(Conflict, match="已处理（已确认）"):
         pending_item_reject(item=inc)
 
 
 def test_confirm_new_entity_by_picking_an_existing_one_makes_it_an_alias(book):
-    extraction_ingest(book=book, chapter=3, payload=_payload())
+    extraction_ingest(book=book, number=3, payload=_payload())
     held = PendingItem.objects.get(kind="entity_new")
     pending_item_confirm(item=held, entity=Entity.objects.get(entity_id="jianlao"))
     assert sorted(Entity.objects.get(entity_id="jianlao").aliases.values_list("alias", flat=True)) == ["老者", "黑衣人"]
@@ -203,11 +203,11 @@ def test_confirm_new_entity_by_picking_an_existing_one_makes_it_an_alias(book):
 
 def test_relationship_graph_as_of_and_mermaid(book):
     extraction_ingest(
-        book=book, chapter=3, payload=_payload(state_changes=[], entities_new=_payload()["entities_new"][:1])
+        book=book, number=3, payload=_payload(state_changes=[], entities_new=_payload()["entities_new"][:1])
     )
     extraction_ingest(
         book=book,
-        chapter=6,
+        number=6,
         payload={
             "relationships_new": [{"from": "jianlao", "to": "linfeng", "type": "师徒", "description": "剑老收徒"}]
         },
@@ -247,7 +247,7 @@ def test_a_suggested_id_taken_by_someone_else_still_means_the_suggestion(book):
             {"entity_id": "jianlao", "field": "realm", "new": "元婴", "confidence": 0.9},
         ],
     }
-    result = extraction_ingest(book=book, chapter=4, payload=payload)
+    result = extraction_ingest(book=book, number=4, payload=payload)
     assert result["created_entities"] == ["linfeng_1"]
     assert entity_state_as_of(entity=Entity.objects.get(entity_id="linfeng_1")) == {"realm": "凡人"}
     assert entity_state_as_of(entity=Entity.objects.get(entity_id="linfeng")) == {"realm": "炼气三层"}

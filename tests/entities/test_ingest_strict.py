@@ -34,7 +34,7 @@ ALLOWED_TOP = "entities_appeared、entities_new、state_changes、relationships_
 def book():
     book = book_row_make(chapters=5)
     entity_make(book, "linfeng", "林风", base_state={"realm": "炼气三层"})
-    extraction_ingest(book=book, chapter=3, payload=GOOD)
+    extraction_ingest(book=book, number=3, payload=GOOD)
     return book
 
 
@@ -77,7 +77,7 @@ def test_an_unknown_key_inside_an_item_names_its_path(book):
         "entities_new": [{"name": "赵元", "type": "角色", "aliases": [{"alias": "赵师兄", "form": 4}]}],
     }
     with pytest.raises(InvalidInput) as exc:
-        extraction_ingest(book=book, chapter=3, payload=payload)
+        extraction_ingest(book=book, number=3, payload=payload)
     assert [(e["field"], e["allowed"]) for e in exc.value.extra["errors"]] == [
         ("entities_new[0].aliases[0].form", ["alias", "from", "to", "note", "generic"]),
         ("state_changes[2].opp", ["entity_id", "field", "op", "old", "new", "reason", "confidence"]),
@@ -121,7 +121,7 @@ def test_an_unknown_key_inside_an_item_names_its_path(book):
 )
 def test_ids_and_numbers_are_checked_at_the_boundary(book, payload, message):
     with pytest.raises(InvalidInput) as exc:
-        extraction_ingest(book=book, chapter=3, payload=payload)
+        extraction_ingest(book=book, number=3, payload=payload)
     assert exc.value.message.startswith(message)
     assert not Entity.objects.filter(canonical_name="赵元").exists()
     _unchanged(book)

@@ -67,7 +67,7 @@ def test_an_ingested_name_is_scanned_in_earlier_chapters_too(book):
     # Ingested at chapter 3, 赵元 / 赵师兄 are found in chapter 1 as well. Until this change only the
     # ingested chapter was rescanned (chapter 1 waited for `rescan_mentions`), and a rebuild gave
     # whatever order the ingestions had happened in.
-    extraction_ingest(book=book, chapter=3, payload=_zhao(3))
+    extraction_ingest(book=book, number=3, payload=_zhao(3))
     zhao = Entity.objects.get(book=book, entity_id="zhaoyuan")
     assert list(
         Appearance.objects.filter(entity=zhao, source="scan").order_by("chapter").values_list("chapter", "count")
@@ -77,8 +77,8 @@ def test_an_ingested_name_is_scanned_in_earlier_chapters_too(book):
 
 
 def test_live_scan_equals_a_full_rescan_whatever_the_order(book):
-    extraction_ingest(book=book, chapter=3, payload=_zhao(3))
-    extraction_ingest(book=book, chapter=1, payload=_zhao(1))
+    extraction_ingest(book=book, number=3, payload=_zhao(3))
+    extraction_ingest(book=book, number=1, payload=_zhao(1))
     live = _scan(book)
     mentions_index(book=book, numbers=None, removed=[])
     assert _scan(book) == live
@@ -86,7 +86,7 @@ def test_live_scan_equals_a_full_rescan_whatever_the_order(book):
 
 
 def test_a_confirmed_new_entity_is_scanned_where_it_occurs(book):
-    extraction_ingest(book=book, chapter=4, payload=_zhao(4, confidence=0.3))  # held: no entity yet
+    extraction_ingest(book=book, number=4, payload=_zhao(4, confidence=0.3))  # held: no entity yet
     assert not Entity.objects.filter(book=book, entity_id="zhaoyuan").exists()
     item = PendingItem.objects.get(book=book, chapter=4, kind="entity_new")
     pending_item_confirm(item=item)
@@ -131,8 +131,8 @@ def test_mentions_follow_rescans_once_at_the_end(book, monkeypatch):
     real = mentions.mentions_index
     monkeypatch.setattr(mentions, "mentions_index", lambda **kw: calls.append(kw["numbers"]) or real(**kw))
     with mentions_follow(book=book):
-        extraction_ingest(book=book, chapter=3, payload=_zhao(3))
-        extraction_ingest(book=book, chapter=2, payload={"entities_new": [{"name": "独自", "type": "角色"}]})
+        extraction_ingest(book=book, number=3, payload=_zhao(3))
+        extraction_ingest(book=book, number=2, payload={"entities_new": [{"name": "独自", "type": "角色"}]})
         assert calls == []  # nothing rescanned inside the block
     assert calls == [[1, 2, 3]]
     live = _scan(book)

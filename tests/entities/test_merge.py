@@ -20,10 +20,10 @@ def test_merge_moves_aliases_appearances_changes_and_relationships():
     hei = entity_make(book, "heiyiren", "黑衣人", aliases=["神秘人"], base_state={"weapon": "黑剑", "realm": "未知"})
     lin = entity_make(book, "linfeng", "林风")
     mentions_index(book=book, numbers=None, removed=[])
-    state_change_record(entity=hei, chapter=2, field="location", new="剑冢")
-    relationship_record(from_entity=hei, to_entity=lin, type="守护", description="暗中护着林风", chapter=1)
-    relationship_record(from_entity=lao, to_entity=lin, type="守护", description="剑中残魂护主", chapter=2)
-    relationship_record(from_entity=hei, to_entity=lao, type="同一人", chapter=2)
+    state_change_record(entity=hei, number=2, field="location", new="剑冢")
+    relationship_record(from_entity=hei, to_entity=lin, type="守护", description="暗中护着林风", number=1)
+    relationship_record(from_entity=lao, to_entity=lin, type="守护", description="剑中残魂护主", number=2)
+    relationship_record(from_entity=hei, to_entity=lao, type="同一人", number=2)
 
     moved = entity_merge(source=hei, target=lao)
 

@@ -203,12 +203,12 @@ def test_extraction_report_lists_only_the_entities_it_created(tmp_path):
             {"suggested_id": "xiaozhan", "name": "萧战", "type": "角色", "confidence": 0.9},
         ]
     }
-    assert extraction_ingest(book=book, chapter=3, payload=payload)["created_entities"] == ["xiaozhan"]
+    assert extraction_ingest(book=book, number=3, payload=payload)["created_entities"] == ["xiaozhan"]
     # re-ingesting the chapter: still the one it created, and it is kept (not dropped as an orphan)
-    assert extraction_ingest(book=book, chapter=3, payload=payload)["created_entities"] == ["xiaozhan"]
+    assert extraction_ingest(book=book, number=3, payload=payload)["created_entities"] == ["xiaozhan"]
     assert Entity.objects.filter(book=book, entity_id="xiaozhan").exists()
     payload["entities_new"] = payload["entities_new"][:2]
-    assert extraction_ingest(book=book, chapter=3, payload=payload)["created_entities"] == []
+    assert extraction_ingest(book=book, number=3, payload=payload)["created_entities"] == []
     assert not Entity.objects.filter(book=book, entity_id="xiaozhan").exists()
     assert Entity.objects.filter(book=book, entity_id="yaochen").exists()
 

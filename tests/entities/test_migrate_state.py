@@ -151,8 +151,8 @@ def test_v50_dry_run_writes_nothing_then_commit_maps_everything(tmp_path):
     )
     assert Entity.objects.get(entity_id="item_najie").tier == "次要"
     # State over time: the replay reproduces 'current', and as_of goes back to before the changes.
-    assert entity_state_as_of(entity=xiaoyan, chapter=9) == {"realm": "斗者", "location": "萧家"}
-    assert entity_state_as_of(entity=xiaoyan, chapter=10) == {"realm": "斗师", "location": "萧家"}
+    assert entity_state_as_of(entity=xiaoyan, number=9) == {"realm": "斗者", "location": "萧家"}
+    assert entity_state_as_of(entity=xiaoyan, number=10) == {"realm": "斗师", "location": "萧家"}
     assert entity_state_as_of(entity=xiaoyan) == {"realm": "斗师", "location": "乌坦城"}
     rels = entity_relationships(book=book, ref="xiaoyan")["relationships"]
     assert [(r["from"], r["type"], r["to"], r["chapter"]) for r in rels] == [
@@ -212,7 +212,7 @@ def test_v6_maps_meta_queue_and_keeps_the_rest(tmp_path):
     }
     book = Book.objects.get(slug="doupo")
     # chapter_meta → the chapter's extraction record (the old tool dropped it all).
-    assert extraction_get(book=book, chapter=3)["chapter_meta"] == {
+    assert extraction_get(book=book, number=3)["chapter_meta"] == {
         "hook": "悬念钩",
         "pattern": "打脸",
         "ending": "高潮",
@@ -244,9 +244,9 @@ def test_migrated_chapter_meta_survives_ingestion_and_export(tmp_path):
     book = Book.objects.get(slug="doupo")
     for n in range(1, 5):
         Chapter.objects.create(book=book, number=n, title=f"第{n}章", body="萧炎", word_count=3000)
-    extraction_ingest(book=book, chapter=3, payload={"chapter_meta": {"hook": "危机钩"}})
-    extraction_ingest(book=book, chapter=3, payload={"chapter_meta": {"hook": "危机钩"}})
-    assert extraction_get(book=book, chapter=3)["chapter_meta"] == {
+    extraction_ingest(book=book, number=3, payload={"chapter_meta": {"hook": "危机钩"}})
+    extraction_ingest(book=book, number=3, payload={"chapter_meta": {"hook": "危机钩"}})
+    assert extraction_get(book=book, number=3)["chapter_meta"] == {
         "hook": "危机钩",
         "pattern": "打脸",
         "ending": "高潮",
@@ -286,7 +286,7 @@ def test_current_wins_over_an_existing_file_entity(tmp_path):
     assert summary["book"] == "dp" and summary["keys"]["entities_v3"]["current_reconciled"] == 1
     xiaoyan = Entity.objects.get(entity_id="xiaoyan")
     assert xiaoyan.source == "file" and xiaoyan.base_state == {"realm": "斗者"}
-    assert [entity_state_as_of(entity=xiaoyan, chapter=n)["realm"] for n in (9, 10, 19, 20)] == [
+    assert [entity_state_as_of(entity=xiaoyan, number=n)["realm"] for n in (9, 10, 19, 20)] == [
         "斗者",
         "斗师",
         "斗师",

@@ -23,18 +23,18 @@ def test_state_as_of_replays_every_operation():
     _change(lin, 8, "possessions", "remove", "断剑青岚")
     _change(lin, 9, "realm", "unset", None)
 
-    assert entity_state_as_of(entity=lin, chapter=2) == {"realm": "炼气三层", "possessions": ["断剑青岚"]}
-    assert entity_state_as_of(entity=lin, chapter=5) == {
+    assert entity_state_as_of(entity=lin, number=2) == {"realm": "炼气三层", "possessions": ["断剑青岚"]}
+    assert entity_state_as_of(entity=lin, number=5) == {
         "realm": "炼气四层",
         "possessions": ["断剑青岚", "玉佩"],
         "spirit_stones": 10,
     }
-    assert entity_state_as_of(entity=lin, chapter=8) == {
+    assert entity_state_as_of(entity=lin, number=8) == {
         "realm": "炼气四层",
         "possessions": ["玉佩"],
         "spirit_stones": 6,
     }
-    assert entity_state_as_of(entity=lin, chapter=None) == {"possessions": ["玉佩"], "spirit_stones": 6}
+    assert entity_state_as_of(entity=lin, number=None) == {"possessions": ["玉佩"], "spirit_stones": 6}
     assert [(c["chapter"], c["field"], c["op"]) for c in entity_state_changes(entity=lin, field="spirit_stones")] == [
         (5, "spirit_stones", "inc"),
         (7, "spirit_stones", "inc"),

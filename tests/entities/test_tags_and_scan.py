@@ -87,7 +87,7 @@ def test_manual_tags_are_applied_at_finalize_and_replaced_on_refinalize(book):
     )
     mentions_index(book=book, numbers=[2], removed=[])
     lin = Entity.objects.get(entity_id="linfeng")
-    assert entity_state_as_of(entity=lin, chapter=2) == {"realm": "筑基", "possessions": ["断剑", "玉佩"], "hp": -5}
+    assert entity_state_as_of(entity=lin, number=2) == {"realm": "筑基", "possessions": ["断剑", "玉佩"], "hp": -5}
     assert Entity.objects.get(entity_id="item_yupei").aliases.count() == 2
     assert alias_resolve(book=book, alias="风师弟").entity_id == "linfeng"
     application = TagApplication.objects.get(book=book, chapter=2)
@@ -112,8 +112,8 @@ def test_alias_window_applies_to_resolution(book):
     from kernel.exceptions import NotFound
 
     with pytest.raises(NotFound):
-        alias_resolve(book=book, alias="林宗主", chapter=79)
-    assert alias_resolve(book=book, alias="林宗主", chapter=80).entity_id == "linfeng"
+        alias_resolve(book=book, alias="林宗主", number=79)
+    assert alias_resolve(book=book, alias="林宗主", number=80).entity_id == "linfeng"
     assert alias_resolve(book=book, alias="林宗主").entity_id == "linfeng"  # no chapter: any window
 
 
@@ -139,7 +139,7 @@ def test_ingested_new_entity_is_scanned_at_once_and_rescan_command_catches_up(bo
     Chapter.objects.filter(book=book, number=2).update(body="老赵又来了。")
     extraction_ingest(
         book=book,
-        chapter=1,
+        number=1,
         payload={"entities_new": [{"suggested_id": "zhaoyuan", "name": "赵元", "type": "角色", "aliases": ["赵师兄"]}]},
     )
     zhao = Entity.objects.get(entity_id="zhaoyuan")
@@ -189,7 +189,7 @@ def test_the_seeds_tag_syntax_applies_verbatim(tmp_path):
         ("injury", "unset", None, ""),
         ("items", "remove", "玄重尺", ""),
     ]
-    assert entity_state_as_of(entity=xiaoyan, chapter=4) == {"realm": "斗者", "items": [], "spirit_stones": 1}
+    assert entity_state_as_of(entity=xiaoyan, number=4) == {"realm": "斗者", "items": [], "spirit_stones": 1}
     assert TagApplication.objects.get(book__slug="mini", chapter=4).issues == []
     assert Chapter.objects.get(book__slug="mini", number=4).body == "萧炎睁眼。\n岩枭走了。\n"
 

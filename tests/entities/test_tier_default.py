@@ -21,7 +21,7 @@ def test_files_tags_extractions_and_services_default_to_decor(tmp_path):
     assert tiers["路人甲"] == "装饰"  # a card without tier
     assert tiers["剑老"] == "重要"  # a card that says
     bare = book_row_make(slug="bare", chapters=1)
-    extraction_ingest(book=bare, chapter=1, payload={"entities_new": [{"name": "赵元", "type": "角色"}]})
+    extraction_ingest(book=bare, number=1, payload={"entities_new": [{"name": "赵元", "type": "角色"}]})
     assert Entity.objects.get(book=bare, canonical_name="赵元").tier == "装饰"
     assert entity_create(book=bare, name="黑衣人", type="角色").tier == "装饰"
     assert Entity._meta.get_field("tier").default == "装饰"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from bookfiles.importers.txt import txt_decode, txt_parse
 from bookfiles.parser import file_bytes_parse
-from bookfiles.parser.text import FrontMatterError, entity_tags_strip, front_matter_split
+from bookfiles.parser.markup import FrontMatterError, entity_tags_strip, front_matter_split
 from bookfiles.rebuilder import book_rebuild
 from core.models import Book
 from entities.payload import extraction_validate
@@ -375,7 +375,7 @@ def test_generated_extractions_are_ingested_or_refused_clearly(demo, api):
 def test_extraction_service_refuses_non_finite_confidence_clearly(demo):
     payload = {"entities_appeared": [{"id": "linfeng", "confidence": float("nan")}]}
     try:
-        result = extraction_ingest(book=demo, chapter=1, payload=payload)
+        result = extraction_ingest(book=demo, number=1, payload=payload)
     except DomainError as exc:
         assert exc.status_code == 422
     else:

@@ -40,10 +40,10 @@ def test_second_ingestion_of_a_chapter_waits_and_replaces_the_first(transactiona
         try:
             if slow:
                 with connection.execute_wrapper(slow_after_first_write):
-                    results[name] = extraction_ingest(book=book, chapter=2, payload=PAYLOAD)
+                    results[name] = extraction_ingest(book=book, number=2, payload=PAYLOAD)
             else:
                 assert first_wrote.wait(timeout=30)
-                results[name] = extraction_ingest(book=book, chapter=2, payload=PAYLOAD)
+                results[name] = extraction_ingest(book=book, number=2, payload=PAYLOAD)
         except Exception as exc:  # noqa: BLE001 — reported by the assertion below
             results[name] = exc
         finally:

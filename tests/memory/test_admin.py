@@ -42,8 +42,8 @@ def test_memory_hit_task_and_mode_read_in_chinese(curator):
 
 def test_fact_events_and_tombstones_read_in_chinese(curator):
     book = book_populated_make()
-    a = fact_observe(book=book, category="story_facts", subject="王伯", field="身世", value="北境遗孤", chapter=5)
-    fact_observe(book=book, category="story_facts", subject="王伯", field="身世", value="南疆旧部", chapter=5)
+    a = fact_observe(book=book, category="story_facts", subject="王伯", field="身世", value="北境遗孤", number=5)
+    fact_observe(book=book, category="story_facts", subject="王伯", field="身世", value="南疆旧部", number=5)
     a.refresh_from_db()
     fact_decide(fact=a, note="采纳")
     html = curator.get(f"/admin/memory/fact/{a.pk}/change/").content.decode()
@@ -62,7 +62,7 @@ def test_a_fact_is_closed_in_the_admin_through_the_journal_never_deleted(curator
     book = book_populated_make()
     book.root = str(tmp_path)
     book.save(update_fields=["root"])
-    fact = fact_observe(book=book, category="story_facts", subject="王伯", field="伤势", value="左臂", chapter=3)
+    fact = fact_observe(book=book, category="story_facts", subject="王伯", field="伤势", value="左臂", number=3)
     listing = curator.get("/admin/memory/fact/").content.decode()
     assert 'value="outdate"' in listing and 'value="delete_selected"' not in listing
     assert curator.get(f"/admin/memory/fact/{fact.pk}/delete/").status_code == 403

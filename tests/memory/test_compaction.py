@@ -13,7 +13,7 @@ def test_a_repeated_value_is_merged_into_the_earlier_fact(book):
         subject="青岚宗",
         field="宗主",
         value="云鹤真人",
-        chapter=1,
+        number=1,
         evidence=[{"kind": "chapter_summary", "chapter": 1}],
     )
     fact_observe(
@@ -22,7 +22,7 @@ def test_a_repeated_value_is_merged_into_the_earlier_fact(book):
         subject="青岚宗",
         field="宗主",
         value="云鹤真人",
-        chapter=5,
+        number=5,
         evidence=[{"kind": "chapter_summary", "chapter": 5}],
         origin="derived",
     )
@@ -41,7 +41,7 @@ def test_a_fact_a_person_wrote_is_never_merged_away(book):
     """Issue 24's long run: a repeated manual fact went live or stayed by whether a later hook happened to
     compact its subject, while a rebuild's compaction always merged it (live ≠ rebuild)."""
     for chapter in (24, 19):
-        fact_observe(book=book, category="open_loops", subject="雾海图", field="来历", value="幽冥殿", chapter=chapter)
+        fact_observe(book=book, category="open_loops", subject="雾海图", field="来历", value="幽冥殿", number=chapter)
     assert facts_compact(book=book) == {"merged": 0, "dropped": 0}
     rows = sorted(Fact.objects.filter(book=book, subject="雾海图").values_list("source_chapter", "origin"))
     assert rows == [(19, "manual"), (24, "manual")]
@@ -49,8 +49,8 @@ def test_a_fact_a_person_wrote_is_never_merged_away(book):
 
 def test_caps_drop_outdated_first_and_never_active_rules_or_loops(filled):
     for n, value in enumerate(["甲", "乙", "丙"], start=1):
-        fact_observe(book=filled, category="story_facts", subject="剑冢", field="守墓人", value=value, chapter=n)
-    fact_observe(book=filled, category="story_facts", subject="藏经阁", field="位置", value="后山", chapter=2)
+        fact_observe(book=filled, category="story_facts", subject="剑冢", field="守墓人", value=value, number=n)
+    fact_observe(book=filled, category="story_facts", subject="藏经阁", field="位置", value="后山", number=2)
     before = Fact.objects.filter(book=filled, category="story_facts").count()
     assert before == 5  # 悬念-001's outcome (book-wide) + 剑冢 ×3 + 藏经阁
     caps = {"story_facts": 3, "world_rules": 1, "open_loops": 1}

@@ -56,7 +56,7 @@ def test_rebuild_fills_the_memory_and_a_second_rebuild_changes_nothing(demo, dja
 
 
 def test_demo_pack_for_chapter_21(demo):
-    pack = build_memory_pack(book=demo, chapter=21, budget_tokens=2000)
+    pack = build_memory_pack(book=demo, number=21, budget_tokens=2000)
     assert pack["used_tokens"] <= 2000
     included = [i["id"] for i in pack["items"] if i["included"]]
     assert included[:3] == ["outline:v2:s0", "outline:v2:s1", "outline:v2:s2"]
@@ -95,7 +95,7 @@ def test_demo_sample_extractions_turn_into_scene_chunks(demo, django_capture_on_
         6: [["苏晚晴替林风解围；沈墨袖中露出鬼脸令牌", "（地点：藏经阁外；人物：苏晚晴、林风、沈墨）"]],
         8: [["林风循剑鸣夜闯禁地，被沈墨拦下警告", "（地点：剑冢外石碑；人物：林风、沈墨）"]],
     }
-    pack = build_memory_pack(book=demo, chapter=21, task="query", query="剑老授听雨诀", budget_tokens=2000)
+    pack = build_memory_pack(book=demo, number=21, task="query", query="剑老授听雨诀", budget_tokens=2000)
     episodic = [(i["id"], i["tokens"], i["included"]) for i in pack["items"] if i["layer"] == "episodic"]
     assert episodic[0][0::2] == ("chunk:3:scene:1", True)
     # the scene's body lines follow its summary (line 10 of the body is blank: it starts at line 11)

@@ -68,7 +68,7 @@ def run(*args):
 
 def test_story_context_json_and_text_write_nothing(filled):
     pack = json.loads(run("story", "context", "mem", "7", "--budget-tokens", "500"))
-    assert pack == build_memory_pack(book=filled, chapter=7, budget_tokens=500)
+    assert pack == build_memory_pack(book=filled, number=7, budget_tokens=500)
     text = run("story", "context", "mem", "7", "--budget-tokens", "500", "--task", "review", "--format", "text")
     assert text.startswith("# 上下文包：mem 第7章（review，full）\n# 预算 500 tokens")
     assert "# 候选条目" in text
@@ -79,7 +79,7 @@ def test_the_hit_log_is_written_by_the_explicit_call(filled, api):
     answer = api.post(
         "/api/books/mem/chapters/7/context/hits", {"budget_tokens": 500}, content_type="application/json"
     ).json()
-    pack = build_memory_pack(book=filled, chapter=7, budget_tokens=500)
+    pack = build_memory_pack(book=filled, number=7, budget_tokens=500)
     hit = MemoryHit.objects.get(book=filled, chapter=7, task="write")
     included = [i["id"] for i in pack["items"] if i["included"]]
     assert answer == {
@@ -99,7 +99,7 @@ def test_an_unchanged_pack_is_not_logged_again_within_a_minute(filled, django_as
 
     from memory.services import memory_hit_record
 
-    pack = build_memory_pack(book=filled, chapter=7, budget_tokens=500)
+    pack = build_memory_pack(book=filled, number=7, budget_tokens=500)
     first = memory_hit_record(book=filled, pack=pack)
     with django_assert_num_queries(2):  # read the row and its facts; no write
         again = memory_hit_record(book=filled, pack=pack)
@@ -107,7 +107,7 @@ def test_an_unchanged_pack_is_not_logged_again_within_a_minute(filled, django_as
     MemoryHit.objects.filter(pk=first.pk).update(built_at=first.built_at - datetime.timedelta(minutes=2))
     refreshed = memory_hit_record(book=filled, pack=pack)  # over a minute old: written, built_at moves
     assert refreshed.pk == first.pk and refreshed.built_at > first.built_at
-    other = build_memory_pack(book=filled, chapter=7, budget_tokens=300)
+    other = build_memory_pack(book=filled, number=7, budget_tokens=300)
     changed = memory_hit_record(book=filled, pack=other)  # a different pack: written at once
     assert (changed.pk, changed.budget_tokens) == (first.pk, 300)
     assert MemoryHit.objects.get(pk=first.pk).items == [i["id"] for i in other["items"] if i["included"]]
@@ -176,9 +176,9 @@ def test_rest_facts_observe_revise_close_decide(filled, api):
 
 
 def test_health_report(filled, api):
-    fact_observe(book=filled, category="active_constraints", subject="苏晴", field="location", value="内门", chapter=1)
-    fact_observe(book=filled, category="character_facts", subject="剑老", field="身份", value="残魂", chapter=6)
-    fact_observe(book=filled, category="character_facts", subject="剑老", field="身份", value="祖师", chapter=6)
+    fact_observe(book=filled, category="active_constraints", subject="苏晴", field="location", value="内门", number=1)
+    fact_observe(book=filled, category="character_facts", subject="剑老", field="身份", value="残魂", number=6)
+    fact_observe(book=filled, category="character_facts", subject="剑老", field="身份", value="祖师", number=6)
     report = api.get("/api/books/mem/memory/health?chapter=45").json()
     assert [(o["thread"], o["reason"]) for o in report["open_loops_overdue"]] == [
         ("伏笔-001", "已超过计划收尾章（第40章）；已悬置 44 章（最后推进于第1章），超过阈值 30")

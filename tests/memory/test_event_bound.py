@@ -24,7 +24,7 @@ def book(tmp_path, monkeypatch):
 
 
 def _observe(book, value):
-    return fact_observe(book=book, category="world_rules", subject="断剑", field="来历", value=value, chapter=1)
+    return fact_observe(book=book, category="world_rules", subject="断剑", field="来历", value=value, number=1)
 
 
 def test_a_fact_over_the_cap_is_refused_before_its_rows(book, tmp_path):
@@ -61,7 +61,7 @@ def test_an_import_over_the_cap_is_refused_before_its_rows(book):
 def test_a_revision_over_the_cap_is_refused(book):
     fact = _observe(book, "剑老生前的佩剑")
     with pytest.raises(InvalidInput) as err:
-        fact_revise(fact=fact, value="剑" * 1001, chapter=2)
+        fact_revise(fact=fact, value="剑" * 1001, number=2)
     assert err.value.extra["op"] == "memory.fact.revise"
     assert Fact.objects.filter(book=book).count() == 1
 

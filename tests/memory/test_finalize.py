@@ -41,5 +41,5 @@ def test_finalizing_a_chapter_updates_the_memory(mini, django_capture_on_commit_
     assert realm.evidence[0]["kind"] == "state_change" and realm.evidence[0]["source"] == "tag"
     hook = Fact.objects.get(book=book, subject="章末钩子", status="active")
     assert hook.value == "第4章以「悬念钩-中」收尾：林风闭关破境。"
-    pack = build_memory_pack(book=book, chapter=5, budget_tokens=2000)
+    pack = build_memory_pack(book=book, number=5, budget_tokens=2000)
     assert "境界：筑基初期" in pack["text"]

@@ -31,7 +31,7 @@ def test_scenes_split_at_breaks_and_size():
 @pytest.mark.parametrize("budget", [150, 300, 600, 1200, 4000])
 @pytest.mark.parametrize("chapter", [1, 4, 7])
 def test_the_pack_never_exceeds_the_budget(filled, budget, chapter):
-    pack = build_memory_pack(book=filled, chapter=chapter, task="write", budget_tokens=budget)
+    pack = build_memory_pack(book=filled, number=chapter, task="write", budget_tokens=budget)
     assert pack["used_tokens"] <= budget
     assert tokens_estimate(pack["text"]) == pack["used_tokens"]
     assert sum(pack["layers"].values()) == pack["used_tokens"]
@@ -39,13 +39,13 @@ def test_the_pack_never_exceeds_the_budget(filled, budget, chapter):
 
 
 def test_same_inputs_same_pack(filled):
-    a = build_memory_pack(book=filled, chapter=7, task="write", budget_tokens=900)
-    b = build_memory_pack(book=filled, chapter=7, task="write", budget_tokens=900)
+    a = build_memory_pack(book=filled, number=7, task="write", budget_tokens=900)
+    b = build_memory_pack(book=filled, number=7, task="write", budget_tokens=900)
     assert json.dumps(a, ensure_ascii=False) == json.dumps(b, ensure_ascii=False)
 
 
 def test_a_pack_for_an_old_chapter_sees_that_chapters_truth(filled):
-    pack = build_memory_pack(book=filled, chapter=3, task="write", budget_tokens=4000)
+    pack = build_memory_pack(book=filled, number=3, task="write", budget_tokens=4000)
     assert pack["as_of"] == 2
     assert "境界：炼气四层" in pack["text"]
     assert "炼气五层" not in pack["text"].split("【主角状态·林风（截至第2章）】\n")[1].split("\n")[0]
@@ -55,7 +55,7 @@ def test_a_pack_for_an_old_chapter_sees_that_chapters_truth(filled):
 def test_no_outdated_fact_in_a_write_pack(filled):
     from memory.models import Fact
 
-    pack = build_memory_pack(book=filled, chapter=7, task="write", budget_tokens=4000)
+    pack = build_memory_pack(book=filled, number=7, task="write", budget_tokens=4000)
     keys = [i["id"].removeprefix("fact:") for i in pack["items"] if i["included"] and i["id"].startswith("fact:")]
     statuses = set(Fact.objects.filter(book=filled, key__in=keys).values_list("status", flat=True))
     assert statuses == {"active"}
@@ -63,7 +63,7 @@ def test_no_outdated_fact_in_a_write_pack(filled):
 
 
 def test_review_pack_includes_the_chapter_itself(filled):
-    pack = build_memory_pack(book=filled, chapter=4, task="review", budget_tokens=4000)
+    pack = build_memory_pack(book=filled, number=4, task="review", budget_tokens=4000)
     assert pack["as_of"] == 4
     first = [(i["id"], i["priority"], i["included"]) for i in pack["items"][:3]]
     assert first == [("outline:v1:s0", 100, True), ("summary:4", 97, True), ("fact:s-6c56877a908f71e9", 95, True)]
@@ -71,28 +71,28 @@ def test_review_pack_includes_the_chapter_itself(filled):
 
 
 def test_query_pack_ranks_retrieval_high(filled):
-    pack = build_memory_pack(book=filled, chapter=6, task="query", budget_tokens=4000, query="藏经阁 残图")
+    pack = build_memory_pack(book=filled, number=6, task="query", budget_tokens=4000, query="藏经阁 残图")
     chunks = [(i["id"], i["priority"]) for i in pack["items"] if i["layer"] == "episodic"]
     assert chunks[0] == ("chunk:4:summary:0", 85)
     assert pack["retrieval"] == "bm25"
 
 
 def test_simple_mode_is_a_switch(filled, settings):
-    pack = build_memory_pack(book=filled, chapter=7, budget_tokens=4000, mode="simple")
+    pack = build_memory_pack(book=filled, number=7, budget_tokens=4000, mode="simple")
     assert pack["mode"] == "simple"
     assert {i["layer"] for i in pack["items"]} == {"working"}
     assert [i["id"] for i in pack["items"]] == ["outline:v1:s3", "state:linfeng", "summary:6", "summary:5", "summary:4"]
     settings.WEBNOVEL_MEMORY_PACK = "simple"
-    assert build_memory_pack(book=filled, chapter=7, budget_tokens=4000)["mode"] == "simple"
+    assert build_memory_pack(book=filled, number=7, budget_tokens=4000)["mode"] == "simple"
 
 
 def test_bad_arguments_are_domain_errors(filled):
     with pytest.raises(InvalidInput, match="未知的任务 'plan'"):
-        build_memory_pack(book=filled, chapter=7, task="plan")
+        build_memory_pack(book=filled, number=7, task="plan")
     with pytest.raises(InvalidInput, match="预算必须在 100 到 200000 tokens 之间，收到 10"):
-        build_memory_pack(book=filled, chapter=7, budget_tokens=10)
+        build_memory_pack(book=filled, number=7, budget_tokens=10)
     with pytest.raises(InvalidInput, match="章节号必须是正整数"):
-        build_memory_pack(book=filled, chapter=0)
+        build_memory_pack(book=filled, number=0)
 
 
 def test_pack_diff_shows_state_changes(filled):
@@ -108,7 +108,7 @@ def test_embeddings_unreachable_fall_back_to_bm25(filled, settings):
     settings.WEBNOVEL_EMBEDDINGS_URL = "http://127.0.0.1:9/v1"
     settings.WEBNOVEL_EMBEDDINGS_MODEL = "bge-m3"
     settings.WEBNOVEL_EMBEDDINGS_TIMEOUT = "1"
-    pack = build_memory_pack(book=filled, chapter=7, budget_tokens=4000)
+    pack = build_memory_pack(book=filled, number=7, budget_tokens=4000)
     assert pack["retrieval"] == "bm25（嵌入失败，已回退：URLError）"
     assert any(i["layer"] == "episodic" and i["included"] for i in pack["items"])
 
@@ -136,7 +136,7 @@ def test_embeddings_rerank_when_the_endpoint_answers(filled, settings):
     try:
         settings.WEBNOVEL_EMBEDDINGS_URL = f"http://127.0.0.1:{server.server_port}/v1"
         settings.WEBNOVEL_EMBEDDINGS_MODEL = "toy"
-        pack = build_memory_pack(book=filled, chapter=7, task="query", budget_tokens=4000, query="断剑 剑鸣")
+        pack = build_memory_pack(book=filled, number=7, task="query", budget_tokens=4000, query="断剑 剑鸣")
     finally:
         server.shutdown()
         server.server_close()
@@ -144,7 +144,7 @@ def test_embeddings_rerank_when_the_endpoint_answers(filled, settings):
     chunks = [i for i in pack["items"] if i["layer"] == "episodic"]
     assert chunks[0]["id"] == "chunk:1:summary:0"
     settings.WEBNOVEL_EMBEDDINGS_URL = ""
-    bm25 = build_memory_pack(book=filled, chapter=7, task="query", budget_tokens=4000, query="断剑 剑鸣")
+    bm25 = build_memory_pack(book=filled, number=7, task="query", budget_tokens=4000, query="断剑 剑鸣")
     assert bm25["retrieval"] == "bm25"
     assert [i["id"] for i in bm25["items"] if i["layer"] == "episodic"][0] == "chunk:6:scene:0"
 
@@ -153,8 +153,8 @@ def test_open_loops_due_soon_rank_higher(filled):
     from memory.models import Fact
 
     key = "fact:" + Fact.objects.get(book=filled, category="open_loops", subject="伏笔-001").key
-    early = {i["id"]: i for i in build_memory_pack(book=filled, chapter=7, budget_tokens=4000)["items"]}
-    late = {i["id"]: i for i in build_memory_pack(book=filled, chapter=36, budget_tokens=4000)["items"]}
+    early = {i["id"]: i for i in build_memory_pack(book=filled, number=7, budget_tokens=4000)["items"]}
+    late = {i["id"]: i for i in build_memory_pack(book=filled, number=36, budget_tokens=4000)["items"]}
     assert (early[key]["priority"], late[key]["priority"]) == (70, 78)
     hook = [(i["priority"], i["included"], i["reason"]) for i in late.values() if "章末钩子" in i["title"]]
     assert hook == [

@@ -34,7 +34,7 @@ def story(filled, tmp_path):
     story_master_build(book=filled, query="玄幻退婚流", persist=True)
     story_chapter_build(
         book=filled,
-        chapter=7,
+        number=7,
         query="拍卖会上低调捡漏",
         overrides={"本章节奏目标": "本章慢节奏，埋伏笔"},
         add_anti_patterns=["配角抢戏"],
@@ -44,7 +44,7 @@ def story(filled, tmp_path):
 
 
 def test_the_effective_story_system_is_its_own_section(story):
-    pack = build_memory_pack(book=story, chapter=7, budget_tokens=8000)
+    pack = build_memory_pack(book=story, number=7, budget_tokens=8000)
     item = _item(pack, "story_system")
     assert item["title"] == "故事系统·第7章生效设定（总设定＋本章覆盖）"
     assert (item["layer"], item["priority"], item["included"]) == ("working", 86, True)
@@ -60,12 +60,12 @@ def test_the_effective_story_system_is_its_own_section(story):
     assert lines[-1].startswith("禁忌（毒点，26 条）：反击没有铺垫；打脸收尾太软；配角替主角出头；")
     assert lines[-1].endswith("；配角抢戏（本章）")
     # another chapter has no override: the master alone
-    other = _item(build_memory_pack(book=story, chapter=5, budget_tokens=8000), "story_system")
+    other = _item(build_memory_pack(book=story, number=5, budget_tokens=8000), "story_system")
     assert (other["title"], other["included"]) == ("故事系统·第5章生效设定", True)
 
 
 def test_the_story_system_section_says_why_it_is_out(filled):
-    item = _item(build_memory_pack(book=filled, chapter=7, budget_tokens=8000), "story_system")
+    item = _item(build_memory_pack(book=filled, number=7, budget_tokens=8000), "story_system")
     assert item["included"] is False
     assert item["reason"] == (
         "未纳入：《青岚剑录》还没有故事系统总设定（题材、基调、节奏的约定；在后台「故事设定」里按题材描述生成）"
@@ -73,7 +73,7 @@ def test_the_story_system_section_says_why_it_is_out(filled):
 
 
 def test_a_tight_budget_cuts_the_story_system_section_instead_of_dropping_it(story):
-    pack = build_memory_pack(book=story, chapter=7, budget_tokens=800)
+    pack = build_memory_pack(book=story, number=7, budget_tokens=800)
     item = _item(pack, "story_system")
     assert (item["included"], item["tokens"]) == (True, 133)
     assert item["reason"] == "截断后纳入：原 364 词元，保留 133（优先级 86）"
@@ -81,7 +81,7 @@ def test_a_tight_budget_cuts_the_story_system_section_instead_of_dropping_it(sto
 
 
 def test_a_young_book_is_too_young_to_judge_its_pacing(filled):
-    pack = build_memory_pack(book=filled, chapter=4, budget_tokens=8000)
+    pack = build_memory_pack(book=filled, number=4, budget_tokens=8000)
     block = pack["text"].split("【节奏信号】\n", 1)[1].split("\n【", 1)[0]
     assert block.splitlines()[0] == "前文仅 3 章，章数太少，暂不判断爽点节奏（满 10 章后给出）"
     assert "近 200 章" not in pack["text"] and "?/?" not in pack["text"]
@@ -92,7 +92,7 @@ def test_chapters_without_mood_are_left_out_of_the_mood_line(filled):
     from core.models import Chapter
 
     Chapter.objects.filter(book=filled, number__in=[2, 3]).update(mood_position="", chapter_position="")
-    block = build_memory_pack(book=filled, chapter=4, budget_tokens=8000)["text"].split("【节奏信号】\n", 1)[1]
+    block = build_memory_pack(book=filled, number=4, budget_tokens=8000)["text"].split("【节奏信号】\n", 1)[1]
     assert "最近情绪/位置：1压抑/推进\n" in block
 
 
@@ -109,7 +109,7 @@ def demo(db, django_capture_on_commit_callbacks):
 
 
 def test_demo_states_use_the_authors_labels_and_no_fact_is_empty(demo):
-    pack = build_memory_pack(book=demo, chapter=25, budget_tokens=8000)
+    pack = build_memory_pack(book=demo, number=25, budget_tokens=8000)
     text = pack["text"]
     assert (
         "【主角状态·林风（截至第24章）】\n势力：青岚宗；位置：雾海；持有物：断剑青岚、雾海图；境界：筑基初期；" in text

@@ -40,7 +40,7 @@ def test_two_chapters_update_the_same_realm_latest_wins_old_kept_as_history(fill
         ("created", "", "active", ""),
         ("status", "active", "outdated", "被第4章的新值取代"),
     ]
-    pack = build_memory_pack(book=filled, chapter=7, task="write", budget_tokens=4000)
+    pack = build_memory_pack(book=filled, number=7, task="write", budget_tokens=4000)
     hero = next(i for i in pack["items"] if i["id"] == "state:linfeng")
     assert hero["included"] is True
     assert "境界：炼气五层" in pack["text"]
@@ -81,9 +81,9 @@ def test_a_thread_going_from_open_to_closed_closes_its_open_loop(filled):
     outcome = Fact.objects.get(book=filled, category="story_facts", subject="伏笔-001", field="结局")
     assert (outcome.value, outcome.source_chapter, outcome.status) == ("断剑之谜：第6章已收尾", 6, "active")
     # a pack for chapter 5 still sees the loop open; chapter 7's lists it as closed, skipped
-    five = {i["id"]: i for i in build_memory_pack(book=filled, chapter=5, budget_tokens=4000)["items"]}
+    five = {i["id"]: i for i in build_memory_pack(book=filled, number=5, budget_tokens=4000)["items"]}
     assert five[f"fact:{loop.key}"]["included"] is True
-    seven = {i["id"]: i for i in build_memory_pack(book=filled, chapter=7, budget_tokens=4000)["items"]}
+    seven = {i["id"]: i for i in build_memory_pack(book=filled, number=7, budget_tokens=4000)["items"]}
     assert (seven[f"fact:{loop.key}"]["included"], seven[f"fact:{loop.key}"]["reason"]) == (
         False,
         "已过时：已于第6章收尾",
@@ -92,7 +92,7 @@ def test_a_thread_going_from_open_to_closed_closes_its_open_loop(filled):
 
 def test_a_world_rule_revised_supersedes_and_links(filled):
     rule = Fact.objects.get(book=filled, category="world_rules", subject="剑冢")
-    new = fact_revise(fact=rule, value="剑冢每十年开启一次，筑基弟子亦可进入。", chapter=5, reason="第5章剑老道破")
+    new = fact_revise(fact=rule, value="剑冢每十年开启一次，筑基弟子亦可进入。", number=5, reason="第5章剑老道破")
     rule.refresh_from_db()
     assert (rule.status, rule.superseded_by_id) == ("outdated", new.pk)
     assert (new.status, new.revises_id, new.source_chapter) == ("active", rule.pk, 5)
@@ -102,7 +102,7 @@ def test_a_world_rule_revised_supersedes_and_links(filled):
         ("revised", "第5章剑老道破"),
         ("status", "被第5章的修订取代"),
     ]
-    text = build_memory_pack(book=filled, chapter=7, budget_tokens=4000)["text"]
+    text = build_memory_pack(book=filled, number=7, budget_tokens=4000)["text"]
     assert "剑冢每十年开启一次" in text
     assert "剑冢每百年开启一次" not in text
     # the book-wide derivation keeps the revised rule outdated (the link survives a refresh)
@@ -139,8 +139,8 @@ def test_same_chapter_contradiction_surfaces_in_the_admin_and_is_decided_there(f
 
 
 def test_contradiction_from_two_observations_of_one_chapter(book):
-    a = fact_observe(book=book, category="character_facts", subject="萧炎", field="realm", value="斗者", chapter=12)
-    b = fact_observe(book=book, category="character_facts", subject="萧炎", field="realm", value="斗师", chapter=12)
+    a = fact_observe(book=book, category="character_facts", subject="萧炎", field="realm", value="斗者", number=12)
+    b = fact_observe(book=book, category="character_facts", subject="萧炎", field="realm", value="斗师", number=12)
     a.refresh_from_db()
     assert (a.status, b.status) == ("contradicted", "contradicted")
     fact_decide(fact=b)
@@ -151,7 +151,7 @@ def test_contradiction_from_two_observations_of_one_chapter(book):
 
 def test_low_confidence_fact_is_tentative(book):
     fact = fact_observe(
-        book=book, category="story_facts", subject="剑老", field="身份", value="开派祖师", chapter=3, confidence=0.3
+        book=book, category="story_facts", subject="剑老", field="身份", value="开派祖师", number=3, confidence=0.3
     )
     assert fact.status == "tentative"
 
@@ -171,7 +171,7 @@ def test_a_scratchpad_failure_does_not_block_ingestion(filled, monkeypatch, capl
         ]
     }
     with caplog.at_level(logging.WARNING), django_capture_on_commit_callbacks(execute=True):
-        result = extraction_ingest(book=filled, chapter=7, payload=payload)
+        result = extraction_ingest(book=filled, number=7, payload=payload)
     assert result["adopted"]["state_changes"] == 1
     assert (
         StateChange.objects.filter(book=filled, chapter=7, field="realm").values_list("new", flat=True)[0] == "炼气六层"
@@ -200,14 +200,14 @@ def test_ingestion_updates_the_memory_through_the_hook(filled, django_capture_on
         "chapter_meta": {"location": "剑冢"},
     }
     with django_capture_on_commit_callbacks(execute=True):
-        extraction_ingest(book=filled, chapter=7, payload=payload)
+        extraction_ingest(book=filled, number=7, payload=payload)
     assert realm_facts(filled)[-2:] == [("炼气五层", 4, "outdated"), ("炼气六层", 7, "active")]
     meta = Fact.objects.get(book=filled, subject="章节元数据", field="location")
     assert (meta.value, meta.source_chapter, meta.status) == ("剑冢", 7, "active")
 
 
 def test_a_pack_under_a_tight_budget_lists_what_it_skipped_and_why(filled):
-    pack = build_memory_pack(book=filled, chapter=7, task="write", budget_tokens=200)
+    pack = build_memory_pack(book=filled, number=7, task="write", budget_tokens=200)
     assert pack["used_tokens"] <= 200
     included = [(i["id"], i["tokens"]) for i in pack["items"] if i["included"]]
     assert included == [
@@ -238,7 +238,7 @@ def test_a_loop_closed_by_hand_stays_closed_after_the_next_update(filled):
     from memory.services import fact_close
 
     loop = Fact.objects.get(book=filled, category="open_loops", subject="伏笔-001")
-    fact_close(fact=loop, chapter=5, reason="作者确认已回收")
+    fact_close(fact=loop, number=5, reason="作者确认已回收")
     memory_after_chapter(book=filled, numbers=[6], removed=[])
     loop.refresh_from_db()
     assert (loop.status, loop.closed_chapter) == ("outdated", 5)

@@ -40,7 +40,7 @@ SCENE_1 = f"苏晴当众挑落外门弟子的木剑\n（地点：演武场；人
 
 def _ingest(book, chapter, scenes, capture):
     with capture(execute=True):
-        extraction_ingest(book=book, chapter=chapter, payload={"scenes": scenes})
+        extraction_ingest(book=book, number=chapter, payload={"scenes": scenes})
 
 
 def _scene_chunks(book, chapter):
@@ -88,7 +88,7 @@ def test_an_ingested_chapter_is_chunked_by_its_scenes(ingested):
 
 
 def test_a_query_on_a_scene_summary_recalls_that_scene_first(ingested):
-    pack = build_memory_pack(book=ingested, chapter=6, task="query", query="青铜古镜", budget_tokens=4000)
+    pack = build_memory_pack(book=ingested, number=6, task="query", query="青铜古镜", budget_tokens=4000)
     episodic = [i for i in pack["items"] if i["layer"] == "episodic"]
     assert episodic[0]["id"] == "chunk:2:scene:0"
     assert episodic[0]["included"] is True
@@ -99,13 +99,13 @@ def test_a_query_on_a_scene_summary_recalls_that_scene_first(ingested):
     tokens_0 = tokens_estimate(block.format(episodic[0]["title"], SCENE_0))
     assert (episodic[0]["tokens"], tokens_0) == (122, 122)
     assert {i for i, _ in _episodic(pack, 2)} <= {"chunk:2:scene:0", "chunk:2:scene:1", "chunk:2:summary:0"}
-    again = build_memory_pack(book=ingested, chapter=6, task="query", query="青铜古镜", budget_tokens=4000)
+    again = build_memory_pack(book=ingested, number=6, task="query", query="青铜古镜", budget_tokens=4000)
     assert again == pack
 
 
 def test_the_scene_chunks_are_the_chapters_only_scene_candidates(ingested):
     pack = build_memory_pack(
-        book=ingested, chapter=6, task="query", query="后山石洞 演武场 木剑 古镜", budget_tokens=4000
+        book=ingested, number=6, task="query", query="后山石洞 演武场 木剑 古镜", budget_tokens=4000
     )
     scenes = [(i, t) for i, t in _episodic(pack, 2) if ":scene:" in i]
     assert scenes == [("chunk:2:scene:0", 122), ("chunk:2:scene:1", 194)]
@@ -125,9 +125,9 @@ def test_reingesting_replaces_the_scene_chunks(ingested, django_capture_on_commi
     assert _scene_chunks(ingested, 2) == [
         ("chunk:2:scene:0", "林风在藏经阁翻到一卷残破剑谱\n（地点：藏经阁；人物：林风）")
     ]
-    pack = build_memory_pack(book=ingested, chapter=6, task="query", query="青铜古镜", budget_tokens=4000)
+    pack = build_memory_pack(book=ingested, number=6, task="query", query="青铜古镜", budget_tokens=4000)
     assert "青铜古镜" not in pack["text"]
-    pack = build_memory_pack(book=ingested, chapter=6, task="query", query="残破剑谱", budget_tokens=4000)
+    pack = build_memory_pack(book=ingested, number=6, task="query", query="残破剑谱", budget_tokens=4000)
     assert [i["id"] for i in pack["items"] if i["layer"] == "episodic"][0] == "chunk:2:scene:0"
 
 

@@ -212,7 +212,7 @@ def test_the_doors_and_the_context_pack_use_hybrid_recall(mini, api):
         assert interface_arguments(spec, arguments)["mode"] == "semantic"
         assert interface_call(spec, book=book, arguments=arguments) == rest
         assert (rest["mode"], rest["hits"][0]["chapter"]) == ("semantic", 4)
-        pack = build_memory_pack(book=book, chapter=7, task="query", query=query)
+        pack = build_memory_pack(book=book, number=7, task="query", query=query)
         # episodic recall and, on a query, the facts the pack did not list: both hybrid, both said
         hybrid = "hybrid（BM25 + 向量，倒数排名融合）"
         assert pack["retrieval"] == f"{hybrid}；事实：{hybrid}"
@@ -289,17 +289,17 @@ def test_facts_are_embedded_when_observed_or_revised_and_hybrid_recall_finds_the
                 subject="老马夫",
                 field="藏身处",
                 value="后山瀑布后面的石洞",
-                chapter=4,
+                number=4,
             )
-            fact_observe(book=book, category="character_facts", subject="师妹", field="喜好", value="煮鱼汤", chapter=5)
+            fact_observe(book=book, category="character_facts", subject="师妹", field="喜好", value="煮鱼汤", number=5)
         assert len(store.index) == before + 2
         assert fact_key(fact_text(subject="老马夫", field="藏身处", value="后山瀑布后面的石洞")) in store.index
         hits, method = facts_search(book=book, query="那个养马的老人躲在山里哪儿", as_of=6)
         assert method == METHOD_HYBRID and hits[0]["key"] == hide.key and "semantic" in hits[0]["signals"]
         with django_capture_on_commit_callbacks(execute=True):
-            fact_revise(fact=hide, value="山脚下的破庙", chapter=6, reason="搬走了")
+            fact_revise(fact=hide, value="山脚下的破庙", number=6, reason="搬走了")
         assert len(store.index) == before + 3  # the revision's text alone
-        pack = build_memory_pack(book=book, chapter=6, task="query", query="那个养马的老人躲在山里哪儿")
+        pack = build_memory_pack(book=book, number=6, task="query", query="那个养马的老人躲在山里哪儿")
         recalled = [it for it in pack["items"] if it["title"].endswith("【检索】")]
         assert recalled and recalled[0]["included"] and "山脚下的破庙" in pack["text"]
         assert pack["retrieval"].endswith("；事实：" + METHOD_HYBRID)
@@ -324,16 +324,16 @@ def test_a_write_pack_recalls_the_facts_its_outline_points_to_and_says_so(mini, 
             subject="老马夫",
             field="藏身处",
             value="后山瀑布后面的石洞",
-            chapter=5,
+            number=5,
         )
     with _recall_on(folder):
-        pack = build_memory_pack(book=book, chapter=7, task="write")
+        pack = build_memory_pack(book=book, number=7, task="write")
     recalled = {it["title"]: it for it in pack["items"] if it["title"].endswith("【检索】")}
     hide = recalled["角色事实·老马夫·藏身处（第5章）【检索】"]
     assert hide["included"] and 30 <= hide["priority"] <= 45 and "后山瀑布后面的石洞" in pack["text"]
     assert len(recalled) <= 4 and all(it["priority"] <= 45 for it in recalled.values())
     assert pack["retrieval"].endswith("；事实：" + METHOD_HYBRID)
-    off = build_memory_pack(book=book, chapter=7, task="write")  # recall off (the suite's default)
+    off = build_memory_pack(book=book, number=7, task="write")  # recall off (the suite's default)
     assert not [it for it in off["items"] if it["title"].endswith("【检索】")]
     assert "事实" not in off["retrieval"]
 

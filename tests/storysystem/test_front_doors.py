@@ -54,7 +54,7 @@ def test_cli_persist_master_then_chapter(book, tmp_path, capsys):
         "本章节奏目标=本章只压不爆",
     )
     assert (tmp_path / ".story-system" / "chapters" / "chapter_015.md").exists()
-    assert chapter_effective(book=book, chapter=15)["fields"]["本章节奏目标"]["value"] == "本章只压不爆"
+    assert chapter_effective(book=book, number=15)["fields"]["本章节奏目标"]["value"] == "本章只压不爆"
 
 
 def test_cli_refusals(book, capsys):
@@ -311,7 +311,7 @@ def test_cli_takes_the_seed_options(book, tmp_path, capsys):
     )
     assert "已写入 .story-system/chapters/chapter_015.json" in result.err
     assert json.loads(result.out)["meta"]["chapter"] == 15
-    assert chapter_effective(book=book, chapter=15)["fields"]["本章输出重点"]["value"] == "林风第一次拔剑"
+    assert chapter_effective(book=book, number=15)["fields"]["本章输出重点"]["value"] == "林风第一次拔剑"
     assert json.loads(_run(capsys, "x", "--book", "tuihun", "--chapter", "第15章").out)["meta"]["chapter"] == 15
     with pytest.raises(CommandError, match="--chapter 应为章号，如 15、chapter_015 或 第15章（收到 ch15）"):
         call_command("story_system", "x", "--book", "tuihun", "--chapter", "ch15")

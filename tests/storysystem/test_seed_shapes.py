@@ -51,7 +51,7 @@ def test_a_chapter_and_its_effective_setting_carry_the_masters_keyed_base(book):
     story_master_build(book=book, query="玄幻退婚流", persist=False)  # a dry run stores nothing
     assert not StorySetting.objects.filter(book=book).exists()
     story_master_build(book=book, query="玄幻退婚流", persist=True)
-    chapter, _ = story_chapter_build(book=book, chapter=3, query="退婚打脸", persist=True)
+    chapter, _ = story_chapter_build(book=book, number=3, query="退婚打脸", persist=True)
     assert _codes(chapter["base_context"]) == BASE_CODES
     master_items = [t for t in chapter["source_trace"] if t["kind"] == "master"]
     assert master_items[0] == GR_001 | {"kind": "master"}
@@ -60,7 +60,7 @@ def test_a_chapter_and_its_effective_setting_carry_the_masters_keyed_base(book):
     # the chapter's dynamic context never repeats a base entry
     base = {code for codes in BASE_CODES.values() for code in codes}
     assert not base & {item["code"] for item in chapter["dynamic_context"]}
-    assert _codes(chapter_effective(book=book, chapter=3)["base_context"]) == BASE_CODES
+    assert _codes(chapter_effective(book=book, number=3)["base_context"]) == BASE_CODES
 
 
 def test_a_master_stored_with_a_list_is_keyed_on_read(book):
@@ -69,8 +69,8 @@ def test_a_master_stored_with_a_list_is_keyed_on_read(book):
     keyed = setting.data["base_context"]
     setting.data["base_context"] = [item for items in keyed.values() for item in items]  # the old form
     setting.save()
-    assert _codes(chapter_effective(book=book, chapter=2)["base_context"]) == BASE_CODES
-    chapter, _ = story_chapter_build(book=book, chapter=2, query="退婚打脸", persist=False)
+    assert _codes(chapter_effective(book=book, number=2)["base_context"]) == BASE_CODES
+    chapter, _ = story_chapter_build(book=book, number=2, query="退婚打脸", persist=False)
     assert _codes(chapter["base_context"]) == BASE_CODES
 
 

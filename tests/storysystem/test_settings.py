@@ -69,10 +69,10 @@ def test_human_notes_outside_the_markers_are_preserved(book, tmp_path):
 
 
 def test_chapter_files_and_json_is_the_source(book, master, tmp_path):
-    data, files = story_chapter_build(book=book, chapter=15, query="压抑一点，后面爆", persist=True)
+    data, files = story_chapter_build(book=book, number=15, query="压抑一点，后面爆", persist=True)
     assert ".story-system/chapters/chapter_015.json" in files and ".story-system/chapters/chapter_015.md" in files
     on_disk = json.loads((tmp_path / ".story-system/chapters/chapter_015.json").read_text(encoding="utf-8"))
-    assert on_disk == data == chapter_story(book=book, chapter=15)
+    assert on_disk == data == chapter_story(book=book, number=15)
     assert data["meta"]["chapter_mode"] == "chapter" and data["meta"]["chapter"] == 15
     md = (tmp_path / ".story-system/chapters/chapter_015.md").read_text(encoding="utf-8")
     assert "- 章节模式：第15章\n" in md
@@ -82,20 +82,20 @@ def test_chapter_files_and_json_is_the_source(book, master, tmp_path):
 
 def test_chapter_needs_a_master(book):
     with pytest.raises(NotFound, match="还没有故事系统总设定"):
-        story_chapter_build(book=book, chapter=3, query="压抑一点")
+        story_chapter_build(book=book, number=3, query="压抑一点")
 
 
 def test_locked_field_is_refused_with_a_clear_message(book, master):
     with pytest.raises(InvalidInput) as exc:
-        story_chapter_build(book=book, chapter=15, query="压抑一点", overrides={"核心调性": "轻松搞笑"}, persist=True)
+        story_chapter_build(book=book, number=15, query="压抑一点", overrides={"核心调性": "轻松搞笑"}, persist=True)
     assert exc.value.message == (
         "第15章不能修改锁定字段「核心调性」：锁定字段只认总设定（总设定：先抑后扬；本章请求：轻松搞笑）。如需修改，请重建总设定。"
     )
     assert exc.value.extra == {"field": "核心调性", "policy": "locked", "master": MASTER_TONE, "requested": "轻松搞笑"}
     assert not StorySetting.objects.filter(chapter=15).exists()
     # restating the master's value is not a change
-    story_chapter_build(book=book, chapter=15, query="压抑一点", overrides={"核心调性": MASTER_TONE}, persist=True)
-    assert chapter_effective(book=book, chapter=15)["fields"]["核心调性"] == {
+    story_chapter_build(book=book, number=15, query="压抑一点", overrides={"核心调性": MASTER_TONE}, persist=True)
+    assert chapter_effective(book=book, number=15)["fields"]["核心调性"] == {
         "value": MASTER_TONE,
         "origin": "master",
         "policy": "locked",
@@ -103,7 +103,7 @@ def test_locked_field_is_refused_with_a_clear_message(book, master):
 
 
 def test_route_suggestions_for_locked_fields_are_kept_aside_not_applied(book, master):
-    data, _ = story_chapter_build(book=book, chapter=15, query="压抑一点，后面爆", persist=True)
+    data, _ = story_chapter_build(book=book, number=15, query="压抑一点，后面爆", persist=True)
     assert data["master_constraints"]["核心调性"] == MASTER_TONE
     assert data["chapter_overrides"]["ignored_locked"] == {
         "核心调性": "先抑后扬，蓄力引爆",
@@ -117,9 +117,9 @@ def test_route_suggestions_for_locked_fields_are_kept_aside_not_applied(book, ma
 
 def test_override_allowed_takes_the_chapter_value(book, master):
     story_chapter_build(
-        book=book, chapter=7, query="压抑一点", overrides={"本章节奏目标": "本章慢热，只铺垫不兑现"}, persist=True
+        book=book, number=7, query="压抑一点", overrides={"本章节奏目标": "本章慢热，只铺垫不兑现"}, persist=True
     )
-    field = chapter_effective(book=book, chapter=7)["fields"]["本章节奏目标"]
+    field = chapter_effective(book=book, number=7)["fields"]["本章节奏目标"]
     assert field == {
         "value": "本章慢热，只铺垫不兑现",
         "origin": "chapter",
@@ -127,7 +127,7 @@ def test_override_allowed_takes_the_chapter_value(book, master):
         "master_value": "",
     }
     # a chapter without an override reads the master
-    other = chapter_effective(book=book, chapter=8)
+    other = chapter_effective(book=book, number=8)
     assert other["has_chapter_override"] is False
     assert other["fields"]["节奏策略"] == {"value": MASTER_PACING, "origin": "master", "policy": "locked"}
 
@@ -135,13 +135,13 @@ def test_override_allowed_takes_the_chapter_value(book, master):
 def test_the_master_s_pacing_and_anti_patterns_are_locked_as_the_seed_says(book, master):
     # issue 31: a chapter may not replace the long-line 节奏策略 nor rewrite 全局毒点: refused with the reason
     with pytest.raises(InvalidInput) as exc:
-        story_chapter_build(book=book, chapter=7, query="压抑一点", overrides={"节奏策略": "本章慢热"}, persist=True)
+        story_chapter_build(book=book, number=7, query="压抑一点", overrides={"节奏策略": "本章慢热"}, persist=True)
     assert exc.value.message.startswith("第7章不能修改锁定字段「节奏策略」：锁定字段只认总设定")
     with pytest.raises(InvalidInput, match="不能修改锁定字段「全局毒点」"):
-        story_chapter_build(book=book, chapter=7, query="x", overrides={"全局毒点": "本章不许出现新角色"}, persist=True)
+        story_chapter_build(book=book, number=7, query="x", overrides={"全局毒点": "本章不许出现新角色"}, persist=True)
     # its own anti-patterns still add to the master's
-    story_chapter_build(book=book, chapter=7, query="x", add_anti_patterns=["本章不许出现新角色"], persist=True)
-    assert chapter_effective(book=book, chapter=7)["anti_patterns"][-1]["text"] == "本章不许出现新角色"
+    story_chapter_build(book=book, number=7, query="x", add_anti_patterns=["本章不许出现新角色"], persist=True)
+    assert chapter_effective(book=book, number=7)["anti_patterns"][-1]["text"] == "本章不许出现新角色"
 
 
 def test_append_only_is_the_deduplicated_union(book, master):
@@ -150,9 +150,9 @@ def test_append_only_is_the_deduplicated_union(book, master):
         book=book, query="玄幻退婚流", overrides={"全局禁区补充": "打脸收尾太软|反击没有铺垫"}, persist=True
     )
     story_chapter_build(
-        book=book, chapter=9, query="随便", overrides={"全局禁区补充": "打脸收尾太软|本章不许出现新角色"}, persist=True
+        book=book, number=9, query="随便", overrides={"全局禁区补充": "打脸收尾太软|本章不许出现新角色"}, persist=True
     )
-    field = chapter_effective(book=book, chapter=9)["fields"]["全局禁区补充"]
+    field = chapter_effective(book=book, number=9)["fields"]["全局禁区补充"]
     assert field == {
         "value": ["打脸收尾太软", "反击没有铺垫", "本章不许出现新角色"],
         "origin": "master+chapter",
@@ -160,16 +160,16 @@ def test_append_only_is_the_deduplicated_union(book, master):
         "added_by_chapter": ["本章不许出现新角色"],
     }
     # a shorter list cannot remove the master's items
-    story_chapter_build(book=book, chapter=10, query="随便", overrides={"全局禁区补充": "反击没有铺垫"}, persist=True)
-    assert chapter_effective(book=book, chapter=10)["fields"]["全局禁区补充"]["value"] == [
+    story_chapter_build(book=book, number=10, query="随便", overrides={"全局禁区补充": "反击没有铺垫"}, persist=True)
+    assert chapter_effective(book=book, number=10)["fields"]["全局禁区补充"]["value"] == [
         "打脸收尾太软",
         "反击没有铺垫",
     ]
 
 
 def test_effective_anti_patterns_are_master_union_chapter(book, master):
-    story_chapter_build(book=book, chapter=15, query="压抑一点，后面爆", add_anti_patterns=["配角抢戏"], persist=True)
-    effective = chapter_effective(book=book, chapter=15)
+    story_chapter_build(book=book, number=15, query="压抑一点，后面爆", add_anti_patterns=["配角抢戏"], persist=True)
+    effective = chapter_effective(book=book, number=15)
     master_texts = [a["text"] for a in master["anti_patterns"]]
     texts = [a["text"] for a in effective["anti_patterns"]]
     assert texts[: len(master_texts)] == master_texts
@@ -195,11 +195,11 @@ def test_a_chapter_cannot_remove_an_anti_pattern(book, master):
     with pytest.raises(
         InvalidInput, match="第15章不能删除毒点：章节只能追加毒点，不能删除总设定的毒点（请求删除：当场翻盘）"
     ):
-        story_chapter_build(book=book, chapter=15, query="压抑", remove_anti_patterns=["当场翻盘"], persist=True)
+        story_chapter_build(book=book, number=15, query="压抑", remove_anti_patterns=["当场翻盘"], persist=True)
 
 
 def test_rebuilding_the_master_rewrites_chapter_files_with_the_new_locked_values(book, master, tmp_path):
-    story_chapter_build(book=book, chapter=15, query="压抑一点，后面爆", persist=True)
+    story_chapter_build(book=book, number=15, query="压抑一点，后面爆", persist=True)
     story_master_build(book=book, query="都市赘婿", persist=True)
     data = json.loads((tmp_path / ".story-system/chapters/chapter_015.json").read_text(encoding="utf-8"))
     assert data["master_constraints"]["核心调性"] == "隐忍之后的身份反转"
@@ -212,8 +212,8 @@ def test_book_yaml_can_change_the_policy(book, master):
         "story_system": {"override_policy": {"locked": ["主冲突模板"], "override_allowed": ["核心调性", "节奏策略"]}}
     }
     book.save()
-    story_chapter_build(book=book, chapter=2, query="x", overrides={"核心调性": "轻松搞笑"}, persist=True)
-    effective = chapter_effective(book=book, chapter=2)
+    story_chapter_build(book=book, number=2, query="x", overrides={"核心调性": "轻松搞笑"}, persist=True)
+    effective = chapter_effective(book=book, number=2)
     assert effective["fields"]["核心调性"]["origin"] == "chapter"
     # fields listed nowhere fall back to locked (the safe side); append_only keeps its default
     assert effective["override_policy"]["locked"] == [
@@ -255,14 +255,14 @@ def test_a_vague_query_falls_back_to_the_books_genre_before_the_generic_route(bo
 def test_seed_override_allowed_fields_are_set_per_chapter(book, master):
     data, _ = story_chapter_build(
         book=book,
-        chapter=15,
+        number=15,
         query="压抑一点，后面爆",
         overrides={"本章输出重点": "林风第一次拔剑", "本章场景": "雨夜山门"},
         persist=True,
     )
     assert data["master_constraints"]["本章输出重点"] == "林风第一次拔剑"
     assert data["field_origins"]["本章场景"] == "chapter"
-    effective = chapter_effective(book=book, chapter=15)["fields"]
+    effective = chapter_effective(book=book, number=15)["fields"]
     assert effective["本章输出重点"] == {
         "value": "林风第一次拔剑",
         "origin": "chapter",
@@ -271,7 +271,7 @@ def test_seed_override_allowed_fields_are_set_per_chapter(book, master):
     }
     # A seed field nobody gave is not in the dict; another chapter does not inherit this one's.
     assert "本章桥段" not in effective
-    assert "本章输出重点" not in chapter_effective(book=book, chapter=16)["fields"]
+    assert "本章输出重点" not in chapter_effective(book=book, number=16)["fields"]
 
 
 def test_seed_locked_fields_come_from_the_master_only(book):
@@ -280,14 +280,14 @@ def test_seed_locked_fields_come_from_the_master_only(book):
     )
     assert master_story(book=book)["master_constraints"]["主路由题材"] == "玄幻"
     with pytest.raises(InvalidInput) as exc:
-        story_chapter_build(book=book, chapter=3, query="x", overrides={"主路由题材": "言情"})
+        story_chapter_build(book=book, number=3, query="x", overrides={"主路由题材": "言情"})
     assert exc.value.message == (
         "第3章不能修改锁定字段「主路由题材」：锁定字段只认总设定（总设定：玄幻；本章请求：言情）。如需修改，请重建总设定。"
     )
     with pytest.raises(InvalidInput, match="锁定字段「主角底层人设」.*总设定：（空）"):
-        story_chapter_build(book=book, chapter=3, query="x", overrides={"主角底层人设": "嘴硬心软"})
+        story_chapter_build(book=book, number=3, query="x", overrides={"主角底层人设": "嘴硬心软"})
     # Repeating the master's value is no change.
-    data, _ = story_chapter_build(book=book, chapter=3, query="x", overrides={"世界规则闭环": "灵气守恒"})
+    data, _ = story_chapter_build(book=book, number=3, query="x", overrides={"世界规则闭环": "灵气守恒"})
     assert data["master_constraints"]["世界规则闭环"] == "灵气守恒"
 
 
@@ -295,12 +295,12 @@ def test_seed_append_only_fields_are_the_union(book):
     story_master_build(book=book, query="玄幻退婚流", overrides={"长线伏笔": "断剑来历|师父旧伤"}, persist=True)
     story_chapter_build(
         book=book,
-        chapter=7,
+        number=7,
         query="x",
         overrides={"长线伏笔": "师父旧伤|雾海图", "全局禁区补充": "不写主角求饶"},
         persist=True,
     )
-    fields = chapter_effective(book=book, chapter=7)["fields"]
+    fields = chapter_effective(book=book, number=7)["fields"]
     assert fields["长线伏笔"] == {
         "value": ["断剑来历", "师父旧伤", "雾海图"],
         "origin": "master+chapter",
@@ -309,7 +309,7 @@ def test_seed_append_only_fields_are_the_union(book):
     }
     assert fields["全局禁区补充"]["value"] == ["不写主角求饶"]
     # A 全局禁区补充 is a prohibition: it joins the chapter's effective anti-patterns.
-    anti = chapter_effective(book=book, chapter=7)["anti_patterns"]
+    anti = chapter_effective(book=book, number=7)["anti_patterns"]
     assert {"text": "不写主角求饶", "origin": "chapter"}.items() <= next(
         a for a in anti if a["text"] == "不写主角求饶"
     ).items()
@@ -317,7 +317,7 @@ def test_seed_append_only_fields_are_the_union(book):
 
 def test_an_unknown_field_lists_every_field(book, master):
     with pytest.raises(InvalidInput) as exc:
-        story_chapter_build(book=book, chapter=2, query="x", overrides={"文风": "冷"})
+        story_chapter_build(book=book, number=2, query="x", overrides={"文风": "冷"})
     assert exc.value.message.startswith("未知的设定字段「文风」，可用字段：核心调性、节奏策略、")
     assert exc.value.message.endswith("本章局部情绪侧重、本章输出重点")
     assert len(exc.value.extra["available"]) == 18

@@ -24,7 +24,7 @@ def _rebuilt(root, capture) -> Book:
 
 
 def _pack_overdue(book: Book, chapter: int) -> set[str]:
-    pack = build_memory_pack(book=book, chapter=chapter, budget_tokens=200_000)
+    pack = build_memory_pack(book=book, number=chapter, budget_tokens=200_000)
     return {
         it["title"].split("·")[1] for it in pack["items"] if it["kind"] == "open_loops" and "【超期：" in it["title"]
     }

@@ -67,7 +67,7 @@ class Command(BookCommand):
             kind, _, term = options["waive"].partition(":")
             if options["chapter"] is None:
                 raise CommandError("--waive 需要 --chapter N")
-            result = waiver_add(book=book, chapter=options["chapter"], kind=kind, term=term, note=options["note"])
+            result = waiver_add(book=book, number=options["chapter"], kind=kind, term=term, note=options["note"])
             self.emit(result, f"已豁免第{options['chapter']}章的 {kind}「{term}」，写入 {result['file']}", options)
             return
         if options["start"] is not None:

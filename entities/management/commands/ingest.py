@@ -27,7 +27,7 @@ class Command(BookCommand):
         except OSError as exc:
             raise CommandError(f"无法读取 {path}：{exc}") from exc
         payload = extraction_parse(raw=raw)
-        result = extraction_ingest(book=self.book_get(options), chapter=options["chapter"], payload=payload)
+        result = extraction_ingest(book=self.book_get(options), number=options["chapter"], payload=payload)
         self.stdout.write(json_render(result))
         if result.get("hook_failures"):  # warn only (exit 0), as the seed's hooks: the extraction is saved
             self.stderr.write(f"警告：抽取已保存，但提交后的更新失败：{result['hook_failures'][0]['message']}")

@@ -86,7 +86,7 @@ class Command(BookCommand):
         if options["chapter"] is not None:
             data, files = services.story_chapter_build(
                 book=book,
-                chapter=options["chapter"],
+                number=options["chapter"],
                 query=options["query"],
                 genre=options["genre"],
                 overrides=overrides,

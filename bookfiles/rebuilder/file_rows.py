@@ -3,7 +3,7 @@ rows (``file_rows_write``: a full rebuild is every file changed), the volumes a 
 book.yaml plus its chapter folders, the changed paths by kind, the roster's skipped entries as issues.
 
 The rebuilder writes no table itself: it calls each app's own writers in its one transaction — the
-core's rows through ``core.rows``, threads and secrets through ``threads.services``, the roster's
+core's rows through ``core.writers``, threads and secrets through ``threads.services``, the roster's
 entities and aliases through ``entities.roster``.
 """
 
@@ -24,7 +24,7 @@ from bookfiles.parser import (
     TimelineRowData,
     VolumeData,
 )
-from core import rows as core_rows
+from core import writers as core_writers
 from core.models import Book
 from entities.roster import roster_write, timeline_changes_write
 from threads.services import secrets_replace, threads_replace
@@ -74,23 +74,23 @@ def file_rows_write(
     finalize and sync uses (a new file kind gets its writer here, once). ``volumes`` writes the volume
     rows after the chapters (a rebuild merges book.yaml's; finalize / sync update them from the
     chapters); ``counts`` gets each writer's count."""
-    counts["chapters"], words, removed_numbers = core_rows.chapters_replace(
+    counts["chapters"], words, removed_numbers = core_writers.chapters_replace(
         book=book, chapters=rows.chapters, paths=rows.paths("chapter"), baseline=baseline
     )
     counts["volumes"] = volumes()
     counts["threads"] = threads_replace(book=book, threads=rows.threads, paths=rows.paths("thread"))
     counts["secrets"] = secrets_replace(book=book, secrets=rows.secrets, paths=rows.paths("secret"))
-    counts["documents"], counts["sections"] = core_rows.documents_replace(
+    counts["documents"], counts["sections"] = core_writers.documents_replace(
         book=book, documents=rows.documents, paths=rows.paths(*DOCUMENT_KINDS)
     )
-    counts["timeline_rows"] = core_rows.timeline_replace(book=book, rows=rows.timeline, paths=rows.paths("timeline"))
+    counts["timeline_rows"] = core_writers.timeline_replace(book=book, rows=rows.timeline, paths=rows.paths("timeline"))
     issues: list[Issue] = []
     if rows.entities is not None:
         counts["entities"], counts["aliases"], issues = entities_write(book=book, entities=rows.entities)
     if rows.timeline_changes is not None:  # after the roster: the names resolve to its entities
         _written, skipped = timeline_changes_write(book=book, changes=rows.timeline_changes)
         issues += [Issue(*s) for s in skipped]
-    core_rows.source_files_replace(
+    core_writers.source_files_replace(
         book=book,
         files=rows.files,
         paths=None if rows.by_kind is None else [f.path for f in rows.files] + rows.removed,

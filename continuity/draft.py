@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from bookfiles.parser.text import FrontMatterError, entity_tag_spans, front_matter_split, numeral_parse
+from bookfiles.parser.markup import FrontMatterError, entity_tag_spans, front_matter_split, numeral_parse
 from kernel.bounds import NUMBER_MAX
 
 SENTENCE_END = frozenset("。！？!?\n")
