@@ -9,7 +9,10 @@ The rules call the services the doors call (REST, MCP, the CLI and the admin are
 the same service; tests/storysystem, tests/entities and tests/agents hold the door-by-door tests).
 A writer "killed after its log line" is the same state on disk as a kill -9 between the append and
 the commit (the log line is written, the transaction is not): the rule writes inside a transaction
-that it then abandons; tests/hardening/test_faults.py kills real processes.
+that it then abandons. In the long run (a file database a child can open: ``child_db``), a real
+writer is also SIGKILLed in a child process after a random write statement of its transaction, its
+commit's after-commit hooks included (``killed_child_then_healed``);
+tests/hardening/test_live_killed_writer.py does the same with a fixed seed under pytest.
 
 Used by tests/bookfiles/test_live_equals_rebuild.py (a fixed budget) and bench/bench_live_rebuild.py
 (the long run). Needs a database where after-commit hooks run (``transaction=True`` under pytest)."""
