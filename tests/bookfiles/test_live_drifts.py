@@ -18,7 +18,7 @@ from entities.services.marks import entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_reject
 from entities.services.writes import state_change_curate
 from memory.models import Fact
-from tests.bookfiles.live_state import live_and_rebuild
+from tests.bookfiles.live_state import book_tables, live_and_rebuild, tables_diff
 from tests.conftest import DEMO_BOOK_SOURCE
 from webnovel.demo import DEMO_EXTRACTIONS, demo_extractions_ingest
 
@@ -217,4 +217,20 @@ def test_an_extraction_file_edited_with_an_unknown_field_is_applied_as_logged_li
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     assert book_sync(book=_book())["journal"] == {"extraction.edited": 1}
     assert StateChange.objects.filter(book=_book(), chapter=3, reason="作者订正").exists()
+    _same(root)
+
+
+def test_a_confirmed_discovery_is_loaded_live_as_the_sync_would(root):
+    """Found by the long run: confirming a discovered name wrote its roster entry, but the live database
+    had no entity until the next sync (8 scan rows of 老人, its entity, chunks and fact all added by a
+    sync with nothing changed). Now the confirm loads the entry in its own transaction."""
+    book_discover(book=_book(), min_count=2)
+    item = PendingItem.objects.filter(book=_book(), kind="entity_discovered", payload__name="老人").get()
+    pending_item_confirm(item=item)
+    laoren = Entity.objects.get(book=_book(), entity_id="laoren")
+    assert (laoren.source, laoren.source_path, laoren.first_appearance) == ("file", "设定/名册.yaml", 2)
+    assert sorted(laoren.appearances.filter(source="scan").values_list("chapter", flat=True))[:3] == [2, 5, 7]
+    before = book_tables(book=_book())
+    assert book_sync(book=_book())["ok"]
+    assert tables_diff(before, book_tables(book=_book())) == []
     _same(root)
