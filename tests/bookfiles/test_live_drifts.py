@@ -234,3 +234,25 @@ def test_a_confirmed_discovery_is_loaded_live_as_the_sync_would(root):
     assert book_sync(book=_book())["ok"]
     assert tables_diff(before, book_tables(book=_book())) == []
     _same(root)
+
+
+def _tagged_chapter(root: Path, number: int) -> None:
+    body = f"---\ntitle: 新章{number}\n---\n剑老低声说起雾海。\n"
+    body += '<entity type="势力" name="天云宗" id="tianyunzong"><alias>宗门</alias></entity>\n天云宗的人来到宗门。\n'
+    (root / "定稿" / "正文" / "第2卷" / f"第{number:04d}章.md").write_text(body, encoding="utf-8")
+    assert chapter_finalize(book=_book(), number=number)["ok"]
+
+
+def test_a_tagged_entity_whose_name_became_ambiguous_spans_its_tagged_chapters(root):
+    """Found by the long run: a tag entity 天云宗 (势力, chapter 25), then an admin 天云宗 (角色): the name
+    is ambiguous, no scan row names either. Chapter 26 tags it again: live kept last appearance 25 (what
+    an earlier scan had left), a rebuild 26 (its scan saw 26 before the admin entity was replayed). Now
+    an entity without scan rows spans the chapters whose tags name it, live and rebuilt."""
+    _tagged_chapter(root, 25)
+    entity_add(book=_book(), name="天云宗", type="角色", description="新录")
+    _tagged_chapter(root, 26)
+    tag = Entity.objects.get(book=_book(), entity_id="tianyunzong")
+    assert (tag.source, tag.first_appearance, tag.last_appearance) == ("tag", 25, 26)
+    assert not tag.appearances.exists()
+    assert AmbiguousMention.objects.filter(book=_book(), chapter=26, alias="天云宗").exists()
+    _same(root)
