@@ -26,6 +26,7 @@ from kernel.exceptions import InvalidInput, NotFound
 from kernel.interfaces import target_resolve
 
 _rebuilder: Callable[..., dict[str, Any]] | str | None = None
+_rereader: Callable[..., dict[str, Any]] | str | None = None
 # Two first queries of one process build once; another process's concurrent build ends in the rebuild's
 # own book lock (the second one finds the book and replaces it by the same rows).
 _build_lock = threading.Lock()
@@ -89,3 +90,26 @@ def book_get_or_build(*, slug: str, paths: bool = False) -> Book:
         if root is None:
             raise
     return book_build(root=root)[0]
+
+
+def book_files_rereader_register(fn: Callable[..., dict[str, Any]] | str) -> None:
+    """Register ``fn(book=, paths=) -> report`` (the book-files app's ``book_files_reread``), which loads
+    the rows of author's files a service below it has just written, as a sync would."""
+    global _rereader
+    _rereader = fn
+
+
+def book_files_reread(*, book: Book, paths: list[str]) -> dict[str, Any]:
+    """Load ``paths`` (files of ``book``'s folder a write of a lower app changed, such as the roster a
+    confirmed discovery wrote) into their rows inside the caller's transaction, as the next sync would:
+    the live database follows the folder at once. A report as sync's; raises InvalidInput when they
+    cannot be loaded (the caller's transaction, and so its write, is undone)."""
+    if _rereader is None:
+        return {"ok": True}
+    report = target_resolve(_rereader)(book=book, paths=paths)
+    if not report["ok"]:
+        raise InvalidInput(
+            f"{'、'.join(paths)} 已写入但无法载入：{report['errors'][0]['message']}",
+            extra={"paths": paths, "errors": report["errors"]},
+        )
+    return report

@@ -44,7 +44,7 @@ from django.db.models import Count, Max
 
 from core.models import Book, Chapter
 from core.search import search_chapters_containing
-from entities.models import Alias, AmbiguousMention, Appearance, Entity
+from entities.models import Alias, AmbiguousMention, Appearance, Entity, TagApplication
 from entities.services.writes import entity_appearance_refresh
 from entities.tags import chapter_tags_apply, chapter_tags_clear
 from kernel.bulk import rows_insert
@@ -219,6 +219,17 @@ def alias_counts_all(*, matcher: Matcher, text: str) -> dict[str, int]:
     return dict(counts)
 
 
+def _tag_named(*, book: Book, numbers: list[int]) -> set[int]:
+    """The pks of the entities the applied tags of chapters ``numbers`` name (``TagApplication``)."""
+    ids = {
+        item.split(":", 1)[1]
+        for applied in TagApplication.objects.filter(book=book, chapter__in=numbers).values_list("applied", flat=True)
+        for item in applied
+        if isinstance(item, str) and item.startswith("entity:")
+    }
+    return set(Entity.objects.filter(book=book, entity_id__in=ids).values_list("pk", flat=True)) if ids else set()
+
+
 @transaction.atomic
 def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] | None = None) -> dict[str, int]:
     """The chapter indexer (registered in ``EntitiesConfig.ready()``, kernel/indexing.py): apply the
@@ -227,6 +238,8 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
     finalize / sync / rebuild report."""
     removed = list(removed or [])
     chapters = Chapter.objects.filter(book=book)
+    # the entities the tags of these chapters named before: their first / last appearances move too
+    tag_named = _tag_named(book=book, numbers=[*numbers, *removed]) if numbers is not None else set()
     if numbers is not None:
         chapters = chapters.filter(number__in=numbers)
     for number in removed:
@@ -294,6 +307,8 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
     rows_insert(AmbiguousMention, ambiguous)
     if numbers is None:
         affected |= set(Entity.objects.filter(book=book).values_list("pk", flat=True))
+    else:  # and the ones they name now
+        affected |= tag_named | _tag_named(book=book, numbers=[*numbers, *removed])
     entity_appearance_refresh(entity_pks=affected)
     return {"appearances": written, "ambiguous": len(ambiguous), "warnings": warnings}
 

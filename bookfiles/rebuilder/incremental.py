@@ -241,6 +241,21 @@ def chapter_finalize(*, book: Book, number: int) -> dict[str, Any]:
     return report
 
 
+def book_files_reread(*, book: Book, paths: list[str]) -> dict[str, Any]:
+    """Re-read the non-chapter files ``paths`` (a service just wrote them: a confirmed discovery's roster
+    entry) and update their rows as a sync would, inside the caller's transaction (registered into
+    ``core.lazybuild``; the other files are left to the next sync)."""
+    root = _root(book)
+    report = _report(book)
+    listing = book_files_list(root, skip_top=frozenset({"定稿"}), limits=read_limits())
+    wanted = set(paths)
+    stored = _stored(book, kind__in=NON_CHAPTER_KINDS)
+    results, _ = _scan(root, [(p, k) for p, k in listing if p in wanted], stored, report, trust_stat=False)
+    if results:
+        changes_apply(book=book, root=root, results=results, removed=[], listing=listing, report=report, full=False)
+    return report
+
+
 def book_sync(*, book: Book, replace: bool = False) -> dict[str, Any]:
     """Re-read only the files whose sha256 differs from SourceFile (and new ones), drop the rows of
     deleted files; a changed book.yaml means a full rebuild. Unreadable files are reported and skipped.

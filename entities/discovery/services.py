@@ -28,6 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.journal import journal_append, journal_lock
+from core.lazybuild import book_files_reread
 from core.models import Book, Chapter
 from entities.discovery.bounds import MAX_CHAPTER_CHARS, MAX_CHARS
 from entities.discovery.engine import TYPES, Proposal, Segmenter, discover
@@ -276,7 +277,8 @@ def _card_exists(root: Path, name: str) -> bool:
 
 def discovery_confirm(*, item: PendingItem, write: bool = True) -> dict[str, Any]:
     """Apply a confirmed proposal: its entry is added to ``设定/名册.yaml`` (kept as it was when the name
-    is there already, or has a character card). The next sync / rebuild loads it and scans its mentions.
+    is there already, or has a character card), and loaded at once as a sync would (its entity, aliases and
+    mentions scanned), so the live database answers what a rebuild of the folder does.
     Called by ``pending_item_confirm`` inside its transaction (which, given an entity, adds the names as
     that entity's aliases instead). ``write=False`` (a replay: the roster is the author's file now, as
     they left it) answers the same without writing."""
@@ -285,11 +287,22 @@ def discovery_confirm(*, item: PendingItem, write: bool = True) -> dict[str, Any
     if payload.get("type") == "角色" and _card_exists(root, payload["name"]):
         return {"roster": None, "added": False, "note": f"已有角色卡 {CARDS}/{payload['name']}.md，名册未改动"}
     path = root / ROSTER
-    text = path.read_text(encoding="utf-8-sig") if path.is_file() else ""
+    existed = path.is_file()
+    text = path.read_text(encoding="utf-8-sig") if existed else ""
     new_text, added = roster_add(text=text, payload=payload)
     if added and write:
         book_file_write(root=root, relative=ROSTER, text=new_text)
-    return {"roster": ROSTER, "added": added, "name": payload["name"], "next": "运行 sync 载入名册并扫描提及"}
+        # the live database follows the folder now, as a rebuild of it would (not at the next sync);
+        # a roster that cannot be loaded is put back as it was (the confirm is undone with it)
+        try:
+            book_files_reread(book=item.book, paths=[ROSTER])
+        except BaseException:
+            if existed:
+                book_file_write(root=root, relative=ROSTER, text=text)
+            else:
+                path.unlink(missing_ok=True)
+            raise
+    return {"roster": ROSTER, "added": added, "name": payload["name"], "next": "已载入名册并扫描提及"}
 
 
 def discovery_names(*, item: PendingItem) -> list[dict]:

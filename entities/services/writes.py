@@ -22,7 +22,15 @@ from core.models import Book
 from entities import selectors
 from entities.generic import alias_is_generic
 from entities.ids import entity_id_base, entity_ids_assign
-from entities.models import Alias, Appearance, Entity, Relationship, RelationshipEvent, StateChange
+from entities.models import (
+    Alias,
+    Appearance,
+    Entity,
+    Relationship,
+    RelationshipEvent,
+    StateChange,
+    TagApplication,
+)
 from entities.state_ops import OPS, is_number
 from kernel.exceptions import InvalidInput
 
@@ -159,7 +167,8 @@ def _alias_checked(
 
 
 def entity_appearance_refresh(*, entity_pks: Iterable[int]) -> None:
-    """Recompute first/last appearance of these entities from their appearance rows."""
+    """Recompute first/last appearance of these entities from their appearance rows (for one with none,
+    not from a file: the chapters whose tags name it, else what its creator recorded)."""
     pks = list(set(entity_pks))
     if not pks:
         return
@@ -171,13 +180,34 @@ def entity_appearance_refresh(*, entity_pks: Iterable[int]) -> None:
     }
     changes = StateChange.objects.filter(entity_id__in=pks).values("entity_id").annotate(first=Min("chapter"))
     first_change = {row["entity_id"]: row["first"] for row in changes}
-    for entity in Entity.objects.filter(pk__in=pks):
-        first, last = spans.get(entity.pk, (None, None))
+    entities = list(Entity.objects.filter(pk__in=pks))
+    tagged = _tagged_spans(entities=[e for e in entities if e.pk not in spans and e.source != "file"])
+    for entity in entities:
+        first, last = spans.get(entity.pk, tagged.get(entity.pk, (None, None)))
         if first is None and entity.source != "file":
             # Entities never seen in text keep what their creator recorded (migration, suggestion).
             first, last = entity.first_appearance or first_change.get(entity.pk), entity.last_appearance
         if (entity.first_appearance, entity.last_appearance) != (first, last):
             Entity.objects.filter(pk=entity.pk).update(first_appearance=first, last_appearance=last)
+
+
+def _tagged_spans(*, entities: list[Entity]) -> dict[int, tuple[int, int]]:
+    """The first and last chapters whose manual tags name each of ``entities`` (``TagApplication``):
+    where an entity is tagged it appears, even when the scan finds no mention of it (its name is
+    ambiguous, say). Read from the chapters' rows, never from what an earlier scan left on the entity,
+    so a live book and a rebuild of its folder agree (issue 24)."""
+    if not entities:
+        return {}
+    by_key = {(e.book_id, f"entity:{e.entity_id}"): e.pk for e in entities}
+    out: dict[int, tuple[int, int]] = {}
+    rows = TagApplication.objects.filter(book_id__in={e.book_id for e in entities}).exclude(applied=[])
+    for book_id, chapter, applied in rows.values_list("book_id", "chapter", "applied").iterator(chunk_size=500):
+        for item in applied:
+            pk = by_key.get((book_id, item))
+            if pk is not None:
+                first, last = out.get(pk, (chapter, chapter))
+                out[pk] = (min(first, chapter), max(last, chapter))
+    return out
 
 
 # --- state changes -----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from entities.services.marks import entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_reject
 from entities.services.writes import state_change_curate
 from memory.models import Fact
-from tests.bookfiles.live_state import live_and_rebuild
+from tests.bookfiles.live_state import book_tables, live_and_rebuild, tables_diff
 from tests.conftest import DEMO_BOOK_SOURCE
 from webnovel.demo import DEMO_EXTRACTIONS, demo_extractions_ingest
 
@@ -217,4 +217,42 @@ def test_an_extraction_file_edited_with_an_unknown_field_is_applied_as_logged_li
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     assert book_sync(book=_book())["journal"] == {"extraction.edited": 1}
     assert StateChange.objects.filter(book=_book(), chapter=3, reason="作者订正").exists()
+    _same(root)
+
+
+def test_a_confirmed_discovery_is_loaded_live_as_the_sync_would(root):
+    """Found by the long run: confirming a discovered name wrote its roster entry, but the live database
+    had no entity until the next sync (8 scan rows of 老人, its entity, chunks and fact all added by a
+    sync with nothing changed). Now the confirm loads the entry in its own transaction."""
+    book_discover(book=_book(), min_count=2)
+    item = PendingItem.objects.filter(book=_book(), kind="entity_discovered", payload__name="老人").get()
+    pending_item_confirm(item=item)
+    laoren = Entity.objects.get(book=_book(), entity_id="laoren")
+    assert (laoren.source, laoren.source_path, laoren.first_appearance) == ("file", "设定/名册.yaml", 2)
+    assert sorted(laoren.appearances.filter(source="scan").values_list("chapter", flat=True))[:3] == [2, 5, 7]
+    before = book_tables(book=_book())
+    assert book_sync(book=_book())["ok"]
+    assert tables_diff(before, book_tables(book=_book())) == []
+    _same(root)
+
+
+def _tagged_chapter(root: Path, number: int) -> None:
+    body = f"---\ntitle: 新章{number}\n---\n剑老低声说起雾海。\n"
+    body += '<entity type="势力" name="天云宗" id="tianyunzong"><alias>宗门</alias></entity>\n天云宗的人来到宗门。\n'
+    (root / "定稿" / "正文" / "第2卷" / f"第{number:04d}章.md").write_text(body, encoding="utf-8")
+    assert chapter_finalize(book=_book(), number=number)["ok"]
+
+
+def test_a_tagged_entity_whose_name_became_ambiguous_spans_its_tagged_chapters(root):
+    """Found by the long run: a tag entity 天云宗 (势力, chapter 25), then an admin 天云宗 (角色): the name
+    is ambiguous, no scan row names either. Chapter 26 tags it again: live kept last appearance 25 (what
+    an earlier scan had left), a rebuild 26 (its scan saw 26 before the admin entity was replayed). Now
+    an entity without scan rows spans the chapters whose tags name it, live and rebuilt."""
+    _tagged_chapter(root, 25)
+    entity_add(book=_book(), name="天云宗", type="角色", description="新录")
+    _tagged_chapter(root, 26)
+    tag = Entity.objects.get(book=_book(), entity_id="tianyunzong")
+    assert (tag.source, tag.first_appearance, tag.last_appearance) == ("tag", 25, 26)
+    assert not tag.appearances.exists()
+    assert AmbiguousMention.objects.filter(book=_book(), chapter=26, alias="天云宗").exists()
     _same(root)
