@@ -13,10 +13,13 @@ the apps are imported inside the functions, after that (not to dodge a layer: th
 import argparse
 import gc
 import os
+import re
 import sys
 from pathlib import Path
 
 DEMO = "demo-book"
+# SQLite's and PostgreSQL's words for a table that does not exist.
+_MISSING_TABLE = re.compile(r"no such table|relation \"[^\"]+\" does not exist")
 
 
 def django_start() -> None:
@@ -42,7 +45,20 @@ def command_run(argv: list[str]) -> None:
 
     if not any(a.startswith(("--settings", "--pythonpath")) for a in argv):
         django_start()
-    execute_from_command_line(argv)
+    from django.db.utils import OperationalError, ProgrammingError
+
+    try:
+        execute_from_command_line(argv)
+    except (OperationalError, ProgrammingError) as exc:
+        # A database never migrated (a new data directory, a wrong SQLITE_PATH / DATABASE_URL): say so in
+        # the author's words, not with the driver's traceback. Any other database error stays as it was.
+        if not _MISSING_TABLE.search(str(exc)):
+            raise
+        sys.stderr.write(
+            f"数据库还没有建表（{exc}）：先运行 `python manage.py migrate`（或 `make run`），"
+            "并确认 DATABASE_URL / SQLITE_PATH 指向要用的数据库。\n"
+        )
+        sys.exit(1)
 
 
 def manage(argv: list[str] | None = None) -> None:

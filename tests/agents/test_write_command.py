@@ -3,7 +3,10 @@ write tools (same schema, same service, same answer), with Chinese refusals and 
 
 import io
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 from django.core.management import call_command
@@ -13,7 +16,7 @@ from agents.writes import write_tools
 from bookfiles.rebuilder import book_rebuild
 from core.models import Book
 from memory.models import Fact
-from tests.conftest import DEMO_BOOK
+from tests.conftest import DEMO_BOOK, REPO
 
 
 @pytest.fixture
@@ -75,3 +78,23 @@ def test_bad_arguments_are_refused_in_chinese_and_write_nothing(demo):
 def test_finalize_from_the_command_line_answers_the_report(demo):
     report = json.loads(run("chapter-finalize", "demo-book", "--json", '{"number": 3}'))
     assert (report["ok"], report["book"], report["unchanged"]) == (True, "demo-book", ["定稿/正文/第1卷/第0003章.md"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["write", "chapter-finalize", "demo-book", "--json", '{"number": 3}'], ["story", "thread-overdue", "demo-book"]],
+)
+def test_a_database_never_migrated_is_named_in_chinese_not_a_traceback(command, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env["SQLITE_PATH"] = str(tmp_path / "never-migrated.sqlite3")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "manage.py"), *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "数据库还没有建表（no such table: webnovel_book）：先运行 `python manage.py migrate`" in done.stderr
+    assert "Traceback" not in done.stderr
