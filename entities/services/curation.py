@@ -29,6 +29,7 @@ from entities.services.writes import (
     state_change_check,
     state_changes_renumber,
 )
+from entities.tags import tag_applications_rename
 from kernel.exceptions import InvalidInput, NotFound
 
 ENTITY_EDITABLE = ("canonical_name", "type", "tier", "description", "base_state", "is_protagonist")
@@ -87,6 +88,27 @@ def entity_add(
         raise InvalidInput("实体正名不能为空", extra={"field": "canonical_name"})
     if base_state is not None and not isinstance(base_state, dict):
         raise InvalidInput("初始状态应是 JSON 对象", extra={"field": "base_state"})
+    tagged = Entity.objects.filter(book=book, canonical_name=name, type=type, source="tag").first()
+    if tagged is not None and journal:
+        raise InvalidInput(
+            f"实体 {name}（{type}）已由第{tagged.first_appearance}章的实体标签建立（{tagged.entity_id}），请直接修改它",
+            extra={"entity": tagged.entity_id, "source": "tag"},
+        )
+    taken = Entity.objects.filter(book=book, entity_id=entity_id).exclude(pk=getattr(tagged, "pk", None)).exists()
+    if tagged is not None and entity_id and not taken:
+        # A replayed entity.create (a rebuild, a journal heal): live, the curator's entity came first and
+        # the tags naming it adopted it (a tag takes the entity of its name and type), which a rebuild,
+        # applying the chapters' tags before the journal, can only give by handing the tag's entity over.
+        entity = _tagged_entity_take_over(
+            entity=tagged,
+            entity_id=entity_id,
+            tier=tier,
+            description=description,
+            base_state=base_state or {},
+            is_protagonist=is_protagonist,
+        )
+        mentions_names_after(book=book, before=before)
+        return entity
     entity = entity_create(
         book=book,
         name=name,
@@ -111,6 +133,18 @@ def entity_add(
             base_state=base_state or {},
             is_protagonist=is_protagonist,
         )
+    return entity
+
+
+def _tagged_entity_take_over(*, entity: Entity, entity_id: str, **fields: Any) -> Entity:
+    """A tag-made entity becomes the curator's ``entity_id`` (its rows, aliases and tags' record follow)."""
+    old = entity.entity_id
+    entity.entity_id, entity.source = entity_id, "admin"
+    for name, value in fields.items():
+        setattr(entity, name, value)
+    entity.save(update_fields=["entity_id", "source", *fields])
+    if old != entity_id:
+        tag_applications_rename(book=entity.book, old=old, new=entity_id)
     return entity
 
 

@@ -17,6 +17,7 @@ from entities.services.ingest import extraction_ingest, extraction_parse
 from entities.services.marks import entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_reject
 from entities.services.writes import state_change_curate
+from kernel.exceptions import InvalidInput
 from memory.models import Fact
 from tests.bookfiles.live_state import book_tables, live_and_rebuild, tables_diff
 from tests.conftest import DEMO_BOOK_SOURCE
@@ -155,8 +156,6 @@ def test_discovery_queue_and_its_decisions_survive_a_rebuild(root):
 
 
 def test_a_file_entity_is_not_merged_away_here(root):
-    from kernel.exceptions import InvalidInput
-
     jianlao, linfeng = (Entity.objects.get(book=_book(), entity_id=i) for i in ("jianlao", "linfeng"))
     with pytest.raises(InvalidInput, match="设定/角色/剑老.md"):
         entity_merge(source=jianlao, target=linfeng)
@@ -255,4 +254,30 @@ def test_a_tagged_entity_whose_name_became_ambiguous_spans_its_tagged_chapters(r
     assert (tag.source, tag.first_appearance, tag.last_appearance) == ("tag", 25, 26)
     assert not tag.appearances.exists()
     assert AmbiguousMention.objects.filter(book=_book(), chapter=26, alias="天云宗").exists()
+    _same(root)
+
+
+def test_an_admin_entity_added_before_the_first_tag_of_its_name_is_the_entity_the_tag_names(root):
+    """Found while fixing the one above: an admin 天云宗 (势力) added before any chapter tags it; chapter 25
+    then tags 天云宗 (势力, id tianyunzong). Live, the tag took the curator's entity (a tag takes the
+    entity of its name and type); a rebuild applied the tags before the journal, so the tag made
+    tianyunzong and the replay a second 天云宗: two entities, every 宗门 and 天云宗 ambiguous. Now the
+    replay hands the tag's entity over to the curator's id, as live."""
+    entity_add(book=_book(), name="天云宗", type="势力", description="新录")
+    _tagged_chapter(root, 25)
+    rows = list(Entity.objects.filter(book=_book(), canonical_name="天云宗").values_list("entity_id", "source"))
+    assert rows == [("faction_tianyunzong", "admin")]
+    assert Alias.objects.filter(book=_book(), alias="宗门", entity__entity_id="faction_tianyunzong").exists()
+    _same(root)
+    rebuilt = Entity.objects.get(book=_book(), canonical_name="天云宗")
+    assert (rebuilt.entity_id, rebuilt.source, rebuilt.description) == ("faction_tianyunzong", "admin", "新录")
+
+
+def test_an_admin_entity_of_a_tagged_name_and_type_is_refused_naming_the_tag(root):
+    """The other order: chapter 25's tag made 天云宗 (势力) first. A curator's 天云宗 (势力) would be a
+    second entity live but the tag's own after a rebuild; it is refused, naming the tag's entity."""
+    _tagged_chapter(root, 25)
+    with pytest.raises(InvalidInput, match="已由第25章的实体标签建立（tianyunzong）"):
+        entity_add(book=_book(), name="天云宗", type="势力", description="新录")
+    assert entity_add(book=_book(), name="天云宗", type="角色").entity_id == "tianyunzong_1"  # another type: allowed
     _same(root)
