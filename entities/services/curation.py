@@ -88,20 +88,13 @@ def entity_add(
         raise InvalidInput("实体正名不能为空", extra={"field": "canonical_name"})
     if base_state is not None and not isinstance(base_state, dict):
         raise InvalidInput("初始状态应是 JSON 对象", extra={"field": "base_state"})
-    tagged = Entity.objects.filter(book=book, canonical_name=name, type=type, source="tag").first()
-    if tagged is not None and journal:
-        raise InvalidInput(
-            f"实体 {name}（{type}）已由第{tagged.first_appearance}章的实体标签建立（{tagged.entity_id}），请直接修改它",
-            extra={"entity": tagged.entity_id, "source": "tag"},
-        )
-    taken = Entity.objects.filter(book=book, entity_id=entity_id).exclude(pk=getattr(tagged, "pk", None)).exists()
-    if tagged is not None and entity_id and not taken:
-        # A replayed entity.create (a rebuild, a journal heal): live, the curator's entity came first and
-        # the tags naming it adopted it (a tag takes the entity of its name and type), which a rebuild,
-        # applying the chapters' tags before the journal, can only give by handing the tag's entity over.
+    tagged = _tag_entity_to_take_over(book=book, name=name, type=type, entity_id=entity_id, journal=journal)
+    if tagged is not None and type in Entity.Type.values and tier in Entity.Tier.values:
         entity = _tagged_entity_take_over(
             entity=tagged,
             entity_id=entity_id,
+            canonical_name=name,
+            type=type,
             tier=tier,
             description=description,
             base_state=base_state or {},
@@ -134,6 +127,29 @@ def entity_add(
             is_protagonist=is_protagonist,
         )
     return entity
+
+
+def _tag_entity_to_take_over(
+    *, book: Book, name: str, type: str, entity_id: str | None, journal: bool
+) -> Entity | None:
+    """The tag-made entity a replayed ``entity.create`` becomes (None: create one). Live, a curator's
+    entity added before the first chapter that tags it is the entity the tag names (by its id, or by
+    its name and type); a rebuild applies the chapters' tags before it replays the journal, so the tag
+    has made that entity and the replay hands it over to the curator's id and fields. Live, in the other
+    order, a second entity of a tagged name and type is refused (a rebuild would give the tag's)."""
+    namesake = Entity.objects.filter(book=book, canonical_name=name, type=type, source="tag").first()
+    if journal:
+        if namesake is not None:
+            raise InvalidInput(
+                f"实体 {name}（{type}）已由第{namesake.first_appearance}章的实体标签建立（{namesake.entity_id}），"
+                "请直接修改它",
+                extra={"entity": namesake.entity_id, "source": "tag"},
+            )
+        return None
+    holder = Entity.objects.filter(book=book, entity_id=entity_id).first() if entity_id else None
+    if holder is not None:
+        return holder if holder.source == "tag" else None
+    return namesake if entity_id else None
 
 
 def _tagged_entity_take_over(*, entity: Entity, entity_id: str, **fields: Any) -> Entity:

@@ -273,6 +273,18 @@ def test_an_admin_entity_added_before_the_first_tag_of_its_name_is_the_entity_th
     assert (rebuilt.entity_id, rebuilt.source, rebuilt.description) == ("faction_tianyunzong", "admin", "新录")
 
 
+def test_an_admin_entity_whose_id_a_later_tag_declares_is_the_entity_the_tag_names(root):
+    """The long run's case: an admin 天云宗 of another type (角色) takes the id tianyunzong, which chapter
+    25's tag then declares: live, the tag names the curator's entity (``id=`` names an entity by id); a
+    rebuild made the tag's 势力 tianyunzong and skipped the replayed add (its id taken)."""
+    entity_add(book=_book(), name="天云宗", type="角色", description="新录")
+    _tagged_chapter(root, 25)
+    _same(root)
+    rows = list(Entity.objects.filter(book=_book(), canonical_name="天云宗").values_list("entity_id", "type", "source"))
+    assert rows == [("tianyunzong", "角色", "admin")]
+    assert Alias.objects.filter(book=_book(), alias="宗门", entity__entity_id="tianyunzong").exists()
+
+
 def test_an_admin_entity_of_a_tagged_name_and_type_is_refused_naming_the_tag(root):
     """The other order: chapter 25's tag made 天云宗 (势力) first. A curator's 天云宗 (势力) would be a
     second entity live but the tag's own after a rebuild; it is refused, naming the tag's entity."""
