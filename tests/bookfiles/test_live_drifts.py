@@ -293,3 +293,23 @@ def test_an_admin_entity_of_a_tagged_name_and_type_is_refused_naming_the_tag(roo
         entity_add(book=_book(), name="天云宗", type="势力", description="新录")
     assert entity_add(book=_book(), name="天云宗", type="角色").entity_id == "tianyunzong_1"  # another type: allowed
     _same(root)
+
+
+def test_a_derived_fact_outdated_by_a_deleted_successor_says_what_outdates_it_now(root):
+    """Found by the long run (a 20-step sequence): 苏晚晴's attitude at chapter 2 was outdated by the value
+    of chapter 20; that change moved to chapter 4, its fact went (the successor's key unlinked), and chapter
+    6's two values (the extraction's, the curator's) became the latest, undecided. Status and successor
+    stayed (outdated, none), so live kept the event "被第20章的新值取代" (chapter 20); a rebuild, resolving
+    once, says chapter 6's values wait for a decision."""
+    extraction_ingest(book=_book(), number=6, payload=_payload(6))  # attitude 对林风生出好感 at chapter 6
+    suwanqing = Entity.objects.get(book=_book(), entity_id="suwanqing")
+    state_change_curate(entity=suwanqing, number=2, field="attitude", new="冷淡", reason="校对")
+    state_change_curate(entity=suwanqing, number=6, field="attitude", new="戒备", reason="校对")
+    last = state_change_curate(entity=suwanqing, number=20, field="attitude", new="决意", reason="校对")
+    state_change_edit(change=last, number=4, field="attitude", op="set", new="决意", reason="改")
+    early = Fact.objects.get(book=_book(), subject="苏晚晴", field="attitude", source_chapter=2)
+    assert (early.status, early.superseded_by) == ("outdated", None)
+    assert list(early.events.filter(action="status").values_list("note", "chapter")) == [
+        ("被第6章的新值取代（该章的值待裁决）", None)
+    ]
+    _same(root)
