@@ -109,6 +109,24 @@ def _target(book: Book, attrs: dict[str, str], number: int) -> Entity:
     return entity or alias_resolve(book=book, alias=ref, type=attrs.get("type"), number=number)
 
 
+def tag_applications_rename(*, book: Book, old: str, new: str) -> None:
+    """What the applied tags say of entity ``old`` (``entity:…``, ``alias:…:``, ``update:….``), now that
+    its id is ``new``."""
+
+    def renamed(item: str) -> str:
+        kind, _, rest = item.partition(":")
+        after = {"entity": "", "alias": ":", "update": "."}.get(kind)  # what follows the id in each kind
+        if after is not None and (rest == old if not after else rest.startswith(old + after)):
+            return f"{kind}:{new}{rest[len(old) :]}"
+        return item
+
+    for row in TagApplication.objects.filter(book=book):
+        applied = [renamed(item) for item in row.applied]
+        if applied != row.applied:
+            row.applied = applied
+            row.save(update_fields=["applied"])
+
+
 def chapter_tags_clear(*, book: Book, number: int | None, keep: set[int] | None = None) -> None:
     """Drop what the tags of a chapter (None: every chapter not in ``keep``) wrote before."""
     changes = StateChange.objects.filter(book=book, source=StateChange.Source.TAG)

@@ -84,6 +84,9 @@ def groups_resolve(*, book: Book, groups: Iterable[GroupKey]) -> int:
     events = []
     to_update = []
     stale: list[int] = []
+    # derived facts whose status and successor stay: their status event's reason may still move (the
+    # successor deleted, its key unlinked; the undecided latest chapter moved)
+    same: list[tuple[Fact, Any, int | None]] = []
     wanted = set(groups)
     for g, facts in by_group.items():
         if g not in wanted:
@@ -136,7 +139,11 @@ def groups_resolve(*, book: Book, groups: Iterable[GroupKey]) -> int:
                 fact.superseded_by_id = new_sup
                 to_update.append(fact)
                 changed += 1
+            elif fact.origin in (Fact.Origin.DERIVED, Fact.Origin.SETTING) and res.status != Fact.Status.ACTIVE:
+                chapter = by_key[res.superseded_by].source_chapter if res.superseded_by else None
+                same.append((fact, res, chapter))
     now = timezone.now()
+    events += _status_events_refreshed(same, stale)
     for fact in to_update:
         fact.updated_at = now
     rows_update(
@@ -151,6 +158,34 @@ def groups_resolve(*, book: Book, groups: Iterable[GroupKey]) -> int:
         FactEvent.objects.filter(fact_id__in=stale[start : start + 500], action="status").delete()
     events_insert(events, at=now)
     return changed
+
+
+def _status_events_refreshed(same: list[tuple[Fact, Any, int | None]], stale: list[int]) -> list[FactEvent]:
+    """The status events of ``same`` (fact, resolution, the successor's chapter) whose note or chapter
+    is not the resolution's: appended to ``stale`` (their old event goes) and returned anew, so a
+    derived fact's one status event is what a rebuild's single resolution writes."""
+    current: dict[int, tuple[str, int | None]] = {}
+    pks = [fact.pk for fact, _res, _chapter in same]
+    for start in range(0, len(pks), 500):
+        for pk, note, chapter in FactEvent.objects.filter(
+            fact_id__in=pks[start : start + 500], action="status"
+        ).values_list("fact_id", "note", "chapter"):
+            current[pk] = (note, chapter)
+    out = []
+    for fact, res, chapter in same:
+        if current.get(fact.pk) != (res.reason, chapter):
+            stale.append(fact.pk)
+            out.append(
+                FactEvent(
+                    fact=fact,
+                    action="status",
+                    old_status=Fact.Status.ACTIVE,
+                    new_status=res.status,
+                    chapter=chapter,
+                    note=res.reason,
+                )
+            )
+    return out
 
 
 def setting_facts_state(*, book: Book) -> str:

@@ -209,7 +209,8 @@ def _proposals_queue(*, book: Book, proposals: list[Proposal]) -> dict[str, Any]
 
 # --- the roster file -----------------------------------------------------------------------------
 
-_TOP_KEY = re.compile(r"^(?P<key>[^\s#:][^:#]*):(?:\s|$)")
+# a top-level key: not a comment, and not an item of a list written at the keys' own indent (``- name: …``)
+_TOP_KEY = re.compile(r"^(?!-(?:\s|$))(?P<key>[^\s#:][^:#]*):(?:\s|$)")
 
 
 def _yaml_scalar(text: str) -> str:
@@ -265,8 +266,13 @@ def roster_add(*, text: str, payload: dict) -> tuple[str, bool]:
         indent = item_line[: len(item_line) - len(item_line.lstrip())]
         new = lines[:end] + roster_entry_lines(payload=payload, indent=indent) + lines[end:]
     result = "\n".join(new) + "\n"
-    check = yaml.safe_load(result)
-    if not any(isinstance(i, dict) and i.get("name") == name for i in (check or {}).get(type_name) or []):
+    try:
+        check = yaml.safe_load(result)
+    except yaml.YAMLError:
+        check = None
+    if not isinstance(check, dict) or not any(
+        isinstance(i, dict) and i.get("name") == name for i in check.get(type_name) or []
+    ):
         raise InvalidInput(f"{ROSTER} 的格式无法安全追加「{name}」，未写入", extra={"file": ROSTER})
     return result, True
 

@@ -29,6 +29,7 @@ from entities.services.writes import (
     state_change_check,
     state_changes_renumber,
 )
+from entities.tags import tag_applications_rename
 from kernel.exceptions import InvalidInput, NotFound
 
 ENTITY_EDITABLE = ("canonical_name", "type", "tier", "description", "base_state", "is_protagonist")
@@ -87,6 +88,20 @@ def entity_add(
         raise InvalidInput("实体正名不能为空", extra={"field": "canonical_name"})
     if base_state is not None and not isinstance(base_state, dict):
         raise InvalidInput("初始状态应是 JSON 对象", extra={"field": "base_state"})
+    tagged = _tag_entity_to_take_over(book=book, name=name, type=type, entity_id=entity_id, journal=journal)
+    if tagged is not None and type in Entity.Type.values and tier in Entity.Tier.values:
+        entity = _tagged_entity_take_over(
+            entity=tagged,
+            entity_id=entity_id,
+            canonical_name=name,
+            type=type,
+            tier=tier,
+            description=description,
+            base_state=base_state or {},
+            is_protagonist=is_protagonist,
+        )
+        mentions_names_after(book=book, before=before)
+        return entity
     entity = entity_create(
         book=book,
         name=name,
@@ -111,6 +126,41 @@ def entity_add(
             base_state=base_state or {},
             is_protagonist=is_protagonist,
         )
+    return entity
+
+
+def _tag_entity_to_take_over(
+    *, book: Book, name: str, type: str, entity_id: str | None, journal: bool
+) -> Entity | None:
+    """The tag-made entity a replayed ``entity.create`` becomes (None: create one). Live, a curator's
+    entity added before the first chapter that tags it is the entity the tag names (by its id, or by
+    its name and type); a rebuild applies the chapters' tags before it replays the journal, so the tag
+    has made that entity and the replay hands it over to the curator's id and fields. Live, in the other
+    order, a second entity of a tagged name and type is refused (a rebuild would give the tag's)."""
+    namesake = Entity.objects.filter(book=book, canonical_name=name, type=type, source="tag").first()
+    if journal:
+        if namesake is not None:
+            raise InvalidInput(
+                f"实体 {name}（{type}）已由第{namesake.first_appearance}章的实体标签建立（{namesake.entity_id}），"
+                "请直接修改它",
+                extra={"entity": namesake.entity_id, "source": "tag"},
+            )
+        return None
+    holder = Entity.objects.filter(book=book, entity_id=entity_id).first() if entity_id else None
+    if holder is not None:
+        return holder if holder.source == "tag" else None
+    return namesake if entity_id else None
+
+
+def _tagged_entity_take_over(*, entity: Entity, entity_id: str, **fields: Any) -> Entity:
+    """A tag-made entity becomes the curator's ``entity_id`` (its rows, aliases and tags' record follow)."""
+    old = entity.entity_id
+    entity.entity_id, entity.source = entity_id, "admin"
+    for name, value in fields.items():
+        setattr(entity, name, value)
+    entity.save(update_fields=["entity_id", "source", *fields])
+    if old != entity_id:
+        tag_applications_rename(book=entity.book, old=old, new=entity_id)
     return entity
 
 

@@ -17,6 +17,7 @@ from entities.services.ingest import extraction_ingest, extraction_parse
 from entities.services.marks import entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_reject
 from entities.services.writes import state_change_curate
+from kernel.exceptions import InvalidInput
 from memory.models import Fact
 from tests.bookfiles.live_state import book_tables, live_and_rebuild, tables_diff
 from tests.conftest import DEMO_BOOK_SOURCE
@@ -155,8 +156,6 @@ def test_discovery_queue_and_its_decisions_survive_a_rebuild(root):
 
 
 def test_a_file_entity_is_not_merged_away_here(root):
-    from kernel.exceptions import InvalidInput
-
     jianlao, linfeng = (Entity.objects.get(book=_book(), entity_id=i) for i in ("jianlao", "linfeng"))
     with pytest.raises(InvalidInput, match="设定/角色/剑老.md"):
         entity_merge(source=jianlao, target=linfeng)
@@ -255,4 +254,62 @@ def test_a_tagged_entity_whose_name_became_ambiguous_spans_its_tagged_chapters(r
     assert (tag.source, tag.first_appearance, tag.last_appearance) == ("tag", 25, 26)
     assert not tag.appearances.exists()
     assert AmbiguousMention.objects.filter(book=_book(), chapter=26, alias="天云宗").exists()
+    _same(root)
+
+
+def test_an_admin_entity_added_before_the_first_tag_of_its_name_is_the_entity_the_tag_names(root):
+    """Found while fixing the one above: an admin 天云宗 (势力) added before any chapter tags it; chapter 25
+    then tags 天云宗 (势力, id tianyunzong). Live, the tag took the curator's entity (a tag takes the
+    entity of its name and type); a rebuild applied the tags before the journal, so the tag made
+    tianyunzong and the replay a second 天云宗: two entities, every 宗门 and 天云宗 ambiguous. Now the
+    replay hands the tag's entity over to the curator's id, as live."""
+    entity_add(book=_book(), name="天云宗", type="势力", description="新录")
+    _tagged_chapter(root, 25)
+    rows = list(Entity.objects.filter(book=_book(), canonical_name="天云宗").values_list("entity_id", "source"))
+    assert rows == [("faction_tianyunzong", "admin")]
+    assert Alias.objects.filter(book=_book(), alias="宗门", entity__entity_id="faction_tianyunzong").exists()
+    _same(root)
+    rebuilt = Entity.objects.get(book=_book(), canonical_name="天云宗")
+    assert (rebuilt.entity_id, rebuilt.source, rebuilt.description) == ("faction_tianyunzong", "admin", "新录")
+
+
+def test_an_admin_entity_whose_id_a_later_tag_declares_is_the_entity_the_tag_names(root):
+    """The long run's case: an admin 天云宗 of another type (角色) takes the id tianyunzong, which chapter
+    25's tag then declares: live, the tag names the curator's entity (``id=`` names an entity by id); a
+    rebuild made the tag's 势力 tianyunzong and skipped the replayed add (its id taken)."""
+    entity_add(book=_book(), name="天云宗", type="角色", description="新录")
+    _tagged_chapter(root, 25)
+    _same(root)
+    rows = list(Entity.objects.filter(book=_book(), canonical_name="天云宗").values_list("entity_id", "type", "source"))
+    assert rows == [("tianyunzong", "角色", "admin")]
+    assert Alias.objects.filter(book=_book(), alias="宗门", entity__entity_id="tianyunzong").exists()
+
+
+def test_an_admin_entity_of_a_tagged_name_and_type_is_refused_naming_the_tag(root):
+    """The other order: chapter 25's tag made 天云宗 (势力) first. A curator's 天云宗 (势力) would be a
+    second entity live but the tag's own after a rebuild; it is refused, naming the tag's entity."""
+    _tagged_chapter(root, 25)
+    with pytest.raises(InvalidInput, match="已由第25章的实体标签建立（tianyunzong）"):
+        entity_add(book=_book(), name="天云宗", type="势力", description="新录")
+    assert entity_add(book=_book(), name="天云宗", type="角色").entity_id == "tianyunzong_1"  # another type: allowed
+    _same(root)
+
+
+def test_a_derived_fact_outdated_by_a_deleted_successor_says_what_outdates_it_now(root):
+    """Found by the long run (a 20-step sequence): 苏晚晴's attitude at chapter 2 was outdated by the value
+    of chapter 20; that change moved to chapter 4, its fact went (the successor's key unlinked), and chapter
+    6's two values (the extraction's, the curator's) became the latest, undecided. Status and successor
+    stayed (outdated, none), so live kept the event "被第20章的新值取代" (chapter 20); a rebuild, resolving
+    once, says chapter 6's values wait for a decision."""
+    extraction_ingest(book=_book(), number=6, payload=_payload(6))  # attitude 对林风生出好感 at chapter 6
+    suwanqing = Entity.objects.get(book=_book(), entity_id="suwanqing")
+    state_change_curate(entity=suwanqing, number=2, field="attitude", new="冷淡", reason="校对")
+    state_change_curate(entity=suwanqing, number=6, field="attitude", new="戒备", reason="校对")
+    last = state_change_curate(entity=suwanqing, number=20, field="attitude", new="决意", reason="校对")
+    state_change_edit(change=last, number=4, field="attitude", op="set", new="决意", reason="改")
+    early = Fact.objects.get(book=_book(), subject="苏晚晴", field="attitude", source_chapter=2)
+    assert (early.status, early.superseded_by) == ("outdated", None)
+    assert list(early.events.filter(action="status").values_list("note", "chapter")) == [
+        ("被第6章的新值取代（该章的值待裁决）", None)
+    ]
     _same(root)

@@ -362,6 +362,20 @@ def test_roster_add_keeps_comments_and_other_entries():
     assert yaml.safe_load(fresh) == {"地点": [{"name": "白鹤城"}]}
 
 
+def test_roster_add_to_a_list_written_at_the_keys_indent():
+    """A roster whose items start at column 0 (``角色:`` then ``- name: …``, as PyYAML itself dumps it):
+    an item line is no top-level key. It was taken for one, the entry went in right after ``角色:`` with
+    two spaces, and the confirm failed with PyYAML's own traceback."""
+    text = "地点:\n- name: 青石镇\n  aliases: [青石]\n角色:\n- name: 王伯\n  tier: 重要\n- name: 李四\n"
+    new, added = roster_add(text=text, payload={"type": "角色", "name": "林青云", "aliases": []})
+    assert added
+    assert new == text + "- name: \"林青云\"\n"
+    data = yaml.safe_load(new)
+    assert [e["name"] for e in data["角色"]] == ["王伯", "李四", "林青云"]
+    new, _ = roster_add(text=text, payload={"type": "地点", "name": "白鹤城", "aliases": []})
+    assert [e["name"] for e in yaml.safe_load(new)["地点"]] == ["青石镇", "白鹤城"]
+
+
 def test_roster_add_refuses_what_it_cannot_edit_safely():
     with pytest.raises(InvalidInput, match="名册.yaml 解析失败"):
         roster_add(text="角色: [\n", payload={"type": "角色", "name": "甲", "aliases": []})
