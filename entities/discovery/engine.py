@@ -156,6 +156,7 @@ def discover(
             lexicon=lexicon,
             group_words=frozenset(_learned["groups"]),
             agency=_learned["agency"],
+            tags=tags,
         )
     taken = {n for p in out for n in p.names()}
     for type_name, tags in (("地点", PLACE_TAGS), ("势力", ORG_TAGS)):

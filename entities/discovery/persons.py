@@ -29,6 +29,7 @@ from entities.discovery.links import (
     _vocatives_join,
     _voice,
 )
+from entities.discovery.titles import titles_join
 from entities.discovery.vocab import (
     _HAN,
     CLOSE_COMPANY,
@@ -66,6 +67,7 @@ class _Cast:
     selfnames: set[str] = field(default_factory=set)
     starts: Counter[str] = field(default_factory=Counter)
     title_words: set[str] = field(default_factory=set)
+    tags: Mapping[str, str] = field(default_factory=dict)
 
 
 def _persons(
@@ -77,11 +79,12 @@ def _persons(
     lexicon: Mapping[str, int],
     group_words: frozenset[str] = frozenset(),
     agency: Mapping[str, float] | None = None,
+    tags: Mapping[str, str] | None = None,
 ) -> list[Proposal]:
     """The characters of the book: who is a person (``_person_words``, ``_titled_persons``), then which names
     are one person, step by step over one union-find (``_groups_start`` … ``_variant_join``), then one proposal
     per group (``_proposals_build``)."""
-    cx = _Cast(st, chapters, min_count, lexicon, group_words, agency or {})
+    cx = _Cast(st, chapters, min_count, lexicon, group_words, agency or {}, tags=tags or {})
     for step in (
         _person_words,
         _titled_persons,
@@ -92,6 +95,7 @@ def _persons(
         _surname_join,
         _anaphora_join,
         _family_join,
+        _title_join,
         _variant_join,
     ):
         step(cx)
@@ -596,6 +600,19 @@ def _family_join(cx: _Cast) -> None:
             if owner != title or groups.members.get(owner):
                 if any(m[0] == c and m != w for m in groups.members.get(owner, {owner})):
                     groups.join(w, owner, f"姓「{c}」+「{title}」（{title} 已归入「{owner}」）")
+
+
+def _title_join(cx: _Cast) -> None:
+    """A title or a nickname (韩医生, 老孟, 九爷) joins the one full name it can name (``titles``)."""
+    titles_join(
+        cx.st,
+        person=cx.person,
+        groups=cx.groups,
+        surnames=cx.surnames,
+        lexicon=cx.lexicon,
+        tags=cx.tags,
+        min_count=cx.min_count,
+    )
 
 
 def _variant_join(cx: _Cast) -> None:
