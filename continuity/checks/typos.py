@@ -11,6 +11,7 @@ from typing import Any
 import ahocorasick
 
 from continuity.canon import CHARACTER, Canon
+from continuity.checks import lexicon
 from continuity.checks.clauses import edge_name, is_function_char, is_personal_name
 from continuity.checks.common import CJK, INFO, WARNING, Mentions, finding
 from continuity.draft import Draft
@@ -201,8 +202,7 @@ def _cut(text: str) -> list[str]:
 def _word_at(text: str, start: int) -> bool:
     """Whether a common word of two to four characters starts at ``text[start]`` (jieba's dictionary:
     身边 in 二郎身边 is a word, 身走 in 二郎身走了进来 is not)."""
-    words = _words()
-    return any((words.get(text[start : start + n]) or 0) > 0 for n in (2, 3, 4) if start + n <= len(text))
+    return any(lexicon.frequency(text[start : start + n]) > 0 for n in (2, 3, 4) if start + n <= len(text))
 
 
 def _extended_typos(
@@ -292,8 +292,7 @@ def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severit
     (an e-book wrapped at a fixed width: 做别⏎样之事 is 别样 + 之 + 事), but its line's does not, is unsure:
     an info (the line before may be a list or a verse that ends without a mark)."""
     variant = prose[i:j]
-    words = _words()
-    if (words.get(variant) or 0) > 0:
+    if lexicon.frequency(variant) > 0:
         return None
     changed = [k for k in range(len(variant)) if k >= len(name) or variant[k] != name[k]]
     # before the segmentation (a cut per candidate costs more than the tag once the tagger is loaded)
@@ -303,7 +302,7 @@ def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severit
         for k in changed:
             for a, b in ((i + k - 1, i + k + 1), (i + k, i + k + 2)):
                 pair = prose[max(a, 0) : b]
-                if len(pair) == 2 and pair not in name and (words.get(pair) or 0) > 0:
+                if len(pair) == 2 and pair not in name and lexicon.frequency(pair) > 0:
                     return None
     line_start, line_end = draft.sentence(i, j)
     line_start, line_end = max(line_start, i - 40), min(line_end, j + 40)
