@@ -106,6 +106,11 @@ def _predicate(tokens: list[tuple[str, str]]) -> bool:
     word, flag = tokens[i]
     if flag.startswith("v"):
         return word[0] not in DESCRIBING
+    if flag in ("i", "l"):
+        # an idiom of manner + 而 + verb (拂袖而去, 一跃而起, 夺门而出) is a predicate headed by that verb
+        k = word.find("而", 1)
+        rest = word[k + 1 :] if 0 < k < len(word) - 1 else ""
+        return bool(rest) and lexicon.tag(rest).startswith("v") and rest[0] not in DESCRIBING
     if len(word) <= 2 and flag[0] not in "ucpmqrx" and word[0] not in DESCRIBING:
         # a lone character, or a verb-object compound tagged a noun (纵马): by the words it begins
         return (len(word) == 1 or flag == "n") and _verb_share(word[0]) >= 0.5
