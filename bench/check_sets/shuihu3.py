@@ -22,7 +22,9 @@ one's own armour again, 宋将 — a word, not a typo of 宋江).
 
 ``import_txt`` reads no 第74回 in this edition (its heading, 燕青智扑「擎天柱」…, holds quotes): its text is
 the end of 第73回, so no plant is in 74 (fixed when the first run stopped on the missing chapter, before
-any figure)."""
+any figure). Two ``item_not_held`` plants were no contradiction by this canon and were replaced in session 10
+(林冲抡起板斧 at 58: 林冲 has no card, so is no character of the check; 徐宁穿起赛唐猊 at 56: 第56回's own tag
+gives it back to him): 索超抡起板斧 at 58, 燕青穿起赛唐猊 at 60."""
 
 SOURCE = "shuihu.txt"
 FIRST = 50
@@ -184,8 +186,8 @@ PLANTS: list[tuple[str, int, object]] = [
     ("realm_jump", 64, "索超已是节度使，"),
     ("realm_jump", 79, "关胜已是宣抚使，"),
     ("realm_jump", 88, "呼延灼如今已是宣抚使。"),
-    ("item_not_held", 56, "徐宁穿起赛唐猊，"),
-    ("item_not_held", 58, "林冲抡起板斧便砍。"),
+    ("item_not_held", 60, "燕青穿起赛唐猊，"),
+    ("item_not_held", 58, "索超抡起板斧便砍。"),
     ("item_not_held", 69, "燕青提着禅杖，"),
     ("item_not_held", 73, "时迁拔出戒刀，"),
     ("item_not_held", 80, "张清挥起双鞭，"),

@@ -13,6 +13,7 @@ import re
 import threading
 from functools import lru_cache
 
+from continuity.checks import lexicon
 from continuity.draft import Draft
 
 # the marks a speaking clause ends with (the quotation follows)
@@ -48,22 +49,13 @@ def _tagger():
 def _verb_share(char: str) -> float:
     """The share (by frequency) of the dictionary's two-character words beginning with ``char`` that are
     verbs: 纵 (纵身, 纵火 …) is a verb though jieba tags the lone character a noun."""
-    tagger = _tagger()
-    freq, tags = tagger.tokenizer.FREQ, tagger.word_tag_tab
     total = verbs = 0
-    for other in _second_chars():
-        word = char + other
-        count = freq.get(word) or 0
-        if count:
+    for word, count, tag in lexicon.prefixed(char):
+        if len(word) == 2 and count:
             total += count
-            if tags.get(word, "").startswith("v"):
+            if tag.startswith("v"):
                 verbs += count
     return verbs / total if total else 0.0
-
-
-@lru_cache(maxsize=1)
-def _second_chars() -> tuple[str, ...]:
-    return tuple({w[1] for w in _tagger().word_tag_tab if len(w) == 2})
 
 
 # the dictionary's tags of words that make no part of a name: adverb, preposition, conjunction,
@@ -74,20 +66,14 @@ FUNCTION_TAGS = frozenset("dpcuyer")
 @lru_cache(maxsize=4096)
 def is_function_char(char: str) -> bool:
     """Whether the dictionary tags the lone character ``char`` a function word (将 d, 之 u, 其 r)."""
-    return _tagger().word_tag_tab.get(char, "x")[:1] in FUNCTION_TAGS
+    return (lexicon.tag(char) or "x")[:1] in FUNCTION_TAGS
 
 
 def is_common_noun(word: str) -> bool:
     """Whether ``word`` is a noun of the dictionary (禅杖, 戒刀, 板斧: a kind of thing many may own, not
-    one named object such as 赛唐猊 or 寒星剑). The dictionary's frequencies first: a word it lacks (most
-    named items) never loads the tagger."""
-    import jieba  # noqa: PLC0415
-
-    jieba.dt.check_initialized()
-    if not (jieba.dt.FREQ.get(word) or 0):
-        return False
-    tag = _tagger().word_tag_tab.get(word, "")
-    return tag[:1] == "n" and tag != "nr"
+    one named object such as 赛唐猊 or 寒星剑), by the dictionary's table (no tagger loaded)."""
+    found = lexicon.entry(word)
+    return found is not None and found[0] > 0 and found[1][:1] == "n" and found[1] != "nr"
 
 
 def is_personal_name(text: str) -> bool:
@@ -120,6 +106,11 @@ def _predicate(tokens: list[tuple[str, str]]) -> bool:
     word, flag = tokens[i]
     if flag.startswith("v"):
         return word[0] not in DESCRIBING
+    if flag in ("i", "l"):
+        # an idiom of manner + 而 + verb (拂袖而去, 一跃而起, 夺门而出) is a predicate headed by that verb
+        k = word.find("而", 1)
+        rest = word[k + 1 :] if 0 < k < len(word) - 1 else ""
+        return bool(rest) and lexicon.tag(rest).startswith("v") and rest[0] not in DESCRIBING
     if len(word) <= 2 and flag[0] not in "ucpmqrx" and word[0] not in DESCRIBING:
         # a lone character, or a verb-object compound tagged a noun (纵马): by the words it begins
         return (len(word) == 1 or flag == "n") and _verb_share(word[0]) >= 0.5

@@ -11,6 +11,7 @@ from typing import Any
 import ahocorasick
 
 from continuity.canon import CHARACTER, Canon
+from continuity.checks import lexicon
 from continuity.checks.clauses import edge_name, is_function_char, is_personal_name
 from continuity.checks.common import CJK, INFO, WARNING, Mentions, finding
 from continuity.draft import Draft
@@ -201,8 +202,7 @@ def _cut(text: str) -> list[str]:
 def _word_at(text: str, start: int) -> bool:
     """Whether a common word of two to four characters starts at ``text[start]`` (jieba's dictionary:
     身边 in 二郎身边 is a word, 身走 in 二郎身走了进来 is not)."""
-    words = _words()
-    return any((words.get(text[start : start + n]) or 0) > 0 for n in (2, 3, 4) if start + n <= len(text))
+    return any(lexicon.frequency(text[start : start + n]) > 0 for n in (2, 3, 4) if start + n <= len(text))
 
 
 def _extended_typos(
@@ -287,13 +287,12 @@ def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severit
     """The band ``prose[i:j]`` may be a misspelt ``name`` in (None: no typo): no word of the dictionary,
     its first character no word's tail in its sentence's segmentation (主公今日 holds no 公今), no word
     starting with it or held in it (林教师: 教师), and, for a one-character variant, the changed character
-    no word with its neighbour (白日间: 日间); a two-character variant's changed character no function
+    no word with its neighbour (白日间: 日间) but a describing one (孟婆娑: 婆娑); a two-character variant's changed character no function
     character (马中 is 马 + 中). A variant the sentence's segmentation across its line breaks rules out
     (an e-book wrapped at a fixed width: 做别⏎样之事 is 别样 + 之 + 事), but its line's does not, is unsure:
     an info (the line before may be a list or a verse that ends without a mark)."""
     variant = prose[i:j]
-    words = _words()
-    if (words.get(variant) or 0) > 0:
+    if lexicon.frequency(variant) > 0:
         return None
     changed = [k for k in range(len(variant)) if k >= len(name) or variant[k] != name[k]]
     # before the segmentation (a cut per candidate costs more than the tag once the tagger is loaded)
@@ -303,7 +302,7 @@ def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severit
         for k in changed:
             for a, b in ((i + k - 1, i + k + 1), (i + k, i + k + 2)):
                 pair = prose[max(a, 0) : b]
-                if len(pair) == 2 and pair not in name and (words.get(pair) or 0) > 0:
+                if len(pair) == 2 and pair not in name and lexicon.frequency(pair) > 0 and not _describing(pair):
                     return None
     line_start, line_end = draft.sentence(i, j)
     line_start, line_end = max(line_start, i - 40), min(line_end, j + 40)
@@ -316,6 +315,12 @@ def _typo_plausible(prose: str, draft: Draft, i: int, j: int, name: str, severit
     if (wide_start, wide_end) != (line_start, line_end) and _cut_rules_out(prose, i, j, name, wide_start, wide_end):
         return INFO
     return severity
+
+
+def _describing(word: str) -> bool:
+    """Whether the dictionary tags ``word`` an adjective or a state word (婆娑 z, 美丽 a): what a surname
+    never heads as a way of naming someone, unlike a noun or a title (林教师, 王大哥)."""
+    return lexicon.tag(word)[:1] in ("a", "z")
 
 
 def _cut_rules_out(prose: str, i: int, j: int, name: str, lo: int, hi: int) -> bool:
@@ -331,10 +336,10 @@ def _cut_rules_out(prose: str, i: int, j: int, name: str, lo: int, hi: int) -> b
         start, pos = pos, pos + len(token)
         if start < i_ < pos:
             return True  # the variant's first character ends a word (主公今日: 主公)
-        if len(token) >= 2 and (
-            (start == i_ and not name.startswith(token)) or (i_ < start and pos <= j_ and token not in name)
-        ):
-            return True  # it starts a word (高卧隆中: 高卧), or holds one (林教师: 教师)
+        if len(token) >= 2 and start == i_ and not name.startswith(token):
+            return True  # it starts a word (高卧隆中: 高卧)
+        if len(token) >= 2 and i_ < start and pos <= j_ and token not in name and not _describing(token):
+            return True  # it holds a word a surname may head (林教师: 教师), not a describing one (孟婆娑: 婆娑)
     return False
 
 

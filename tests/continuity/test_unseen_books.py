@@ -84,3 +84,27 @@ def test_a_kind_of_thing_held_by_another_is_an_info_one_named_object_a_warning(t
         (4, "info", "陆白鹭:长剑"),
         (5, "warning", "陆白鹭:青玉佩"),
     ]
+
+
+def test_the_dead_leaving_in_an_idiom_of_manner_and_verb_act(demo):
+    text = draft(
+        "赵乾拂袖而去。\n"  # 4: 拂袖而去 is one idiom (i) whose verb after 而 is 去: the dead act
+        "赵乾含恨而死，林风犹记得。\n"  # the verb after 而 is dying: told, not acted
+        "赵乾德高望重。",  # an idiom without 而 + verb: said nothing (precision first)
+        chapter=25,
+    )
+    assert _found(draft_check(book=demo, text=text), "inactive_acts") == [(4, "error", "赵乾")]
+
+
+def test_a_variant_holding_a_describing_word_is_still_a_typo_one_holding_a_title_is_not(tmp_path):
+    root = shutil.copytree(DEMO_BOOK, tmp_path / "demo-book") if DEMO_BOOK.exists() else pytest.skip("no demo")
+    (root / "设定" / "角色" / "孟婆婆.md").write_text("---\nname: 孟婆婆\nstatus: 存活\n---\n", encoding="utf-8")
+    (root / "设定" / "角色" / "王大娘.md").write_text("---\nname: 王大娘\nstatus: 存活\n---\n", encoding="utf-8")
+    with override_settings(
+        WEBNOVEL_CHAPTER_INDEXERS=["entities.mentions.mentions_index"], WEBNOVEL_AFTER_CHAPTER_HOOKS=[]
+    ):
+        assert book_rebuild(root=root)["ok"]
+    book = Book.objects.get(slug="demo-book")
+    # 婆娑 is a state word (z): no way of naming someone; 大哥 is a noun: 王大哥 is another person
+    text = draft("孟婆娑拄着拐杖进来。\n王大哥拄着拐杖进来。", chapter=25)
+    assert [t for _, _, t in _found(draft_check(book=book, text=text), "name_typo")] == ["孟婆娑"]
