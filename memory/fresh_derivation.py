@@ -200,11 +200,8 @@ class _Facts:
         )
         events = sorted((seq, row) for pk in self.events for seq, row in self.events[pk])
         rows_insert(FactEvent, [{**row, "fact_id": real[row["fact_id"]], "at": now} for _, row in events])
-        FactTombstone.objects.bulk_create(
-            [FactTombstone(book=book, key=key, reason=reason) for key, reason in self.tombstones],
-            batch_size=500,
-            ignore_conflicts=True,
-        )
+        # No conflict is possible: a key already tombstoned was never derived (``tombstones_skip``).
+        rows_insert(FactTombstone, [{"book_id": book.pk, "key": k, "reason": r, "at": now} for k, r in self.tombstones])
 
 
 def facts_derive_fresh(*, book: Book, numbers: list[int], caps: dict[str, int] | None = None) -> dict[str, int]:
