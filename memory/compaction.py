@@ -16,6 +16,8 @@ bring them back — compaction is not undone by the next update.
 """
 
 from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -45,6 +47,47 @@ def caps_get() -> dict[str, int]:
     caps = {str(k): v for k, v in DEFAULT_CAPS.items()}
     caps.update(getattr(settings, "WEBNOVEL_MEMORY_CAPS", {}) or {})
     return caps
+
+
+def merges_find(groups: Iterable[list[Any]]) -> list[tuple[Any, Any]]:
+    """(kept, merged away) pairs of de-duplication (rule 1 above), in order: each group's facts come in
+    chapter order, then key. Pure, over ``Fact`` rows or the in-memory facts of memory/batch.py."""
+    out = []
+    for facts in groups:
+        if len(facts) < 2:
+            continue
+        keep = facts[0]
+        for fact in facts[1:]:
+            same = value_normalize(fact.value) == value_normalize(keep.value)
+            frozen = {Fact.Status.CONTRADICTED} & {fact.status, keep.status} or fact.decided_at or keep.decided_at
+            # A fact a person or an agent wrote (manual, imported) is never merged away: whether it would
+            # otherwise go or stay by whether a later hook happened to compact its subject (a rebuild always does).
+            if same and not frozen and fact.origin in MERGEABLE_ORIGINS:
+                out.append((keep, fact))
+                continue
+            keep = fact
+    return out
+
+
+def evidence_merge(*, keep: Any, fact: Any) -> None:
+    """The merged-away fact's evidence joins the kept fact's (in order, without repeats)."""
+    keep.evidence = keep.evidence + [e for e in fact.evidence if e not in keep.evidence]
+
+
+CAP_RANK = {Fact.Status.OUTDATED: 0, Fact.Status.TENTATIVE: 1, Fact.Status.ACTIVE: 2}
+
+
+def cap_victims(facts: Iterable[Any], *, category: str, over: int) -> list[Any]:
+    """The ``over`` facts of a category the cap drops (rule 2 above), from its facts (or only its
+    candidates): never a contradicted or a book-wide fact, nor an active one of a protected category."""
+    candidates = [
+        f
+        for f in facts
+        if f.status != Fact.Status.CONTRADICTED
+        and f.origin != Fact.Origin.SETTING
+        and not (category in PROTECTED and f.status == Fact.Status.ACTIVE)
+    ]
+    return sorted(candidates, key=lambda f: (CAP_RANK.get(f.status, 3), f.source_chapter, f.key))[:over]
 
 
 @transaction.atomic
@@ -81,27 +124,16 @@ def facts_compact(
     touched: set[tuple[str, str, str]] = set()
     to_update: dict[int, Fact] = {}
     events: list[FactEvent] = []
-    for g, facts in groups.items():
-        if len(facts) < 2:
-            continue
-        keep = facts[0]
-        for fact in facts[1:]:
-            same = value_normalize(fact.value) == value_normalize(keep.value)
-            frozen = {Fact.Status.CONTRADICTED} & {fact.status, keep.status} or fact.decided_at or keep.decided_at
-            # A fact a person or an agent wrote (manual, imported) is never merged away: whether it would
-            # otherwise go or stay by whether a later hook happened to compact its subject (a rebuild always does).
-            if same and not frozen and fact.origin in MERGEABLE_ORIGINS:
-                keep.evidence = keep.evidence + [e for e in fact.evidence if e not in keep.evidence]
-                to_update[keep.pk] = keep
-                merged_away.append(fact.pk)
-                if fact.origin == Fact.Origin.DERIVED:
-                    tombstones.append(FactTombstone(book=book, key=fact.key, reason="merged"))
-                events.append(
-                    FactEvent(fact=keep, action="merged", chapter=fact.source_chapter, note=f"合并重复事实 {fact.key}")
-                )
-                touched.add(g)
-                continue
-            keep = fact
+    for keep, fact in merges_find(groups.values()):
+        evidence_merge(keep=keep, fact=fact)
+        to_update[keep.pk] = keep
+        merged_away.append(fact.pk)
+        if fact.origin == Fact.Origin.DERIVED:
+            tombstones.append(FactTombstone(book=book, key=fact.key, reason="merged"))
+        events.append(
+            FactEvent(fact=keep, action="merged", chapter=fact.source_chapter, note=f"合并重复事实 {fact.key}")
+        )
+        touched.add((fact.category, fact.subject, fact.field))
     if merged_away:
         facts_delete(merged_away)
         now = timezone.now()
@@ -113,7 +145,6 @@ def facts_compact(
         events_insert(events, at=now)
         groups_resolve(book=book, groups=touched)
     dropped = 0
-    rank = {Fact.Status.OUTDATED: 0, Fact.Status.TENTATIVE: 1, Fact.Status.ACTIVE: 2}
     counts = dict(
         Fact.objects.filter(book=book)
         .order_by()
@@ -129,16 +160,13 @@ def facts_compact(
         candidates = rows.exclude(status=Fact.Status.CONTRADICTED).exclude(origin=Fact.Origin.SETTING)
         if category in PROTECTED:
             candidates = candidates.exclude(status=Fact.Status.ACTIVE)
-        ordered = sorted(
-            candidates.values_list("pk", "status", "source_chapter", "key", "category", "subject", "field", "origin"),
-            key=lambda r: (rank.get(r[1], 3), r[2], r[3]),
-        )
-        victims = ordered[: count - cap]
-        tombstones += [FactTombstone(book=book, key=v[3], reason="dropped") for v in victims if v[7] == "derived"]
+        columns = ("id", "status", "source_chapter", "key", "category", "subject", "field", "origin")
+        victims = cap_victims(candidates.values_list(*columns, named=True), category=category, over=count - cap)
+        tombstones += [FactTombstone(book=book, key=v.key, reason="dropped") for v in victims if v.origin == "derived"]
         if victims:
-            facts_delete([v[0] for v in victims])
+            facts_delete([v.id for v in victims])
             dropped += len(victims)
-            groups_resolve(book=book, groups={(v[4], v[5], v[6]) for v in victims})
+            groups_resolve(book=book, groups={(v.category, v.subject, v.field) for v in victims})
     FactTombstone.objects.bulk_create(tombstones, batch_size=500, ignore_conflicts=True)
     if merged_away or dropped:
         # Our own writes: what the book-wide facts were derived from still holds (see facts_derive).

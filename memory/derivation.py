@@ -77,7 +77,7 @@ def _knower(entry: Any, registered: int | None) -> str:
 # --- book-wide ---------------------------------------------------------------------------------
 
 
-def _book_observations(*, book: Book) -> list[Obs]:
+def book_observations(*, book: Book) -> list[Obs]:
     out: list[Obs] = []
     for doc in Document.objects.filter(book=book, kind__in=[Document.Kind.WORLDVIEW, Document.Kind.STYLE]).order_by(
         "kind", "key"
@@ -188,7 +188,7 @@ def _book_observations(*, book: Book) -> list[Obs]:
 # --- per chapter -------------------------------------------------------------------------------
 
 
-def _chapter_observations(*, book: Book, chapters: list[int]) -> list[Obs]:
+def chapter_observations(*, book: Book, chapters: list[int]) -> list[Obs]:
     wanted = set(chapters)
     out: list[Obs] = []
     rows = {
@@ -365,7 +365,7 @@ def _state_observations(*, book: Book, chapters: set[int]) -> list[Obs]:
 # --- apply ---------------------------------------------------------------------------------------
 
 
-def _fact_row(*, book: Book, key: str, obs: Obs, origin: str, now: datetime.datetime) -> dict[str, Any]:
+def fact_row(*, book: Book, key: str, obs: Obs, origin: str, now: datetime.datetime) -> dict[str, Any]:
     """A new fact of ``obs`` as a plain row for ``rows_insert`` (status active, not yet superseded):
     the columns a ``Fact(...)`` of the same values would save, without building the instance (a
     rebuild creates ~8,500 of them)."""
@@ -392,15 +392,9 @@ def _fact_row(*, book: Book, key: str, obs: Obs, origin: str, now: datetime.date
     }
 
 
-def _apply(
-    *,
-    book: Book,
-    observations: Iterable[Obs],
-    existing: list[Fact],
-    origin: str,
-    prefix: str,
-    touched: set[str] | None = None,
-) -> dict[str, int]:
+def observations_keyed(observations: Iterable[Obs], *, prefix: str) -> dict[str, Obs]:
+    """The facts observations make, by key: an observation repeating another's key adds its evidence
+    (and its confidence, if higher) to the first; an empty value makes none."""
     desired: dict[str, Obs] = {}
     for obs in observations:
         if not obs.value.strip():
@@ -419,16 +413,36 @@ def _apply(
             merged.confidence = max(merged.confidence, obs.confidence)
         else:
             desired[key] = obs
+    return desired
+
+
+def tombstones_skip(*, book: Book, desired: dict[str, Obs]) -> dict[str, Obs]:
+    """Without the derived facts compaction merged or dropped before (their keys are tombstoned)."""
+    if not FactTombstone.objects.filter(book=book).exists():
+        return desired  # a book rebuilt into an empty database: nothing to read 500 keys at a time
+    keys = sorted(desired)
+    buried = {
+        key
+        for start in range(0, len(keys), 500)
+        for key in FactTombstone.objects.filter(book=book, key__in=keys[start : start + 500]).values_list(
+            "key", flat=True
+        )
+    }
+    return {k: o for k, o in desired.items() if k not in buried}
+
+
+def _apply(
+    *,
+    book: Book,
+    observations: Iterable[Obs],
+    existing: list[Fact],
+    origin: str,
+    prefix: str,
+    touched: set[str] | None = None,
+) -> dict[str, int]:
+    desired = observations_keyed(observations, prefix=prefix)
     if origin == Fact.Origin.DERIVED and desired:
-        keys = sorted(desired)
-        buried = {
-            key
-            for start in range(0, len(keys), 500)
-            for key in FactTombstone.objects.filter(book=book, key__in=keys[start : start + 500]).values_list(
-                "key", flat=True
-            )
-        }
-        desired = {k: o for k, o in desired.items() if k not in buried}
+        desired = tombstones_skip(book=book, desired=desired)
     have = {f.key: f for f in existing}
     groups: set[GroupKey] = set()
     gone = [f for k, f in have.items() if k not in desired]
@@ -438,7 +452,7 @@ def _apply(
         facts_delete([f.pk for f in gone])
     now = timezone.now()
     new_facts = [
-        _fact_row(book=book, key=key, obs=desired[key], origin=origin, now=now)
+        fact_row(book=book, key=key, obs=desired[key], origin=origin, now=now)
         for key in sorted(set(desired) - set(have))
     ]
     for row in new_facts:
@@ -506,8 +520,8 @@ def _apply(
     return {"created": len(new_facts), "deleted": len(gone), "updated": len(updates), "status_changes": changed}
 
 
-def _book_inputs_digest(*, book: Book) -> str:
-    """A digest of what ``_book_observations`` reads, from cheap queries: the content hashes of the
+def book_inputs_digest(*, book: Book) -> str:
+    """A digest of what ``book_observations`` reads, from cheap queries: the content hashes of the
     book's non-chapter files (threads, secrets, documents, entity files: their rows change only with
     them, or by hand, which deletes the stamp), the chapters that close threads, and the entities'
     initial states (entities are also written by ingestion and curation, so they are read as they are)."""
@@ -530,14 +544,14 @@ def facts_derive(
     ``touched``."""
     chapters = sorted(set(chapters))
     stats = defaultdict(int)
-    digest = _book_inputs_digest(book=book)
+    digest = book_inputs_digest(book=book)
     stamp = DerivationStamp.objects.filter(book=book).first()
     if stamp is not None and stamp.inputs == digest and stamp.facts == setting_facts_state(book=book):
         book_wide = {}  # same inputs, setting facts untouched since: applying them again changes nothing
     else:
         book_wide = _apply(
             book=book,
-            observations=_book_observations(book=book),
+            observations=book_observations(book=book),
             existing=list(Fact.objects.filter(book=book, origin=Fact.Origin.SETTING)),
             origin=Fact.Origin.SETTING,
             prefix="s",
@@ -554,7 +568,7 @@ def facts_derive(
         )
     per_chapter = _apply(
         book=book,
-        observations=_chapter_observations(book=book, chapters=observed),
+        observations=chapter_observations(book=book, chapters=observed),
         existing=list(existing),
         origin=Fact.Origin.DERIVED,
         prefix="d",

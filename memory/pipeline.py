@@ -16,6 +16,7 @@ from core.models import Book
 from entities.models import Entity, RelationshipEvent, StateChange
 from memory.compaction import facts_compact
 from memory.derivation import facts_derive
+from memory.fresh_derivation import facts_derive_fresh
 from memory.models import Chunk, Fact
 from memory.retrieval import chunks_index
 from memory.services import derivation_lock
@@ -159,7 +160,14 @@ def memory_refresh(*, book: Book) -> dict[str, int]:
     """Derive every chapter's facts and chunks again (after a rebuild or an import of old data)."""
     derivation_lock(book=book)
     numbers = sorted(book.chapters.values_list("number", flat=True))
-    derived = facts_derive(book=book, chapters=numbers, full=True)
-    chunks = chunks_index(book=book, chapters=numbers, full=True)
-    compacted = facts_compact(book=book)
+    if not Fact.objects.filter(book=book).exists():
+        # A rebuild into an empty database: what compaction keeps is decided before anything is written.
+        facts = facts_derive_fresh(book=book, numbers=numbers)
+        derived = {k: v for k, v in facts.items() if k not in ("merged", "dropped")}
+        compacted = {k: facts[k] for k in ("merged", "dropped")}
+        chunks = chunks_index(book=book, chapters=numbers, full=True)
+    else:
+        derived = facts_derive(book=book, chapters=numbers, full=True)
+        chunks = chunks_index(book=book, chapters=numbers, full=True)
+        compacted = facts_compact(book=book)
     return {"chapters": len(numbers), **derived, "chunks": chunks, **compacted}

@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -66,12 +67,78 @@ _RESOLVE_FIELDS = (
 )
 
 
+@dataclass(frozen=True)
+class StatusChange:
+    """What the resolver changes on one fact of a group: its new status and successor, and the status
+    event to write (None: none; a derived or setting fact's status event replaces its earlier ones)."""
+
+    fact: Any
+    status: str
+    superseded_by_id: int | None
+    event: dict[str, Any] | None
+    replaces_events: bool
+
+
+def group_changes(facts: list[Any], same: list[tuple[Any, str, str, int | None]] | None = None) -> list[StatusChange]:
+    """The resolver (memory/resolver.py) run on one group's facts, as the changes to store: a pure
+    function of the facts' attributes (``Fact`` rows, or the in-memory facts of a whole-book derivation,
+    memory/batch.py), so both store the same statuses and history. ``same``, when given, collects the
+    derived or setting facts the resolver leaves at a status other than active, as (fact, status,
+    reason, the successor's chapter): their one status event may still need its note or chapter
+    refreshed (``_status_events_refreshed``)."""
+    by_key = {f.key: f for f in facts}
+    ids_to_key = {f.pk: f.key for f in facts}
+    views = [
+        FactView(
+            key=f.key,
+            value=f.value,
+            source_chapter=f.source_chapter,
+            confidence=f.confidence,
+            revises_key=ids_to_key.get(f.revises_id) if f.revises_id else None,
+            closed_chapter=f.closed_chapter,
+            decided_at=f.decided_at,
+        )
+        for f in facts
+    ]
+    out = []
+    for key, res in group_resolve(views).items():
+        fact = by_key[key]
+        new_sup = by_key[res.superseded_by].pk if res.superseded_by else None
+        if fact.status == res.status and fact.superseded_by_id == new_sup:
+            if (
+                same is not None
+                and fact.origin in (Fact.Origin.DERIVED, Fact.Origin.SETTING)
+                and res.status != Fact.Status.ACTIVE
+            ):
+                chapter = by_key[res.superseded_by].source_chapter if res.superseded_by else None
+                same.append((fact, res.status, res.reason, chapter))
+            continue
+        event = {
+            "fact_id": fact.pk,
+            "action": "status",
+            "old_status": fact.status,
+            "new_status": res.status,
+            "chapter": by_key[res.superseded_by].source_chapter if res.superseded_by else None,
+            "note": res.reason,
+        }
+        # A derived fact's history is a function of what it is derived from (a rebuild resolves it
+        # once): one status event, the current one, never a path of them.
+        derived = fact.origin in (Fact.Origin.DERIVED, Fact.Origin.SETTING)
+        if derived:
+            event["old_status"] = Fact.Status.ACTIVE
+            if res.status == Fact.Status.ACTIVE:
+                event = None
+        elif fact.status == res.status:
+            event = None
+        out.append(StatusChange(fact, res.status, new_sup, event, derived))
+    return out
+
+
 def groups_resolve(*, book: Book, groups: Iterable[GroupKey]) -> int:
     """Re-run the resolver on these groups and store the statuses; returns how many facts changed."""
     groups = sorted(set(groups))
     if not groups:
         return 0
-    changed = 0
     by_group: dict[GroupKey, list[Fact]] = {}
     subjects = {g[1] for g in groups}
     # One query per ~500 subjects instead of one per group (derivation touches thousands of groups).
@@ -84,68 +151,22 @@ def groups_resolve(*, book: Book, groups: Iterable[GroupKey]) -> int:
     events = []
     to_update = []
     stale: list[int] = []
-    # derived facts whose status and successor stay: their status event's reason may still move (the
-    # successor deleted, its key unlinked; the undecided latest chapter moved)
-    same: list[tuple[Fact, Any, int | None]] = []
+    same: list[tuple[Fact, str, str, int | None]] = []
     wanted = set(groups)
     for g, facts in by_group.items():
         if g not in wanted:
             continue
-        by_key = {f.key: f for f in facts}
-        ids_to_key = {f.pk: f.key for f in facts}
-        views = [
-            FactView(
-                key=f.key,
-                value=f.value,
-                source_chapter=f.source_chapter,
-                confidence=f.confidence,
-                revises_key=ids_to_key.get(f.revises_id) if f.revises_id else None,
-                closed_chapter=f.closed_chapter,
-                decided_at=f.decided_at,
-            )
-            for f in facts
-        ]
-        for key, res in group_resolve(views).items():
-            fact = by_key[key]
-            new_sup = by_key[res.superseded_by].pk if res.superseded_by else None
-            if fact.status != res.status or fact.superseded_by_id != new_sup:
-                if fact.origin in (Fact.Origin.DERIVED, Fact.Origin.SETTING):
-                    # A derived fact's history is a function of what it is derived from (a rebuild
-                    # resolves it once): one status event, the current one, never a path of them.
-                    stale.append(fact.pk)
-                    if res.status != Fact.Status.ACTIVE:
-                        events.append(
-                            FactEvent(
-                                fact=fact,
-                                action="status",
-                                old_status=Fact.Status.ACTIVE,
-                                new_status=res.status,
-                                chapter=by_key[res.superseded_by].source_chapter if res.superseded_by else None,
-                                note=res.reason,
-                            )
-                        )
-                elif fact.status != res.status:
-                    events.append(
-                        FactEvent(
-                            fact=fact,
-                            action="status",
-                            old_status=fact.status,
-                            new_status=res.status,
-                            chapter=by_key[res.superseded_by].source_chapter if res.superseded_by else None,
-                            note=res.reason,
-                        )
-                    )
-                fact.status = res.status
-                fact.superseded_by_id = new_sup
-                to_update.append(fact)
-                changed += 1
-            elif fact.origin in (Fact.Origin.DERIVED, Fact.Origin.SETTING) and res.status != Fact.Status.ACTIVE:
-                chapter = by_key[res.superseded_by].source_chapter if res.superseded_by else None
-                same.append((fact, res, chapter))
+        for change in group_changes(facts, same):
+            fact = change.fact
+            if change.replaces_events:
+                stale.append(fact.pk)
+            if change.event is not None:
+                events.append(FactEvent(**change.event))
+            fact.status = change.status
+            fact.superseded_by_id = change.superseded_by_id
+            to_update.append(fact)
     now = timezone.now()
     events += _status_events_refreshed(same, stale)
-    for fact in to_update:
-        fact.updated_at = now
     rows_update(
         Fact,
         [
@@ -157,32 +178,32 @@ def groups_resolve(*, book: Book, groups: Iterable[GroupKey]) -> int:
     for start in range(0, len(stale), 500):
         FactEvent.objects.filter(fact_id__in=stale[start : start + 500], action="status").delete()
     events_insert(events, at=now)
-    return changed
+    return len(to_update)
 
 
-def _status_events_refreshed(same: list[tuple[Fact, Any, int | None]], stale: list[int]) -> list[FactEvent]:
-    """The status events of ``same`` (fact, resolution, the successor's chapter) whose note or chapter
-    is not the resolution's: appended to ``stale`` (their old event goes) and returned anew, so a
-    derived fact's one status event is what a rebuild's single resolution writes."""
+def _status_events_refreshed(same: list[tuple[Fact, str, str, int | None]], stale: list[int]) -> list[FactEvent]:
+    """The status events of ``same`` (fact, status, reason, the successor's chapter) whose note or
+    chapter is not the resolution's: appended to ``stale`` (their old event goes) and returned anew, so
+    a derived fact's one status event is what a rebuild's single resolution writes."""
     current: dict[int, tuple[str, int | None]] = {}
-    pks = [fact.pk for fact, _res, _chapter in same]
+    pks = [fact.pk for fact, _status, _reason, _chapter in same]
     for start in range(0, len(pks), 500):
         for pk, note, chapter in FactEvent.objects.filter(
             fact_id__in=pks[start : start + 500], action="status"
         ).values_list("fact_id", "note", "chapter"):
             current[pk] = (note, chapter)
     out = []
-    for fact, res, chapter in same:
-        if current.get(fact.pk) != (res.reason, chapter):
+    for fact, status, reason, chapter in same:
+        if current.get(fact.pk) != (reason, chapter):
             stale.append(fact.pk)
             out.append(
                 FactEvent(
                     fact=fact,
                     action="status",
                     old_status=Fact.Status.ACTIVE,
-                    new_status=res.status,
+                    new_status=status,
                     chapter=chapter,
-                    note=res.reason,
+                    note=reason,
                 )
             )
     return out

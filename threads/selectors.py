@@ -161,7 +161,7 @@ def _activity_map_build(*, book: Book, upto: int | None = None) -> dict[str, int
     for thread_id, chapter in opened.values_list("thread_id", "opened_chapter"):
         last[thread_id] = chapter
     # Only chapters that open or advance something (decoding every chapter's JSON is the cost here).
-    for number, opens, advances in _thread_refs(chapters.exclude(opens=[], advances=[])):
+    for number, opens, advances in _chapters_with_refs(book=book, chapters=chapters, upto=upto):
         for thread_id in (*opens, *advances):
             if number > last.get(thread_id, 0):
                 last[thread_id] = number
@@ -171,6 +171,32 @@ def _activity_map_build(*, book: Book, upto: int | None = None) -> dict[str, int
         if chapter > last.get(thread_id, 0):
             last[thread_id] = chapter
     return last
+
+
+# The chapters that open or advance a thread, as SQLite reads them from the partial covering index of
+# migration 0016 (never the chapter rows, each of which holds its body). The condition must be the index's.
+_REFS_SQL = (
+    f"SELECT number, opens, advances FROM {Chapter._meta.db_table}"
+    " WHERE book_id = %s AND (opens != '[]' OR advances != '[]')"
+)
+
+
+def _chapters_with_refs(
+    *, book: Book, chapters: QuerySet[Chapter], upto: int | None
+) -> Iterator[tuple[int, list, list]]:
+    """(number, opens, advances) of ``chapters`` (the book's, ≤ ``upto``) that open or advance something.
+    A list that is empty in another spelling is only decoded for nothing."""
+    if connection.vendor != "sqlite":
+        yield from _thread_refs(chapters.exclude(opens=[], advances=[]))
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _REFS_SQL + ("" if upto is None else " AND number <= %s"), [book.pk, *([] if upto is None else [upto])]
+        )
+        rows = cursor.fetchall()
+    lists = json.loads("[" + ",".join(f"[{o or 'null'},{a or 'null'}]" for _, o, a in rows) + "]")
+    for (number, _, _), (opens, advances) in zip(rows, lists, strict=True):
+        yield number, opens or [], advances or []
 
 
 def _last_activity(*, book: Book, thread: Thread) -> int | None:

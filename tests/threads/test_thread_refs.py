@@ -41,3 +41,25 @@ def test_overdue_list_reads_every_batch_the_same_way(book):
         ("悬念-002", 3, 347),
         ("伏笔-001", 30, 320),
     ]
+
+
+def test_sqlite_reads_the_thread_refs_from_their_index_and_gives_the_same_map(book):
+    """Issue 29: on SQLite the activity map reads the chapters that open or advance a thread from the
+    partial covering index of migration 0016 (not the chapter rows, which hold the bodies)."""
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the partial covering index is SQLite's (a PostgreSQL B-tree entry is size-capped)")
+    Chapter.objects.create(book=book, number=451, volume=1)  # touches no thread: not in the index
+    with connection.cursor() as cur:
+        cur.execute("EXPLAIN QUERY PLAN " + selectors._REFS_SQL + " AND number <= %s", [book.pk, 40])
+        plan = " ".join(str(row) for row in cur.fetchall())
+    assert "COVERING INDEX chapter_thread_refs_idx" in plan
+    chapters = Chapter.objects.filter(book=book)
+    for upto in (None, 30, 29):
+        rows = list(selectors._chapters_with_refs(book=book, chapters=chapters, upto=upto))
+        wanted = chapters if upto is None else chapters.filter(number__lte=upto)
+        assert rows == list(selectors._thread_refs(wanted.exclude(opens=[], advances=[])))
+    assert len(rows) == 29
+    assert selectors._activity_map_build(book=book, upto=29)["伏笔-001"] == 1
+    assert selectors._activity_map_build(book=book)["伏笔-001"] == 30
