@@ -52,7 +52,7 @@ SHARED = Path(os.environ.get("WEBNOVEL_SHARED", REPO.parent / "shared"))
 CORPUS = SHARED / "corpus"
 SCENES = REPO / "bench" / "recall-set" / "scenes.json"
 MODES = ("keyword", "bm25", "semantic", "hybrid")
-SPLITS = ("dev", "blind", "blind2", "blind3")
+SPLITS = ("dev", "blind", "blind2", "blind3", "blind5")
 SCHEMES = {
     "window-head": "SCHEME_WINDOW_HEAD",
     "head32": "SCHEME_HEAD32",
