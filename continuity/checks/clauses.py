@@ -144,9 +144,13 @@ def has_verb(text: str) -> bool:
 
 
 def starts_with_verb(text: str) -> bool:
-    """Whether ``text`` begins with a verb (the predicate goes on after a noun: 哨棒 | 赶将去)."""
+    """Whether ``text`` begins with a verb, after adverbs (the predicate goes on after a noun: 哨棒 | 赶将去,
+    which the tagger reads 赶将 d + 去 v)."""
     tokens = _tokens(text)
-    return bool(tokens) and tokens[0][1].startswith("v")
+    i = 0
+    while i < len(tokens) and tokens[i][1] == "d":
+        i += 1
+    return i < len(tokens) and tokens[i][1].startswith("v")
 
 
 def modifies_noun(text: str) -> bool:
