@@ -83,10 +83,11 @@ def main() -> int:
     rows, docs = [], {}
     try:
         for name in names:
-            module = Path("bench/check_sets") / f"{name}.py"
-            if not (tree / module).exists():
-                shutil.copy(REPO / module, tree / module)
-                bench.note(f"{args.before} lacks {module}: this tree's copy was used (data only)")
+            # the set's module and its own text beside it (a set written for the repository: qingya.txt)
+            for data in (Path("bench/check_sets") / f"{name}.py", Path("bench/check_sets") / f"{name}.txt"):
+                if (REPO / data).exists() and not (tree / data).exists():
+                    shutil.copy(REPO / data, tree / data)
+                    bench.note(f"{args.before} lacks {data}: this tree's copy was used (data only)")
         for name in names:
             for engine, where in ((args.before, tree), ("this tree", REPO)):
                 bench.log(f"{name}: {engine}")

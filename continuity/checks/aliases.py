@@ -43,7 +43,7 @@ def check_alias_windows(draft: Draft, canon: Canon, mentions: Mentions) -> list[
                 if tag is not None:
                     evidence = {
                         "chapter": number,
-                        "file": canon.chapters[number]["source_path"],
+                        "file": canon.chapter_path(number),
                         "line": tag.get("line"),
                     }
                     break

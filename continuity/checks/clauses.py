@@ -69,6 +69,7 @@ def is_function_char(char: str) -> bool:
     return (lexicon.tag(char) or "x")[:1] in FUNCTION_TAGS
 
 
+@lru_cache(maxsize=1024)
 def is_common_noun(word: str) -> bool:
     """Whether ``word`` is a noun of the dictionary (禅杖, 戒刀, 板斧: a kind of thing many may own, not
     one named object such as 赛唐猊 or 寒星剑), by the dictionary's table (no tagger loaded)."""
@@ -92,11 +93,13 @@ def edge_name(text: str, *, last: bool) -> str:
     return word if flag == "nr" and len(word) >= 2 else ""
 
 
-def _tokens(text: str) -> list[tuple[str, str]]:
-    return [(pair.word, pair.flag) for pair in _tagger().lcut(text)]
+@lru_cache(maxsize=8192)
+def _tokens(text: str) -> tuple[tuple[str, str], ...]:
+    # cached: a range check asks the same short stretches (用 / 拿着 …) thousands of times
+    return tuple((pair.word, pair.flag) for pair in _tagger().lcut(text))
 
 
-def _predicate(tokens: list[tuple[str, str]]) -> bool:
+def _predicate(tokens: tuple[tuple[str, str], ...]) -> bool:
     """Whether the tokens after a name begin with a predicate (adverbs skipped)."""
     i = 0
     while i < len(tokens) and (tokens[i][1] == "d" or (tokens[i][1] == "a" and len(tokens[i][0]) == 1)):
@@ -141,9 +144,13 @@ def has_verb(text: str) -> bool:
 
 
 def starts_with_verb(text: str) -> bool:
-    """Whether ``text`` begins with a verb (the predicate goes on after a noun: 哨棒 | 赶将去)."""
+    """Whether ``text`` begins with a verb, after adverbs (the predicate goes on after a noun: 哨棒 | 赶将去,
+    which the tagger reads 赶将 d + 去 v)."""
     tokens = _tokens(text)
-    return bool(tokens) and tokens[0][1].startswith("v")
+    i = 0
+    while i < len(tokens) and tokens[i][1] == "d":
+        i += 1
+    return i < len(tokens) and tokens[i][1].startswith("v")
 
 
 def modifies_noun(text: str) -> bool:

@@ -39,27 +39,32 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
             continue
         c_start, c_end, _, user = chars[k]
         between = draft.prose[c_end:start]
-        # the user is the clause's subject: not across a comma, not the object of 把 / 被 / 向 …
-        if "的" in between or CLAUSE_BREAK.search(between) or not (USE_VERB.search(between) or has_verb(between)):
-            continue
-        # a name running on into more characters is the head of another word (玉月 in 玉月符), unless a
-        # verb follows it (哨棒赶将去)
-        if run_on and not starts_with_verb(draft.prose[end : end + 4]):
-            continue
-        if draft.prose[c_start - 1 : c_start] in OBJECT_MARKERS or mentions.character_between(c_end, start):
-            continue
-        s_start, _ = draft.sentence(start)
-        if c_start < s_start or MENTION_ONLY.search(draft.prose[s_start:start]) or draft.in_quote(c_start):
+        # the cheap tests first, the part-of-speech ones last (they load jieba's tagger): all must pass
+        if "的" in between or CLAUSE_BREAK.search(between):
             continue
         if item in canon.held(user.pk) or (user.entity_id, item) in gained or (user.name, item) in gained:
             continue
         lost = canon.lost.get((user.pk, item))
         holder = None if lost is not None else canon.first_holder(item, besides=user.pk)
+        if lost is None and holder is None:
+            continue
+        # the user is the clause's subject: not across a comma, not the object of 把 / 被 / 向 …
+        if draft.prose[c_start - 1 : c_start] in OBJECT_MARKERS or mentions.character_between(c_end, start):
+            continue
+        s_start, _ = draft.sentence(start)
+        if c_start < s_start or MENTION_ONLY.search(draft.prose[s_start:start]) or draft.in_quote(c_start):
+            continue
+        if not (USE_VERB.search(between) or has_verb(between)):
+            continue
+        # a name running on into more characters is the head of another word (玉月 in 玉月符), unless a
+        # verb follows it (哨棒赶将去)
+        if run_on and not starts_with_verb(draft.prose[end : end + 4]):
+            continue
         if lost is not None:
             evidence = canon.chapter_evidence(lost, entity=user, value=item)
             evidence["fact"] = f"{user.name} 于第{lost}章失去「{item}」"
             severity, message = ERROR, f"{user.name} 已不持有「{item}」（第{lost}章起），本章却在使用"
-        elif holder is not None:
+        else:  # held by another (the tests above left no other case)
             evidence = canon.holding_evidence(holder, item)
             evidence["fact"] = f"「{item}」截至第{canon.as_of}章在 {holder.name} 手中"
             severity, message = WARNING, f"「{item}」在 {holder.name} 手中，{user.name} 却在使用"
@@ -67,8 +72,6 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                 # a kind of thing (a 禅杖, a 戒刀), not one named object: the user may have one of their own
                 severity = INFO
                 message += f"（「{item}」是常见器物，也许是另一件）"
-        else:
-            continue
         found.append(
             finding(
                 kind="item_not_held",

@@ -139,7 +139,7 @@ def check_front_matter(draft: Draft, canon: Canon, mentions: Mentions, *, chapte
                     "message": f"本章是连续第 {len(streak)} 个弱钩（第{first}–{chapter}章），阈值 {threshold}",
                     "evidence": {
                         "chapter": chapter - 1,
-                        "file": canon.chapters.get(chapter - 1, {}).get("source_path", ""),
+                        "file": canon.chapter_path(chapter - 1),
                         "line": None,
                         "fact": f"第{first}–{chapter - 1}章的 hook_type 都是弱钩；book.yaml thresholds.weak_hook_streak = {threshold}",
                     },

@@ -108,3 +108,9 @@ def test_a_variant_holding_a_describing_word_is_still_a_typo_one_holding_a_title
     # 婆娑 is a state word (z): no way of naming someone; 大哥 is a noun: 王大哥 is another person
     text = draft("孟婆娑拄着拐杖进来。\n王大哥拄着拐杖进来。", chapter=25)
     assert [t for _, _, t in _found(draft_check(book=book, text=text), "name_typo")] == ["孟婆娑"]
+
+
+def test_an_item_run_on_by_an_adverb_and_a_verb_is_used(demo):
+    # 青玉佩 is 苏晚晴's: 赶将去 goes on after it (the tagger reads 赶将 as an adverb, then 去 a verb)
+    text = draft("陆白鹭握着青玉佩赶将去。\n陆白鹭握着青玉佩盒。", chapter=25)
+    assert _found(draft_check(book=demo, text=text), "item_not_held") == [(4, "warning", "陆白鹭:青玉佩")]
