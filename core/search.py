@@ -4,7 +4,8 @@ Why an index of our own: a book of thousands of chapters is millions of Chinese 
 Chinese has no word boundaries, so an ordinary word tokenizer finds nothing useful. Every chapter
 body is split into lines and stored in ``webnovel_search_line`` (one row per non-blank line, with
 its chapter and 1-based line number inside the body). On SQLite an external-content FTS5 table with
-the ``trigram`` tokenizer indexes those lines; on PostgreSQL a ``pg_trgm`` GIN index does. Both
+the ``trigram`` tokenizer indexes those lines (``columnsize=0``, migration 0017: nothing ranks by bm25, so
+no token count is stored per line); on PostgreSQL a ``pg_trgm`` GIN index does. Both
 answer a substring query of ≥ 3 characters from the index; a 1–2 character query is a bounded
 scan of the line table (still ordered by chapter and line, stopping at ``limit``).
 

@@ -79,8 +79,8 @@ def _thread_refs(chapters: QuerySet[Chapter], *, batch: int = 200) -> Iterator[t
 
 
 # The activity maps of the books read lately, per book: (stamp, {upto: map}). Building one decodes the
-# opens / advances of every chapter (most of the time of thread-overdue and of the context pack's thread
-# section on a long book); the stamp costs one query. It is the count and highest id of the rows the map is
+# opens / advances of every chapter that has any (on SQLite read from a partial covering index, migration
+# 0016, not from the chapter rows with their bodies: what a `story` process pays once); the stamp costs one query. It is the count and highest id of the rows the map is
 # read from — the rebuilder replaces those rows (delete + insert, ids never reused), never updates them —
 # plus the book's build time (a test database may reuse ids after a rollback) and a generation that an
 # in-place save through the ORM (the admin) bumps in this process (``activity_forget``, a signal).

@@ -125,3 +125,19 @@ def test_a_bulk_pass_gives_fts5_a_larger_hash_and_the_same_hits(book, monkeypatc
             assert cur.fetchall() == [(16 << 20,)]
     assert (hits(book, "青铜剑"), hits(book, "铁剑2")) == small == ((3, [(1, 1), (2, 1), (3, 1)]), (1, [(2, 3)]))
     assert fts_rows() == 3
+
+
+def test_the_fts_index_keeps_no_token_counts_and_still_forgets_deleted_lines(book):
+    """Issue 29: nothing ranks by bm25, so the FTS table is created with columnsize=0 (migration 0017):
+    no per-line row in a _docsize table; the 'delete' command still works on it."""
+    if connection.vendor != "sqlite":
+        pytest.skip("the FTS5 table is SQLite's (PostgreSQL indexes the lines with pg_trgm)")
+    with connection.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = %s", [f"{search.FTS_TABLE}_docsize"])
+        assert cur.fetchone()[0] == 0
+    chapter(book, 1, "青铜剑在此\n另一行青铜剑", "h1")
+    search.search_index_update(book=book)
+    assert (hits(book, "青铜剑"), fts_rows()) == ((2, [(1, 1), (1, 2)]), 2)
+    Chapter.objects.filter(book=book, number=1).update(body="只剩一行青铜剑", content_hash="h1b")
+    search.search_index_update(book=book)
+    assert (hits(book, "青铜剑"), fts_rows()) == ((1, [(1, 1)]), 1)
