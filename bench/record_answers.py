@@ -47,7 +47,6 @@ def _unstamped(text: str) -> str:
 def _setup(tmp: Path) -> None:
     os.environ["DATABASE_URL"] = f"sqlite:///{tmp / 'answers.sqlite3'}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webnovel.settings")
-    os.environ.setdefault("WEBNOVEL_VAR_DIR", str(tmp / "var"))
     import django
 
     django.setup()
@@ -200,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         from bench.common import synthetic_book
         from tests.core.test_interfaces_parity import SAMPLES
 
-        call_command("demo_setup", stdout=StringIO())
+        # --reset: what an earlier recording (or `make run`) wrote into var/demo-book is not replayed
+        call_command("demo_setup", "--reset", stdout=StringIO())
         root = synthetic_book(args.chapters)
         call_command("rebuild", str(root), stdout=StringIO())
         print(f"synthetic book: {root}")

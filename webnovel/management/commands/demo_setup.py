@@ -1,7 +1,7 @@
 """``python manage.py demo_setup`` — load the demo book and its sample extractions, ensure an admin
 user and a demo API key.
 
-The demo runs on a copy, ``var/demo-book``: what the demo writes into its book folder (the journal of
+The demo runs on a copy, ``var/demo-book`` (``<DATA_DIR>/demo-book`` outside a checkout): what the demo writes into its book folder (the journal of
 its ingestions and curations, ``.journal/``; a persisted Story System setting, ``.story-system/``) goes
 there, and the checked-in ``examples/demo-book`` stays as git has it. Each run refreshes the copy's
 author files from the example and keeps what the demo wrote; ``--reset`` starts the copy afresh.
@@ -34,7 +34,8 @@ from kernel.exceptions import DomainError
 from webnovel.demo import demo_extractions_ingest
 
 DEMO_SOURCE = Path(settings.BASE_DIR) / "examples" / "demo-book"
-DEMO_BOOK = Path(settings.BASE_DIR) / "var" / "demo-book"
+# the data directory: var/ in a checkout; an installed package never writes beside its own code
+DEMO_BOOK = Path(settings.DATA_DIR) / "demo-book"
 # What the demo writes into its folder (kept when the copy is refreshed, never copied from the example)
 WRITTEN = (".journal", ".story-system")
 DEMO_KEY_NAME = "demo-book 演示密钥"
