@@ -71,7 +71,7 @@ print("RESULT " + json.dumps(out))
 
 def _run(tree: Path, door: str, mb: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="wn-bench-factsize-") as tmp:
-        env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp}/db.sqlite3", "WEBNOVEL_VAR_DIR": f"{tmp}/var"}
+        env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp}/db.sqlite3", "WEBNOVEL_DATA_DIR": f"{tmp}/var"}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         args = json.dumps({"repo": str(tree), "tmp": tmp, "mb": mb, "door": door})
         proc = subprocess.run(
