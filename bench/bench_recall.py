@@ -269,6 +269,12 @@ def main() -> None:
     parser.add_argument(
         "--schemes", default="window-head,salient", help="the embedding schemes to compare, comma-separated"
     )
+    parser.add_argument(
+        "--fusions",
+        default="window,chapter",
+        help="hybrid's fusions to compare (recall.search.FUSION), comma-separated: window (k = 60, before "
+        "session 10), chapter (weighted, per chapter)",
+    )
     parser.add_argument("--scale-only", choices=SCHEMES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     schemes = [s for s in args.schemes.split(",") if s]
@@ -289,6 +295,9 @@ def main() -> None:
         return
     figures: dict = {"model": vectors.model_tag(), "load": os.getloadavg()}
     books = {name: book_load(name, corpus_chapters(name)) for name in ("xiyouji", "shuihu")}
+    from recall import search as recall_search_module
+
+    fusions = [f for f in args.fusions.split(",") if f]
     for scheme in schemes:
         scheme_set(scheme)
         embedding = {}
@@ -296,7 +305,12 @@ def main() -> None:
             cpu = _cpu()
             embedding[name] = {**vectors_ensure(book=book), "cpu_s": round(_cpu() - cpu, 1)}
         started = time.perf_counter()
-        figures[scheme] = {"embedding": embedding, "recall": recall_run(books)}
+        figures[scheme] = {"embedding": embedding}
+        default_fusion = recall_search_module.FUSION
+        for fusion in fusions:
+            recall_search_module.FUSION = fusion
+            figures[scheme][f"recall_{fusion}"] = recall_run(books)
+        recall_search_module.FUSION = default_fusion
         figures[scheme]["recall_seconds"] = round(time.perf_counter() - started, 1)
     figures["peak_rss_mb_recall_run"] = round(peak_rss_mb(), 1)
     if not args.skip_scale:
@@ -312,12 +326,13 @@ def main() -> None:
                 f"[{scheme}] embedding {name}: {e['windows']} windows, {e['texts']} texts, "
                 f"{e['embedded']} embedded now in {e['seconds']} s ({e['cpu_s']} CPU s)"
             )
-        for split in (*SPLITS, "all"):
-            row = figures[scheme]["recall"][split]
-            print(
-                f"[{scheme}] recall@5 {split:6}: "
-                + "  ".join(f"{m} {row[m]['found']}/{row[m]['of']} = {row[m]['recall@5']:.2f}" for m in MODES)
-            )
+        for fusion in fusions:
+            for split in (*SPLITS, "all"):
+                row = figures[scheme][f"recall_{fusion}"][split]
+                print(
+                    f"[{scheme}, {fusion} fusion] recall@5 {split:6}: "
+                    + "  ".join(f"{m} {row[m]['found']}/{row[m]['of']} = {row[m]['recall@5']:.2f}" for m in MODES)
+                )
     print(f"peak RSS (recall run, both novels, every scheme) {figures['peak_rss_mb_recall_run']} MB")
     for scheme, row in figures.get("scale", {}).items():
         for key, value in row.items():

