@@ -56,6 +56,7 @@ SPLITS = ("dev", "blind", "blind2", "blind3", "blind5")
 SCHEMES = {
     "window-head": "SCHEME_WINDOW_HEAD",
     "head32": "SCHEME_HEAD32",
+    "head64": "SCHEME_HEAD64",
     "passages": "SCHEME_PASSAGES",
     "salient": "SCHEME_SALIENT",
 }

