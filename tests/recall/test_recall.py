@@ -409,3 +409,15 @@ def test_a_whole_book_pass_shared_by_two_worker_processes_stores_the_vectors_one
         assert (result["embedded"], result["workers"], len(shared.index)) == (7, 2, 7)
         assert numpy.array_equal(shared.rows[[shared.index[k] for k in keys]], expected)
         assert vectors_ensure(book=book, workers=2)["embedded"] == 0
+
+
+def test_the_embed_command_takes_a_worker_count_and_refuses_one_below_1(mini):
+    from django.core.management.base import CommandError
+
+    _, book, folder = mini
+    with _recall_on(folder):
+        out = StringIO()
+        call_command("embed", "mini", "--workers", "2", "--json", stdout=out)
+        assert json.loads(out.getvalue())["embedded"] == 0  # the rebuild made every vector already
+        with pytest.raises(CommandError, match=r"--workers 必须是正整数（收到 0）"):
+            call_command("embed", "mini", "--workers", "0")
