@@ -63,6 +63,7 @@ SCHEMES = {
     "window-head": "SCHEME_WINDOW_HEAD",
     "head32": "SCHEME_HEAD32",
     "head64": "SCHEME_HEAD64",
+    "head96": "SCHEME_HEAD96",
     "passages": "SCHEME_PASSAGES",
     "salient": "SCHEME_SALIENT",
 }

@@ -55,6 +55,8 @@ SCHEME_WINDOW_HEAD = Scheme(passage_chars=0, embed_chars=128, embed_tokens=None,
 SCHEME_HEAD32 = Scheme(passage_chars=0, embed_chars=40, embed_tokens=32, digest="head")
 # Session 10, measured against the default for the whole-book cost: every window alone, its first 64 characters.
 SCHEME_HEAD64 = Scheme(passage_chars=0, embed_chars=64, embed_tokens=None, digest="head")
+# Session 10, the point between: every window alone, its first 96 characters.
+SCHEME_HEAD96 = Scheme(passage_chars=0, embed_chars=96, embed_tokens=None, digest="head")
 # Measured on the dev half and not taken: windows gathered into passages of up to 1,200 characters, each
 # window's head in equal shares, 96 tokens a passage.
 SCHEME_PASSAGES = Scheme(passage_chars=1200, embed_chars=117, embed_tokens=96, digest="heads")
