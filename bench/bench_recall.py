@@ -5,11 +5,14 @@ what the vectors cost — all in one run.
 
 Two embedding schemes in the same run (``recall.windows``): ``window-head`` (session 6's, the default: every
 400-character window embedded alone, its first 128 characters) and ``head32`` (every window alone, its head
-cut at 32 of the model's tokens: a third of the cost; measured and not taken).
+cut at 32 of the model's tokens: a third of the cost; measured and not taken). Session 10 added ``head64`` and
+``head96`` (each window's first 64 / 96 characters), measured for the whole-book cost and not taken.
 
 - **Recall set** (``bench/recall-set/scenes.json``, written before the code): scenes of 西游记 (dev) and
   水浒传 (blind: measured once in session 6; blind2: 13 more scenes written before the embedding changed,
-  measured once) retold in plain modern Chinese without the books' key words. Each book's chapters
+  measured once; blind3 (session 8) and blind5 (session 10): fresh sets of both books on chapters no
+  earlier set retells, each committed before its session changed the engine) retold in plain modern
+  Chinese without the books' key words. Each book's chapters
   (as ``import_txt`` splits them) are written as chapter rows; each retold scene is searched through the
   ``search`` read (``core.search.search_read``) in each mode, limit 5; a scene is found when one of its
   chapters is among the five chapters answered. ``bm25`` (BM25 over the same windows, alone) is shown
