@@ -1,15 +1,18 @@
 """Semantic recall (issue 32): recall@5 of keyword, semantic and hybrid search on the recall set, and
 what the vectors cost — all in one run.
 
-    python bench/bench_recall.py [--json] [--skip-scale]
+    python bench/bench_recall.py [--json] [--skip-scale] [--schemes window-head,head64] [--fusions window,chapter]
 
 Two embedding schemes in the same run (``recall.windows``): ``window-head`` (session 6's, the default: every
 400-character window embedded alone, its first 128 characters) and ``head32`` (every window alone, its head
-cut at 32 of the model's tokens: a third of the cost; measured and not taken).
+cut at 32 of the model's tokens: a third of the cost; measured and not taken). Session 10 added ``head64`` and
+``head96`` (each window's first 64 / 96 characters), measured for the whole-book cost and not taken.
 
 - **Recall set** (``bench/recall-set/scenes.json``, written before the code): scenes of 西游记 (dev) and
   水浒传 (blind: measured once in session 6; blind2: 13 more scenes written before the embedding changed,
-  measured once) retold in plain modern Chinese without the books' key words. Each book's chapters
+  measured once; blind3 (session 8) and blind5 (session 10): fresh sets of both books on chapters no
+  earlier set retells, each committed before its session changed the engine) retold in plain modern
+  Chinese without the books' key words. Each book's chapters
   (as ``import_txt`` splits them) are written as chapter rows; each retold scene is searched through the
   ``search`` read (``core.search.search_read``) in each mode, limit 5; a scene is found when one of its
   chapters is among the five chapters answered. ``bm25`` (BM25 over the same windows, alone) is shown
@@ -27,6 +30,11 @@ cut at 32 of the model's tokens: a third of the cost; measured and not taken).
   query's vector cached after the first call (``query_embed_ms`` apart); the first search after one chapter
   in the middle changed and after a chapter was appended (the index updated in place, not rebuilt).
 
+Hybrid's fusion (``--fusions``, ``recall.search.FUSION``): ``window`` (reciprocal ranks of windows, k = 60, before
+session 10) and ``chapter`` (the default since: chapters ranked per signal by their best window, weighted) —
+each measured on every set in the same run. The scale run also embeds 96 texts with two worker processes
+(``recall.vectors._pool_add``) against 48 in this process, for the whole-book pass's wall clock.
+
 Goals: hybrid recall@5 ≥ 0.75 and ≥ 25 points above keyword; finalize adds ≤ 2 s; a whole 3,000-chapter
 book ≤ 15 min; peak RSS ≤ 600 MB; hybrid search ≤ 50 ms warm at 3,000 chapters.
 """
@@ -37,6 +45,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -56,6 +65,8 @@ SPLITS = ("dev", "blind", "blind2", "blind3", "blind5")
 SCHEMES = {
     "window-head": "SCHEME_WINDOW_HEAD",
     "head32": "SCHEME_HEAD32",
+    "head64": "SCHEME_HEAD64",
+    "head96": "SCHEME_HEAD96",
     "passages": "SCHEME_PASSAGES",
     "salient": "SCHEME_SALIENT",
 }
@@ -141,6 +152,12 @@ def _cpu() -> float:
     return time.process_time()
 
 
+def _cpu_with_children() -> float:
+    """CPU seconds of this process and of its children that ended (the embedding workers)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def scale_run(scheme: str) -> dict:
     """One finalize's embedding, the tokens of the whole book, the throughput, a warm hybrid search at
     3,000 chapters and the first searches after a change, under ``scheme`` (run in its own process)."""
@@ -182,14 +199,30 @@ def scale_run(scheme: str) -> dict:
         store = vectors.store_get()
         sample = [(k, t) for k, t in texts.items() if k not in store.index][:48]
         sample_tokens = sum(tokens_of(t) for _, t in sample)
-        cpu = _cpu()
-        store.add(dict(sample), tokens=tokens_max)
-        sample_cpu = _cpu() - cpu
+        cpu, wall = _cpu(), time.perf_counter()
+        store.add(dict(sample), tokens=tokens_max, workers=1)
+        sample_cpu, sample_wall = _cpu() - cpu, time.perf_counter() - wall
         rate = sample_tokens / sample_cpu if sample_cpu else 0.0
         out["tokens_per_chapter"] = round(total_tokens / 3000, 1)
         out["whole_book_tokens"] = total_tokens
         out["throughput_tokens_per_cpu_s"] = round(rate, 1)
         out["whole_book_embed_estimate_cpu_min"] = round(total_tokens / rate / 60, 1) if rate else None
+        # the same pass shared by two worker processes (``WEBNOVEL_RECALL_WORKERS``), on 96 other texts: wall
+        # clock and CPU of this process and its children; the whole book's wall time estimated from it
+        pair = [(k, t) for k, t in texts.items() if k not in store.index][:96]
+        pair_tokens = sum(tokens_of(t) for _, t in pair)
+        cpu, wall = _cpu_with_children(), time.perf_counter()
+        vectors._pool_add(store, pair, tokens=tokens_max, workers=2, progress=None)
+        pair_wall, pair_cpu = time.perf_counter() - wall, _cpu_with_children() - cpu
+        out["two_workers_tokens_per_wall_s"] = round(pair_tokens / pair_wall, 1)
+        out["two_workers_tokens_per_cpu_s"] = round(pair_tokens / pair_cpu, 1)
+        out["one_process_tokens_per_wall_s"] = round(sample_tokens / sample_wall, 1)
+        out["whole_book_embed_estimate_wall_min_one_process"] = round(
+            total_tokens / (sample_tokens / sample_wall) / 60, 1
+        )
+        out["whole_book_embed_estimate_wall_min_two_workers"] = round(total_tokens / (pair_tokens / pair_wall) / 60, 1)
+        out["worker_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
+        out["load_during_cost"] = os.getloadavg()
         # placeholder vectors for the rest: the search's cost does not depend on their values
         rest = [k for k in texts if k not in store.index]
         rng = np.random.default_rng(1)
@@ -217,6 +250,18 @@ def scale_run(scheme: str) -> dict:
         timings.sort()
         out["hybrid_warm_ms_p50"] = round(timings[len(timings) // 2] * 1000, 1)
         out["hybrid_warm_ms_max"] = round(timings[-1] * 1000, 1)
+        # the two fusions alternated on the same warm index (the load moves less between neighbours)
+        by_fusion: dict[str, list[float]] = {"window": [], "chapter": []}
+        default_fusion = recall_search_module.FUSION
+        for _ in range(15):
+            for fusion, samples in by_fusion.items():
+                recall_search_module.FUSION = fusion
+                started = time.perf_counter()
+                search_read(book=book, q=query, mode="hybrid", limit=10)
+                samples.append(time.perf_counter() - started)
+        recall_search_module.FUSION = default_fusion
+        for fusion, samples in by_fusion.items():
+            out[f"hybrid_warm_ms_p50_{fusion}_fusion"] = round(sorted(samples)[len(samples) // 2] * 1000, 1)
         # what a new process pays for its first search (the index built again; a scheme whose digests
         # need the segmenter reads them from the store's digest cache the first search wrote)
         recall_search_module._indexes.clear()
@@ -269,6 +314,12 @@ def main() -> None:
     parser.add_argument(
         "--schemes", default="window-head,salient", help="the embedding schemes to compare, comma-separated"
     )
+    parser.add_argument(
+        "--fusions",
+        default="window,chapter",
+        help="hybrid's fusions to compare (recall.search.FUSION), comma-separated: window (k = 60, before "
+        "session 10), chapter (weighted, per chapter)",
+    )
     parser.add_argument("--scale-only", choices=SCHEMES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     schemes = [s for s in args.schemes.split(",") if s]
@@ -289,6 +340,9 @@ def main() -> None:
         return
     figures: dict = {"model": vectors.model_tag(), "load": os.getloadavg()}
     books = {name: book_load(name, corpus_chapters(name)) for name in ("xiyouji", "shuihu")}
+    from recall import search as recall_search_module
+
+    fusions = [f for f in args.fusions.split(",") if f]
     for scheme in schemes:
         scheme_set(scheme)
         embedding = {}
@@ -296,7 +350,12 @@ def main() -> None:
             cpu = _cpu()
             embedding[name] = {**vectors_ensure(book=book), "cpu_s": round(_cpu() - cpu, 1)}
         started = time.perf_counter()
-        figures[scheme] = {"embedding": embedding, "recall": recall_run(books)}
+        figures[scheme] = {"embedding": embedding}
+        default_fusion = recall_search_module.FUSION
+        for fusion in fusions:
+            recall_search_module.FUSION = fusion
+            figures[scheme][f"recall_{fusion}"] = recall_run(books)
+        recall_search_module.FUSION = default_fusion
         figures[scheme]["recall_seconds"] = round(time.perf_counter() - started, 1)
     figures["peak_rss_mb_recall_run"] = round(peak_rss_mb(), 1)
     if not args.skip_scale:
@@ -312,12 +371,13 @@ def main() -> None:
                 f"[{scheme}] embedding {name}: {e['windows']} windows, {e['texts']} texts, "
                 f"{e['embedded']} embedded now in {e['seconds']} s ({e['cpu_s']} CPU s)"
             )
-        for split in (*SPLITS, "all"):
-            row = figures[scheme]["recall"][split]
-            print(
-                f"[{scheme}] recall@5 {split:6}: "
-                + "  ".join(f"{m} {row[m]['found']}/{row[m]['of']} = {row[m]['recall@5']:.2f}" for m in MODES)
-            )
+        for fusion in fusions:
+            for split in (*SPLITS, "all"):
+                row = figures[scheme][f"recall_{fusion}"][split]
+                print(
+                    f"[{scheme}, {fusion} fusion] recall@5 {split:6}: "
+                    + "  ".join(f"{m} {row[m]['found']}/{row[m]['of']} = {row[m]['recall@5']:.2f}" for m in MODES)
+                )
     print(f"peak RSS (recall run, both novels, every scheme) {figures['peak_rss_mb_recall_run']} MB")
     for scheme, row in figures.get("scale", {}).items():
         for key, value in row.items():

@@ -11,14 +11,19 @@ written and ``manage.py embed <book>`` makes the vectors later.
 import time
 from typing import Any
 
+from django.conf import settings
+
 from core.models import Book
 from recall import vectors
 from recall import windows as recall_windows
 from recall.search import book_windows
 
 
-def vectors_ensure(*, book: Book, numbers: list[int] | None = None, progress=None) -> dict[str, Any]:
-    """Embed every window of ``numbers`` (None: the whole book) that has no vector yet."""
+def vectors_ensure(
+    *, book: Book, numbers: list[int] | None = None, progress=None, workers: int | None = None
+) -> dict[str, Any]:
+    """Embed every window of ``numbers`` (None: the whole book) that has no vector yet; a pass of many texts
+    is shared by ``workers`` processes (default ``WEBNOVEL_RECALL_WORKERS``)."""
     ok, reason = vectors.status()
     if not ok:
         return {"embedded": 0, "windows": 0, "skipped": reason}
@@ -26,12 +31,14 @@ def vectors_ensure(*, book: Book, numbers: list[int] | None = None, progress=Non
     windows = book_windows(book=book, numbers=numbers)
     texts = {w.key: w.embed_text for w in windows}
     store = vectors.store_get()
-    embedded = store.add(texts, tokens=recall_windows.SCHEME.embed_tokens, progress=progress)
+    workers = settings.WEBNOVEL_RECALL_WORKERS if workers is None else workers
+    embedded = store.add(texts, tokens=recall_windows.SCHEME.embed_tokens, progress=progress, workers=workers)
     return {
         "model": vectors.model_tag(),
         "windows": len(windows),
         "texts": len(texts),
         "embedded": embedded,
+        "workers": workers if embedded >= vectors.WORKERS_MIN_TEXTS else 1,
         "seconds": round(time.perf_counter() - started, 3),
     }
 

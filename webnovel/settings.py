@@ -209,6 +209,9 @@ WEBNOVEL_REFERENCE_INDEX_DIR = _index_dir("WEBNOVEL_REFERENCE_INDEX_DIR", DATA_D
 WEBNOVEL_RECALL = os.environ.get("WEBNOVEL_RECALL", "on").strip().lower() not in {"off", "0", "no", "false"}
 WEBNOVEL_RECALL_DIR = Path(os.environ.get("WEBNOVEL_RECALL_DIR", "").strip() or BASE_DIR / "var" / "recall")
 WEBNOVEL_RECALL_THREADS = int(os.environ.get("WEBNOVEL_RECALL_THREADS", "1") or 0)
+# Worker processes for a pass that embeds many texts (a rebuild, `manage.py embed`): one engine thread each,
+# both cores of this machine class by default (recall/vectors.py); 1: in the calling process.
+WEBNOVEL_RECALL_WORKERS = max(1, int(os.environ.get("WEBNOVEL_RECALL_WORKERS", "") or min(2, os.cpu_count() or 1)))
 WEBNOVEL_EMBEDDINGS_URL = os.environ.get("WEBNOVEL_EMBEDDINGS_URL", "").strip()
 WEBNOVEL_EMBEDDINGS_MODEL = os.environ.get("WEBNOVEL_EMBEDDINGS_MODEL", "").strip()
 WEBNOVEL_EMBEDDINGS_API_KEY = os.environ.get("WEBNOVEL_EMBEDDINGS_API_KEY", "")

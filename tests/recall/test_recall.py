@@ -6,6 +6,7 @@ embedding them costs seconds. Recall is off for the rest of the suite (tests/con
 import json
 from io import StringIO
 
+import numpy
 import pytest
 from django.core.management import call_command
 from django.test import override_settings
@@ -388,3 +389,35 @@ def test_the_salient_digest_keeps_the_sentences_that_say_most_in_their_order_and
     assert chapter_windows(number=2, summary="", body=body, scheme=SCHEME_SALIENT, digests=["甲"])[0].embed_text == "甲"
     wrong = chapter_windows(number=2, summary="", body=body, scheme=SCHEME_SALIENT, digests=["甲", "乙"])
     assert wrong[0].embed_text == made[0]
+
+
+def test_a_whole_book_pass_shared_by_two_worker_processes_stores_the_vectors_one_process_makes(
+    mini, tmp_path, monkeypatch
+):
+    from recall.pipeline import vectors_ensure
+    from recall.search import book_windows
+
+    _, book, folder = mini
+    monkeypatch.setattr(vectors, "WORKERS_MIN_TEXTS", 1)
+    with _recall_on(folder):
+        keys = sorted({w.key for w in book_windows(book=book)})
+        alone = vectors.store_get()
+        expected = alone.rows[[alone.index[k] for k in keys]]
+    with _recall_on(tmp_path / "two"):
+        result = vectors_ensure(book=book, workers=2)
+        shared = vectors.store_get()
+        assert (result["embedded"], result["workers"], len(shared.index)) == (7, 2, 7)
+        assert numpy.array_equal(shared.rows[[shared.index[k] for k in keys]], expected)
+        assert vectors_ensure(book=book, workers=2)["embedded"] == 0
+
+
+def test_the_embed_command_takes_a_worker_count_and_refuses_one_below_1(mini):
+    from django.core.management.base import CommandError
+
+    _, book, folder = mini
+    with _recall_on(folder):
+        out = StringIO()
+        call_command("embed", "mini", "--workers", "2", "--json", stdout=out)
+        assert json.loads(out.getvalue())["embedded"] == 0  # the rebuild made every vector already
+        with pytest.raises(CommandError, match=r"--workers 必须是正整数（收到 0）"):
+            call_command("embed", "mini", "--workers", "0")

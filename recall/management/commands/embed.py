@@ -2,6 +2,8 @@
 
 import sys
 
+from django.core.management.base import CommandError
+
 from core.commands import BookCommand
 from recall.pipeline import vectors_ensure
 
@@ -11,6 +13,11 @@ class Command(BookCommand):
 
     def add_command_arguments(self, parser):
         parser.add_argument("--chapter", type=int, action="append", help="只嵌入这一章（可重复）；默认全书")
+        parser.add_argument(
+            "--workers",
+            type=int,
+            help="嵌入较多文本时并行的进程数（每个进程一个引擎线程）；默认 WEBNOVEL_RECALL_WORKERS（本机最多 2）",
+        )
 
     def handle(self, *args, **options):
         book = self.book_get(options)
@@ -20,7 +27,9 @@ class Command(BookCommand):
             if done == total or done % 320 == 0:
                 print(f"已嵌入 {done}/{total}", file=sys.stderr, flush=True)
 
-        result = vectors_ensure(book=book, numbers=numbers, progress=progress)
+        if options["workers"] is not None and options["workers"] < 1:
+            raise CommandError(f"--workers 必须是正整数（收到 {options['workers']}）")
+        result = vectors_ensure(book=book, numbers=numbers, progress=progress, workers=options["workers"])
         if result.get("skipped"):
             text = f"未嵌入：{result['skipped']}"
         else:
