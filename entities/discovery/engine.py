@@ -53,7 +53,17 @@ from entities.discovery.collect import _collect
 from entities.discovery.links import _samples, _tagged
 from entities.discovery.persons import _persons
 from entities.discovery.textstats import book_repair
-from entities.discovery.vocab import ORG_TAGS, PERSON_TAGS, PLACE_TAGS, TYPES, Proposal, ProposedAlias, Segmenter, Token
+from entities.discovery.vocab import (
+    ORG_TAGS,
+    PERSON_TAGS,
+    PLACE_TAGS,
+    SURNAMES,
+    TYPES,
+    Proposal,
+    ProposedAlias,
+    Segmenter,
+    Token,
+)
 
 __all__ = [
     "TYPES",
@@ -141,7 +151,7 @@ def discover(
     # The book's own text repairs the tokens first (textstats: edges learned, glued forms cut, names
     # jieba never emits whole joined); everything below counts over the repaired stream.
     tokens, _learned = book_repair(
-        chapters, tokens, lexicon=lexicon, tags=tags, min_count=min_count, person_tags=PERSON_TAGS
+        chapters, tokens, lexicon=lexicon, tags=tags, min_count=min_count, person_tags=PERSON_TAGS, surnames=SURNAMES
     )
     stream = iter(tokens)
     st = _collect(chapters, lambda _body: next(stream))

@@ -341,10 +341,76 @@ def agency(st: TextStats, words: Iterable[str]) -> dict[str, float]:
     return out
 
 
-def token_repair(tokens: list[Token], names: Mapping[str, str], joins: Mapping[str, int]) -> list[Token]:
+GIVEN_AGENCY = 0.5  # a given name acts: heads clauses with many different verbs after it (agency)
+GIVEN_LIFT = 50.0  # … and a dictionary word is this many times more frequent in the book than in the language
+GIVEN_TAIL_NOT = frozenset("ufpdcry")  # … that ends on no particle, preposition, pronoun (立在, 有何)
+# A surname of the book: at least this share of its character's uses begin a person-tagged token (沈: 0.76
+# in a family saga; 马 of 回马 / 拨马: 0.15 in 水浒传, a horse far more often than a family).
+SURNAME_SHARE = 0.3
+
+
+def given_names(
+    st: TextStats,
+    *,
+    surnames: Iterable[str],
+    full_forms: Mapping[str, int],
+    lexicon: Mapping[str, int],
+    tags: Mapping[str, str],
+    min_count: int,
+) -> set[str]:
+    """Two-character strings that are a person's given name in this book, though the segmenter has them
+    as ordinary words (觉民/v, 淑贞/n, 建国/ns) or cuts them apart: written after a surname as a full name
+    the segmenter tags a person at least once (沈觉民/nr: ``full_forms``, the book's person-tagged tokens
+    and their counts; a surname of the book begins person tokens in ≥ 30 % of its uses: not 马 of 回马飞报),
+    written after one surname only (唐御弟 and 王御弟: a title), acting (``agency`` ≥ 0.5: heading clauses, many different verbs after), free and cohesive as a word,
+    in ≥ 2 chapters, and — for a word of the dictionary — far more frequent in the book than in the
+    language (≥ 30×: 建国 in a family saga; not 忽然 after 老王)."""
+    full_forms = dict(full_forms)
+    starts: Counter[str] = Counter()
+    for w, k in full_forms.items():
+        starts[w[0]] += k
+    surnames = set(surnames)
+    full: dict[str, set[str]] = defaultdict(set)  # a given name → the surnames it is written after as a full name
+    for w in full_forms:
+        if len(w) == 3 and w[0] in surnames:
+            full[w[1:]].add(w[0])
+    after: dict[str, set[str]] = defaultdict(set)  # … or written after twice (沈 + 觉民, cut apart)
+    for g, n in st.gram.items():
+        if len(g) == 2 and n >= min_count:
+            after[g] = {c for c, k in st.left[g].items() if c in surnames}
+            full[g] |= {c for c in after[g] if st.left[g][c] >= 2}
+    # After two surnames it is a title (唐御弟, 王御弟), not one person's given name.
+    full = {g: cs for g, cs in full.items() if len(cs | after.get(g, set())) == 1}
+    book = {c for c in surnames if starts[c] >= SURNAME_SHARE * st.unigram.get(c, 0) > 0}
+    total = sum(lexicon.values()) if lexicon else 0
+    out: set[str] = set()
+    for g, n in st.gram.items():
+        if len(g) != 2 or n < min_count or len(st.chapters.get(g, ())) < 2:
+            continue
+        if g[0] in GROUP_PREFIX or g[0] in PRONOUN_START or g[0] in NUMERALS:
+            continue
+        if tags.get(g[0], "")[:1] in PHRASE_HEAD or tags.get(g[1], "")[:1] in GIVEN_TAIL_NOT:
+            continue  # a phrase (有何, 立在); a given name may end on a verb's character (德盛, 觉民)
+        if not full.get(g, set()) & book:
+            continue  # never a full name's given name of a surname of the book (拿了, 话说; 回马 + 飞报)
+        f = lexicon.get(g, 0)
+        if f and n / max(st.total, 1) < GIVEN_LIFT * f / total:
+            continue  # a word of the language used as often as the language uses it
+        if distinct_sides(st.left[g]) < FREE_SIDES or distinct_sides(st.right[g]) < FREE_SIDES:
+            continue
+        if cohesion(st, g) < math.log(8) or agency(st, [g]).get(g, 0.0) < GIVEN_AGENCY:
+            continue
+        out.add(g)
+    return out
+
+
+def token_repair(
+    tokens: list[Token], names: Mapping[str, str], joins: Mapping[str, int], retag: frozenset[str] = frozenset()
+) -> list[Token]:
     """The segmenter's tokens with the book's names made whole: a token that is a name with an edge
     character glued on (``names``: glued form → name; 玄德曰 → 玄德 + 曰) is cut in two, and 2–3 short
-    tokens whose characters spell a candidate name (``joins``: 袭 + 人 → 袭人) become one person token."""
+    tokens whose characters spell a candidate name (``joins``: 袭 + 人 → 袭人) become one person token; a
+    token that is a given name found by the book's statistics (``retag``: 觉民/v) is tagged a person."""
     out: list[Token] = []
     i, n = 0, len(tokens)
     while i < n:
@@ -362,7 +428,10 @@ def token_repair(tokens: list[Token], names: Mapping[str, str], joins: Mapping[s
             out.append(("".join(t[0] for t in tokens[i : i + k]), "nr"))
             i += k
             continue
-        out.append(tokens[i])  # the same tuple: a book's tokens are shared, not copied (memory, D1)
+        if w in retag and f != "nr":
+            out.append((w, "nr"))
+        else:
+            out.append(tokens[i])  # the same tuple: a book's tokens are shared, not copied (memory, D1)
         i += 1
     return out
 
@@ -389,6 +458,7 @@ def book_repair(
     tags: Mapping[str, str],
     min_count: int,
     person_tags: frozenset[str],
+    surnames: Iterable[str] = (),
 ) -> tuple[list[list[Token]], dict]:
     """The segmenter's tokens of every chapter, repaired with what the book's own text shows: the
     speech verbs and edge characters it uses, the glued forms cut (玄德曰 → 玄德 + 曰), the speakers'
@@ -406,16 +476,22 @@ def book_repair(
     speech = speech_verbs(chapters)
     edges = learn_edges(st, seeds, person, speech)
     candidates = name_candidates(st, edges, speech, lexicon, min_count, tags, seeds)
-    names = set(seeds) | set(candidates)
+    given = given_names(
+        st, surnames=surnames, full_forms=person, lexicon=lexicon, tags=tags, min_count=min_count
+    ) - set(seeds)
+    names = set(seeds) | set(candidates) | given
     split = {w: rest for w in person if len(w) >= 3 and (rest := glued(st, edges, w, names))}
-    joins = {g: 1 for g in candidates if count[g] < 0.5 * st.gram.get(g, 0)}  # jieba seldom emits it whole
-    repaired = [token_repair(chapter, split, joins) for chapter in tokens]
+    # A name jieba seldom emits whole is joined from its pieces; one it emits whole as a word is retagged.
+    joins = {g: 1 for g in set(candidates) | given if count[g] < 0.5 * st.gram.get(g, 0)}
+    retag = frozenset(g for g in given if g not in joins)
+    repaired = [token_repair(chapter, split, joins, retag) for chapter in tokens]
     learned = {
         "speech_verbs": sorted(speech),
         "edges_left": sorted(edges.left),
         "edges_right": sorted(edges.right),
         "split": len(split),
         "joined": sorted(joins),
+        "given_names": sorted(given),
         "groups": sorted(group_words(st, [w for w, n in count.items() if n >= min_count])),
         "agency": agency(st, [w for w, n in count.items() if n >= min_count]),
     }
