@@ -145,6 +145,7 @@ def main() -> int:
     )
     bench.parser.add_argument("--big", type=int, default=3000, help="the book of the finalize case (0: skip)")
     bench.parser.add_argument("--repeat", type=int, default=8, help="timed calls per case (after a cold one)")
+    bench.parser.add_argument("--rounds", type=int, default=2, help="fresh processes per tree and case, alternated")
     args = bench.args
     trees = {"before": args.base.resolve(), **({"middle": args.middle.resolve()} if args.middle else {}), "now": REPO}
     cases = (
@@ -155,7 +156,7 @@ def main() -> int:
     samples: dict[str, dict[str, list[float]]] = {label: {} for label in trees}
     for case, chapters in cases:
         source = synthetic_book(chapters)
-        for label in [*trees] * 2:  # alternated: the machine's load falls on every tree
+        for label in [*trees] * args.rounds:  # alternated: the machine's load falls on every tree
             root = book_copy(source, bench.workdir() / f"{case}-{label}-{len(os.listdir(bench.workdir()))}")
             bench.log(f"{case} on {chapters} chapters, tree {label}")
             for name, values in child(trees[label], case, root, args.repeat).items():
