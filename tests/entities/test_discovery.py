@@ -369,7 +369,7 @@ def test_roster_add_to_a_list_written_at_the_keys_indent():
     text = "地点:\n- name: 青石镇\n  aliases: [青石]\n角色:\n- name: 王伯\n  tier: 重要\n- name: 李四\n"
     new, added = roster_add(text=text, payload={"type": "角色", "name": "林青云", "aliases": []})
     assert added
-    assert new == text + "- name: \"林青云\"\n"
+    assert new == text + '- name: "林青云"\n'
     data = yaml.safe_load(new)
     assert [e["name"] for e in data["角色"]] == ["王伯", "李四", "林青云"]
     new, _ = roster_add(text=text, payload={"type": "地点", "name": "白鹤城", "aliases": []})
