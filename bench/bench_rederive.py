@@ -92,8 +92,16 @@ if args["case"] == "writes":
 elif args["case"] == "discovery":
     from bookfiles.rebuilder import book_sync
     from entities.discovery.services import book_discover
-    book_discover(book=book, min_count=2)
+    if args.get("queue"):  # the proposals one discovery made (the engine's minute is not what is timed)
+        for row in json.loads(Path(args["queue"]).read_text(encoding="utf-8")):
+            PendingItem.objects.create(book=book, kind="entity_discovered", **row)
+    else:
+        book_discover(book=book, min_count=2)
     queue = list(PendingItem.objects.filter(book=book, kind="entity_discovered", status="pending").order_by("pk"))
+    if args.get("dump"):
+        rows = [{k: getattr(i, k) for k in ("chapter", "payload", "confidence", "note")} for i in queue]
+        Path(args["dump"]).write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+        queue = []
     out["discovery_confirm"] = [timed(lambda i=i: pending_item_confirm(item=i)) for i in queue[: repeat + 1]][1:]
     def confirm_then_sync(item):
         pending_item_confirm(item=item)
@@ -114,7 +122,7 @@ print("RESULT " + json.dumps(out))
 """
 
 
-def child(tree: Path, case: str, root: Path, repeat: int) -> dict:
+def child(tree: Path, case: str, root: Path, repeat: int, **extra: str) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="wn-rederive-"))
     env = {
         **os.environ,
@@ -125,7 +133,7 @@ def child(tree: Path, case: str, root: Path, repeat: int) -> dict:
         "WEBNOVEL_RECALL": "off",
         "PYTHONPATH": str(tree),
     }
-    args = json.dumps({"case": case, "root": str(root), "repeat": repeat, "repo": str(REPO)})
+    args = json.dumps({"case": case, "root": str(root), "repeat": repeat, "repo": str(REPO), **extra})
     run = subprocess.run(
         [sys.executable, "-c", CHILD, args], cwd=tree, env=env, capture_output=True, text=True, check=False
     )
@@ -156,10 +164,15 @@ def main() -> int:
     samples: dict[str, dict[str, list[float]]] = {label: {} for label in trees}
     for case, chapters in cases:
         source = synthetic_book(chapters)
+        extra = {}
+        if case == "discovery":  # one discovery (this tree's), its proposals queued alike in every child
+            extra["queue"] = str(bench.workdir() / "discovery-queue.json")
+            bench.log(f"discovery on {chapters} chapters (the queue every child confirms from)")
+            child(REPO, case, book_copy(source, bench.workdir() / "discover"), args.repeat, dump=extra["queue"])
         for label in [*trees] * args.rounds:  # alternated: the machine's load falls on every tree
             root = book_copy(source, bench.workdir() / f"{case}-{label}-{len(os.listdir(bench.workdir()))}")
             bench.log(f"{case} on {chapters} chapters, tree {label}")
-            for name, values in child(trees[label], case, root, args.repeat).items():
+            for name, values in child(trees[label], case, root, args.repeat, **extra).items():
                 samples[label].setdefault(name, []).extend(values)
     rows = []
     for name in samples["now"]:
