@@ -233,7 +233,8 @@ def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
     file is unchanged since its chunks were built is skipped, so re-indexing a rebuilt book costs only
     what changed. When the book's names moved since the chunks were indexed (a new entity, an alias),
     the chapters whose chunks hold a name added or removed are remade too, wherever they are — the
-    terms of every other chunk are what the new names give already."""
+    terms of every other chunk are what the new names give already. Returns the book's chunk count
+    (``full``), else how many chapters had their chunks remade."""
     names = name_index(book=book)
     current = set(names.names)
     recorded = DerivationStamp.objects.filter(book=book).values_list("names", flat=True).first()
@@ -303,6 +304,10 @@ def chunks_index(*, book: Book, chapters: list[int], full: bool = False) -> int:
         rows_insert(Chunk, rows)
     if recorded is None or current != set(recorded):
         DerivationStamp.objects.update_or_create(book=book, defaults={"names": sorted(current)})
+    if not full:
+        # a finalize / sync of a few chapters: how many chapters were remade, not a count over every
+        # chunk of the book (the after-chapter hook ignores it; the cost must not grow with the book)
+        return len(todo)
     return Chunk.objects.filter(book=book).count()
 
 

@@ -55,6 +55,9 @@ class Chapter(models.Model):
             models.Index(fields=["book", "number", "word_count"], name="chapter_words_idx"),
             # semantic recall checks every search whether a chapter changed: the hashes from the index
             models.Index(fields=["book", "number", "content_hash"], name="chapter_hash_idx"),
+            # the memory hook's inputs digest reads which chapters close threads after every finalize:
+            # from the index, never reading the rows (their bodies) of a 3,000-chapter book
+            models.Index(fields=["book", "number", "closes"], name="chapter_closes_idx"),
         ]
         verbose_name = "章节"
         verbose_name_plural = "章节"
