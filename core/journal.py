@@ -408,6 +408,14 @@ def _attachment_text(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
+def journal_logged_sha(*, event: dict[str, Any]) -> str | None:
+    """The sha256 of an event's attachment as its log line records it (``data``), the stamp its copy
+    carries while no one has edited it; None for a line that carries no data."""
+    if "data" not in event:
+        return None
+    return hashlib.sha256(_attachment_text(event["data"]).encode("utf-8")).hexdigest()
+
+
 def journal_events(*, root: Path, book: Book | None = None) -> list[dict[str, Any]]:
     """Every whole event of ``<root>/.journal/log.jsonl`` in seq order, or InvalidInput naming the
     file and line of the first one that is not a JSON object with an integer seq and an op. The last

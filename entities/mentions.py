@@ -242,15 +242,14 @@ def mentions_index(*, book: Book, numbers: list[int] | None, removed: list[int] 
     tag_named = _tag_named(book=book, numbers=[*numbers, *removed]) if numbers is not None else set()
     if numbers is not None:
         chapters = chapters.filter(number__in=numbers)
-    for number in removed:
-        chapter_tags_clear(book=book, number=number)
+    if removed:
+        chapter_tags_clear(book=book, number=None, numbers=removed)
     tagged = chapters.exclude(entity_tags=[]).only("number", "entity_tags", "source_path").order_by("number")
     if numbers is None:
         # A full rebuild: tags of chapters that no longer carry any are cleared too.
         chapter_tags_clear(book=book, number=None, keep=set(tagged.values_list("number", flat=True)))
-    elif numbers:
-        for number in set(numbers) - set(tagged.values_list("number", flat=True)):
-            chapter_tags_clear(book=book, number=number)
+    elif untagged := set(numbers) - set(tagged.values_list("number", flat=True)):
+        chapter_tags_clear(book=book, number=None, numbers=untagged)
     warnings: list[dict] = []
     # A tag may give a name (an alias another entity has, a new entity): the other chapters where the
     # names that changed occur are rescanned too, as a scan of every chapter (a rebuild) gives them.

@@ -252,7 +252,18 @@ def book_files_reread(*, book: Book, paths: list[str]) -> dict[str, Any]:
     stored = _stored(book, kind__in=NON_CHAPTER_KINDS)
     results, _ = _scan(root, [(p, k) for p, k in listing if p in wanted], stored, report, trust_stat=False)
     if results:
-        changes_apply(book=book, root=root, results=results, removed=[], listing=listing, report=report, full=False)
+        # the continuity check's canon-change report (every chapter the new name reaches, checked twice:
+        # half a discovery confirm's time on 300 chapters) is for a sync's reader; here no one reads it
+        changes_apply(
+            book=book,
+            root=root,
+            results=results,
+            removed=[],
+            listing=listing,
+            report=report,
+            full=False,
+            canon_report=False,
+        )
     return report
 
 
@@ -455,9 +466,11 @@ def changes_apply(
     listing: list[tuple[str, str]],
     report: dict[str, Any],
     full: bool,
+    canon_report: bool = True,
 ) -> None:
     """Replace the rows of the changed / removed files. ``full`` (sync) also re-derives volumes and
-    re-checks thread references across all chapters; finalize keeps to the rows it touched."""
+    re-checks thread references across all chapters; finalize keeps to the rows it touched.
+    ``canon_report=False``: no canon-change report (a service's own re-read, whose report no one reads)."""
     book = core_writers.book_lock(slug=book.slug, defaults={"root": str(root)})
     batch = _Batch(results, removed)
     issues: list[Issue] = [i for r in results for i in r.issues]
@@ -495,10 +508,14 @@ def changes_apply(
         return
 
     # what a canon-change reporter (the continuity check) needs of the canon before the write
-    reporters = canon_change_reporters_begin(
-        book=book,
-        numbers=sorted({c.number for c in batch.chapters}),
-        paths=[r.info.path for r in results] + [p for p, _ in removed],
+    reporters = (
+        canon_change_reporters_begin(
+            book=book,
+            numbers=sorted({c.number for c in batch.chapters}),
+            paths=[r.info.path for r in results] + [p for p, _ in removed],
+        )
+        if canon_report
+        else []
     )
     counts = report["rows"]
     known_volumes = [

@@ -20,7 +20,8 @@ recorded with ``JournalApplied``) is applied again, by rebuild over a database a
 the re-ingestion (replace) path; a file that is not valid JSON stops the sync with an error naming it
 (nothing changes), as it stops a rebuild. A valid file the ingestion refuses (an unknown field, an
 unknown entity) is, by sync and by a rebuild into an empty database alike, set aside for the event's own
-record (the payload its log line carries): the event is applied as it was logged, a
+record (the payload its log line carries): the event is applied as it was logged (sync leaves it where
+the database already holds it so, with what later events made of it), a
 ``journal_edit_refused`` warning names the file, the log line and the reason, and the author's edit stays
 in the file until they fix it (the next sync then applies it). A later decision on an item the edited
 file no longer holds keeps its result and is reported as a warning (a rebuild into an empty database
@@ -49,6 +50,7 @@ from core.journal import (
     journal_events,
     journal_follow,
     journal_line_name,
+    journal_logged_sha,
 )
 from core.models import Book
 from kernel.exceptions import DomainError, InvalidInput
@@ -252,8 +254,12 @@ def _edited_apply(
             except DomainError as refused:
                 if not _as_logged(declared, event, data):
                     raise
-                with transaction.atomic():  # as a rebuild applies it: the event as its line recorded it
-                    declared.reapply(book, event, event["data"])
+                if sha != journal_logged_sha(event=event):
+                    # an earlier edit was applied: back to the event as its line recorded it, as a rebuild
+                    with transaction.atomic():
+                        declared.reapply(book, event, event["data"])
+                # else the database holds the event as logged, and what later events made of it (a
+                # curator's edit of an ingested state change): applying it again would undo those
                 _refused_warn(warnings, event=event, exc=refused)
                 data = event["data"]
         except DomainError as exc:

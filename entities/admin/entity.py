@@ -17,6 +17,7 @@ from entities.services.curation import (
     entity_add,
     entity_edit,
     entity_file_note,
+    entity_tagged_refuse,
 )
 from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.writes import entities_archive
@@ -135,6 +136,15 @@ class EntityForm(forms.ModelForm):
         if not name:
             raise forms.ValidationError("实体正名不能为空")
         return name
+
+    def clean(self):
+        data = super().clean()
+        if self.instance.pk is None and data.get("book") and data.get("canonical_name") and data.get("type"):
+            try:
+                entity_tagged_refuse(book=data["book"], name=data["canonical_name"], type=data["type"])
+            except DomainError as exc:
+                raise forms.ValidationError(exc.message) from None
+        return data
 
     def clean_base_state(self):
         state = self.cleaned_data.get("base_state")

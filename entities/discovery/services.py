@@ -209,6 +209,9 @@ def _proposals_queue(*, book: Book, proposals: list[Proposal]) -> dict[str, Any]
 
 # --- the roster file -----------------------------------------------------------------------------
 
+# libyaml's safe loader when PyYAML has it (the parser's, bookfiles/parser/markup.py): a roster of
+# hundreds of entries is read twice per confirm
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # a top-level key: not a comment, and not an item of a list written at the keys' own indent (``- name: …``)
 _TOP_KEY = re.compile(r"^(?!-(?:\s|$))(?P<key>[^\s#:][^:#]*):(?:\s|$)")
 
@@ -236,7 +239,7 @@ def roster_add(*, text: str, payload: dict) -> tuple[str, bool]:
     that name already. Raises ``InvalidInput`` when the roster is not valid YAML."""
     type_name, name = payload["type"], payload["name"]
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
+        data = yaml.load(text, Loader=_LOADER) if text.strip() else {}
     except yaml.YAMLError as exc:
         raise InvalidInput(f"{ROSTER} 解析失败，未写入：{exc}", extra={"file": ROSTER}) from None
     if data is None:
@@ -267,7 +270,7 @@ def roster_add(*, text: str, payload: dict) -> tuple[str, bool]:
         new = lines[:end] + roster_entry_lines(payload=payload, indent=indent) + lines[end:]
     result = "\n".join(new) + "\n"
     try:
-        check = yaml.safe_load(result)
+        check = yaml.load(result, Loader=_LOADER)
     except yaml.YAMLError:
         check = None
     if not isinstance(check, dict) or not any(

@@ -129,6 +129,16 @@ def entity_add(
     return entity
 
 
+def entity_tagged_refuse(*, book: Book, name: str, type: str) -> None:
+    """Refuse a curator's new entity of a name and type a chapter's tag made (the admin form checks it too)."""
+    namesake = Entity.objects.filter(book=book, canonical_name=name, type=type, source="tag").first()
+    if namesake is not None:
+        raise InvalidInput(
+            f"实体 {name}（{type}）已由第{namesake.first_appearance}章的实体标签建立（{namesake.entity_id}），请直接修改它",
+            extra={"entity": namesake.entity_id, "source": "tag"},
+        )
+
+
 def _tag_entity_to_take_over(
     *, book: Book, name: str, type: str, entity_id: str | None, journal: bool
 ) -> Entity | None:
@@ -139,12 +149,7 @@ def _tag_entity_to_take_over(
     order, a second entity of a tagged name and type is refused (a rebuild would give the tag's)."""
     namesake = Entity.objects.filter(book=book, canonical_name=name, type=type, source="tag").first()
     if journal:
-        if namesake is not None:
-            raise InvalidInput(
-                f"实体 {name}（{type}）已由第{namesake.first_appearance}章的实体标签建立（{namesake.entity_id}），"
-                "请直接修改它",
-                extra={"entity": namesake.entity_id, "source": "tag"},
-            )
+        entity_tagged_refuse(book=book, name=name, type=type)
         return None
     holder = Entity.objects.filter(book=book, entity_id=entity_id).first() if entity_id else None
     if holder is not None:

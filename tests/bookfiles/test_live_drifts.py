@@ -313,3 +313,46 @@ def test_a_derived_fact_outdated_by_a_deleted_successor_says_what_outdates_it_no
         ("被第6章的新值取代（该章的值待裁决）", None)
     ]
     _same(root)
+
+
+def test_a_refused_extraction_edit_keeps_a_curators_later_edit_of_its_state_change(root):
+    """Found by the long run (21 steps): an ingested state change a curator then moved to another chapter,
+    and the extraction file then hand-edited with a field the ingestion refuses. Sync re-ingested the
+    event as logged on top of the curator's edit (the change at its old chapter again, beside the moved
+    one); a rebuild ingests it, then replays the edit (the moved one only). The database already holds
+    the event as logged, so sync now leaves it, and says so."""
+    demo_extractions_ingest(book=_book())
+    change = StateChange.objects.filter(book=_book(), chapter=3, source="extraction").order_by("seq").first()
+    entity, field, new = change.entity, change.field, change.new
+    state_change_edit(change=change, number=13, field=field, op="set", new=new, reason="改到第13章")
+    path = sorted((root / ".journal" / "extractions").glob("0003-*.json"))[0]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["summary"] = "作者手改"
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    report = book_sync(book=_book())
+    assert report["ok"], report["errors"]
+    assert [w["code"] for w in report["warnings"] if w["code"].startswith("journal_")] == ["journal_edit_refused"]
+    rows = StateChange.objects.filter(book=_book(), entity=entity, field=field, new=new, source="extraction")
+    assert sorted(rows.values_list("chapter", "reason")) == [(13, "改到第13章")]
+    _same(root)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known divergence, open (issue 24): sync re-ingests a validly edited extraction after the curator's "
+    "later edit of its state change, so the change is back at its old chapter beside the moved one; a rebuild "
+    "ingests the edited file, then replays the curator's edit (one row, moved)",
+)
+def test_a_valid_extraction_edit_keeps_a_curators_later_edit_of_its_state_change(root):
+    demo_extractions_ingest(book=_book())
+    change = StateChange.objects.filter(book=_book(), chapter=3, source="extraction").order_by("seq").first()
+    entity, field, new = change.entity, change.field, change.new
+    state_change_edit(change=change, number=13, field=field, op="set", new=new, reason="改到第13章")
+    path = sorted((root / ".journal" / "extractions").glob("0003-*.json"))[0]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["state_changes"][-1]["reason"] = "作者订正"
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    assert book_sync(book=_book())["ok"]
+    rows = StateChange.objects.filter(book=_book(), entity=entity, field=field, new=new, source="extraction")
+    assert sorted(rows.values_list("chapter", "reason")) == [(13, "改到第13章")]
+    _same(root)

@@ -151,3 +151,19 @@ def test_a_forged_post_to_a_card_owned_field_is_refused_naming_the_file(admin_cl
     (message,) = _messages(resp)
     assert message.startswith("未修改：描述") and "设定/角色/剑老.md" in message
     assert not any("成功" in m for m in _messages(resp))
+
+
+def test_adding_an_entity_a_chapter_tag_made_is_refused_on_the_form(admin_client):
+    """Issue 24: a second entity of a tagged name and type is refused (a rebuild would give the tag's):
+    the add form says so, naming the tag's entity, and writes nothing (not a 500)."""
+    book = book_row_make(chapters=3)
+    entity_make(book, "tianyunzong", "天云宗", type="势力")
+    Entity.objects.filter(book=book, entity_id="tianyunzong").update(source="tag", first_appearance=2)
+    data = {"book": book.pk, "entity_id": "", "type": "势力", "canonical_name": "天云宗", "tier": "装饰"}
+    data |= {"description": "", "base_state": "{}", "_save": "1"}
+    for prefix in ("aliases", "aliases-2", "state_changes", "relationships_out", "relationships_in"):
+        data |= {f"{prefix}-TOTAL_FORMS": "0", f"{prefix}-INITIAL_FORMS": "0"}
+    resp = admin_client.post("/admin/entities/entity/add/", data)
+    assert resp.status_code == 200
+    assert "已由第2章的实体标签建立（tianyunzong）" in resp.content.decode()
+    assert Entity.objects.filter(book=book, canonical_name="天云宗").count() == 1
