@@ -39,7 +39,7 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
             continue
         c_start, c_end, _, user = chars[k]
         between = draft.prose[c_end:start]
-        # the cheap tests first, the part-of-speech ones last (they load jieba's tagger): all must pass
+        # the cheap tests first, the part-of-speech ones last (a POS cut of the stretch): all must pass
         if "的" in between or CLAUSE_BREAK.search(between):
             continue
         if item in canon.held(user.pk) or (user.entity_id, item) in gained or (user.name, item) in gained:

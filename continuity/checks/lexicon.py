@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 _LOCK = threading.Lock()
 _MAP: mmap.mmap | None = None
+_TOTAL: int | None = None
 
 
 def dictionary_path() -> Path:
@@ -49,40 +50,67 @@ def lexicon_build(*, source: Path, target: Path) -> Path:
     """Write ``source``'s entries as ``word \\t freq \\t tag`` lines sorted by the word's UTF-8 bytes
     (atomically: a reader never sees half a file)."""
     entries: dict[str, tuple[str, str]] = {}
+    total = 0  # jieba's ``total``: the sum over every line, a word given twice counted twice
     with source.open("rb") as f:
         for raw in f:
             parts = raw.strip().decode("utf-8").split(" ")
             if len(parts) >= 2 and parts[0]:
                 entries[parts[0]] = (parts[1], parts[2] if len(parts) > 2 else "")
+                total += int(parts[1])
     lines = sorted(f"{word}\t{int(freq)}\t{tag}\n".encode() for word, (freq, tag) in entries.items())
     target.parent.mkdir(parents=True, exist_ok=True)
+    # the total first: a table whose file exists has its total
+    _write_atomic(_total_path(target), f"{total}\n".encode())
+    _write_atomic(target, b"".join(lines))
+    return target
+
+
+def _total_path(target: Path) -> Path:
+    return target.with_name(target.name.removesuffix(".tsv") + ".total")
+
+
+def _write_atomic(target: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".lexicon-", suffix=".tmp")
     with os.fdopen(fd, "wb") as out:
-        out.write(b"".join(lines))
+        out.write(data)
     os.chmod(tmp, 0o644)  # a cache any process of the machine may map
     os.replace(tmp, target)
+
+
+def _table_path() -> Path:
+    """The sorted table's file (and its total's), built when missing (a table built before the total
+    was kept is built again once)."""
+    source = dictionary_path()
+    name = _cache_name(source)
+    target = _cache_dir() / name
+    try:
+        if not (target.exists() and _total_path(target).exists()):
+            lexicon_build(source=source, target=target)
+    except OSError as exc:  # a read-only data directory: the system's temporary one
+        log.info("lexicon cache %s not writable (%s): using the temporary directory", target, exc)
+        target = Path(tempfile.gettempdir()) / name
+        if not (target.exists() and _total_path(target).exists()):
+            lexicon_build(source=source, target=target)
     return target
 
 
 def _map() -> mmap.mmap:
-    global _MAP
+    global _MAP, _TOTAL
     if _MAP is None:
         with _LOCK:
             if _MAP is None:
-                source = dictionary_path()
-                name = _cache_name(source)
-                target = _cache_dir() / name
-                try:
-                    if not target.exists():
-                        lexicon_build(source=source, target=target)
-                except OSError as exc:  # a read-only data directory: the system's temporary one
-                    log.info("lexicon cache %s not writable (%s): using the temporary directory", target, exc)
-                    target = Path(tempfile.gettempdir()) / name
-                    if not target.exists():
-                        lexicon_build(source=source, target=target)
+                target = _table_path()
+                _TOTAL = int(_total_path(target).read_text(encoding="ascii"))
                 with target.open("rb") as f:
                     _MAP = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     return _MAP
+
+
+def total() -> int:
+    """jieba's ``total`` (the sum of every line's frequency), which its segmentation divides by."""
+    if _TOTAL is None:
+        _map()
+    return _TOTAL
 
 
 def _first_at_or_after(data: mmap.mmap, key: bytes) -> int:
@@ -110,6 +138,23 @@ def entry(word: str) -> tuple[int, str] | None:
     if word_b != key:
         return None
     return int(freq), tag.decode()
+
+
+def probe(word: str) -> tuple[bool, int, str | None]:
+    """jieba's view of ``word`` in one search: whether its prefix dictionary holds it (a word of the
+    dictionary or the beginning of one: ``word in FREQ``), its frequency (``FREQ[word]``: 0 for a
+    beginning only) and its tag (None without a line of its own)."""
+    data = _map()
+    key = word.encode()
+    at = _first_at_or_after(data, key)
+    stop = data.find(b"\n", at)
+    if stop < 0:
+        return False, 0, None
+    word_b, freq, tag = data[at:stop].split(b"\t")
+    if word_b == key:
+        return True, int(freq), tag.decode()
+    # the lines are sorted: a word beginning with ``key`` would be the first at or after it
+    return word_b.startswith(key), 0, None
 
 
 def frequency(word: str) -> int:

@@ -406,7 +406,7 @@ def _typo_finding(
     name_count = sum(1 for _, _, n in mentions.spans if entity is not None and n in entity.names)
     earlier = bisect.bisect_left(canon.chapters_with(variant), mentions.chapter)
     own = earlier >= 2 or (len(places) >= 3 and len(places) >= name_count)
-    # only a warning asks why it may be a name of its own (the tagger is loaded on first use)
+    # only a warning asks why it may be a name of its own (a POS cut of its neighbourhood)
     why = "" if own or severity == INFO else _own_name(draft, canon, mentions, i, j, entity, name_count)
     if own or why:
         evidence["fact"] += f"；「{variant}」此前 {earlier} 章也用过" + (f"；{why}" if why else "")

@@ -50,11 +50,11 @@ def test_the_packaged_dictionary_answers_as_jieba_does():
 
 def test_a_common_noun_asked_in_a_fresh_process_loads_no_jieba_dictionary(tmp_path):
     code = (
-        "import django, json; django.setup()\n"
+        "import django, json, sys; django.setup()\n"
         "import jieba\n"
         "from continuity.checks import clauses\n"
         "answers = [clauses.is_common_noun(w) for w in ('禅杖', '寒星剑', '录音笔')]\n"
-        "print(json.dumps({'answers': answers, 'initialized': jieba.dt.initialized, 'tagger': clauses._TAGGER is not None}))"
+        "print(json.dumps({'answers': answers, 'initialized': jieba.dt.initialized, 'tagger': 'jieba.posseg' in sys.modules}))"
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "webnovel.settings", "WEBNOVEL_DATA_DIR": str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True)
@@ -65,4 +65,6 @@ def test_a_common_noun_asked_in_a_fresh_process_loads_no_jieba_dictionary(tmp_pa
     }
     import jieba
 
-    assert [p.name.split("-")[:2] for p in (tmp_path / "cache").iterdir()] == [["jieba", jieba.__version__]]
+    names = sorted(p.name for p in (tmp_path / "cache").iterdir())
+    assert [n.split("-")[:2] for n in names] == [["jieba", jieba.__version__]] * 2
+    assert [n.rsplit(".", 1)[1] for n in names] == ["total", "tsv"]  # the table and jieba's total
