@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from django.db import transaction
+
 from core.journal import LOG_PATH, journal_attachment_path
 from core.models import Book
 from entities.discovery.services import book_discover, discovery_merge, discovery_queue_replay, discovery_split
@@ -53,16 +55,55 @@ def _pending(book: Book, key: dict[str, Any]) -> PendingItem:
 
 
 # ── the extraction: re-applied when the author edits its file ──
-def extraction_reapply(book: Book, event: dict[str, Any], payload: Any) -> None:
+def extraction_reapply(book: Book, event: dict[str, Any], payload: Any, events: list[dict[str, Any]]) -> None:
     """The re-ingestion of an edited extraction, its chapter's state changes then put back in the order
     a replay gives them: a chapter tag's first, then those written before the ingestion, the ingested
     ones, those written after it (a curator's confirmation since). The replace path alone would put the
-    re-ingested rows last."""
+    re-ingested rows last. A curator's later edits and deletions of the ingested state changes are
+    applied again over the new rows, as a rebuild replays them after the edited ingestion: the rows they
+    moved to other chapters go first (the replace path clears only the chapter's own)."""
     chapter = event["chapter"]
+    touching, moved = _ingested_changes_curated(event, events)
+    for key in moved:
+        try:
+            state_change_delete(change=state_change_find(book=book, key=key), journal=False)
+        except NotFound:
+            pass
     since = Extraction.objects.filter(book=book, chapter=chapter).values_list("updated_at", flat=True).first()
     extraction_ingest(book=book, number=chapter, payload=payload, journal=False, hooks=False)
     if since is not None:
         state_changes_order_restore(book=book, number=chapter, ingested_at=since)
+    for later in touching:
+        try:
+            with transaction.atomic():
+                _CURATION_REPLAY[later["op"]](book, None, later)
+        except NotFound:
+            pass  # the edited file no longer holds that change: a rebuild skips the event too
+
+
+def _ingested_changes_curated(
+    event: dict[str, Any], events: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The later ``state_change.edit`` / ``.delete`` events on the state changes an ingestion of
+    ``event``'s chapter made (followed through their edits, in order), and the keys of the rows they
+    left in other chapters."""
+    chapter = event["chapter"]
+    tracked: list[dict[str, Any]] = []
+    touching = []
+    for later in events:
+        if later["seq"] <= event["seq"] or later["op"] not in _CURATION_REPLAY:
+            continue
+        key = later["key"]
+        ingested = key.get("source") == "extraction" and key.get("chapter") == chapter
+        if not ingested and key not in tracked:
+            continue
+        touching.append(later)
+        if key in tracked:
+            tracked.remove(key)
+        if later["op"] == "state_change.edit":
+            result = {**key, "chapter": later["chapter"], "field": later["field"], "change": later["change"]}
+            tracked.append({**result, "new": later.get("new")})
+    return touching, [key for key in tracked if key["chapter"] != chapter]
 
 
 _SECTIONS = {
@@ -261,6 +302,10 @@ def _state_change_edit(book: Book, data: Any, e: dict) -> None:
 @journal_op("state_change.delete", service=state_change_delete)
 def _state_change_delete(book: Book, data: Any, e: dict) -> None:
     state_change_delete(change=state_change_find(book=book, key=e["key"]), journal=False)
+
+
+# what extraction_reapply applies again over a re-ingested chapter's state changes
+_CURATION_REPLAY = {"state_change.edit": _state_change_edit, "state_change.delete": _state_change_delete}
 
 
 @journal_op("relationship.save", service=relationship_save)

@@ -74,9 +74,10 @@ class JournalOp:
     # True: the op's service runs the after-chapter hooks of the event's ``chapter`` itself; a replay
     # that follows what it applied schedules them (``journal_follow`` does not: the op follows itself)
     follows_chapter: bool = False
-    # An applied attachment the author edited: ``reapply(book, event, data)`` applies it again, and
+    # An applied attachment the author edited: ``reapply(book, event, data, events)`` applies it again (the
+    # journal's events given, for the later ones that act on what it made), and
     # ``reapply_orphans(event, data, events)`` names the later events its new content no longer holds.
-    reapply: Callable[[Any, dict[str, Any], Any], None] | None = None
+    reapply: Callable[[Any, dict[str, Any], Any, list[dict[str, Any]]], None] | None = None
     reapply_orphans: Callable[[dict[str, Any], Any, list[dict[str, Any]]], list[dict[str, Any]]] | None = None
     door: WriteDoor | None = None  # its agents' door, when agents call it
 
@@ -105,7 +106,7 @@ def journal_op(
     run_state: Callable[[Any], Any] | None = None,
     savepoint: bool = True,
     follows_chapter: bool = False,
-    reapply: Callable[[Any, dict[str, Any], Any], None] | None = None,
+    reapply: Callable[[Any, dict[str, Any], Any, list[dict[str, Any]]], None] | None = None,
     reapply_orphans: Callable[[dict[str, Any], Any, list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
     door: WriteDoor | None = None,
 ) -> Callable[[Replayer], Replayer]:

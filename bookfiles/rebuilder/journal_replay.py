@@ -250,14 +250,14 @@ def _edited_apply(
         try:
             try:
                 with transaction.atomic():
-                    declared.reapply(book, event, data)
+                    declared.reapply(book, event, data, events)
             except DomainError as refused:
                 if not _as_logged(declared, event, data):
                     raise
                 if sha != journal_logged_sha(event=event):
                     # an earlier edit was applied: back to the event as its line recorded it, as a rebuild
                     with transaction.atomic():
-                        declared.reapply(book, event, event["data"])
+                        declared.reapply(book, event, event["data"], events)
                 # else the database holds the event as logged, and what later events made of it (a
                 # curator's edit of an ingested state change): applying it again would undo those
                 _refused_warn(warnings, event=event, exc=refused)
