@@ -43,6 +43,24 @@ class FactView:
     decided_at: datetime | None = None
 
 
+def fact_views(facts) -> list[FactView]:
+    """One group's facts (``Fact`` rows, plain rows or a whole-book derivation's objects: anything with
+    their attributes) as the resolver reads them, ``revises`` named by key."""
+    ids_to_key = {f.pk: f.key for f in facts}
+    return [
+        FactView(
+            key=f.key,
+            value=f.value,
+            source_chapter=f.source_chapter,
+            confidence=f.confidence,
+            revises_key=ids_to_key.get(f.revises_id) if f.revises_id else None,
+            closed_chapter=f.closed_chapter,
+            decided_at=f.decided_at,
+        )
+        for f in facts
+    ]
+
+
 @dataclass(frozen=True)
 class Resolution:
     status: str

@@ -15,7 +15,7 @@ from entities.selectors import entity_states_as_of
 from kernel.exceptions import InvalidInput, NotFound
 from memory.bounds import FACT_LIST_MAX
 from memory.models import Fact, FactTombstone, MemoryHit
-from memory.resolver import FactView, group_resolve
+from memory.resolver import fact_views, group_resolve
 from memory.retrieval import name_index
 from threads.models import Thread
 from threads.selectors import thread_hangs_overdue
@@ -151,20 +151,7 @@ def facts_as_of(
         groups[(fact.category, fact.subject, fact.field)].append(fact)
     out = []
     for facts in groups.values():
-        ids_to_key = {f.pk: f.key for f in facts}
-        views = [
-            FactView(
-                key=f.key,
-                value=f.value,
-                source_chapter=f.source_chapter,
-                confidence=f.confidence,
-                revises_key=ids_to_key.get(f.revises_id),
-                closed_chapter=f.closed_chapter,
-                decided_at=f.decided_at,
-            )
-            for f in facts
-        ]
-        resolved = group_resolve(views, as_of=as_of)
+        resolved = group_resolve(fact_views(facts), as_of=as_of)
         for f in facts:
             res = resolved[f.key]
             out.append((f, res.status, res.reason))

@@ -27,7 +27,7 @@ from kernel.bounds import NUMBER_MAX
 from kernel.bulk import rows_insert, rows_update
 from kernel.exceptions import InvalidInput
 from memory.models import Fact, FactEvent, MemoryHit
-from memory.resolver import FactView, group_resolve
+from memory.resolver import fact_views, group_resolve
 from recall.facts import fact_text, facts_embed_after_commit
 
 CATEGORIES = [c.value for c in Fact.Category]
@@ -87,21 +87,8 @@ def group_changes(facts: list[Any], same: list[tuple[Any, str, str, int | None]]
     reason, the successor's chapter): their one status event may still need its note or chapter
     refreshed (``_status_events_refreshed``)."""
     by_key = {f.key: f for f in facts}
-    ids_to_key = {f.pk: f.key for f in facts}
-    views = [
-        FactView(
-            key=f.key,
-            value=f.value,
-            source_chapter=f.source_chapter,
-            confidence=f.confidence,
-            revises_key=ids_to_key.get(f.revises_id) if f.revises_id else None,
-            closed_chapter=f.closed_chapter,
-            decided_at=f.decided_at,
-        )
-        for f in facts
-    ]
     out = []
-    for key, res in group_resolve(views).items():
+    for key, res in group_resolve(fact_views(facts)).items():
         fact = by_key[key]
         new_sup = by_key[res.superseded_by].pk if res.superseded_by else None
         if fact.status == res.status and fact.superseded_by_id == new_sup:
