@@ -66,9 +66,10 @@ def extraction_reapply(book: Book, event: dict[str, Any], payload: Any, events: 
     touching, moved = _ingested_changes_curated(event, events)
     for key in moved:
         try:
-            state_change_delete(change=state_change_find(book=book, key=key), journal=False)
+            row = state_change_find(book=book, key=key)
         except NotFound:
-            pass
+            continue  # a later write took it away already: the replay below finds it gone too
+        state_change_delete(change=row, journal=False)
     since = Extraction.objects.filter(book=book, chapter=chapter).values_list("updated_at", flat=True).first()
     extraction_ingest(book=book, number=chapter, payload=payload, journal=False, hooks=False)
     if since is not None:
