@@ -2,11 +2,12 @@
 point-of-view character who is no knower."""
 
 import bisect
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from continuity.canon import CHARACTER, Canon
-from continuity.checks.clauses import KNOWING_HEAD, is_common_noun
+from continuity.checks.clauses import is_common_noun
 from continuity.checks.common import KNOWS, WARNING, Mentions, finding
 from continuity.draft import Draft
 
@@ -94,12 +95,17 @@ def _keyword_hits(draft: Draft, canon: Canon) -> dict[str, list[int]]:
     return hits
 
 
+# a verb of knowing right after a name, after at most one character but a negation (方知, 亦知, 早晓得, 心知;
+# not 不知, and not 只觉: feeling is no knowing)
+KNOWING_AFTER_NAME = re.compile(r"^[^不未没无莫，。！？；：:“”「」、\n]?[知晓悟]")
+
+
 def _shows_knowing(
     draft: Draft, start: int, end: int, cache: dict[tuple[int, int], bool], names: tuple[str, ...] = ()
 ) -> bool:
     """Whether the keyword at prose[start:end] is narrated (not quoted) in a sentence that shows knowing:
     a verb of knowing (知道, 心知), or one of ``names`` (the point of view's) heading a knowing verb in
-    any register (苏婉方知, 杜衡亦知, 张翼闻之)."""
+    any register (苏婉方知, 杜衡亦知)."""
     value = cache.get((start, end))
     if value is None:
         if draft.in_quote(start):
@@ -108,7 +114,7 @@ def _shows_knowing(
             s_start, s_end = draft.sentence(start, end)
             sentence = draft.prose[s_start:s_end]
             value = KNOWS.search(sentence) is not None or any(
-                KNOWING_HEAD.match(sentence[at + len(name) :])
+                KNOWING_AFTER_NAME.match(sentence[at + len(name) :])
                 for name in names
                 for at in _finds(sentence, name)
                 if not draft.in_quote(s_start + at)

@@ -79,6 +79,9 @@ def test_the_point_of_view_knows_in_the_half_classical_register(demo):
     assert _found(draft_check(book=demo, text=text), "pov_knowledge") == [(5, "warning", "陆家遗孤")]
     told = draft("陆白鹭方知苏晚晴乃陆家遗孤。", chapter=25, perspective="林风")  # another knows, not the POV
     assert _found(draft_check(book=demo, text=told), "pov_knowledge") == []
+    # not knowing, and feeling: no knowledge shown (the synthetic book's 让林风只觉浑身发冷)
+    unknowing = draft("林风不知苏晚晴乃陆家遗孤。\n陆家遗孤四字让林风只觉浑身发冷。", chapter=25, perspective="林风")
+    assert _found(draft_check(book=demo, text=unknowing), "pov_knowledge") == []
 
 
 def test_a_common_noun_keyword_leaks_only_beside_whom_the_secret_is_about(tmp_path):
