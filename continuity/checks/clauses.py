@@ -80,15 +80,54 @@ def _tokens(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(pos.pos_cut(text))
 
 
+# aspect particles: what follows a verb, never a noun or a numeral (点了根烟: 点 is tagged a numeral)
+ASPECT = frozenset(("了", "着", "过"))
+
+
+def _adverbial(tokens: tuple[tuple[str, str], ...], i: int) -> bool:
+    """Whether tokens[i] only modifies the predicate that follows: an adverb, a lone adjective, or a
+    count of one blow before a verb (一把揪住, 一脚踢开: 一 + a classifier, tagged a numeral)."""
+    word, flag = tokens[i]
+    if flag == "d" or (flag == "a" and len(word) == 1):
+        return True
+    return (
+        flag == "m" and len(word) == 2 and word[0] == "一" and i + 1 < len(tokens) and tokens[i + 1][1].startswith("v")
+    )
+
+
+def _lone_verb(tokens: tuple[tuple[str, str], ...], i: int) -> bool:
+    """Whether the lone character tokens[i], whatever its tag, is a verb by its place: an aspect particle
+    follows it (点了, 挺着), or it is an adverb by its tag that begins mostly verbs and takes an object
+    (挺矛跃马: 挺 d, as in 挺好, but 挺身 / 挺进 / 挺立)."""
+    word, flag = tokens[i]
+    if len(word) != 1 or word in DESCRIBING or flag[:1] in ("u", "c", "p", "r", "x") or i + 1 >= len(tokens):
+        return False
+    after, after_flag = tokens[i + 1]
+    if after in ASPECT:
+        return True
+    return (
+        flag == "d"
+        and _verb_share(word) >= 0.5
+        and after_flag[:1] in ("n", "a")
+        and len(after) == 1
+        and (i + 2 < len(tokens) and tokens[i + 2][1].startswith("v"))
+    )
+
+
 def _predicate(tokens: tuple[tuple[str, str], ...]) -> bool:
     """Whether the tokens after a name begin with a predicate (adverbs skipped)."""
     i = 0
-    while i < len(tokens) and (tokens[i][1] == "d" or (tokens[i][1] == "a" and len(tokens[i][0]) == 1)):
+    while i < len(tokens) and _adverbial(tokens, i) and not _lone_verb(tokens, i):
         i += 1
     if i == len(tokens):
         return False
     word, flag = tokens[i]
+    if _lone_verb(tokens, i):
+        return True
     if flag.startswith("v"):
+        # a verb run on by 的 makes a relative clause (周岱留下的兵书: left by him, not done now)
+        if i + 1 < len(tokens) and tokens[i + 1][0] == "的":
+            return False
         return word[0] not in DESCRIBING
     if flag in ("i", "l"):
         # an idiom of manner + 而 + verb (拂袖而去, 一跃而起, 夺门而出) is a predicate headed by that verb
@@ -119,9 +158,56 @@ def has_verb(text: str) -> bool:
     verbs = [
         word
         for k, (word, flag) in enumerate(tokens)
-        if flag.startswith("v") and not (k and tokens[k - 1][1][:1] in ("r", "m") and len(word) == 1)
+        if (flag.startswith("v") and not (k and tokens[k - 1][1][:1] in ("r", "m") and len(word) == 1))
+        or _complemented(tokens, k)
     ]
     return bool(verbs) and verbs[-1][0] not in DESCRIBING and verbs[-1][0] not in "看望瞧瞅盯想念记忆梦见听"
+
+
+# what completes a verb's action (按下, 拿起, 攥住, 扯开): a preposition never takes one
+COMPLEMENTS = frozenset("下上起住开出着了过紧")
+
+
+def _complemented(tokens: tuple[tuple[str, str], ...], k: int) -> bool:
+    """Whether tokens[k] is a lone character tagged a preposition but completed as a verb is (按下
+    录音笔: 按 is tagged p, as in 按时)."""
+    word, flag = tokens[k]
+    return (
+        flag == "p"
+        and len(word) == 1
+        and k + 1 < len(tokens)
+        and len(tokens[k + 1][0]) == 1
+        and tokens[k + 1][0] in COMPLEMENTS
+    )
+
+
+# the marks of a disposal clause: the verb that uses the object comes after it (秦月把翡翠玉坠挂在脖子上)
+DISPOSAL = frozenset("把将")
+
+
+def disposes(between: str, after: str) -> bool:
+    """Whether ``between`` (a character to an item) ends with 把 / 将 as a word of its own (right before
+    the item, 将 can be no "will": a verb would follow) and ``after`` (the item to its clause's end) goes
+    on with a verb that uses it (挂在, 放在, 递给), not one of seeing."""
+    tokens = _tokens(between)
+    if not tokens or tokens[-1][0] not in DISPOSAL:
+        return False
+    return starts_with_verb(after) and has_verb(after[:CLAUSE_WINDOW])
+
+
+# the tags of what may stand between a name and the rank it is said to be, in a sentence without a
+# copula (韩彰不过一校尉, 林默现在也就F级): adverbs, conjunctions, time words, numerals, classifiers
+LINKING_TAGS = frozenset("dctmq")
+COORDINATORS = frozenset("和与及同跟并")
+
+
+def links_rank(stretch: str) -> bool:
+    """Whether ``stretch`` (between a name and a rank word, at most six characters) holds nothing but
+    adverbs, conjunctions, time words and counts, so that the rank is said of the name: a nominal
+    predicate (X不过一校尉). A verb (斩一校尉) or a coordinator (与一校尉) makes the rank someone else's."""
+    if not stretch or len(stretch) > 6 or any(c in COORDINATORS for c in stretch):
+        return False
+    return all(flag[:1] in LINKING_TAGS for _, flag in _tokens(stretch))
 
 
 def starts_with_verb(text: str) -> bool:
@@ -135,9 +221,26 @@ def starts_with_verb(text: str) -> bool:
 
 
 def modifies_noun(text: str) -> bool:
-    """Whether ``text`` (what follows a name) begins with a noun the name modifies (旧居门上写道)."""
+    """Whether ``text`` (what follows a name, up to a speech verb) begins with a noun the name modifies
+    (旧居门上写道), not a noun of the voice that tells how the name speaks (低声说, 沉声道: X声 + the verb)."""
     tokens = _tokens(text[:CLAUSE_WINDOW])
+    if len(tokens) == 1 and len(text) == 2 and text[1] == "声":
+        return False
     return bool(tokens) and _nominal(tokens[0])
+
+
+# verbs of perceiving: a name after them may still be the one who speaks (只听宋江道, 忽见周岱曰)
+PERCEIVING = frozenset("见闻听看望瞧觑")
+
+
+def object_of_verb(prefix: str) -> bool:
+    """Whether the stretch before a name (from its clause's start) ends with a lone verb whose object the
+    name is (后人有诗叹裴元曰: 叹 裴元; 骂宋江道), so the name is not the clause's subject."""
+    if not prefix:
+        return False
+    tokens = _tokens(prefix[-6:])
+    word, flag = tokens[-1]
+    return len(word) == 1 and flag[:1] in ("v", "z") and word not in PERCEIVING and word not in DESCRIBING
 
 
 def clause_subject_acts(draft: Draft, start: int, end: int, prefix: str) -> bool:

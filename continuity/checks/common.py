@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from continuity.canon import CHARACTER, Canon, EntityRow
-from continuity.checks.clauses import clause_subject_acts, modifies_noun
+from continuity.checks.clauses import clause_subject_acts, modifies_noun, object_of_verb
 from continuity.draft import Draft
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -179,7 +179,7 @@ def _acts(draft: Draft, start: int, end: int) -> bool:
     if MENTION_ONLY.search(prose[sentence_start:start]):
         return False
     prefix = prose[clause:start]
-    if prefix[-1:] in OBJECT_OF or _vision(prose, start, end):
+    if prefix[-1:] in OBJECT_OF or _vision(prose, start, end) or object_of_verb(prefix):
         return False
     speech = SPEECH.match(after)
     if speech:

@@ -3,7 +3,7 @@
 import bisect
 
 from continuity.canon import Canon
-from continuity.checks.clauses import has_verb, is_common_noun, starts_with_verb
+from continuity.checks.clauses import disposes, has_verb, is_common_noun, starts_with_verb
 from continuity.checks.common import (
     CJK,
     CLAUSE_BREAK,
@@ -55,7 +55,11 @@ def check_items(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
         if c_start < s_start or MENTION_ONLY.search(draft.prose[s_start:start]) or draft.in_quote(c_start):
             continue
         if not (USE_VERB.search(between) or has_verb(between)):
-            continue
+            # a disposal clause (把 / 将 + the item + its verb): the verb after the item uses it
+            stop = CLAUSE_BREAK.search(draft.prose, end, end + 12)
+            if not disposes(between, draft.prose[end : stop.start() if stop else end + 12]):
+                continue
+            run_on = False
         # a name running on into more characters is the head of another word (玉月 in 玉月符), unless a
         # verb follows it (哨棒赶将去)
         if run_on and not starts_with_verb(draft.prose[end : end + 4]):

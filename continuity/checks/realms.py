@@ -3,6 +3,7 @@
 import bisect
 
 from continuity.canon import Canon
+from continuity.checks.clauses import links_rank
 from continuity.checks.common import BREAKTHROUGH, ERROR, PAST_REALM, REALM_PREDICATE, WARNING, Mentions, finding
 from continuity.draft import Draft
 from continuity.rules import realm_parse, realm_pattern
@@ -32,7 +33,8 @@ def check_realms(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
         # found by bisection (mentions are sorted and never overlap), not by a scan per realm word
         owner = None
         k = bisect.bisect_right(ends, start) - 1
-        if k >= 0 and chars[k][0] >= s_start and REALM_PREDICATE.match(draft.prose[chars[k][1] : start]):
+        stretch = draft.prose[chars[k][1] : start] if k >= 0 and chars[k][0] >= s_start else None
+        if stretch is not None and (REALM_PREDICATE.match(stretch) or links_rank(stretch)):
             owner = chars[k]
         else:
             k = bisect.bisect_left(starts, end)

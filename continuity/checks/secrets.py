@@ -1,10 +1,13 @@
 """secret_early and pov_knowledge: a secret's keyword before the reader is told, or known by a
 point-of-view character who is no knower."""
 
+import bisect
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from continuity.canon import Canon
+from continuity.canon import CHARACTER, Canon
+from continuity.checks.clauses import is_common_noun
 from continuity.checks.common import KNOWS, WARNING, Mentions, finding
 from continuity.draft import Draft
 
@@ -92,17 +95,89 @@ def _keyword_hits(draft: Draft, canon: Canon) -> dict[str, list[int]]:
     return hits
 
 
-def _shows_knowing(draft: Draft, start: int, end: int, cache: dict[tuple[int, int], bool]) -> bool:
-    """Whether the keyword at prose[start:end] is narrated (not quoted) in a sentence that shows knowing."""
+# a verb of knowing right after a name, after at most one character but a negation (方知, 亦知, 早晓得, 心知;
+# not 不知, and not 只觉: feeling is no knowing)
+KNOWING_AFTER_NAME = re.compile(r"^[^不未没无莫，。！？；：:“”「」、\n]?[知晓悟]")
+
+
+def _shows_knowing(
+    draft: Draft, start: int, end: int, cache: dict[tuple[int, int], bool], names: tuple[str, ...] = ()
+) -> bool:
+    """Whether the keyword at prose[start:end] is narrated (not quoted) in a sentence that shows knowing:
+    a verb of knowing (知道, 心知), or one of ``names`` (the point of view's) heading a knowing verb in
+    any register (苏婉方知, 杜衡亦知)."""
     value = cache.get((start, end))
     if value is None:
         if draft.in_quote(start):
             value = False
         else:
             s_start, s_end = draft.sentence(start, end)
-            value = KNOWS.search(draft.prose[s_start:s_end]) is not None
+            sentence = draft.prose[s_start:s_end]
+            value = KNOWS.search(sentence) is not None or any(
+                KNOWING_AFTER_NAME.match(sentence[at + len(name) :])
+                for name in names
+                for at in _finds(sentence, name)
+                if not draft.in_quote(s_start + at)
+            )
         cache[(start, end)] = value
     return value
+
+
+def _finds(text: str, word: str) -> list[int]:
+    out, at = [], text.find(word)
+    while at != -1:
+        out.append(at)
+        at = text.find(word, at + len(word))
+    return out
+
+
+COPULAS = frozenset("是乃为即")
+
+
+def _subjects(canon: Canon, keyword: str) -> frozenset[str]:
+    """Every name of the characters whose identity the secrets of ``keyword`` are: a title that says a
+    character is the keyword (裴元是宇文通安插在云阳的细作: who the 细作 is). Empty when a secret of it
+    says anything else (潘金莲以砒霜毒杀武大郎: the 砒霜 itself is the secret)."""
+    cache = canon.__dict__.setdefault("_secret_subjects", {})
+    if keyword not in cache:
+        names: set[str] = set()
+        for index in canon.keyword_owners.get(keyword, []):
+            title = (canon.secrets[index].title or "").rstrip("。！.")
+            subject = next(
+                (
+                    entity
+                    for entity in canon.entities.values()
+                    if entity.type == CHARACTER
+                    and any(
+                        title.startswith(n) and title[len(n) : len(n) + 1] in COPULAS
+                        for n in entity.names
+                        if len(n) >= 2
+                    )
+                ),
+                None,
+            )
+            if subject is None or not title.endswith(keyword):
+                names = set()
+                break
+            names.update(n for n in subject.names if len(n) >= 2)
+        cache[keyword] = frozenset(names)
+    return cache[keyword]
+
+
+def _about_subject(draft: Draft, mentions: Mentions, keyword: str, starts: list[int], subjects) -> list[int]:
+    """The hits of a common-noun keyword (细作, 内应) in a sentence that names whom its secret is about:
+    军中必有细作 says there is one, not who (the secret)."""
+    kept = []
+    spans, firsts = mentions.spans, [s for s, _, _ in mentions.spans]
+    for start in starts:
+        s_start, s_end = draft.sentence(start, start + len(keyword))
+        k = bisect.bisect_left(firsts, s_start)
+        while k < len(spans) and spans[k][1] <= s_end:
+            if spans[k][2] in subjects:
+                kept.append(start)
+                break
+            k += 1
+    return kept
 
 
 def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
@@ -120,6 +195,13 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
         # this one without a card)
         pov = _Undeclared(draft.perspective)
     hits = _keyword_hits(draft, canon)
+    for keyword in [k for k in hits if is_common_noun(k)]:
+        subjects = _subjects(canon, keyword)
+        if subjects:
+            hits[keyword] = _about_subject(draft, mentions, keyword, hits[keyword], subjects)
+            if not hits[keyword]:
+                del hits[keyword]
+    pov_names = tuple(n for n in getattr(pov, "names", None) or ((pov.name,) if pov else ()) if len(n) >= 2)
     # keyword → (first evidence offset, count, evidence, the indexes of the secrets it leaks): one finding per keyword
     early: dict[str, tuple[int, int, dict[str, Any], list[int]]] = {}
     knowers: dict[int, set[int]] = {}
@@ -166,7 +248,7 @@ def check_secrets(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                 continue
             for start in starts:
                 end = start + len(keyword)
-                if not _shows_knowing(draft, start, end, shows):
+                if not _shows_knowing(draft, start, end, shows, pov_names):
                     continue
                 if index not in knowers:
                     knowers[index] = _knowers(canon, secret, chapter)

@@ -248,6 +248,7 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                 seen.add((prose[i:j], name))
                 covered[i:j] = b"\x01" * (j - i)
                 found.append(_typo_finding(draft, canon, mentions, i, j, name, WARNING))
+        found = [f for f in found if f is not None]
     for i in _typo_starts(index, masked, syllables):
         if covered[i]:
             continue
@@ -279,7 +280,9 @@ def check_typos(draft: Draft, canon: Canon, mentions: Mentions) -> list[dict]:
                 continue
             seen.add((variant, names[0]))
             covered[i:j] = b"\x01" * (j - i)
-            found.append(_typo_finding(draft, canon, mentions, i, j, names[0], band))
+            typo = _typo_finding(draft, canon, mentions, i, j, names[0], band)
+            if typo is not None:
+                found.append(typo)
     return found
 
 
@@ -387,7 +390,7 @@ def _list_item(prose: str, mark: int, step: int) -> str:
 
 def _typo_finding(
     draft: Draft, canon: Canon, mentions: Mentions, i: int, j: int, name: str, severity: str
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
     prose = draft.prose
     variant = prose[i:j]
     entity = mentions.who(name) or next((e for e in canon.entities.values() if name in e.names), None)
@@ -405,7 +408,10 @@ def _typo_finding(
     # the book's own spelling (used again and again, or in earlier chapters): a new name, not a typo
     name_count = sum(1 for _, _, n in mentions.spans if entity is not None and n in entity.names)
     earlier = bisect.bisect_left(canon.chapters_with(variant), mentions.chapter)
-    own = earlier >= 2 or (len(places) >= 3 and len(places) >= name_count)
+    if earlier >= 2:
+        return None  # the book's own name: asked about once already, when it was used the second time
+    # a slip is rarely made again in another chapter: a variant used before is a name of its own (张毅 beside 张翼)
+    own = earlier >= 1 or (len(places) >= 3 and len(places) >= name_count)
     # only a warning asks why it may be a name of its own (a POS cut of its neighbourhood)
     why = "" if own or severity == INFO else _own_name(draft, canon, mentions, i, j, entity, name_count)
     if own or why:
