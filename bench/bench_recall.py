@@ -10,8 +10,8 @@ cut at 32 of the model's tokens: a third of the cost; measured and not taken). S
 
 - **Recall set** (``bench/recall-set/scenes.json``, written before the code): scenes of 西游记 (dev) and
   水浒传 (blind: measured once in session 6; blind2: 13 more scenes written before the embedding changed,
-  measured once; blind3 (session 8) and blind5 (session 10): fresh sets of both books on chapters no
-  earlier set retells, each committed before its session changed the engine) retold in plain modern
+  measured once; blind3 (session 8), blind5 (session 10) and blind6 (session 11): fresh sets of both books
+  on chapters no earlier set retells, each committed before its session changed the engine) retold in plain modern
   Chinese without the books' key words. Each book's chapters
   (as ``import_txt`` splits them) are written as chapter rows; each retold scene is searched through the
   ``search`` read (``core.search.search_read``) in each mode, limit 5; a scene is found when one of its
@@ -61,7 +61,7 @@ SHARED = Path(os.environ.get("WEBNOVEL_SHARED", REPO.parent / "shared"))
 CORPUS = SHARED / "corpus"
 SCENES = REPO / "bench" / "recall-set" / "scenes.json"
 MODES = ("keyword", "bm25", "semantic", "hybrid")
-SPLITS = ("dev", "blind", "blind2", "blind3", "blind5")
+SPLITS = ("dev", "blind", "blind2", "blind3", "blind5", "blind6")
 SCHEMES = {
     "window-head": "SCHEME_WINDOW_HEAD",
     "head32": "SCHEME_HEAD32",
