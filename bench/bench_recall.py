@@ -67,6 +67,8 @@ SCHEMES = {
     "head32": "SCHEME_HEAD32",
     "head64": "SCHEME_HEAD64",
     "head96": "SCHEME_HEAD96",
+    "pairs": "SCHEME_PAIRS",
+    "triples": "SCHEME_TRIPLES",
     "passages": "SCHEME_PASSAGES",
     "salient": "SCHEME_SALIENT",
 }
@@ -124,8 +126,10 @@ def found_chapters(*, book, query: str, mode: str) -> list[int]:
     return chapters[:5]
 
 
-def recall_run(books: dict) -> dict:
+def recall_run(books: dict, splits: list[str] | None = None) -> dict:
     scenes = json.loads(SCENES.read_text(encoding="utf-8"))["scenes"]
+    if splits:
+        scenes = [s for s in scenes if s["split"] in splits]
     per_split: dict[str, dict[str, list[int]]] = {}
     misses: dict[str, list[str]] = {m: [] for m in MODES}
     for scene in scenes:
@@ -320,6 +324,11 @@ def main() -> None:
         help="hybrid's fusions to compare (recall.search.FUSION), comma-separated: window (k = 60, before "
         "session 10), chapter (weighted, per chapter)",
     )
+    parser.add_argument(
+        "--splits",
+        default="",
+        help="the recall sets to run, comma-separated (default: all); a blind set left out is not looked at",
+    )
     parser.add_argument("--scale-only", choices=SCHEMES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     schemes = [s for s in args.schemes.split(",") if s]
@@ -354,7 +363,7 @@ def main() -> None:
         default_fusion = recall_search_module.FUSION
         for fusion in fusions:
             recall_search_module.FUSION = fusion
-            figures[scheme][f"recall_{fusion}"] = recall_run(books)
+            figures[scheme][f"recall_{fusion}"] = recall_run(books, [s for s in args.splits.split(",") if s])
         recall_search_module.FUSION = default_fusion
         figures[scheme]["recall_seconds"] = round(time.perf_counter() - started, 1)
     figures["peak_rss_mb_recall_run"] = round(peak_rss_mb(), 1)
@@ -373,7 +382,9 @@ def main() -> None:
             )
         for fusion in fusions:
             for split in (*SPLITS, "all"):
-                row = figures[scheme][f"recall_{fusion}"][split]
+                row = figures[scheme][f"recall_{fusion}"].get(split)
+                if row is None:
+                    continue
                 print(
                     f"[{scheme}, {fusion} fusion] recall@5 {split:6}: "
                     + "  ".join(f"{m} {row[m]['found']}/{row[m]['of']} = {row[m]['recall@5']:.2f}" for m in MODES)
