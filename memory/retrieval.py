@@ -48,6 +48,7 @@ from kernel.bm25 import idf as bm25_idf
 from kernel.bulk import rows_insert
 from kernel.recall import semantic_get
 from memory.models import Chunk, DerivationStamp
+from recall.search import CHAPTER_K, FUSION_WEIGHTS
 from recall.windows import WINDOW_CHARS, windows_split
 
 logger = logging.getLogger(__name__)
@@ -569,14 +570,14 @@ def _cosine(a: list[float], b: list[float]) -> float:
     return dot / (na * nb)
 
 
-RRF_K = 60
+RRF_K = 60  # the facts' fusion (memory.fact_recall): a fact has no chapter to fuse by
 
 
 def _hybrid(
     *, book: Book, query: str, max_chapter: int, exclude: set[tuple[int, str]], index, pool
 ) -> list[dict] | str | None:
-    """BM25's pool fused with the recall app's vector ranking (reciprocal ranks), as chunks; None when
-    the book has no vectors (BM25 alone, as before), a "bm25（…）" method naming a failure."""
+    """BM25's pool fused with the recall app's vector ranking per chapter (``chunks_fuse_by_chapter``), as
+    chunks; None when the book has no vectors (BM25 alone, as before), a "bm25（…）" method naming a failure."""
     provider = semantic_get()
     if provider is None:
         return None
@@ -599,24 +600,51 @@ def _hybrid(
         ):
             rows[pk] = (chapter, kind, order, text)
     by_place = {(c, k, o): pk for pk, (c, k, o, text) in rows.items() if wanted.get((c, k, o)) == text}
-    scores: dict[int, float] = {}
-    ranks = ([index.ids[d] for d, _ in pool], [by_place[p] for p in wanted if p in by_place])
-    for ranking in ranks:
-        for rank, pk in enumerate(ranking):
-            scores[pk] = scores.get(pk, 0.0) + 1.0 / (RRF_K + rank + 1)
-    best = sorted(scores, key=lambda pk: (-round(scores[pk], 9), -rows[pk][0], rows[pk][2]))
+    rankings = {"bm25": [index.ids[d] for d, _ in pool], "semantic": [by_place[p] for p in wanted if p in by_place]}
+    best = chunks_fuse_by_chapter(rankings, rows)
     return [
         {
             "chunk_id": pk,
             "chapter": rows[pk][0],
             "kind": rows[pk][1],
             "order": rows[pk][2],
-            "score": round(scores[pk], 4),
+            "score": round(score, 4),
             "rank": rank,
             "text": rows[pk][3],
         }
-        for rank, pk in enumerate(best)
+        for rank, (pk, score) in enumerate(best)
     ]
+
+
+def chunks_fuse_by_chapter(rankings: dict[str, list[int]], rows: dict) -> list[tuple[int, float]]:
+    """(chunk pk, its chapter's score) fused per chapter as the ``search`` read fuses (recall.search's
+    ``_fuse_chapters``, the same constants): each signal of ``rankings`` (chunk pks, best first) ranks the
+    chapters by their best chunk, a chapter scores Σ weight / (``CHAPTER_K`` + rank + 1), and its chunks are
+    ordered by the same fusion among themselves. The best chunk of every chapter comes first, chapters best
+    first (ties: the later chapter), then each chapter's next one: a pack recalls several chapters before it
+    quotes one twice. ``rows``: pk -> (chapter, kind, order, …)."""
+    chapter_score: dict[int, float] = {}
+    inner: dict[int, float] = {}
+    for signal, ranking in rankings.items():
+        weight = FUSION_WEIGHTS[signal]
+        chapter_rank: dict[int, int] = {}
+        found_in: dict[int, int] = {}  # chapter -> chunks of it this signal ranked so far
+        for pk in ranking:
+            chapter = rows[pk][0]
+            if chapter not in chapter_rank:
+                chapter_rank[chapter] = len(chapter_rank)
+                chapter_score[chapter] = chapter_score.get(chapter, 0.0) + weight / (CHAPTER_K + len(chapter_rank))
+            own = found_in.get(chapter, 0)
+            found_in[chapter] = own + 1
+            inner[pk] = inner.get(pk, 0.0) + weight / (CHAPTER_K + own + 1)
+    chunks: dict[int, list[int]] = {}
+    for pk in sorted(inner, key=lambda pk: (-round(inner[pk], 9), rows[pk][2])):
+        chunks.setdefault(rows[pk][0], []).append(pk)
+    chapters = sorted(chapter_score, key=lambda c: (-round(chapter_score[c], 9), -c))
+    out = []
+    for depth in range(max((len(v) for v in chunks.values()), default=0)):
+        out += [(chunks[c][depth], round(chapter_score[c], 6)) for c in chapters if depth < len(chunks[c])]
+    return out
 
 
 def chunks_search(

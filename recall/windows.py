@@ -17,7 +17,11 @@ of the default's tokens — and did not take it either: it held on the dev half 
 first blind half (hybrid 18 → 12 of 23). Its digests need the segmenter, so they are cached by chapter body
 (``recall.vectors.DigestCache``) for the index a search builds. Session 10 measured
 ``SCHEME_HEAD64`` and ``SCHEME_HEAD96`` (each window's first 64 / 96 characters: 53 % / 76 % of the tokens) and
-took neither: semantic recall 55 / 65 of 121 scenes against 77, hybrid 93 / 95 against 97. The engine's cost is linear in tokens (about a millisecond
+took neither: semantic recall 55 / 65 of 121 scenes against 77, hybrid 93 / 95 against 97. Session 11 measured
+``SCHEME_PAIRS`` and ``SCHEME_TRIPLES`` (windows gathered into passages of up to 800 / 1,200 characters, the
+model reading the head of each passage's first window — the default's own text and cache key for that
+window — 54 % / 34 % of the tokens) and took neither: hybrid 95 / 94 of the same 121 scenes against 97,
+semantic 69 / 60 against 77. The engine's cost is linear in tokens (about a millisecond
 of one core per token on this machine class; batching and threads do not lower the CPU time).
 
 The vector cache is keyed by the hash of the embedded text and its token budget (``Window.key``), so the memory
@@ -65,6 +69,12 @@ SCHEME_PASSAGES = Scheme(passage_chars=1200, embed_chars=117, embed_tokens=96, d
 # Windows gathered into passages of up to 1,200 characters; the model reads the passage's most salient
 # sentences, up to 96 characters (cut at 96 tokens).
 SCHEME_SALIENT = Scheme(passage_chars=1200, embed_chars=96, embed_tokens=96, digest="salient")
+# Session 11, measured and not taken (see above): consecutive windows gathered into passages of up to 800 / 1,200
+# characters (two / three windows mostly, a scene break closing one), the model reading the passage's first 128
+# characters — the head of its first window, the very text (and cache key) the default embeds for that window —
+# every window of the passage taking its vector: a half / a third of the default's tokens.
+SCHEME_PAIRS = Scheme(passage_chars=800, embed_chars=128, embed_tokens=None, digest="head")
+SCHEME_TRIPLES = Scheme(passage_chars=1200, embed_chars=128, embed_tokens=None, digest="head")
 SCHEME = SCHEME_WINDOW_HEAD
 
 

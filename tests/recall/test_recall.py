@@ -18,7 +18,9 @@ from recall.search import book_windows
 from recall.windows import (
     SCHEME,
     SCHEME_HEAD32,
+    SCHEME_PAIRS,
     SCHEME_PASSAGES,
+    SCHEME_TRIPLES,
     SCHEME_WINDOW_HEAD,
     chapter_windows,
     passages_group,
@@ -73,6 +75,22 @@ def test_passages_gather_windows_up_to_their_size_a_scene_break_ends_one_and_the
     assert [w.embed_text for w in own] == [w.text[:128] for w in own] and len({w.key for w in own}) == 6
     short = chapter_windows(number=3, summary="", body=body, scheme=SCHEME_HEAD32)
     assert [w.embed_text for w in short] == [w.text[:40] for w in short] and short[0].tag == "t32:"
+
+
+def test_pairs_and_triples_embed_each_passages_first_head_under_the_key_the_window_head_scheme_gives_it():
+    body = "\n".join(["甲" * 390, "乙" * 390, "丙" * 390, "丁" * 100, "***", "戊" * 50, "己" * 390])
+    head = chapter_windows(number=3, summary="", body=body, scheme=SCHEME_WINDOW_HEAD)
+    pairs = chapter_windows(number=3, summary="", body=body, scheme=SCHEME_PAIRS)
+    # 甲乙 fill 780 of 800 characters; 丙丁 490, the scene break closing them; 戊己 440 (a short first window:
+    # the head runs on into the next, 50 + 1 + 77 characters)
+    tail = "戊" * 50 + "\n" + "己" * 77
+    assert [w.embed_text for w in pairs] == ["甲" * 128] * 2 + ["丙" * 128] * 2 + [tail] * 2
+    assert [w.text for w in pairs] == [w.text for w in head]  # BM25 and the answers still read every window
+    # the same text as the default's first window of the passage, so the same key: its vector is reused
+    assert (pairs[0].key, pairs[2].key) == (head[0].key, head[2].key) and len({w.key for w in pairs}) == 3
+    triples = chapter_windows(number=3, summary="", body=body, scheme=SCHEME_TRIPLES)
+    assert [w.embed_text for w in triples] == ["甲" * 128] * 3 + ["丁" * 100] + [tail] * 2
+    assert triples[3].key == head[3].key and len({w.key for w in triples}) == 3
 
 
 def _facts(book):
