@@ -74,31 +74,68 @@ def _sentence_lengths(body: str) -> list[int]:
     return list(filter(None, map(len, _SENTENCE_SPLIT.split(not_counted.sub("", body)))))
 
 
+_SENTENCE_ENDS = tuple(ord(c) for c in "。！？!?…\n")  # _SENTENCE_SPLIT's single characters
+
+
+def _sentence_sums(body: str) -> tuple[int, int, int]:
+    """(how many, the sum, the sum of squares) of ``_sentence_lengths``. Without a dot left (``...`` ends a
+    sentence too: the regex then splits), the lengths are the runs between the end marks, found in numpy
+    rather than by one string per sentence (~0.2 s of a 3,000-chapter rebuild)."""
+    import numpy as np  # noqa: PLC0415 — see _units
+
+    not_counted = _NOT_COUNTED if "." in body else _NOT_COUNTED_NO_DOT
+    kept = not_counted.sub("", body)
+    if "." in kept:
+        lengths = list(filter(None, map(len, _SENTENCE_SPLIT.split(kept))))
+        return len(lengths), sum(lengths), sum(map(operator.mul, lengths, lengths))
+    # one code point per character (len's unit), a lone surrogate included
+    codes = np.frombuffer(kept.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    ends = np.zeros(codes.size, dtype=bool)
+    for code in _SENTENCE_ENDS:
+        ends |= codes == code
+    bounds = np.concatenate(([-1], np.flatnonzero(ends), [codes.size]))
+    lengths = np.diff(bounds) - 1
+    lengths = lengths[lengths > 0]
+    return int(lengths.size), int(lengths.sum()), int((lengths * lengths).sum())
+
+
 def _phrases(body: str) -> Counter:
     """Every phrase of the body with its count (the plain definition; ``_phrase_counts`` is the fast one)."""
     return Counter(_PHRASE.findall(body))
 
 
-def _phrase_codes(body: str):
+def _units(body: str):
+    """(the body's UTF-16 units, which of them are Chinese characters of _CJK_RUN): one encode and one mask
+    that the phrases, the Chinese character count and the richness share (each made its own: a regex
+    scan for the runs, a UTF-32 encode for the windows; ~0.2 s of a 3,000-chapter rebuild)."""
+    import numpy as np  # noqa: PLC0415 — numpy is a dependency, but every process imports this module: only the writers pay it
+
+    units = np.frombuffer(body.encode("utf-16-be", "surrogatepass"), dtype=">u2").astype(np.uint16)
+    chinese = np.zeros(units.size, dtype=bool)
+    for low, high in _CJK_RANGES:
+        chinese |= (units >= low) & (units <= high)
+    return units, chinese
+
+
+def _phrase_codes(body: str, units=None, chinese=None):
     """(the phrases used at least PHRASE_MIN times as numbers, ascending — which is their text order —,
     their counts, how many phrases the body has), counted with numpy: each phrase as one 64-bit number
     (its four UTF-16 units; every Chinese character of _CJK_RUN is one), kept where all four are Chinese,
     counted by ``np.unique``. A rebuild fingerprints every chapter, and the phrase count was half of it
-    (3,000 chapters: ~1 s)."""
-    import numpy as np  # noqa: PLC0415 — numpy is a dependency, but every process imports this module: only the writers pay it
+    (3,000 chapters: ~1 s). ``units`` / ``chinese``: the body's ``_units``, when the caller has them."""
+    import numpy as np  # noqa: PLC0415 — see _units
 
-    units = np.frombuffer(body.encode("utf-16-be", "surrogatepass"), dtype=">u2").astype(np.uint64)
+    if units is None:
+        units, chinese = _units(body)
     if units.size < PHRASE_SIZE:
         return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), 0
-    chinese = np.zeros(units.size, dtype=bool)
-    for low, high in _CJK_RANGES:
-        chinese |= (units >= low) & (units <= high)
+    wide = units.astype(np.uint64)
     starts = units.size - PHRASE_SIZE + 1
     whole = np.ones(starts, dtype=bool)
     codes = np.zeros(starts, dtype=np.uint64)
     for k in range(PHRASE_SIZE):
         whole &= chinese[k : k + starts]
-        codes |= units[k : k + starts] << np.uint64(16 * (PHRASE_SIZE - 1 - k))
+        codes |= wide[k : k + starts] << np.uint64(16 * (PHRASE_SIZE - 1 - k))
     values, counts = np.unique(codes[whole], return_counts=True)
     keep = counts >= PHRASE_MIN
     return values[keep], counts[keep], int(counts.sum())
@@ -120,14 +157,14 @@ def _phrase_counts(body: str) -> tuple[dict[str, int], int]:
     return dict(zip(_phrase_texts(kept), counts.tolist(), strict=True)), ngrams
 
 
-def _phrase_top(body: str) -> tuple[list[tuple[str, int]], int, int]:
+def _phrase_top(body: str, units=None, chinese=None) -> tuple[list[tuple[str, int]], int, int]:
     """(the PHRASE_TOP most used of the phrases ``_phrase_counts`` keeps, most used first, ties by the
     phrase; the sum of all their counts; how many phrases the body has): what sorting
     ``_phrase_counts`` gives, ordered in numpy and only the top ones turned back to text (a
     chapter can repeat hundreds of phrases: one string, tuple and sort key each was a third of it)."""
     import numpy as np  # noqa: PLC0415 — see _phrase_codes
 
-    kept, counts, ngrams = _phrase_codes(body)
+    kept, counts, ngrams = _phrase_codes(body, units, chinese)
     # kept is ascending, which is the phrases' text order (one BMP character per unit): a stable sort
     # by count, highest first, keeps ties in text order.
     top = np.argsort(-counts, kind="stable")[:PHRASE_TOP]
@@ -136,14 +173,20 @@ def _phrase_top(body: str) -> tuple[list[tuple[str, int]], int, int]:
 
 def _richness_types(cjk: str, windows: int) -> int:
     """The sum over the first ``windows`` windows of RICHNESS_WINDOW characters of ``cjk`` of the distinct
-    characters in each (numpy: each window sorted, its changes counted; a set per window cost ~0.4 s at
-    3,000 chapters)."""
-    import numpy as np  # noqa: PLC0415 — see _phrase_counts
+    characters in each (``_richness_of`` on their code points)."""
+    import numpy as np  # noqa: PLC0415 — see _units
+
+    return _richness_of(np.frombuffer(cjk.encode("utf-32-le"), dtype="<u4"), windows)
+
+
+def _richness_of(cjk, windows: int) -> int:
+    """``_richness_types`` of the Chinese characters as numbers (numpy: each window sorted, its changes
+    counted; a set per window cost ~0.4 s at 3,000 chapters)."""
+    import numpy as np  # noqa: PLC0415 — see _units
 
     if not windows:
         return 0
-    size = windows * RICHNESS_WINDOW
-    grid = np.sort(np.frombuffer(cjk[:size].encode("utf-32-le"), dtype="<u4").reshape(windows, RICHNESS_WINDOW), axis=1)
+    grid = np.sort(cjk[: windows * RICHNESS_WINDOW].reshape(windows, RICHNESS_WINDOW), axis=1)
     return int(windows + np.count_nonzero(grid[:, 1:] != grid[:, :-1]))
 
 
@@ -156,14 +199,16 @@ def fingerprint_compute(body: str) -> dict:
         if opening in body:  # one literal-prefixed pattern per quote style is ~7x faster than an alternation
             dialogue += len("".join("".join(pattern.findall(body)).split()))
     dots = len(_DOTS.findall(body)) if "..." in body else 0
-    runs = _CJK_RUN.findall(body)
-    cjk = "".join(runs)
-    lengths = _sentence_lengths(body)
-    windows = len(cjk) // RICHNESS_WINDOW
-    common, repeats, ngrams = _phrase_top(body)
+    # The Chinese characters of _CJK_RUN are all in the BMP, one UTF-16 unit each: their units are the text
+    # the runs would join, code point for code point.
+    units, chinese = _units(body)
+    cjk = units[chinese]
+    sentences, length_sum, length_sq = _sentence_sums(body)
+    windows = cjk.size // RICHNESS_WINDOW
+    common, repeats, ngrams = _phrase_top(body, units, chinese)
     return {
         "chars": chars,
-        "cjk_chars": len(cjk),
+        "cjk_chars": int(cjk.size),
         "sentences": len(_SENTENCE_END.findall(body)) + dots,
         "paragraphs": sum(map(bool, map(str.strip, body.split("\n")))),
         "dialogue_chars": dialogue,
@@ -171,11 +216,11 @@ def fingerprint_compute(body: str) -> dict:
         "questions": body.count("？") + body.count("?"),
         "ellipses": _runs_of(body, "…") + dots,
         "commas": body.count("，") + body.count(","),
-        "sentence_lengths": len(lengths),
-        "sentence_length_sum": sum(lengths),
-        "sentence_length_sq": sum(map(operator.mul, lengths, lengths)),
+        "sentence_lengths": sentences,
+        "sentence_length_sum": length_sum,
+        "sentence_length_sq": length_sq,
         "richness_windows": windows,
-        "richness_types": _richness_types(cjk, windows),
+        "richness_types": _richness_of(cjk, windows),
         "phrase_ngrams": ngrams,
         "phrase_repeats": repeats,
         "phrases": dict(common),

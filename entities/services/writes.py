@@ -32,6 +32,7 @@ from entities.models import (
     TagApplication,
 )
 from entities.state_ops import OPS, is_number
+from kernel.bulk import rows_update
 from kernel.exceptions import InvalidInput
 
 # --- ids --------------------------------------------------------------------------------------
@@ -182,13 +183,16 @@ def entity_appearance_refresh(*, entity_pks: Iterable[int]) -> None:
     first_change = {row["entity_id"]: row["first"] for row in changes}
     entities = list(Entity.objects.filter(pk__in=pks))
     tagged = _tagged_spans(entities=[e for e in entities if e.pk not in spans and e.source != "file"])
+    moved = []
     for entity in entities:
         first, last = spans.get(entity.pk, tagged.get(entity.pk, (None, None)))
         if first is None and entity.source != "file":
             # Entities never seen in text keep what their creator recorded (migration, suggestion).
             first, last = entity.first_appearance or first_change.get(entity.pk), entity.last_appearance
         if (entity.first_appearance, entity.last_appearance) != (first, last):
-            Entity.objects.filter(pk=entity.pk).update(first_appearance=first, last_appearance=last)
+            moved.append({"pk": entity.pk, "first_appearance": first, "last_appearance": last})
+    # one executemany: a rebuild moves every entity's span (1,000 UPDATEs one by one: ~0.1 s)
+    rows_update(Entity, moved, ["first_appearance", "last_appearance"])
 
 
 def _tagged_spans(*, entities: list[Entity]) -> dict[int, tuple[int, int]]:

@@ -32,9 +32,17 @@ def test_phrase_counts_and_richness_match_on_random_text():
         windows = len(cjk) // RICHNESS_WINDOW
         expected = sum(len(set(cjk[i * RICHNESS_WINDOW : (i + 1) * RICHNESS_WINDOW])) for i in range(windows))
         assert fingerprint._richness_types(cjk, windows) == expected
-        assert fingerprint._sentence_lengths(body) == [
+        lengths = [
             len(part) for part in fingerprint._SENTENCE_SPLIT.split(fingerprint._NOT_COUNTED.sub("", body)) if part
         ]
+        assert fingerprint._sentence_lengths(body) == lengths
+        assert fingerprint._sentence_sums(body) == (len(lengths), sum(lengths), sum(n * n for n in lengths))
+        # the numpy path (no dot left) on the same text
+        plain = body.replace(".", "")
+        lengths = [
+            len(part) for part in fingerprint._SENTENCE_SPLIT.split(fingerprint._NOT_COUNTED.sub("", plain)) if part
+        ]
+        assert fingerprint._sentence_sums(plain) == (len(lengths), sum(lengths), sum(n * n for n in lengths))
 
 
 def test_phrase_top_is_the_sorted_head_of_the_phrase_counts():
@@ -56,3 +64,13 @@ def test_a_chapter_s_counts():
     counts = fingerprint_compute("林风拔剑。林风拔剑！林风拔剑？" * 2)
     assert (counts["phrase_ngrams"], counts["phrase_repeats"], counts["phrases"]) == (6, 6, {"林风拔剑": 6})
     assert (counts["sentences"], counts["sentence_lengths"], counts["sentence_length_sum"]) == (6, 6, 24)
+
+
+def test_sentence_sums_count_code_points_between_end_marks():
+    # 😀 and a lone surrogate are one character each, as len counts them; a comma does not end a sentence, an
+    # ellipsis run ends one
+    assert fingerprint._sentence_sums("林风😀，拔剑！\n\n\ud800走……好。") == (3, 5 + 2 + 1, 25 + 4 + 1)
+    assert fingerprint._sentence_sums("") == (0, 0, 0)
+    assert fingerprint._sentence_sums("。！？") == (0, 0, 0)
+    # two dots are counted as characters, three end a sentence (the regex path)
+    assert fingerprint._sentence_sums("林风..拔剑...走") == (2, 6 + 1, 36 + 1)

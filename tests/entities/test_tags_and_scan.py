@@ -1,10 +1,12 @@
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from core.models import Chapter
 from entities.mentions import mentions_index
 from entities.models import AmbiguousMention, Appearance, Entity, StateChange, TagApplication
 from entities.selectors import alias_resolve, entity_appearances, entity_state_as_of
-from entities.services.writes import alias_add
+from entities.services.writes import alias_add, entity_appearance_refresh
 from kernel.exceptions import Ambiguous
 from tests.factories import book_row_make, entity_make
 
@@ -236,3 +238,25 @@ def test_skipped_and_partial_tags_are_in_the_finalize_sync_and_rebuild_reports(t
         call_command(command, *args, stdout=out)
         assert out.getvalue().splitlines()[0] == head, command
         assert "[entity_tag_skipped] 定稿/正文/第二卷/第0004章.md:4" in out.getvalue()
+
+
+def test_the_spans_of_many_entities_are_written_in_one_statement(book):
+    """issue 29: a rebuild moves every entity's first / last appearance; one executemany, not an UPDATE each."""
+    Chapter.objects.create(book=book, number=3, title="第3章", body="宋宗主与张宗主对坐。")
+    mentions_index(book=book, numbers=None, removed=[])
+    Entity.objects.filter(book=book).update(first_appearance=None, last_appearance=None)
+    with CaptureQueriesContext(connection) as queries:
+        entity_appearance_refresh(entity_pks=Entity.objects.filter(book=book).values_list("pk", flat=True))
+    updates = [q["sql"] for q in queries if "UPDATE" in q["sql"]]
+    assert len(updates) == 1 and updates[0].startswith("3 times: UPDATE")  # Django logs an executemany once
+    spans = {
+        e: (f, la)
+        for e, f, la in Entity.objects.filter(book=book).values_list("entity_id", "first_appearance", "last_appearance")
+    }
+    assert spans == {
+        "linfeng": (1, 80),
+        "songzongzhu": (3, 3),
+        "zhangzongzhu": (3, 3),
+        "loc_qinglanzong": (None, None),  # 青岚宗 names two entities: never attributed
+        "faction_qinglanzong": (None, None),
+    }
