@@ -15,9 +15,12 @@ from entities.discovery.vocab import (
     APART_WEAK,
     COLLECTIVE,
     DEMONSTRATIVES,
+    DOUBLE_GIVEN_TAGS,
+    DOUBLE_SURNAMES,
     FIRST_PERSON,
     GENERIC_APART,
     GIVEN_TAGS,
+    HONORIFIC_CHARS,
     HUMBLE_SELF,
     INNER_QUOTES,
     NAMING,
@@ -298,6 +301,12 @@ def _surnames_glue(tokens: list[Token]) -> list[Token]:
     i, n = 0, len(tokens)
     while i < n:
         w, f = tokens[i]
+        if len(w) == 2 and w in DOUBLE_SURNAMES and i + 1 < n:
+            nxt, nf = tokens[i + 1]
+            if len(nxt) == 1 and nf in DOUBLE_GIVEN_TAGS and nxt not in HONORIFIC_CHARS and _HAN.match(nxt):
+                out.append((w + nxt, "nr"))  # 令狐 + 峻: a compound surname and a one-character given name
+                i += 2
+                continue
         # Most tokens are words or punctuation: only a one-character noun-like token can start a glue.
         if len(w) != 1 or f not in _GLUE_HEAD_TAGS or i + 1 >= n:
             out.append((w, f))
