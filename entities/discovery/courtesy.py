@@ -14,6 +14,8 @@ from collections.abc import Iterable
 
 # 字 (or 表字 / 字曰) + two characters ending a clause: the courtesy name.
 _ZI = re.compile(r"(?:表)?字(?:曰)?([\u4e00-\u9fff]{2})(?=[，,。；;、：:\s）)])")
+# … and a courtesy name changed later, right after it (字长生，后改云长): the one the book then uses.
+_CHANGED = re.compile(r"[，,]\s*(?:后改字|后改|改字|又字)([\u4e00-\u9fff]{2})(?=[，,。；;、：:\s）)])")
 # 姓A名B / 复姓AA，名B right before it: the name is A + B (the segmenter never sees it whole here).
 _XING_MING = re.compile(r"姓([\u4e00-\u9fff]{1,2})[，,]?名([\u4e00-\u9fff]{1,2})$")
 # The anaphora of the language (此人字子高): the person is the last one named before it.
@@ -53,9 +55,11 @@ def courtesy_pairs(chapters: Iterable[tuple[int, str]], person: set[str]) -> Cou
     for _, body in chapters:
         for m in _ZI.finditer(body):
             name = m.group(1)
-            if name not in person:
-                continue
             owner = _owner(body, m.start(), person)
-            if owner and owner != name:
-                said[(owner, name)] += 1
+            if not owner:
+                continue
+            later = _CHANGED.match(body, m.end())
+            for courtesy in (name, later.group(1) if later else ""):
+                if courtesy in person and courtesy != owner:
+                    said[(owner, courtesy)] += 1
     return said

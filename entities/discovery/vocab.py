@@ -22,7 +22,12 @@ ORG_TAGS = frozenset({"nt"})
 SPEECH_END = ("道", "说", "曰")
 NOT_SPEECH = frozenset({"知道", "难道", "大道", "味道", "一道", "地道", "街道", "正道", "小道", "道道", "称道", "报道"})
 # A word right after one of these is the addressee or object, not the speaker.
-OBJECT_MARKERS = frozenset({"对", "向", "与", "和", "跟", "同", "叫", "问", "望", "朝", "教", "请", "把", "将", "被"})
+# A person word heading a clause speaks through a speech verb at most this many tokens after it (萧承 +
+# 顾 + 谓 + 陆澄 + 曰): a predicate between, as the classical register writes it, but still one clause.
+HEAD_SPAN = 6
+OBJECT_MARKERS = frozenset(
+    {"对", "向", "与", "和", "跟", "同", "叫", "问", "望", "朝", "教", "请", "把", "将", "被", "谓"}
+)
 DEMONSTRATIVES = frozenset({"那", "这", "那个", "这个", "此"})
 # Patterns that introduce another name of the person just mentioned.
 NAMING = re.compile(
