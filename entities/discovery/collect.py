@@ -15,9 +15,13 @@ from entities.discovery.vocab import (
     APART_WEAK,
     COLLECTIVE,
     DEMONSTRATIVES,
+    DOUBLE_GIVEN_TAGS,
+    DOUBLE_SURNAMES,
     FIRST_PERSON,
     GENERIC_APART,
     GIVEN_TAGS,
+    HEAD_SPAN,
+    HONORIFIC_CHARS,
     HUMBLE_SELF,
     INNER_QUOTES,
     NAMING,
@@ -25,6 +29,7 @@ from entities.discovery.vocab import (
     NOT_SPEECH,
     NOUNISH,
     OBJECT_MARKERS,
+    PERSON_TAGS,
     SELF_INTRO,
     SENTENCE_END,
     SPEECH_END,
@@ -92,8 +97,16 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
         quote_speaker = ""  # who says the open quote, when its attribution is right before it
         vocative: list[str] | None = None  # the quote's first words, while they may be a vocative
         called: tuple[str, str, int] | None = None  # (vocative, who called, paragraph) awaiting an answer
+        # The person word heading the current clause of narration and the tokens since (萧承顾谓陆澄曰:
+        # 萧承 speaks); not inside a quote, where a clause is a line, not the narrator's attribution.
+        head, since_head, at_head = "", 99, True
         for w, f in tokens:
             since_speech += 1
+            since_head += 1
+            if w in _CLAUSE_END or w == "“" or "\n" in w:
+                head, at_head = "", True
+            elif at_head:
+                head, since_head, at_head = (w if f in PERSON_TAGS and _is_word(w) and not in_quote else ""), 0, False
             if clause_buf is not None:
                 if (
                     _HAN.match(w)
@@ -160,7 +173,10 @@ def _collect(chapters: Iterable[tuple[int, str]], segment: Segmenter) -> _Stats:
                 )
             elif w.endswith(SPEECH_END) and len(w) <= 3 and w not in NOT_SPEECH:
                 speaker_last, since_speech, called = _speech_count(
-                    st, (prev_w, prev_f, prev2_w, prev2_f, prev3_w), (speaker_last, since_speech, called)
+                    st,
+                    (prev_w, prev_f, prev2_w, prev2_f, prev3_w),
+                    (speaker_last, since_speech, called),
+                    head if since_head <= HEAD_SPAN else "",
                 )
             if pending_intro and w in FIRST_PERSON and first_person < 0:
                 first_person = len(nouns)
@@ -242,9 +258,15 @@ def _word_count(
 
 
 def _speech_count(
-    st: _Stats, prev: tuple[str, str, str, str, str], state: tuple[str, int, tuple[str, str, int] | None]
+    st: _Stats,
+    prev: tuple[str, str, str, str, str],
+    state: tuple[str, int, tuple[str, str, int] | None],
+    head: str = "",
 ) -> tuple[str, int, tuple[str, str, int] | None]:
     """A speech verb of the walk (X道 / X笑道): who speaks, and the call (“悟净，…”) it answers.
+    ``head``: the person word heading the verb's clause a few tokens before it, who speaks when nobody
+    stands right before the verb (萧承顾谓陆澄曰, 田虎听了大喜道: the classical register puts a whole
+    predicate between the subject and 曰).
     Returns the walk's (last speaker, tokens since the last attribution, call awaiting an answer)."""
     prev_w, prev_f, prev2_w, prev2_f, prev3_w = prev
     speaker_last, since_speech, called = state
@@ -255,6 +277,9 @@ def _speech_count(
         and (who != prev2_w or len(prev_w) == 1)
         and who_f[:1] not in NOT_SPEAKER_TAGS
         and before not in OBJECT_MARKERS
+        and not (len(before) == 2 and before.endswith("谓"))  # 顾谓 / 笑谓 / 乃谓 + the addressee
+        # 韩烈 + 大喜/n + 曰: the word before the verb is the predicate of the person heading the clause.
+        and not (head and head == prev2_w and who == prev_w and who_f not in PERSON_TAGS)
     ):
         st.speaker[who] += 1
         speaker_last = who
@@ -263,6 +288,9 @@ def _speech_count(
             # “悟净，…” answered by 沙僧道: the one called answers.
             st.answers[(called[0], who)] += 1
         called = None
+    elif head:
+        st.speaker[head] += 1
+        speaker_last, since_speech = head, 0
     elif prev_f[:1] == "v" and len(prev_w) == 2 and prev2_f in NOUNISH and _is_word(prev2_w):
         # X + gesture + 道 (唐僧合掌道): X says the quote that follows, though a verb sits
         # between; not counted as a speaker (the gesture may be anyone's).
@@ -298,6 +326,12 @@ def _surnames_glue(tokens: list[Token]) -> list[Token]:
     i, n = 0, len(tokens)
     while i < n:
         w, f = tokens[i]
+        if len(w) == 2 and w in DOUBLE_SURNAMES and i + 1 < n:
+            nxt, nf = tokens[i + 1]
+            if len(nxt) == 1 and nf in DOUBLE_GIVEN_TAGS and nxt not in HONORIFIC_CHARS and _HAN.match(nxt):
+                out.append((w + nxt, "nr"))  # 令狐 + 峻: a compound surname and a one-character given name
+                i += 2
+                continue
         # Most tokens are words or punctuation: only a one-character noun-like token can start a glue.
         if len(w) != 1 or f not in _GLUE_HEAD_TAGS or i + 1 >= n:
             out.append((w, f))

@@ -151,7 +151,7 @@ def _compound_add(st: _Stats, person: set[str], a: str, b: str, n: int) -> None:
     st.chapters[compound] = st.adjacent_chapters[(a, b)]
 
 
-AGENCY_WEIGHT = 0.7
+AGENCY_WEIGHT = 1.0
 
 
 def _voice(p: Proposal) -> float:

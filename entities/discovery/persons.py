@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from entities.discovery.collect import _Groups, _share, _Stats
+from entities.discovery.courtesy import courtesy_pairs
 from entities.discovery.links import (
     _compound_add,
     _cosine,
@@ -407,23 +407,14 @@ def _text_join(cx: _Cast) -> None:
             groups.join(b, a, f"「{a}{b}」连写 {n} 次（同位语）")
 
 
-_COURTESY = re.compile(r"([\u4e00-\u9fff]{2,4})[，,]\s*(?:表)?字([\u4e00-\u9fff]{2})(?=[，,。；;、\s])")
-
-
 def _courtesy_join(cx: _Cast) -> None:
-    """A courtesy name introduced by 字 (刘备，字玄德 / 姓宋名江，表字公明): the two characters after 字 are
-    a name of the person named right before the comma. Said once in a book, so one sentence suffices;
-    the groups' own guards (two people met in one sentence, two given names) still refuse a join."""
-    person, groups = cx.person, cx.groups
-    said: Counter[tuple[str, str]] = Counter()
-    for _, body in cx.chapters:
-        for m in _COURTESY.finditer(body):
-            before, name = m.group(1), m.group(2)
-            owner = next((before[-k:] for k in (3, 2) if before[-k:] in person), "")
-            if owner and name in person and owner != name and name not in groups.generic:
-                said[(owner, name)] += 1
+    """A courtesy name introduced by 字 (刘备，字玄德 / 姓萧名承，字景略 / 韩烈者，字伯威 / 此人字子高, read by
+    ``courtesy.courtesy_pairs``) is a name of the person it introduces. Said once in a book, so one sentence
+    suffices; the groups' own guards (two people met in one sentence, two given names) still refuse a join."""
+    said = courtesy_pairs(cx.chapters, cx.person)
     for (owner, name), n in sorted(said.items()):
-        groups.join(name, owner, f"「{owner}，字{name}」（表字句式 {n} 次）")
+        if name not in cx.groups.generic:
+            cx.groups.join(name, owner, f"「{owner}，字{name}」（表字句式 {n} 次）")
 
 
 def _surname_join(cx: _Cast) -> None:

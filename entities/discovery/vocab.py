@@ -22,7 +22,12 @@ ORG_TAGS = frozenset({"nt"})
 SPEECH_END = ("道", "说", "曰")
 NOT_SPEECH = frozenset({"知道", "难道", "大道", "味道", "一道", "地道", "街道", "正道", "小道", "道道", "称道", "报道"})
 # A word right after one of these is the addressee or object, not the speaker.
-OBJECT_MARKERS = frozenset({"对", "向", "与", "和", "跟", "同", "叫", "问", "望", "朝", "教", "请", "把", "将", "被"})
+# A person word heading a clause speaks through a speech verb at most this many tokens after it (萧承 +
+# 顾 + 谓 + 陆澄 + 曰): a predicate between, as the classical register writes it, but still one clause.
+HEAD_SPAN = 6
+OBJECT_MARKERS = frozenset(
+    {"对", "向", "与", "和", "跟", "同", "叫", "问", "望", "朝", "教", "请", "把", "将", "被", "谓"}
+)
 DEMONSTRATIVES = frozenset({"那", "这", "那个", "这个", "此"})
 # Patterns that introduce another name of the person just mentioned.
 NAMING = re.compile(
@@ -77,6 +82,16 @@ SURNAMES = frozenset(
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾萧田董袁潘蒋蔡余杜叶程苏魏吕丁"
     "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦方白邹孟熊秦邱江尹薛段雷侯史陶黎贺顾毛郝龚邵万钱严武戴莫孔汤"
 )
+# The language's compound surnames (百家姓's 复姓, a closed class like the single ones), less those that are
+# common words before a noun too (东方, 西门, 百里, 第五, 单于 …): jieba cuts an unknown given name off them
+# (令狐 + 峻, 钟离 + 彦).
+DOUBLE_SURNAMES = frozenset(
+    "司马 上官 欧阳 夏侯 诸葛 闻人 赫连 皇甫 尉迟 公羊 澹台 公冶 宗政 濮阳 淳于 太叔 申屠 公孙 仲孙 轩辕 令狐 "
+    "钟离 宇文 长孙 慕容 鲜于 闾丘 司徒 亓官 司寇 颛孙 端木 巫马 公西 漆雕 乐正 壤驷 公良 拓跋 宰父 谷梁 "
+    "段干 东郭 呼延 羊舌 微生 梁丘 左丘 南宫 完颜 独孤 万俟".split()
+)
+# A one-character given name after a compound surname: a noun, adjective or bound morpheme (峻/ag, 彦/g).
+DOUBLE_GIVEN_TAGS = frozenset({"nr", "nz", "ng", "n", "a", "ag", "g"})
 # Two names meeting in one sentence (not back to back, not in a naming pattern) in this share of the
 # rarer one's occurrences are two people: a strong link must not join them; a weak one yields sooner.
 APART_STRONG, APART_WEAK = 0.1, 0.02
