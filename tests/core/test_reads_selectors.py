@@ -1,6 +1,7 @@
 """Core read selectors on small hand-made rows: the edges the demo book does not reach."""
 
 import pytest
+from django.utils import timezone
 
 from core import selectors
 from core.models import Book, Chapter, Fingerprint, TimelineRow, Volume
@@ -91,3 +92,26 @@ def test_weak_hook_streak_stops_at_the_first_strong_hook(book):
         Chapter.objects.create(book=book, number=n, hook_type=hook)
     data = selectors.weak_hook_streak(book=book)
     assert (data["streak"], data["chapters"], data["reported"]) == (2, [3, 4], False)
+
+
+def test_book_get_reads_the_row_as_the_orm_does(db):
+    """``book_get`` reads its row in plain SQL (issue 29): every field decoded as the ORM decodes it."""
+    built = timezone.now()
+    Book.objects.create(
+        slug="青岚",
+        title="青岚剑录",
+        root="/tmp/q",
+        config={"title": "青岚剑录", "volumes": [{"number": 1}]},
+        thresholds={"伏笔": 30},
+        built_at=built,
+        build_report={"ok": True, "errors": []},
+        journal_id="abc",
+    )
+    book = selectors.book_get(slug="青岚")
+    orm = Book.objects.get(slug="青岚")
+    fields = [f.attname for f in Book._meta.concrete_fields]
+    assert [getattr(book, f) for f in fields] == [getattr(orm, f) for f in fields]
+    assert (book.built_at, book.config["volumes"], book.threshold("伏笔")) == (built, [{"number": 1}], 30)
+    assert (book._state.adding, book._state.db) == (False, "default")
+    with pytest.raises(NotFound, match="书籍 '无' 不存在"):
+        selectors.book_get(slug="无")

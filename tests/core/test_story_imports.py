@@ -23,7 +23,8 @@ heavy = sorted(
     if m.split(".")[0] in ("ninja", "pydantic", "pypinyin", "jieba")
     or (m.split(".")[0] in ours and m.rsplit(".", 1)[-1] in ("schemas", "extraction_schema", "payload", "admin", "api"))
     # the heavy engines, imported by the one read that runs them (selectors declared by dotted path)
-    or m.split(".")[:2] in (["continuity", "checks"], ["memory", "orchestrator"], ["bookfiles", "parser"])
+    or m.split(".")[:2] in (["continuity", "checks"], ["memory", "orchestrator"], ["bookfiles", "parser"],
+                            ["entities", "hierarchy"])
 )
 print(json.dumps({"heavy": heavy, "reads": "storysystem.interfaces" in sys.modules}))
 """
