@@ -34,7 +34,7 @@ from entities.services.curation import (
     state_change_find,
     state_changes_order_restore,
 )
-from entities.services.ingest import IngestKnown, extraction_ingest, ingest_known_load
+from entities.services.ingest import IngestKnown, extraction_ingest, ingest_known_load, pending_decision_key
 from entities.services.marks import aliases_generic_set, entity_merge
 from entities.services.pending import pending_item_confirm, pending_item_find, pending_item_reject
 from entities.services.writes import entities_archive, state_change_curate
@@ -71,7 +71,13 @@ def extraction_reapply(book: Book, event: dict[str, Any], payload: Any, events: 
             continue  # a later write took it away already: the replay below finds it gone too
         state_change_delete(change=row, journal=False)
     since = Extraction.objects.filter(book=book, chapter=chapter).values_list("updated_at", flat=True).first()
-    extraction_ingest(book=book, number=chapter, payload=payload, journal=False, hooks=False)
+    # the held items decided after it are held by it, as they were at its place in the journal
+    later = frozenset(
+        pending_decision_key(kind=e["kind"], payload=e.get("payload"))
+        for e in events
+        if e["seq"] > event["seq"] and e["op"] in ("pending.confirm", "pending.reject") and e.get("chapter") == chapter
+    )
+    extraction_ingest(book=book, number=chapter, payload=payload, journal=False, hooks=False, decided_later=later)
     if since is not None:
         state_changes_order_restore(book=book, number=chapter, ingested_at=since)
     for later in touching:

@@ -11,7 +11,7 @@ from django.db import transaction
 from bookfiles.rebuilder import book_rebuild, book_sync, chapter_finalize
 from core.models import Book
 from entities.discovery.services import book_discover, discovery_merge, discovery_split
-from entities.models import Alias, AmbiguousMention, Entity, PendingItem, StateChange
+from entities.models import Alias, AmbiguousMention, Entity, Extraction, PendingItem, StateChange
 from entities.services.curation import entity_add, relationship_save, state_change_edit
 from entities.services.ingest import extraction_ingest, extraction_parse
 from entities.services.marks import entity_merge
@@ -19,6 +19,7 @@ from entities.services.pending import pending_item_confirm, pending_item_reject
 from entities.services.writes import state_change_curate
 from kernel.exceptions import InvalidInput
 from memory.models import Fact
+from tests.bookfiles.live_machine import _banded
 from tests.bookfiles.live_state import book_tables, live_and_rebuild, tables_diff
 from tests.conftest import DEMO_BOOK_SOURCE
 from webnovel.demo import DEMO_EXTRACTIONS, demo_extractions_ingest
@@ -353,4 +354,23 @@ def test_a_valid_extraction_edit_keeps_a_curators_later_edit_of_its_state_change
     assert book_sync(book=_book())["ok"]
     rows = StateChange.objects.filter(book=_book(), entity=entity, field=field, new=new, source="extraction")
     assert sorted(rows.values_list("chapter", "reason")) == [(13, "改到第13章")]
+    _same(root)
+
+
+def test_an_edited_extraction_applied_again_holds_the_items_decided_after_it(root):
+    """Found by the long run (twice): two ingestions, a held item of chapter 6 confirmed as another entity,
+    then chapter 6's extraction file edited by hand and synced. The re-ingestion saw the later decision
+    and did not count its item: the live `Extraction` row said 5 held items, a rebuild (which ingests the
+    edited file at its place in the journal, then replays the decision) said 6."""
+    extraction_ingest(book=_book(), number=6, payload=_banded(_payload(6), 0.3))
+    extraction_ingest(book=_book(), number=8, payload=_banded(_payload(8), 0.3))
+    held = PendingItem.objects.filter(book=_book(), chapter=6, status="pending", kind="entity_appeared")
+    pending_item_confirm(item=held.order_by("pk").first(), entity=Entity.objects.get(book=_book(), entity_id="linfeng"))
+    path = sorted((root / ".journal" / "extractions").glob("0006-*.json"))[0]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["state_changes"][0]["reason"] = "作者订正"
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    assert book_sync(book=_book())["journal"] == {"extraction.edited": 1}
+    assert Extraction.objects.get(book=_book(), chapter=6).summary["pending"] == 6
+    assert PendingItem.objects.filter(book=_book(), chapter=6, status="confirmed").count() == 1
     _same(root)
