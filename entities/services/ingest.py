@@ -126,14 +126,14 @@ def ingest_known_load(*, book: Book) -> IngestKnown:
     )
 
 
-def _chapter_rows_clear(*, book: Book, number: int) -> dict[str, int]:
-    """Remove what the previous extraction of this chapter wrote (its own source only)."""
-    touched_entities = set(
-        StateChange.objects.filter(book=book, chapter=number, source=StateChange.Source.EXTRACTION).values_list(
-            "entity_id", flat=True
-        )
+def _chapter_rows_clear(*, book: Book, number: int, kept_changes: frozenset[int]) -> dict[str, int]:
+    """Remove what the previous extraction of this chapter wrote (its own source only; ``kept_changes``:
+    not the state changes of another chapter's ingestion that a curator moved here)."""
+    ingested = StateChange.objects.filter(book=book, chapter=number, source=StateChange.Source.EXTRACTION).exclude(
+        pk__in=kept_changes
     )
-    changes, _ = StateChange.objects.filter(book=book, chapter=number, source=StateChange.Source.EXTRACTION).delete()
+    touched_entities = set(ingested.values_list("entity_id", flat=True))
+    changes, _ = ingested.delete()
     appearance_qs = Appearance.objects.filter(book=book, chapter=number, source=Appearance.Source.EXTRACTION)
     touched_entities |= set(appearance_qs.values_list("entity_id", flat=True))
     appearances, _ = appearance_qs.delete()
@@ -420,6 +420,7 @@ def extraction_ingest(
     hooks: bool = True,
     known: IngestKnown | None = None,
     decided_later: frozenset[str] = frozenset(),
+    kept_changes: frozenset[int] = frozenset(),
 ) -> dict:
     """Ingest the Data Agent's extraction of one chapter in one transaction: confidence > 0.8 is
     adopted, 0.5–0.8 adopted with a recorded warning, < 0.5 held in the pending queue. Re-ingesting a
@@ -430,7 +431,9 @@ def extraction_ingest(
     them once for the whole book); ``known`` (a replay of consecutive ingestions) answers the lookups
     of chapters, extractions, decisions and entities that it can without a query. ``decided_later``
     (an edited extraction applied again: their ``pending_decision_key``): the decisions the journal records
-    after this ingestion, which it counts as held, as it did at its place in the journal."""
+    after this ingestion, which it counts as held, as it did at its place in the journal; ``kept_changes``
+    the pks of state changes at this chapter that are not its extraction's to replace (another
+    chapter's, moved here by a curator)."""
     if not 1 <= number <= CHAPTER_MAX:
         raise InvalidInput(f"章节号应在 1 到 {CHAPTER_MAX} 之间，收到 {number}", extra={"chapter": number})
     data = extraction_validate(payload)
@@ -452,7 +455,7 @@ def extraction_ingest(
         else None
     )
     if previous is not None:
-        _chapter_rows_clear(book=book, number=number)
+        _chapter_rows_clear(book=book, number=number, kept_changes=kept_changes)
     decided = (
         {
             pending_decision_key(kind=p.kind, payload=p.payload)

@@ -374,3 +374,46 @@ def test_an_edited_extraction_applied_again_holds_the_items_decided_after_it(roo
     assert Extraction.objects.get(book=_book(), chapter=6).summary["pending"] == 6
     assert PendingItem.objects.filter(book=_book(), chapter=6, status="confirmed").count() == 1
     _same(root)
+
+
+def _extraction_edit(root: Path, chapter: int, reason: str) -> None:
+    path = sorted((root / ".journal" / "extractions").glob(f"{chapter:04d}-*.json"))[-1]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["state_changes"][0]["reason"] = reason
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def test_an_edited_extraction_applied_again_keeps_a_change_a_curator_moved_into_its_chapter(root):
+    """Known (issue 24), not yet hit by the long run: chapter 3's ingested 林风 skills change moved by a
+    curator into chapter 6, then chapter 6's extraction edited by hand. The replace path of the
+    re-ingestion cleared it (an ingested row at chapter 6), while a rebuild moves it there after
+    ingesting chapter 6, and keeps it."""
+    extraction_ingest(book=_book(), number=3, payload=_payload(3))
+    extraction_ingest(book=_book(), number=6, payload=_payload(6))
+    change = StateChange.objects.filter(book=_book(), chapter=3, source="extraction").order_by("seq").first()
+    assert (change.entity.entity_id, change.field) == ("linfeng", "skills")
+    state_change_edit(change=change, number=6, field=change.field, op="set", new=change.new, reason="移到第6章")
+    _extraction_edit(root, 6, "作者订正")
+    assert book_sync(book=_book())["journal"] == {"extraction.edited": 1}
+    rows = StateChange.objects.filter(book=_book(), chapter=6).order_by("entity__entity_id", "seq")
+    assert list(rows.values_list("entity__entity_id", "seq", "reason")) == [
+        ("linfeng", 1, "移到第6章"),
+        ("suwanqing", 1, "作者订正"),
+    ]
+    _same(root)
+
+
+def test_an_edited_extraction_applied_again_puts_a_moved_change_back_at_its_place(root):
+    """Known (issue 24), not yet hit by the long run: chapter 6's ingested change moved to chapter 12, a
+    curator's change of the same entity then added at 12, and chapter 6's extraction edited by hand.
+    The move, applied again, put the row after the curator's (seq 3, a gap at 1); a rebuild has it
+    first."""
+    extraction_ingest(book=_book(), number=6, payload=_payload(6))
+    change = StateChange.objects.get(book=_book(), chapter=6, source="extraction")
+    state_change_edit(change=change, number=12, field=change.field, op="set", new=change.new, reason="移到第12章")
+    state_change_curate(entity=change.entity, number=12, field="mood", new="决意", reason="校对")
+    _extraction_edit(root, 6, "作者订正")
+    assert book_sync(book=_book())["journal"] == {"extraction.edited": 1}
+    rows = StateChange.objects.filter(book=_book(), chapter=12, entity=change.entity).order_by("seq")
+    assert list(rows.values_list("seq", "reason")) == [(1, "移到第12章"), (2, "校对")]
+    _same(root)
