@@ -93,6 +93,7 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, jou
             confidence=data.confidence,
             source=StateChange.Source.CURATION,
         )
+        entity_appearance_refresh(entity_pks=[target.pk])  # as state_change_curate
         result["entity"] = target.entity_id
     elif item.kind == PendingItem.Kind.RELATIONSHIP:
         data = extraction_validate({"relationships_new": [payload]}).relationships_new[0]

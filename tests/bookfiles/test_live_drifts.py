@@ -417,3 +417,24 @@ def test_an_edited_extraction_applied_again_puts_a_moved_change_back_at_its_plac
     rows = StateChange.objects.filter(book=_book(), chapter=12, entity=change.entity).order_by("seq")
     assert list(rows.values_list("seq", "reason")) == [(1, "移到第12章"), (2, "校对")]
     _same(root)
+
+
+def test_a_curators_entity_starts_at_its_first_state_change_live_and_rebuilt(root):
+    """Found by the long run: an admin 青衫客 (势力) read first appearance 17 live and null rebuilt, after a
+    second 青衫客 (角色) and other writes. A curated state change did not refresh the entity's span, so it
+    moved only when a later write happened to refresh it (live, not in the rebuild's replay); and a
+    curator's entity never seen in text kept whatever an earlier refresh had left. Now a curated state
+    change refreshes it, and such an entity spans its state changes' first chapter, read from the rows."""
+    qingshan = entity_add(book=_book(), name="青衫客", type="势力", description="新录")
+    change = state_change_curate(entity=qingshan, number=17, field="mood", new="决意", reason="校对")
+    qingshan.refresh_from_db()
+    assert (qingshan.first_appearance, qingshan.last_appearance) == (17, None)
+    entity_add(book=_book(), name="青衫客", type="角色", description="新录")
+    state_change_edit(change=change, number=20, field="mood", op="set", new="决意", reason="改")
+    qingshan.refresh_from_db()
+    assert qingshan.first_appearance == 20  # was 17: what the first refresh had left
+    before = book_tables(book=_book())
+    assert book_sync(book=_book())["ok"]
+    assert tables_diff(before, book_tables(book=_book())) == []
+    _same(root)
+    assert Entity.objects.get(book=_book(), entity_id=qingshan.entity_id).first_appearance == 20
