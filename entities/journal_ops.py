@@ -36,7 +36,12 @@ from entities.services.curation import (
 )
 from entities.services.ingest import IngestKnown, extraction_ingest, ingest_known_load, pending_decision_key
 from entities.services.marks import aliases_generic_set, entity_merge
-from entities.services.pending import pending_item_confirm, pending_item_find, pending_item_reject
+from entities.services.pending import (
+    pending_item_confirm,
+    pending_item_find,
+    pending_item_reject,
+    pending_item_restore,
+)
 from entities.services.writes import entities_archive, state_change_curate
 from kernel.exceptions import InvalidInput, NotFound
 from kernel.journal_ops import WriteDoor, journal_op, journal_replay_wrap
@@ -52,6 +57,18 @@ def _entity(book: Book, ref: str | None) -> Entity | None:
 
 def _pending(book: Book, key: dict[str, Any]) -> PendingItem:
     return pending_item_find(book=book, number=key["chapter"], kind=key["kind"], payload=key["payload"])
+
+
+def _pending_decided(book: Book, e: dict[str, Any]) -> PendingItem:
+    """The held item a decision names; where its chapter's extraction no longer holds it (the author
+    edited the file since: its chapter has an extraction, and the item is not queued), the item as the
+    decision recorded it, so the decision keeps its result in a rebuild as it did live."""
+    try:
+        return _pending(book, e)
+    except NotFound:
+        if e["kind"] not in _SECTIONS or not Extraction.objects.filter(book=book, chapter=e["chapter"]).exists():
+            raise
+        return pending_item_restore(book=book, key=e)
 
 
 # ── the extraction: re-applied when the author edits its file ──
@@ -249,7 +266,7 @@ def _pending_reject_door(book: Book, body: Any, *, pk: int) -> dict:
     ),
 )
 def _pending_confirm(book: Book, data: Any, e: dict) -> None:
-    pending_item_confirm(item=_pending(book, e), entity=_entity(book, e.get("entity")), journal=False)
+    pending_item_confirm(item=_pending_decided(book, e), entity=_entity(book, e.get("entity")), journal=False)
 
 
 @journal_op(
@@ -270,7 +287,7 @@ def _pending_confirm(book: Book, data: Any, e: dict) -> None:
     ),
 )
 def _pending_reject(book: Book, data: Any, e: dict) -> None:
-    pending_item_reject(item=_pending(book, e), note=e.get("note", ""), journal=False)
+    pending_item_reject(item=_pending_decided(book, e), note=e.get("note", ""), journal=False)
 
 
 # ── marks: merge, archive, generic aliases, a state change ──

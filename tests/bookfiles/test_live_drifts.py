@@ -438,3 +438,25 @@ def test_a_curators_entity_starts_at_its_first_state_change_live_and_rebuilt(roo
     assert tables_diff(before, book_tables(book=_book())) == []
     _same(root)
     assert Entity.objects.get(book=_book(), entity_id=qingshan.entity_id).first_appearance == 20
+
+
+def test_a_decision_on_an_item_a_later_edit_of_its_extraction_changed_keeps_its_result_rebuilt(root):
+    """A held state change of chapter 6 confirmed, then chapter 6's extraction edited by hand so that the
+    item reads otherwise: live kept the confirmed item and its state change (said by `journal_orphaned`),
+    while a rebuild ingested the edited file and skipped the decision (its item not queued). Now the
+    replayed decision brings back the item it recorded, and applies to it, as live."""
+    extraction_ingest(book=_book(), number=6, payload=_banded(_payload(6), 0.3))
+    held = PendingItem.objects.get(book=_book(), chapter=6, status="pending", kind="state_change")
+    pending_item_confirm(item=held)
+    _extraction_edit(root, 6, "作者订正")
+    report = book_sync(book=_book())
+    assert [w["code"] for w in report["warnings"] if w["code"].startswith("journal_")] == ["journal_orphaned"]
+    items = PendingItem.objects.filter(book=_book(), chapter=6, kind="state_change").order_by("pk")
+    assert [(i.status, i.payload["reason"]) for i in items] == [
+        ("confirmed", "替林风解围，听他许诺后忍不住笑了"),
+        ("pending", "作者订正"),
+    ]
+    _same(root)
+    rebuilt = PendingItem.objects.filter(book=_book(), chapter=6, kind="state_change")
+    assert sorted(rebuilt.values_list("status", flat=True)) == ["confirmed", "pending"]
+    assert StateChange.objects.filter(book=_book(), chapter=6, source="curation").count() == 1
