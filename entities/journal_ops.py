@@ -127,9 +127,9 @@ def extraction_reapply(book: Book, event: dict[str, Any], payload: Any, events: 
             pass  # the edited file no longer holds that change: a rebuild skips the event too
     for key in moved:
         seq = places.get(_key_text(key))
-        row = StateChange.objects.filter(pk=_found_pk(book, key)).first() if seq is not None else None
-        if row is not None and row.seq != seq:
-            StateChange.objects.filter(pk=row.pk).update(seq=seq)
+        pk = _found_pk(book, key) if seq is not None else None
+        if pk is not None:  # its seq there is free: the row that held it went first
+            StateChange.objects.filter(pk=pk).exclude(seq=seq).update(seq=seq)
 
 
 def _key_text(key: dict[str, Any]) -> str:
