@@ -19,7 +19,7 @@ from core.models import Book
 from entities.discovery.services import book_discover, discovery_merge, discovery_queue_replay, discovery_split
 from entities.legacy_state import legacy_state_import
 from entities.mentions import mentions_follow
-from entities.models import Alias, Entity, Extraction, PendingItem
+from entities.models import Alias, Entity, Extraction, PendingItem, StateChange
 from entities.selectors import entity_get, pending_get
 from entities.services.curation import (
     alias_delete,
@@ -34,9 +34,14 @@ from entities.services.curation import (
     state_change_find,
     state_changes_order_restore,
 )
-from entities.services.ingest import IngestKnown, extraction_ingest, ingest_known_load
+from entities.services.ingest import IngestKnown, extraction_ingest, ingest_known_load, pending_decision_key
 from entities.services.marks import aliases_generic_set, entity_merge
-from entities.services.pending import pending_item_confirm, pending_item_find, pending_item_reject
+from entities.services.pending import (
+    pending_item_confirm,
+    pending_item_find,
+    pending_item_reject,
+    pending_item_restore,
+)
 from entities.services.writes import entities_archive, state_change_curate
 from kernel.exceptions import InvalidInput, NotFound
 from kernel.journal_ops import WriteDoor, journal_op, journal_replay_wrap
@@ -54,32 +59,110 @@ def _pending(book: Book, key: dict[str, Any]) -> PendingItem:
     return pending_item_find(book=book, number=key["chapter"], kind=key["kind"], payload=key["payload"])
 
 
+def _pending_decided(book: Book, e: dict[str, Any]) -> PendingItem:
+    """The held item a decision names; where its chapter's extraction no longer holds it (the author
+    edited the file since: its chapter has an extraction, and the item is not queued), the item as the
+    decision recorded it, so the decision keeps its result in a rebuild as it did live."""
+    try:
+        return _pending(book, e)
+    except NotFound:
+        if e["kind"] not in _SECTIONS or not Extraction.objects.filter(book=book, chapter=e["chapter"]).exists():
+            raise
+        return pending_item_restore(book=book, key=e)
+
+
 # ── the extraction: re-applied when the author edits its file ──
 def extraction_reapply(book: Book, event: dict[str, Any], payload: Any, events: list[dict[str, Any]]) -> None:
-    """The re-ingestion of an edited extraction, its chapter's state changes then put back in the order
-    a replay gives them: a chapter tag's first, then those written before the ingestion, the ingested
-    ones, those written after it (a curator's confirmation since). The replace path alone would put the
-    re-ingested rows last. A curator's later edits and deletions of the ingested state changes are
-    applied again over the new rows, as a rebuild replays them after the edited ingestion: the rows they
-    moved to other chapters go first (the replace path clears only the chapter's own)."""
+    """The re-ingestion of an edited extraction, as at its place in the journal: it replaces only what
+    that ingestion wrote, and what later events made of it is made again.
+
+    - its chapter's state changes are put back in the order a replay gives them: a chapter tag's
+      first, then those written before the ingestion, the ingested ones, those written after it (a
+      curator's confirmation since); the replace path alone would put the re-ingested rows last;
+    - another chapter's ingested changes a curator moved into the chapter are not its to replace;
+      they keep their place (before or after the ingested ones, by when they were moved);
+    - a curator's later edits and deletions of the ingested state changes are applied again over the
+      new rows, as a rebuild replays them after the edited ingestion: the rows they moved to other
+      chapters go first (the replace path clears only the chapter's own) and come back at the place
+      they had there (not after the rows later events added to that chapter);
+    - the held items decided after it are held by it (counted; their decided rows kept)."""
     chapter = event["chapter"]
     touching, moved = _ingested_changes_curated(event, events)
+    places: dict[str, int] = {}  # a moved row's key → its seq in the chapter it was moved to
     for key in moved:
         try:
             row = state_change_find(book=book, key=key)
         except NotFound:
             continue  # a later write took it away already: the replay below finds it gone too
+        places[_key_text(key)] = row.seq
         state_change_delete(change=row, journal=False)
+    moved_in: dict[int, bool] = {}  # pk → moved here after the ingestion
+    for key, after in _moved_in(chapter, event["seq"], events).items():
+        try:
+            moved_in[state_change_find(book=book, key=json.loads(key)).pk] = after
+        except NotFound:
+            continue
     since = Extraction.objects.filter(book=book, chapter=chapter).values_list("updated_at", flat=True).first()
-    extraction_ingest(book=book, number=chapter, payload=payload, journal=False, hooks=False)
+    later = frozenset(
+        pending_decision_key(kind=e["kind"], payload=e.get("payload"))
+        for e in events
+        if e["seq"] > event["seq"] and e["op"] in ("pending.confirm", "pending.reject") and e.get("chapter") == chapter
+    )
+    extraction_ingest(
+        book=book,
+        number=chapter,
+        payload=payload,
+        journal=False,
+        hooks=False,
+        decided_later=later,
+        kept_changes=frozenset(moved_in),
+    )
     if since is not None:
-        state_changes_order_restore(book=book, number=chapter, ingested_at=since)
-    for later in touching:
+        state_changes_order_restore(book=book, number=chapter, ingested_at=since, moved_in=moved_in)
+    for later_event in touching:
         try:
             with transaction.atomic():
-                _CURATION_REPLAY[later["op"]](book, None, later)
+                _CURATION_REPLAY[later_event["op"]](book, None, later_event)
         except NotFound:
             pass  # the edited file no longer holds that change: a rebuild skips the event too
+    for key in moved:
+        seq = places.get(_key_text(key))
+        pk = _found_pk(book, key) if seq is not None else None
+        if pk is not None:  # its seq there is free: the row that held it went first
+            StateChange.objects.filter(pk=pk).exclude(seq=seq).update(seq=seq)
+
+
+def _key_text(key: dict[str, Any]) -> str:
+    return json.dumps(key, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _found_pk(book: Book, key: dict[str, Any]) -> int | None:
+    try:
+        return state_change_find(book=book, key=key).pk
+    except NotFound:
+        return None  # the edited file no longer holds it: its later edit was skipped
+
+
+def _moved_in(chapter: int, seq: int, events: list[dict[str, Any]]) -> dict[str, bool]:
+    """The keys of the state changes another chapter's ingestion made that the journal's curator edits
+    leave at ``chapter`` (followed through their edits), each with whether it was moved there after
+    the event of ``seq``."""
+    chains: dict[str, tuple[dict[str, Any], int | None]] = {}  # key now → (key first, seq of the last move)
+    for e in events:
+        if e["op"] not in _CURATION_REPLAY:
+            continue
+        first, moved_at = chains.pop(_key_text(e["key"]), (e["key"], None))
+        if e["op"] == "state_change.edit":
+            now = {**e["key"], "chapter": e["chapter"], "field": e["field"], "change": e["change"], "new": e.get("new")}
+            chains[_key_text(now)] = (first, e["seq"] if e["chapter"] != e["key"]["chapter"] else moved_at)
+    return {
+        key: moved_at > seq
+        for key, (first, moved_at) in chains.items()
+        if first.get("source") == "extraction"
+        and first.get("chapter") != chapter
+        and json.loads(key)["chapter"] == chapter
+        and moved_at is not None
+    }
 
 
 def _ingested_changes_curated(
@@ -183,7 +266,7 @@ def _pending_reject_door(book: Book, body: Any, *, pk: int) -> dict:
     ),
 )
 def _pending_confirm(book: Book, data: Any, e: dict) -> None:
-    pending_item_confirm(item=_pending(book, e), entity=_entity(book, e.get("entity")), journal=False)
+    pending_item_confirm(item=_pending_decided(book, e), entity=_entity(book, e.get("entity")), journal=False)
 
 
 @journal_op(
@@ -204,7 +287,7 @@ def _pending_confirm(book: Book, data: Any, e: dict) -> None:
     ),
 )
 def _pending_reject(book: Book, data: Any, e: dict) -> None:
-    pending_item_reject(item=_pending(book, e), note=e.get("note", ""), journal=False)
+    pending_item_reject(item=_pending_decided(book, e), note=e.get("note", ""), journal=False)
 
 
 # ── marks: merge, archive, generic aliases, a state change ──

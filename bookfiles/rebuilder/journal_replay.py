@@ -25,7 +25,7 @@ the database already holds it so, with what later events made of it), a
 ``journal_edit_refused`` warning names the file, the log line and the reason, and the author's edit stays
 in the file until they fix it (the next sync then applies it). A later decision on an item the edited
 file no longer holds keeps its result and is reported as a warning (a rebuild into an empty database
-skips it).
+applies it to the item as the decision recorded it: the same result).
 
 Writers also call ``journal_heal_apply`` (through ``core.journal.journal_heal``) before they write:
 the events a crashed writer left after the last applied one are applied first, so a retried write
@@ -304,7 +304,8 @@ def _orphans_warn(
     warnings: list[dict] | None,
 ) -> None:
     """Later decisions on the chapter's held items that the edited payload no longer holds: their
-    results stay (a rebuild into an empty database would skip them) — said, not silent."""
+    results stay (a rebuild into an empty database applies them to the items they recorded) — said,
+    not silent."""
     if declared.reapply_orphans is None:
         return
     for later in declared.reapply_orphans(event, data, events):
@@ -313,7 +314,7 @@ def _orphans_warn(
             "journal_orphaned",
             LOG_PATH,
             f"{_where(later)} 处理的待确认项已不在修改后的 {journal_attachment_path(event=event)} 中："
-            "其结果保留；重建到空数据库时此事件会被跳过",
+            "其结果保留（重建到空数据库时按该事件记录的待确认项重放，结果相同）",
             line=later["_line"],
         )
 

@@ -403,15 +403,22 @@ def state_change_delete(*, change: StateChange, journal: bool = True) -> None:
         journal_append(book=entity.book, op="state_change.delete", key=key)
 
 
-def state_changes_order_restore(*, book: Book, number: int, ingested_at: datetime.datetime) -> int:
+def state_changes_order_restore(
+    *, book: Book, number: int, ingested_at: datetime.datetime, moved_in: dict[int, bool] | None = None
+) -> int:
     """After a re-ingestion of ``number`` whose previous ingestion was written at ``ingested_at``, put
     each entity's changes at that chapter back in the order a replay of the journal gives them: a
     chapter tag's first, then those written before that ingestion, the ingested ones, those written
-    after it (the replace path alone appends the re-ingested rows last). Returns how many moved."""
+    after it (the replace path alone appends the re-ingested rows last). ``moved_in``: another
+    chapter's ingested changes a curator moved here (pk → moved after that ingestion), which count as
+    written when they were moved. Returns how many moved."""
+    moved_in = moved_in or {}
 
     def rank(row: StateChange) -> int:
         if row.source == StateChange.Source.TAG:
             return 0
+        if row.pk in moved_in:
+            return 3 if moved_in[row.pk] else 1
         if row.source == StateChange.Source.EXTRACTION:
             return 2
         return 1 if row.created_at <= ingested_at else 3

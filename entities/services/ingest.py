@@ -126,14 +126,14 @@ def ingest_known_load(*, book: Book) -> IngestKnown:
     )
 
 
-def _chapter_rows_clear(*, book: Book, number: int) -> dict[str, int]:
-    """Remove what the previous extraction of this chapter wrote (its own source only)."""
-    touched_entities = set(
-        StateChange.objects.filter(book=book, chapter=number, source=StateChange.Source.EXTRACTION).values_list(
-            "entity_id", flat=True
-        )
+def _chapter_rows_clear(*, book: Book, number: int, kept_changes: frozenset[int]) -> dict[str, int]:
+    """Remove what the previous extraction of this chapter wrote (its own source only; ``kept_changes``:
+    not the state changes of another chapter's ingestion that a curator moved here)."""
+    ingested = StateChange.objects.filter(book=book, chapter=number, source=StateChange.Source.EXTRACTION).exclude(
+        pk__in=kept_changes
     )
-    changes, _ = StateChange.objects.filter(book=book, chapter=number, source=StateChange.Source.EXTRACTION).delete()
+    touched_entities = set(ingested.values_list("entity_id", flat=True))
+    changes, _ = ingested.delete()
     appearance_qs = Appearance.objects.filter(book=book, chapter=number, source=Appearance.Source.EXTRACTION)
     touched_entities |= set(appearance_qs.values_list("entity_id", flat=True))
     appearances, _ = appearance_qs.delete()
@@ -171,17 +171,29 @@ def _orphans_drop(*, book: Book, entity_ids: Iterable[str], keep: set[str]) -> N
         entity.delete()
 
 
-def _decision_key(kind: str, payload: dict) -> str:
-    """The identity of a held item, to recognise one a human already confirmed or rejected."""
+def pending_decision_key(*, kind: str, payload: Any) -> str:
+    """The identity of a held item, to recognise one a human already confirmed or rejected (from the
+    row, or from a ``pending.confirm`` / ``pending.reject`` event's kind and payload)."""
     return json.dumps([kind, payload], ensure_ascii=False, sort_keys=True, default=str)
 
 
 def _hold(
-    *, book: Book, number: int, kind: str, payload: dict, confidence: float | None, note: str, decided: set
+    *,
+    book: Book,
+    number: int,
+    kind: str,
+    payload: dict,
+    confidence: float | None,
+    note: str,
+    decided: set,
+    decided_later: frozenset[str],
 ) -> int:
-    """Queue a held write unless a human already decided the same item for this chapter."""
-    if _decision_key(kind, payload) in decided:
-        return 0
+    """Queue a held write unless a human already decided the same item for this chapter; returns how
+    many items this ingestion holds (one decided after it, ``decided_later``, is held and counted, its
+    decided row kept)."""
+    key = pending_decision_key(kind=kind, payload=payload)
+    if key in decided:
+        return 1 if key in decided_later else 0
     PendingItem.objects.create(
         book=book, chapter=number, kind=kind, payload=payload, confidence=confidence, note=note, source="extraction"
     )
@@ -407,6 +419,8 @@ def extraction_ingest(
     journal: bool = True,
     hooks: bool = True,
     known: IngestKnown | None = None,
+    decided_later: frozenset[str] = frozenset(),
+    kept_changes: frozenset[int] = frozenset(),
 ) -> dict:
     """Ingest the Data Agent's extraction of one chapter in one transaction: confidence > 0.8 is
     adopted, 0.5–0.8 adopted with a recorded warning, < 0.5 held in the pending queue. Re-ingesting a
@@ -415,7 +429,11 @@ def extraction_ingest(
     The payload goes into the book folder's journal (``core.journal``) unless ``journal`` is False (the
     rebuild replaying that journal); ``hooks`` False skips the after-chapter hooks (the rebuild runs
     them once for the whole book); ``known`` (a replay of consecutive ingestions) answers the lookups
-    of chapters, extractions, decisions and entities that it can without a query."""
+    of chapters, extractions, decisions and entities that it can without a query. ``decided_later``
+    (an edited extraction applied again: their ``pending_decision_key``): the decisions the journal records
+    after this ingestion, which it counts as held, as it did at its place in the journal; ``kept_changes``
+    the pks of state changes at this chapter that are not its extraction's to replace (another
+    chapter's, moved here by a curator)."""
     if not 1 <= number <= CHAPTER_MAX:
         raise InvalidInput(f"章节号应在 1 到 {CHAPTER_MAX} 之间，收到 {number}", extra={"chapter": number})
     data = extraction_validate(payload)
@@ -437,10 +455,10 @@ def extraction_ingest(
         else None
     )
     if previous is not None:
-        _chapter_rows_clear(book=book, number=number)
+        _chapter_rows_clear(book=book, number=number, kept_changes=kept_changes)
     decided = (
         {
-            _decision_key(p.kind, p.payload)
+            pending_decision_key(kind=p.kind, payload=p.payload)
             for p in PendingItem.objects.filter(book=book, chapter=number, source="extraction").exclude(
                 status=PendingItem.Status.PENDING
             )
@@ -476,6 +494,7 @@ def extraction_ingest(
                     confidence=item.confidence,
                     note=section.note(item, blocked),
                     decided=decided,
+                    decided_later=decided_later,
                 )
                 continue
             message = section.write(run, i, item, entities)

@@ -34,8 +34,29 @@ def _journaled(item: PendingItem) -> bool:
 
 def pending_item_key(*, item: PendingItem) -> dict[str, Any]:
     """The stable identity of a held item in the journal: its chapter, kind and payload (a database id
-    changes with every rebuild; the same extraction holds the same items in the same order)."""
-    return {"chapter": item.chapter, "kind": item.kind, "payload": item.payload}
+    changes with every rebuild; the same extraction holds the same items in the same order); an
+    extraction's item carries its note too (``held``), so a decision can bring back the item it decided
+    (``pending_item_restore``)."""
+    key = {"chapter": item.chapter, "kind": item.kind, "payload": item.payload}
+    return key | {"held": item.note} if item.source == "extraction" else key
+
+
+def pending_item_restore(*, book: Book, key: dict[str, Any]) -> PendingItem:
+    """The extraction's held item a journaled decision (``key``: its event) names, queued again where
+    the author has since edited the extraction that held it: a rebuild ingests the edited file, which
+    no longer holds it, while the live database kept the decided item and what the decision wrote. The
+    decision is then applied to it, as it was live."""
+    payload = key["payload"]
+    confidence = payload.get("confidence") if isinstance(payload, dict) else None
+    return PendingItem.objects.create(
+        book=book,
+        chapter=key["chapter"],
+        kind=key["kind"],
+        payload=payload,
+        confidence=confidence if isinstance(confidence, int | float) else None,
+        note=key.get("held", ""),
+        source="extraction",
+    )
 
 
 def pending_item_find(*, book: Book, number: int | None, kind: str, payload: dict) -> PendingItem:
@@ -93,6 +114,7 @@ def pending_item_confirm(*, item: PendingItem, entity: Entity | None = None, jou
             confidence=data.confidence,
             source=StateChange.Source.CURATION,
         )
+        entity_appearance_refresh(entity_pks=[target.pk])  # as state_change_curate
         result["entity"] = target.entity_id
     elif item.kind == PendingItem.Kind.RELATIONSHIP:
         data = extraction_validate({"relationships_new": [payload]}).relationships_new[0]

@@ -186,7 +186,12 @@ def entity_appearance_refresh(*, entity_pks: Iterable[int]) -> None:
     moved = []
     for entity in entities:
         first, last = spans.get(entity.pk, tagged.get(entity.pk, (None, None)))
-        if first is None and entity.source != "file":
+        if first is None and entity.source == "admin":
+            # A curator's entity never seen in text records nothing: it starts at its first state
+            # change, read from the rows (never from what an earlier refresh left, which a rebuild
+            # into an empty database does not see)
+            first, last = first_change.get(entity.pk), None
+        elif first is None and entity.source != "file":
             # Entities never seen in text keep what their creator recorded (migration, suggestion).
             first, last = entity.first_appearance or first_change.get(entity.pk), entity.last_appearance
         if (entity.first_appearance, entity.last_appearance) != (first, last):
@@ -294,6 +299,8 @@ def state_change_curate(
         source=StateChange.Source.CURATION,
         where="state_change",
     )
+    # its span follows (an entity never seen in text starts at its first state change), as an edit's
+    entity_appearance_refresh(entity_pks=[entity.pk])
     if journal:
         journal_append(
             book=entity.book,

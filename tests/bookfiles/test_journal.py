@@ -150,7 +150,8 @@ def test_journal_files_are_plain_utf8_one_event_a_line(folder):
     assert len(_book().journal_id) == 32
     assert lines[5] == (
         '{"seq": 5, "op": "pending.reject", "chapter": 6, "kind": "uncertain", "payload": {"adopted": null, '
-        '"candidates": ["faction_youmingdian", "shenmo"], "confidence": 0.4, "mention": "半张鬼脸"}, "note": "看不出是谁"}'
+        '"candidates": ["faction_youmingdian", "shenmo"], "confidence": 0.4, "mention": "半张鬼脸"}, '
+        '"held": "\'半张鬼脸\' 指代不确定，候选：faction_youmingdian、shenmo", "note": "看不出是谁"}'
     )
     # each ingestion keeps its payload: the re-ingestion of chapter 6 is a second file, history exact
     files = sorted(p.name for p in (folder / ".journal" / "extractions").iterdir())

@@ -11,7 +11,7 @@ from django.db import transaction
 from bookfiles.rebuilder import book_rebuild, book_sync, chapter_finalize
 from core.models import Book
 from entities.discovery.services import book_discover, discovery_merge, discovery_split
-from entities.models import Alias, AmbiguousMention, Entity, PendingItem, StateChange
+from entities.models import Alias, AmbiguousMention, Entity, Extraction, PendingItem, StateChange
 from entities.services.curation import entity_add, relationship_save, state_change_edit
 from entities.services.ingest import extraction_ingest, extraction_parse
 from entities.services.marks import entity_merge
@@ -19,6 +19,7 @@ from entities.services.pending import pending_item_confirm, pending_item_reject
 from entities.services.writes import state_change_curate
 from kernel.exceptions import InvalidInput
 from memory.models import Fact
+from tests.bookfiles.live_machine import _banded
 from tests.bookfiles.live_state import book_tables, live_and_rebuild, tables_diff
 from tests.conftest import DEMO_BOOK_SOURCE
 from webnovel.demo import DEMO_EXTRACTIONS, demo_extractions_ingest
@@ -354,3 +355,108 @@ def test_a_valid_extraction_edit_keeps_a_curators_later_edit_of_its_state_change
     rows = StateChange.objects.filter(book=_book(), entity=entity, field=field, new=new, source="extraction")
     assert sorted(rows.values_list("chapter", "reason")) == [(13, "改到第13章")]
     _same(root)
+
+
+def test_an_edited_extraction_applied_again_holds_the_items_decided_after_it(root):
+    """Found by the long run (twice): two ingestions, a held item of chapter 6 confirmed as another entity,
+    then chapter 6's extraction file edited by hand and synced. The re-ingestion saw the later decision
+    and did not count its item: the live `Extraction` row said 5 held items, a rebuild (which ingests the
+    edited file at its place in the journal, then replays the decision) said 6."""
+    extraction_ingest(book=_book(), number=6, payload=_banded(_payload(6), 0.3))
+    extraction_ingest(book=_book(), number=8, payload=_banded(_payload(8), 0.3))
+    held = PendingItem.objects.filter(book=_book(), chapter=6, status="pending", kind="entity_appeared")
+    pending_item_confirm(item=held.order_by("pk").first(), entity=Entity.objects.get(book=_book(), entity_id="linfeng"))
+    path = sorted((root / ".journal" / "extractions").glob("0006-*.json"))[0]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["state_changes"][0]["reason"] = "作者订正"
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    assert book_sync(book=_book())["journal"] == {"extraction.edited": 1}
+    assert Extraction.objects.get(book=_book(), chapter=6).summary["pending"] == 6
+    assert PendingItem.objects.filter(book=_book(), chapter=6, status="confirmed").count() == 1
+    _same(root)
+
+
+def _extraction_edit(root: Path, chapter: int, reason: str) -> None:
+    path = sorted((root / ".journal" / "extractions").glob(f"{chapter:04d}-*.json"))[-1]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["state_changes"][0]["reason"] = reason
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def test_an_edited_extraction_applied_again_keeps_a_change_a_curator_moved_into_its_chapter(root):
+    """Known (issue 24), not yet hit by the long run: chapter 3's ingested 林风 skills change moved by a
+    curator into chapter 6, then chapter 6's extraction edited by hand. The replace path of the
+    re-ingestion cleared it (an ingested row at chapter 6), while a rebuild moves it there after
+    ingesting chapter 6, and keeps it."""
+    extraction_ingest(book=_book(), number=3, payload=_payload(3))
+    extraction_ingest(book=_book(), number=6, payload=_payload(6))
+    change = StateChange.objects.filter(book=_book(), chapter=3, source="extraction").order_by("seq").first()
+    assert (change.entity.entity_id, change.field) == ("linfeng", "skills")
+    state_change_edit(change=change, number=6, field=change.field, op="set", new=change.new, reason="移到第6章")
+    _extraction_edit(root, 6, "作者订正")
+    assert book_sync(book=_book())["journal"] == {"extraction.edited": 1}
+    rows = StateChange.objects.filter(book=_book(), chapter=6).order_by("entity__entity_id", "seq")
+    assert list(rows.values_list("entity__entity_id", "seq", "reason")) == [
+        ("linfeng", 1, "移到第6章"),
+        ("suwanqing", 1, "作者订正"),
+    ]
+    _same(root)
+
+
+def test_an_edited_extraction_applied_again_puts_a_moved_change_back_at_its_place(root):
+    """Known (issue 24), not yet hit by the long run: chapter 6's ingested change moved to chapter 12, a
+    curator's change of the same entity then added at 12, and chapter 6's extraction edited by hand.
+    The move, applied again, put the row after the curator's (seq 3, a gap at 1); a rebuild has it
+    first."""
+    extraction_ingest(book=_book(), number=6, payload=_payload(6))
+    change = StateChange.objects.get(book=_book(), chapter=6, source="extraction")
+    state_change_edit(change=change, number=12, field=change.field, op="set", new=change.new, reason="移到第12章")
+    state_change_curate(entity=change.entity, number=12, field="mood", new="决意", reason="校对")
+    _extraction_edit(root, 6, "作者订正")
+    assert book_sync(book=_book())["journal"] == {"extraction.edited": 1}
+    rows = StateChange.objects.filter(book=_book(), chapter=12, entity=change.entity).order_by("seq")
+    assert list(rows.values_list("seq", "reason")) == [(1, "移到第12章"), (2, "校对")]
+    _same(root)
+
+
+def test_a_curators_entity_starts_at_its_first_state_change_live_and_rebuilt(root):
+    """Found by the long run: an admin 青衫客 (势力) read first appearance 17 live and null rebuilt, after a
+    second 青衫客 (角色) and other writes. A curated state change did not refresh the entity's span, so it
+    moved only when a later write happened to refresh it (live, not in the rebuild's replay); and a
+    curator's entity never seen in text kept whatever an earlier refresh had left. Now a curated state
+    change refreshes it, and such an entity spans its state changes' first chapter, read from the rows."""
+    qingshan = entity_add(book=_book(), name="青衫客", type="势力", description="新录")
+    change = state_change_curate(entity=qingshan, number=17, field="mood", new="决意", reason="校对")
+    qingshan.refresh_from_db()
+    assert (qingshan.first_appearance, qingshan.last_appearance) == (17, None)
+    entity_add(book=_book(), name="青衫客", type="角色", description="新录")
+    state_change_edit(change=change, number=20, field="mood", op="set", new="决意", reason="改")
+    qingshan.refresh_from_db()
+    assert qingshan.first_appearance == 20  # was 17: what the first refresh had left
+    before = book_tables(book=_book())
+    assert book_sync(book=_book())["ok"]
+    assert tables_diff(before, book_tables(book=_book())) == []
+    _same(root)
+    assert Entity.objects.get(book=_book(), entity_id=qingshan.entity_id).first_appearance == 20
+
+
+def test_a_decision_on_an_item_a_later_edit_of_its_extraction_changed_keeps_its_result_rebuilt(root):
+    """A held state change of chapter 6 confirmed, then chapter 6's extraction edited by hand so that the
+    item reads otherwise: live kept the confirmed item and its state change (said by `journal_orphaned`),
+    while a rebuild ingested the edited file and skipped the decision (its item not queued). Now the
+    replayed decision brings back the item it recorded, and applies to it, as live."""
+    extraction_ingest(book=_book(), number=6, payload=_banded(_payload(6), 0.3))
+    held = PendingItem.objects.get(book=_book(), chapter=6, status="pending", kind="state_change")
+    pending_item_confirm(item=held)
+    _extraction_edit(root, 6, "作者订正")
+    report = book_sync(book=_book())
+    assert [w["code"] for w in report["warnings"] if w["code"].startswith("journal_")] == ["journal_orphaned"]
+    items = PendingItem.objects.filter(book=_book(), chapter=6, kind="state_change").order_by("pk")
+    assert [(i.status, i.payload["reason"]) for i in items] == [
+        ("confirmed", "替林风解围，听他许诺后忍不住笑了"),
+        ("pending", "作者订正"),
+    ]
+    _same(root)
+    rebuilt = PendingItem.objects.filter(book=_book(), chapter=6, kind="state_change")
+    assert sorted(rebuilt.values_list("status", flat=True)) == ["confirmed", "pending"]
+    assert StateChange.objects.filter(book=_book(), chapter=6, source="curation").count() == 1
