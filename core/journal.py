@@ -43,6 +43,7 @@ from typing import Any, BinaryIO
 from django.db.models import Max
 
 from core.followups import follow_ups_complete
+from core.lazybuild import book_files_writing_heal
 from core.locks import book_write_lock
 from core.models import Book, JournalApplied
 from kernel.exceptions import Conflict, InvalidInput
@@ -341,8 +342,10 @@ def journal_heal(*, book: Book) -> dict[str, int]:
     """Apply the events after the last applied one (read from the log's tail, not the whole log)
     through the registered healer (``journal_healer_register``: the replay lives in the book-files app,
     above this one); returns how many of each op were applied. Cost when nothing is pending: one query,
-    one tail read. A follow-up a writer left uncompleted (``core.followups``) is completed first."""
+    one tail read. A follow-up a writer left uncompleted (``core.followups``) is completed first, and an
+    author's file it was rewriting re-read (``core.lazybuild.book_files_writing_heal``)."""
     follow_ups_complete(book=book)
+    book_files_writing_heal(book=book)
     root = journal_folder(book=book)
     if root is None or _healer is None:
         return {}

@@ -12,6 +12,8 @@ nothing is written). A network door (REST, MCP over HTTP) names a book by a bare
 a path — so a caller cannot make the server read a folder outside WEBNOVEL_BOOKS_DIR.
 """
 
+import json
+import logging
 import re
 import threading
 from collections.abc import Callable
@@ -19,11 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 
 from core.models import Book
 from core.selectors import book_get
 from kernel.exceptions import InvalidInput, NotFound
 from kernel.interfaces import target_resolve
+from kernel.safefs import book_file_write
 
 _rebuilder: Callable[..., dict[str, Any]] | str | None = None
 _rereader: Callable[..., dict[str, Any]] | str | None = None
@@ -99,17 +103,61 @@ def book_files_rereader_register(fn: Callable[..., dict[str, Any]] | str) -> Non
     _rereader = fn
 
 
-def book_files_reread(*, book: Book, paths: list[str]) -> dict[str, Any]:
+def book_files_reread(*, book: Book, paths: list[str], rescan: bool = False) -> dict[str, Any]:
     """Load ``paths`` (files of ``book``'s folder a write of a lower app changed, such as the roster a
     confirmed discovery wrote) into their rows inside the caller's transaction, as the next sync would:
     the live database follows the folder at once. A report as sync's; raises InvalidInput when they
-    cannot be loaded (the caller's transaction, and so its write, is undone)."""
+    cannot be loaded (the caller's transaction, and so its write, is undone). ``rescan``: every chapter is
+    indexed again (a heal, which does not know which names changed)."""
     if _rereader is None:
         return {"ok": True}
-    report = target_resolve(_rereader)(book=book, paths=paths)
+    report = target_resolve(_rereader)(book=book, paths=paths, **({"rescan": True} if rescan else {}))
     if not report["ok"]:
         raise InvalidInput(
             f"{'、'.join(paths)} 已写入但无法载入：{report['errors'][0]['message']}",
             extra={"paths": paths, "errors": report["errors"]},
         )
     return report
+
+
+# An author's file a journaled service rewrites (the roster a confirmed discovery adds to) is written before the
+# service's journal line and its commit, so a writer killed in between leaves the file changed, the database not,
+# and no event for the heal to apply: the live book would lack what a rebuild reads from the file until the next
+# sync (issue 24). The path is recorded here first (durably), and the record removed once the write commits; the
+# next writer's heal (``core.journal.journal_heal``) re-reads what a record names, as a sync would.
+FILES_WRITING = ".journal/files-writing.json"
+
+logger = logging.getLogger(__name__)
+
+
+def book_files_writing(*, book: Book, paths: list[str]) -> None:
+    """Record, before writing them, that ``paths`` of ``book``'s folder are being rewritten by a service inside
+    the caller's transaction; the record is removed after its commit (left by a writer killed before it)."""
+    root = Path(book.root)
+    names = sorted(set(paths) | set(_writing_read(root)))
+    book_file_write(root=root, relative=FILES_WRITING, text=json.dumps(names, ensure_ascii=False))
+    transaction.on_commit(lambda: (root / FILES_WRITING).unlink(missing_ok=True))
+
+
+def book_files_writing_heal(*, book: Book) -> list[str]:
+    """Re-read, as a sync would, the files a killed writer recorded as being rewritten; the paths re-read (a
+    stat when there is no record). A file that no longer loads is left to the next sync, which reports it."""
+    if not book.root:
+        return []
+    root = Path(book.root)
+    paths = _writing_read(root)
+    if paths:
+        try:
+            book_files_reread(book=book, paths=paths, rescan=True)
+        except InvalidInput as exc:
+            logger.warning("re-reading %s of %s after a killed writer: %s", paths, book.slug, exc)
+        (root / FILES_WRITING).unlink(missing_ok=True)
+    return paths
+
+
+def _writing_read(root: Path) -> list[str]:
+    try:
+        names = json.loads((root / FILES_WRITING).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # no record (the usual case), or one cut short by a crash of the machine
+        return []
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []

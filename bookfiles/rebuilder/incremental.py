@@ -241,10 +241,12 @@ def chapter_finalize(*, book: Book, number: int) -> dict[str, Any]:
     return report
 
 
-def book_files_reread(*, book: Book, paths: list[str]) -> dict[str, Any]:
+def book_files_reread(*, book: Book, paths: list[str], rescan: bool = False) -> dict[str, Any]:
     """Re-read the non-chapter files ``paths`` (a service just wrote them: a confirmed discovery's roster
     entry) and update their rows as a sync would, inside the caller's transaction (registered into
-    ``core.lazybuild``; the other files are left to the next sync)."""
+    ``core.lazybuild``; the other files are left to the next sync). The caller rescans the chapters its
+    new names reach; ``rescan`` (a heal, which knows no names) has every chapter indexed again, as a sync
+    whose entity files changed does."""
     root = _root(book)
     report = _report(book)
     listing = book_files_list(root, skip_top=frozenset({"定稿"}), limits=read_limits())
@@ -264,6 +266,9 @@ def book_files_reread(*, book: Book, paths: list[str]) -> dict[str, Any]:
             full=False,
             canon_report=False,
         )
+        if rescan:
+            report["indexers"] = chapter_indexers_run(book=book, numbers=None, removed=[], warnings=report["warnings"])
+            report["hooks"] = after_chapter_hooks_schedule(book=book, numbers=None, removed=[], report=report)
     return report
 
 

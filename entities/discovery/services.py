@@ -28,7 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.journal import journal_append, journal_lock
-from core.lazybuild import book_files_reread
+from core.lazybuild import book_files_reread, book_files_writing
 from core.models import Book, Chapter
 from entities.discovery.bounds import MAX_CHAPTER_CHARS, MAX_CHARS
 from entities.discovery.engine import TYPES, Proposal, Segmenter, discover
@@ -300,6 +300,7 @@ def discovery_confirm(*, item: PendingItem, write: bool = True) -> dict[str, Any
     text = path.read_text(encoding="utf-8-sig") if existed else ""
     new_text, added = roster_add(text=text, payload=payload)
     if added and write:
+        book_files_writing(book=item.book, paths=[ROSTER])  # a writer killed before its commit: the heal re-reads it
         book_file_write(root=root, relative=ROSTER, text=new_text)
         # the live database follows the folder now, as a rebuild of it would (not at the next sync);
         # a roster that cannot be loaded is put back as it was (the confirm is undone with it)

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 
 from bookfiles.rebuilder import book_rebuild, book_sync, chapter_finalize
 from core.models import Book
@@ -19,6 +19,7 @@ from entities.services.pending import pending_item_confirm, pending_item_reject
 from entities.services.writes import state_change_curate
 from kernel.exceptions import InvalidInput
 from memory.models import Fact
+from memory.services import fact_observe
 from tests.bookfiles.live_machine import _banded
 from tests.bookfiles.live_state import book_tables, live_and_rebuild, tables_diff
 from tests.conftest import DEMO_BOOK_SOURCE
@@ -460,3 +461,40 @@ def test_a_decision_on_an_item_a_later_edit_of_its_extraction_changed_keeps_its_
     rebuilt = PendingItem.objects.filter(book=_book(), chapter=6, kind="state_change")
     assert sorted(rebuilt.values_list("status", flat=True)) == ["confirmed", "pending"]
     assert StateChange.objects.filter(book=_book(), chapter=6, source="curation").count() == 1
+
+
+class _Killed(Exception):
+    """A writer dying at a statement inside its transaction (as a SIGKILL would, without the process)."""
+
+
+def test_a_discovery_confirm_killed_after_its_roster_write_is_re_read_by_the_next_writers_heal(root):
+    """Found by main's long run (session 11): a discovery confirm killed inside its transaction after it had
+    written the roster entry and before its journal line left the file changed, the database rolled back and
+    no event for the heal; the live book lacked 老人 (its entity, 4 appearances) until a sync. Now the path is
+    recorded before the write and the next writer's heal re-reads it."""
+    book_discover(book=_book(), min_count=2)
+    item = PendingItem.objects.filter(book=_book(), kind="entity_discovered", payload__name="老人").get()
+    roster = root / "设定" / "名册.yaml"
+
+    def die_once_the_roster_is_written(execute, sql, params, many, context):
+        if (
+            sql.lstrip().upper().startswith("UPDATE")
+            and "entities_pendingitem" in sql
+            and "老人" in roster.read_text(encoding="utf-8")
+        ):
+            raise _Killed
+        return execute(sql, params, many, context)
+
+    with pytest.raises(_Killed), connection.execute_wrapper(die_once_the_roster_is_written):
+        pending_item_confirm(item=item)
+    assert "老人" in roster.read_text(encoding="utf-8")
+    assert not Entity.objects.filter(book=_book(), entity_id="laoren").exists()
+    # the next writer heals first
+    fact_observe(book=_book(), category="open_loops", subject="断剑", field="来历", value="残剑", number=3)
+    laoren = Entity.objects.get(book=_book(), entity_id="laoren")
+    assert (laoren.source_path, laoren.first_appearance) == ("设定/名册.yaml", 2)
+    assert not (root / ".journal" / "files-writing.json").exists()
+    before = book_tables(book=_book())
+    assert book_sync(book=_book())["ok"]
+    assert tables_diff(before, book_tables(book=_book())) == []
+    _same(root)
