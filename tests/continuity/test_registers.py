@@ -85,7 +85,11 @@ def test_the_point_of_view_knows_in_the_half_classical_register(demo):
 
 
 def test_a_common_noun_keyword_leaks_only_beside_whom_the_secret_is_about(tmp_path):
-    root = shutil.copytree(DEMO_BOOK, tmp_path / "demo-book") if DEMO_BOOK.exists() else pytest.skip("no demo")
+    root = (
+        shutil.copytree(DEMO_BOOK, tmp_path / "demo-book")
+        if DEMO_BOOK.exists()
+        else pytest.skip("the demo book (examples/demo-book) is absent")
+    )
     secret = root / "信息差" / "信息差-002.md"
     # the secret is who the 卧底 is: the word alone says there is one, not who
     head = secret.read_text(encoding="utf-8").replace("[幽冥令, 殿主密令]", "[幽冥令, 殿主密令, 卧底]")
@@ -100,7 +104,11 @@ def test_a_common_noun_keyword_leaks_only_beside_whom_the_secret_is_about(tmp_pa
 
 
 def test_a_variant_the_book_used_before_is_one_info_then_silent(tmp_path):
-    root = shutil.copytree(DEMO_BOOK, tmp_path / "demo-book") if DEMO_BOOK.exists() else pytest.skip("no demo")
+    root = (
+        shutil.copytree(DEMO_BOOK, tmp_path / "demo-book")
+        if DEMO_BOOK.exists()
+        else pytest.skip("the demo book (examples/demo-book) is absent")
+    )
     chapters = sorted((root / "定稿" / "正文").rglob("第*章.md"))
     for path in chapters[21:23]:  # 第22、23章: a gatekeeper 林锋 beside 林风
         head, body = path.read_text(encoding="utf-8").split("---\n", 2)[1:]

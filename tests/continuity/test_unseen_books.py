@@ -71,7 +71,11 @@ def test_a_point_of_view_without_a_card_is_no_knower(demo):
 
 
 def test_a_kind_of_thing_held_by_another_is_an_info_one_named_object_a_warning(tmp_path):
-    root = shutil.copytree(DEMO_BOOK, tmp_path / "demo-book") if DEMO_BOOK.exists() else pytest.skip("no demo")
+    root = (
+        shutil.copytree(DEMO_BOOK, tmp_path / "demo-book")
+        if DEMO_BOOK.exists()
+        else pytest.skip("the demo book (examples/demo-book) is absent")
+    )
     card = root / "设定" / "角色" / "苏晚晴.md"
     card.write_text(card.read_text(encoding="utf-8").replace("[青玉佩]", "[青玉佩, 长剑]"), encoding="utf-8")
     with override_settings(
@@ -97,7 +101,11 @@ def test_the_dead_leaving_in_an_idiom_of_manner_and_verb_act(demo):
 
 
 def test_a_variant_holding_a_describing_word_is_still_a_typo_one_holding_a_title_is_not(tmp_path):
-    root = shutil.copytree(DEMO_BOOK, tmp_path / "demo-book") if DEMO_BOOK.exists() else pytest.skip("no demo")
+    root = (
+        shutil.copytree(DEMO_BOOK, tmp_path / "demo-book")
+        if DEMO_BOOK.exists()
+        else pytest.skip("the demo book (examples/demo-book) is absent")
+    )
     (root / "设定" / "角色" / "孟婆婆.md").write_text("---\nname: 孟婆婆\nstatus: 存活\n---\n", encoding="utf-8")
     (root / "设定" / "角色" / "王大娘.md").write_text("---\nname: 王大娘\nstatus: 存活\n---\n", encoding="utf-8")
     with override_settings(
